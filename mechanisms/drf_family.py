@@ -1,0 +1,241 @@
+"""DRF and its heterogeneous-server descendants (seeds 000, 001, 002).
+
+Notation: pooled capacity ``C_r = sum_s c[s,r]``; pooled demand share ``D[j,r] = d[j,r] / C_r``
+(seed 001 Sec. III-A, where capacities are normalised so that ``C_r = 1``).
+
+* ``drf`` (Ghodsi et al.; seed 000 Sec. II-A eqs. (2)-(3), Def. 1): one server.  Dominant share
+  ``s_j = x_j max_r d[j,r]/c_r``; weighted max-min (leximin) of ``s_j / w_j``.  Zero demands:
+  resources with ``d[j,r] = 0`` are skipped in the max; progressive filling lets a user rise while
+  none of its demanded resources is saturated.  External resources, if given, are pooled resources
+  of the single server (``c_r = c_er[k]``, ``d[j,r] = d_er[j,k]``).  Task bounds are rows of chi(E).
+* ``per-server-drf`` (seed 001 Sec. III-D): DRF run separately on every server ``s`` among the
+  users that can use it, with that server's capacities.
+* ``drfh`` (seed 001 eq. (4) and Sec. V-A): leximin of global dominant shares
+  ``G_j / w_j = sum_s x[j,s] max_r D[j,r] / w_j`` over chi(E) (no placement in seed 001).
+  ``drfh-lp7``: LP (7) exactly as printed -- one common level ``g`` with ``G_j = w_j g`` for every
+  active user (equality); with finite task counts (Sec. V-A) users whose tasks are all scheduled
+  are frozen and the common level raised again; it stops when the common level cannot rise.
+  The two agree when every user demands every resource and tasks are unbounded (then LP (7) is
+  leximin, seed 001 Prop. 2); with zero demands or bounds LP (7) can stop early -- the verifier
+  shows where (PO fails for ``drfh-lp7``).
+* ``c-drfh`` (seeds 000/002 Sec. II-B): DRFH's global dominant share computed as if all resources
+  were pooled (placement ignored for ``D``), allocation subject to placement constraints.
+* ``tsf`` (seeds 000/002 Sec. II-B, after Wang et al.): ``gamma_j = sum_s min_r c[s,r]/d[j,r]`` over
+  ALL servers (monopolising the cluster as if there were no placement constraints); leximin of
+  ``x_j / (w_j gamma_j)`` subject to placement.  ``cdrf`` (Friedman et al., 000 Sec. II-B): the same
+  without placement constraints.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Optional
+
+from mechverify.allocation import Allocation
+from mechverify.lexmaxmin import lex_max_min
+from mechverify.lp import LPError, LPSession
+from mechverify.model import Environment
+from mechverify.polytope import TaskPolytope
+
+from .common import fallback_normaliser, is_inf, leximin_allocation
+from .registry import Claim, Setting, register
+
+INF = float("inf")
+
+
+# ---------------------------------------------------------------------- helpers
+def dominant_share_per_task(env: Environment, j: int, capacities, ext: bool = True) -> Any:
+    """``max_r d[j,r] / c_r`` over demanded resources (inf if a demanded resource has c_r = 0, 0 if
+    nothing is demanded).  With ``ext``, external resources count as pooled resources."""
+    best: Any = Fraction(0)
+    pairs = list(zip(env.demand[j], capacities))
+    if ext:
+        pairs += list(zip(env.external_demand[j], env.external_capacity))
+    for dr, cr in pairs:
+        if dr > 0:
+            if cr == 0:
+                return INF
+            q = dr / cr
+            if q > best:
+                best = q
+    return best
+
+
+def _norm_from_share(share: Any) -> Any:
+    """Normaliser ``N = 1/share`` (share 0 -> inf, share inf -> 0)."""
+    if is_inf(share):
+        return Fraction(0)
+    if share == 0:
+        return INF
+    return 1 / share
+
+
+def global_dominant_share(env: Environment, j: int) -> Any:
+    """Seed 001 Sec. III-A: ``max_r D[j,r]`` with ``D[j,r] = d[j,r] / C_r`` (pooled capacities)."""
+    return dominant_share_per_task(env, j, env.total_capacity(), ext=False)
+
+
+def tsf_gamma(env: Environment, j: int) -> Any:
+    """TSF/CDRF ``gamma_j = sum_s min_r c[s,r]/d[j,r]`` over every server, ignoring placement."""
+    total: Any = Fraction(0)
+    for s in range(env.n_servers):
+        total = total + env.monopoly_tasks(j, s)
+    return total
+
+
+# ---------------------------------------------------------------------- claims
+_DRF_SRC = "000 Sec. II-A (Ghodsi et al. [4])"
+DRF_CLAIMS = (
+    Claim("si", "holds", _DRF_SRC), Claim("ef", "holds", _DRF_SRC), Claim("po", "holds", _DRF_SRC),
+    Claim("sp", "holds", _DRF_SRC), Claim("srf", "holds", _DRF_SRC), Claim("bf", "holds", _DRF_SRC),
+    Claim("pm", "holds", "001 Sec. III-C (population monotonicity of DRF, [6],[10])"),
+)
+DRFH_CLAIMS = (
+    Claim("ef", "holds", "001 Prop. 1"), Claim("po", "holds", "001 Prop. 2"),
+    Claim("sp", "holds", "001 Prop. 3 (truthfulness)"), Claim("single-server-drf", "holds", "001 Prop. 4"),
+    Claim("srf", "holds", "001 Prop. 5"), Claim("bf", "holds", "001 Prop. 6", variant="global"),
+    Claim("pm", "holds", "001 Prop. 7"), Claim("si", "fails", "001 Sec. IV-D; 000/002 Sec. II-B"),
+)
+C_DRFH_CLAIMS = (
+    Claim("ef", "holds", "002 Table I"), Claim("sp", "holds", "002 Table I"), Claim("po", "holds", "002 Table I"),
+    Claim("si", "fails", "002 Table I"),
+    Claim("bf", "fails", "000 Sec. II-B Fig. 1; 002 Sec. II-B Fig. 1; Table I", variant="per-server"),
+)
+TSF_CLAIMS = (
+    Claim("si", "holds", "002 Table I (Wang et al. [14])"), Claim("ef", "holds", "002 Table I"),
+    Claim("sp", "holds", "002 Table I"), Claim("po", "holds", "002 Table I"),
+    Claim("bf", "fails", "000 Sec. II-B Fig. 1; 002 Sec. II-B Fig. 1; Table I", variant="per-server"),
+    Claim("single-server-drf", "holds", "000 Sec. II-B (CDRF reduces to DRF on one server)"),
+)
+CDRF_CLAIMS = (
+    Claim("po", "holds", "000 Sec. II-B (Friedman et al. [3])"), Claim("sp", "holds", "000 Sec. II-B"),
+    Claim("ef", "holds", "000 Sec. II-B"), Claim("si", "holds", "000 Sec. II-B"),
+    Claim("single-server-drf", "holds", "000 Sec. II-B"),
+)
+PER_SERVER_DRF_CLAIMS = (
+    Claim("po", "fails", "001 Sec. III-D, Figs. 1-3 (6 vs 10 tasks)"),
+)
+
+
+# ---------------------------------------------------------------------- drf
+def _drf(env: Environment, exact: bool, name: str = "drf") -> Allocation:
+    cap = env.capacity[0]
+    norms = [_norm_from_share(dominant_share_per_task(env, j, cap)) for j in range(env.n_users)]
+    return leximin_allocation(env, name, exact, norms)
+
+
+@register("drf", "Dominant Resource Fairness (single pool, weighted, zero demands, task bounds)",
+          Setting(single_server=True, placement=True, external=True, bounds=True, weights=True),
+          DRF_CLAIMS, source="000 Sec. II-A; 001 Sec. III-D")
+def drf(env: Environment, exact: bool = False) -> Allocation:
+    return _drf(env, exact)
+
+
+@register("per-server-drf", "DRF applied separately on every server (naive extension)",
+          Setting(placement=True, external=False, bounds=False, weights=True),
+          PER_SERVER_DRF_CLAIMS, source="001 Sec. III-D")
+def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
+    zero: Any = Fraction(0) if exact else 0.0
+    x = [[zero] * env.n_servers for _ in range(env.n_users)]
+    rounds = 0
+    for s in range(env.n_servers):
+        users = [j for j in range(env.n_users) if env.usable(j, s)]
+        if not users:
+            continue
+        sub = env.restrict(users=users, servers=[s])
+        a = _drf(sub, exact, "per-server-drf")
+        rounds += a.info.get("rounds", 0)
+        for jj, j in enumerate(users):
+            x[j][s] = a.x[jj][0]
+    return Allocation(env, tuple(tuple(r) for r in x), "per-server-drf", exact, {"rounds": rounds})
+
+
+# ---------------------------------------------------------------------- drfh / c-drfh
+def _drfh_norms(env: Environment) -> list:
+    return [_norm_from_share(global_dominant_share(env, j)) for j in range(env.n_users)]
+
+
+@register("drfh", "DRFH: leximin of weighted global dominant shares (Wang, Liang, Li)",
+          Setting(placement=False, external=False, bounds=True, weights=True),
+          DRFH_CLAIMS, source="001 Sec. IV-A eq. (4), Sec. V-A")
+def drfh(env: Environment, exact: bool = False) -> Allocation:
+    return leximin_allocation(env, "drfh", exact, _drfh_norms(env))
+
+
+@register("c-drfh", "C-DRFH: DRFH's pooled global dominant share under placement constraints",
+          Setting(placement=True, external=False, bounds=True, weights=True),
+          C_DRFH_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
+def c_drfh(env: Environment, exact: bool = False) -> Allocation:
+    return leximin_allocation(env, "c-drfh", exact, _drfh_norms(env))
+
+
+@register("drfh-lp7", "DRFH as LP (7) printed: one common level, bound-saturated users frozen",
+          Setting(placement=False, external=False, bounds=True, weights=True),
+          DRFH_CLAIMS, source="001 Sec. IV-A LP (7), Sec. V-A",
+          notes="Differs from leximin DRFH when some user demands zero of a resource or has a task bound.")
+def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
+    """LP (7): ``max g`` s.t. capacities, ``G_j = w_j g`` for active users; Sec. V-A: freeze users
+    whose tasks are all scheduled (``x_j = n_j``) and repeat; stop when ``g`` cannot rise."""
+    poly = TaskPolytope(env, mode="rdm", placement=False, external=False, bounds=True)
+    lp = poly.lp
+    g = lp.add_var(0, None, 0, name="g")
+    norms = _drfh_norms(env)
+    active, frozen_level = [], {}
+    eq_rows: dict[int, int] = {}
+    for j in range(env.n_users):
+        N = norms[j]
+        if is_inf(N):
+            N = fallback_normaliser(env, j)
+        if N is None or N == 0 or not poly.can_run(j):
+            continue
+        coeffs = poly.total(j, 1 / (env.weight[j] * Fraction(N)))
+        coeffs[g] = Fraction(-1)
+        eq_rows[j] = lp.add_row(coeffs, 0, 0)
+        active.append((j, Fraction(N)))
+    lp.set_cost({g: 1})
+    lp.maximize = True
+    zero: Any = Fraction(0) if exact else 0.0
+    if not active:
+        return poly.allocation([zero] * lp.n_cols, exact, "drfh-lp7", {"rounds": 0})
+    session = LPSession(lp)
+    rounds, last_g = 0, None
+    x = None
+    while active:
+        rounds += 1
+        res = session.solve(exact=exact)
+        if not res.ok:
+            raise LPError(f"drfh-lp7 round {rounds}: {res.status} {res.reason}".strip())
+        x, gval = res.x, res.x[g]
+        # users whose bound is reached at this level
+        done = []
+        for j, N in active:
+            if env.tasks[j] is None:
+                continue
+            level_tasks = env.weight[j] * N * (gval if exact else Fraction(gval))
+            reached = level_tasks >= env.tasks[j] if exact else float(level_tasks) >= float(env.tasks[j]) * (1 - 1e-9)
+            if reached:
+                done.append(j)
+        if not done or (last_g is not None and gval == last_g):
+            break
+        last_g = gval
+        for j in done:
+            row = eq_rows[j]
+            session.set_coef(row, g, 0)
+            session.set_row_bounds(row, 1 / (env.weight[j] * next(N for jj, N in active if jj == j)) * env.tasks[j],
+                                   1 / (env.weight[j] * next(N for jj, N in active if jj == j)) * env.tasks[j])
+        active = [(j, N) for j, N in active if j not in done]
+    return poly.allocation(x[: g], exact, "drfh-lp7", {"rounds": rounds})
+
+
+# ---------------------------------------------------------------------- tsf / cdrf
+@register("tsf", "Task Share Fairness: leximin of x_j/(w_j gamma_j), gamma ignoring placement (Wang et al.)",
+          Setting(placement=True, external=False, bounds=True, weights=True),
+          TSF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
+def tsf(env: Environment, exact: bool = False) -> Allocation:
+    return leximin_allocation(env, "tsf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])
+
+
+@register("cdrf", "Containerized DRF: TSF without placement constraints (Friedman et al.)",
+          Setting(placement=False, external=False, bounds=True, weights=True),
+          CDRF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
+def cdrf(env: Environment, exact: bool = False) -> Allocation:
+    return leximin_allocation(env, "cdrf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])

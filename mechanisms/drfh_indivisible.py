@@ -1,0 +1,104 @@
+"""First-Fit and Best-Fit DRFH for indivisible tasks (seed 001 Sec. V-B).
+
+Progressive filling with whole tasks: at every step the scheduler picks the active user with the
+lowest weighted global dominant share ``G_j / w_j = x_j max_r D[j,r] / w_j`` (ties: lowest index)
+and places ONE task of it on a server where it fits:
+
+* First-Fit: the first server (in instance order) with enough remaining resources;
+* Best-Fit: the fitting server minimising eq. (9)
+  ``H(j, l) = || D_j / D_{j,r0} - cbar_l / cbar_{l,r0} ||_1``, where ``cbar_l`` is server ``l``'s
+  remaining capacity (as a share of the pooled capacity, like ``D``).  The paper normalises by
+  resource 1; a user that does not demand resource 1 would divide by zero, so we normalise by the
+  user's first demanded resource ``r0`` (identical whenever ``D_{j,1} > 0``).  Ties: lowest index.
+
+A user with no fitting server, or whose bound ``n_j`` is reached (``floor(n_j)`` whole tasks),
+becomes inactive.  Stops when no user is active.  All arithmetic is exact (``Fraction``), so the
+result is exact whatever ``--exact`` says.  Eligibility is honoured (placement constraints).
+A user demanding nothing at all (only possible with a finite bound) gets ``floor(n_j)`` tasks on
+its first eligible server.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from mechverify.allocation import Allocation
+from mechverify.model import Environment
+from mechverify.numbers import InstanceError
+
+from .drf_family import global_dominant_share
+from .registry import Setting, register
+
+MAX_STEPS = 2_000_000
+
+# Seed 001 states no property theorem for the heuristics (only "a fairly good approximation to
+# DRFH", Sec. V-B), so they carry no claims: the verifier reports what holds without a paper claim.
+_INDIV_CLAIMS: tuple = ()
+
+
+def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation:
+    J, S, R = env.n_users, env.n_servers, env.n_resources
+    pooled = env.total_capacity()
+    remaining = [list(env.capacity[s]) for s in range(S)]
+    x = [[0] * S for _ in range(J)]
+    share = [global_dominant_share(env, j) for j in range(J)]
+    limit = [math.floor(env.tasks[j]) if env.tasks[j] is not None else None for j in range(J)]
+    total = [0] * J
+    active = [j for j in range(J) if env.eligible[j] and not (isinstance(share[j], float))]
+    steps = 0
+    while active:
+        steps += 1
+        if steps > MAX_STEPS:
+            raise InstanceError(f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
+                                f"scale capacities/demands down")
+        j = min(active, key=lambda u: (Fraction(total[u]) * share[u] / env.weight[u], u))
+        if limit[j] is not None and total[j] >= limit[j]:
+            active.remove(j)
+            continue
+        d = env.demand[j]
+        fits = [s for s in sorted(env.eligible[j]) if all(remaining[s][r] >= d[r] for r in range(R))]
+        if all(v == 0 for v in d):
+            if limit[j] is None:  # guarded by the model; keep the loop finite anyway
+                active.remove(j)
+                continue
+            fits = fits[:1]
+        if not fits:
+            active.remove(j)
+            continue
+        if best_fit:
+            s = min(fits, key=lambda l: (_h(d, remaining[l], pooled), l))
+        else:
+            s = fits[0]
+        for r in range(R):
+            remaining[s][r] -= d[r]
+        x[j][s] += 1
+        total[j] += 1
+    return Allocation(env, tuple(tuple(Fraction(v) for v in row) for row in x), name, True, {"steps": steps})
+
+
+def _h(d, rem, pooled) -> Any:
+    """Eq. (9) with shares of the pooled capacity; inf when the server has none of resource r0."""
+    r0 = next((r for r, v in enumerate(d) if v > 0), None)
+    if r0 is None:
+        return Fraction(0)
+    D = [d[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
+    cbar = [rem[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
+    if cbar[r0] == 0:
+        return float("inf")
+    return sum((abs(D[r] / D[r0] - cbar[r] / cbar[r0]) for r in range(len(d))), Fraction(0))
+
+
+_SETTING = Setting(placement=True, external=False, bounds=True, weights=True, divisible=False)
+
+
+@register("drfh-first-fit", "First-Fit DRFH: progressive filling with whole tasks, first fitting server",
+          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B")
+def drfh_first_fit(env: Environment, exact: bool = False) -> Allocation:
+    return _progressive_fill(env, False, "drfh-first-fit")
+
+
+@register("drfh-best-fit", "Best-Fit DRFH: progressive filling with whole tasks, server by H(i,l) of eq. (9)",
+          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B eq. (9)")
+def drfh_best_fit(env: Environment, exact: bool = False) -> Allocation:
+    return _progressive_fill(env, True, "drfh-best-fit")

@@ -1,0 +1,134 @@
+"""Registry of mechanisms: name -> allocation function + setting + the paper's claims.
+
+A mechanism is a plain function ``allocate(env: Environment, exact: bool) -> Allocation``.
+``Setting`` states which parts of the one model (``mechverify.model``) the mechanism is defined
+for; :func:`allocate` rejects an environment outside it with one clear line (engines generate
+environments inside it).  ``Claim`` records what the mechanism's paper says about a property,
+with the seed file and section.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from mechverify.allocation import Allocation
+from mechverify.model import Environment
+from mechverify.numbers import InstanceError
+
+__all__ = ["Claim", "Setting", "Mechanism", "register", "get", "all_mechanisms", "allocate", "SettingError"]
+
+
+class SettingError(InstanceError):
+    """The environment uses a part of the model the mechanism is not defined for."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    property: str  # 'sp', 'gsp', 'ef', 'si', 'po', 'bf', 'srf', 'pm', 'single-server-drf'
+    status: str  # 'holds' | 'fails'
+    source: str  # e.g. "001 Sec. IV-C Thm 3"
+    variant: Optional[str] = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The domain a mechanism is defined on (what its paper allows)."""
+
+    single_server: bool = False  # True: exactly one server (a single resource pool)
+    placement: bool = True  # placement constraints (eligible sets) allowed
+    external: bool = False  # external resources allowed
+    bounds: bool = True  # finite task bounds allowed
+    weights: bool = True  # weights != 1 allowed
+    server_demand: bool = False  # per-server demand overrides (seed 002 Sec. IV)
+    feasibility: str = "rdm"  # 'rdm' or 'tdm'
+    divisible: bool = True  # False: indivisible tasks (integer x)
+    exact: bool = True  # the allocation is rational and computed exactly with --exact
+
+    def describe(self) -> str:
+        parts = ["1 server" if self.single_server else "many servers", self.feasibility.upper()]
+        for flag, label in ((self.placement, "placement"), (self.external, "external"), (self.bounds, "bounds"),
+                            (self.weights, "weights"), (self.server_demand, "per-server demands")):
+            if flag:
+                parts.append(label)
+        if not self.divisible:
+            parts.append("indivisible tasks")
+        return ", ".join(parts)
+
+    def check(self, env: Environment, name: str) -> None:
+        if self.single_server and env.n_servers != 1:
+            raise SettingError(f"servers: {name} is defined for one server (a single resource pool); "
+                               f"got {env.n_servers} servers")
+        if not self.placement and env.has_placement:
+            j = next(j for j in range(env.n_users) if env.eligible[j] != frozenset(range(env.n_servers)))
+            raise SettingError(f"users[{j}].eligible: {name} is defined without placement constraints")
+        if not self.external and env.n_external:
+            raise SettingError(f"external: {name} is defined without external resources (got {env.n_external})")
+        if not self.bounds and env.has_bounds:
+            j = next(j for j in range(env.n_users) if env.tasks[j] is not None)
+            raise SettingError(f"users[{j}].tasks: {name} is defined for unbounded task counts")
+        if not self.weights and env.has_weights:
+            j = next(j for j in range(env.n_users) if env.weight[j] != 1)
+            raise SettingError(f"users[{j}].weight: {name} is defined for equal weights")
+        if not self.server_demand and env.has_server_demand:
+            j, s = next(iter(env.server_demand))
+            raise SettingError(f"users[{j}].server_demand: {name} does not take per-server demands")
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    name: str
+    title: str
+    func: Callable[[Environment, bool], Allocation]
+    setting: Setting
+    claims: tuple[Claim, ...] = ()
+    source: str = ""
+    notes: str = ""
+
+    def claim(self, prop: str, variant: Optional[str] = None) -> Optional[Claim]:
+        for c in self.claims:
+            if c.property == prop and (variant is None or c.variant in (None, variant)):
+                return c
+        return None
+
+    def __call__(self, env: Environment, exact: bool = False) -> Allocation:
+        return allocate(self, env, exact)
+
+
+_REGISTRY: dict[str, Mechanism] = {}
+
+
+def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
+             notes: str = "") -> Callable:
+    def deco(func: Callable[[Environment, bool], Allocation]):
+        if name in _REGISTRY:
+            raise ValueError(f"mechanism {name!r} registered twice")
+        _REGISTRY[name] = Mechanism(name, title, func, setting, tuple(claims), source, notes)
+        return func
+
+    return deco
+
+
+def get(name: str) -> Mechanism:
+    _ensure_loaded()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise InstanceError(f"mechanism: unknown name {name!r} (known: {', '.join(sorted(_REGISTRY))})") from None
+
+
+def all_mechanisms() -> list[Mechanism]:
+    _ensure_loaded()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def allocate(mech: Mechanism | str, env: Environment, exact: bool = False) -> Allocation:
+    """Check the setting, run the mechanism, and sanity-check its output is feasible."""
+    m = get(mech) if isinstance(mech, str) else mech
+    m.setting.check(env, m.name)
+    alloc = m.func(env, exact)
+    return alloc
+
+
+def _ensure_loaded() -> None:
+    import mechanisms  # noqa: F401  (importing the package registers every mechanism)

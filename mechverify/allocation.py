@@ -1,0 +1,149 @@
+"""Allocations (task matrices), bundles and feasibility.
+
+An allocation is the task matrix ``x[j,s] >= 0`` computed from the *reported* environment.
+Allocations are non-wasteful (seed 001 Def. 1 / Lemma 1, seed 004 eqs. (3)-(4)): user ``j``
+receives exactly the bundle
+
+    A[j,s,r] = x[j,s] * d_rep[j,s,r]          (computational, per server)
+    A_er[j,k] = sum_s x[j,s] * d_er_rep[j,k]  (external)
+
+Feasibility (``x`` in chi(E), seed 004 eq. (2); seed 002 Defs. 3-4):
+
+* placement:  ``x[j,s] = 0`` unless ``s in E_j``
+* RDM:        ``sum_j x[j,s] d[j,s,r] <= c[s,r]``            for all s, r   (seed 002 eq. (9))
+* TDM:        ``sum_j x[j,s] / gamma[j,s] <= 1``             for all s      (seed 002 eq. (10))
+* external:   ``sum_j sum_s x[j,s] d_er[j,k] <= c_er[k]``   for all k      (seed 004 eq. (2))
+* bounds:     ``sum_s x[j,s] <= n_j``                                      (seed 004 eq. (5))
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Optional, Sequence
+
+from .model import Environment
+from .numbers import fmt_exact
+
+__all__ = ["Allocation", "Bundle", "feasibility_violations", "is_feasible"]
+
+FLOAT_TOL = 1e-7
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """What one user holds: ``amounts[s][r]`` per server and ``external[k]``."""
+
+    amounts: tuple[tuple[Any, ...], ...]
+    external: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Task matrix ``x[j][s]`` for the environment ``env`` (the environment the mechanism saw).
+
+    ``exact`` says whether ``x`` holds exact ``Fraction``s that *are* the mechanism's allocation;
+    float allocations are approximations.  ``info`` carries mechanism diagnostics (rounds,
+    levels, the interval bounds of a non-exact mechanism, notes).
+    """
+
+    env: Environment
+    x: tuple[tuple[Any, ...], ...]
+    mechanism: str = ""
+    exact: bool = False
+    info: dict = field(default_factory=dict, compare=False)
+
+    def total(self, j: int) -> Any:
+        """``x_j = sum_s x[j,s]`` (the number of tasks the mechanism assigns to ``j``)."""
+        row = self.x[j]
+        return sum(row[1:], row[0]) if row else 0
+
+    def totals(self) -> tuple[Any, ...]:
+        return tuple(self.total(j) for j in range(self.env.n_users))
+
+    def bundle(self, j: int) -> Bundle:
+        """The non-wasteful bundle user ``j`` receives (computed with *reported* demands)."""
+        env = self.env
+        amounts = tuple(tuple(self.x[j][s] * v for v in env.d(j, s)) for s in range(env.n_servers))
+        tot = self.total(j)
+        ext = tuple(tot * v for v in env.external_demand[j])
+        return Bundle(amounts=amounts, external=ext)
+
+    def as_float(self) -> "Allocation":
+        return Allocation(self.env, tuple(tuple(float(v) for v in row) for row in self.x),
+                          self.mechanism, False, self.info)
+
+    def to_dict(self, exact: Optional[bool] = None) -> dict[str, Any]:
+        """JSON result: ``{"mechanism", "users", "servers", "tasks", "totals"}`` (+ ``exact``)."""
+        exact = self.exact if exact is None else exact
+        conv = fmt_exact if exact else float
+        return {
+            "mechanism": self.mechanism,
+            "users": list(self.env.users),
+            "servers": list(self.env.servers),
+            "tasks": [[conv(v) for v in row] for row in self.x],
+            "totals": [conv(v) for v in self.totals()],
+            "exact": bool(exact),
+        }
+
+
+def _le(a: Any, b: Any) -> bool:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a <= b
+    return float(a) <= float(b) + FLOAT_TOL * max(1.0, abs(float(b)))
+
+
+def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm",
+                           check_placement: bool = True, check_external: bool = True,
+                           check_bounds: bool = True) -> list[str]:
+    """Every violated constraint of chi(E) as a readable line (empty list = feasible).
+
+    Exact for ``Fraction`` entries; floats get a relative tolerance of ``1e-7``.
+    ``mode`` is ``"rdm"`` (per-resource capacities) or ``"tdm"`` (time shares, seed 002 eq. (10)).
+    """
+    if mode not in ("rdm", "tdm"):
+        raise ValueError(f"mode: expected 'rdm' or 'tdm', got {mode!r}")
+    J, S, R = env.n_users, env.n_servers, env.n_resources
+    out: list[str] = []
+    if len(x) != J or any(len(row) != S for row in x):
+        return [f"shape: expected {J}x{S} task matrix"]
+    for j in range(J):
+        for s in range(S):
+            v = x[j][s]
+            if not _le(0, v):
+                out.append(f"x[{env.users[j]},{env.servers[s]}] = {v} < 0")
+            elif check_placement and s not in env.eligible[j] and not _le(v, 0):
+                out.append(f"placement: {env.users[j]} is not eligible at {env.servers[s]} but gets {v}")
+    if mode == "rdm":
+        for s in range(S):
+            for r in range(R):
+                used = sum((x[j][s] * env.d(j, s)[r] for j in range(J)), 0)
+                if not _le(used, env.capacity[s][r]):
+                    out.append(f"RDM: {env.servers[s]}.{env.resources[r]} uses {used} > {env.capacity[s][r]}")
+    else:
+        for s in range(S):
+            share: Any = 0
+            for j in range(J):
+                if _le(x[j][s], 0):
+                    continue
+                g = env.monopoly_tasks(j, s)
+                if g == 0:
+                    out.append(f"TDM: {env.users[j]} gets tasks at {env.servers[s]} where gamma = 0")
+                elif not (isinstance(g, float) and math.isinf(g)):
+                    share = share + x[j][s] / g
+            if not _le(share, 1):
+                out.append(f"TDM: time shares at {env.servers[s]} sum to {share} > 1")
+    if check_external:
+        for k in range(env.n_external):
+            used = sum((sum(x[j], 0) * env.external_demand[j][k] for j in range(J)), 0)
+            if not _le(used, env.external_capacity[k]):
+                out.append(f"external: {env.external[k]} uses {used} > {env.external_capacity[k]}")
+    if check_bounds:
+        for j in range(J):
+            if env.tasks[j] is not None and not _le(sum(x[j], 0), env.tasks[j]):
+                out.append(f"bound: {env.users[j]} gets {sum(x[j], 0)} > n_j = {env.tasks[j]}")
+    return out
+
+
+def is_feasible(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm") -> bool:
+    return not feasibility_violations(env, x, mode)

@@ -1,0 +1,432 @@
+"""The one LP layer: a float backend on HiGHS and an exact path in rational arithmetic.
+
+An LP is kept in exact form (``Fraction`` coefficients)::
+
+    minimise / maximise   c^T x
+    subject to            L_i <= a_i^T x <= U_i      (rows;  None = infinite)
+                          l_j <=   x_j   <= u_j      (columns)
+
+``LPSession`` holds one live HiGHS model (warm-started between modifications) and its exact
+mirror.  ``solve(exact=True)`` takes the optimal basis HiGHS found and re-solves it in rational
+arithmetic (python-flint ``fmpq_mat``), then *verifies* the certificate exactly:
+
+* primal:  the basic solution satisfies every row and column bound;
+* dual:    the reduced costs have the right signs for every non-basic column/row.
+
+A verified basis is an exact optimal solution with exact duals.  If verification fails (a
+numerically wrong basis) the LP is re-solved exactly by z3's rational simplex (no duals then).
+Solver trouble is reported as ``status='error'`` with a reason, never as optimal.
+
+Sign convention of the exact duals returned here: ``row_dual[i] = d objective* / d b_i`` for the
+*stated* sense (max or min), where ``b_i`` is the active bound of row ``i``; for a maximisation,
+a row ``a^T x >= L`` that blocks the optimum has ``row_dual[i] < 0`` (raising ``L`` lowers the optimum).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+
+try:  # pragma: no cover - import guard
+    import highspy
+except ImportError as exc:  # pragma: no cover
+    raise ImportError("mechverify needs highspy (pip install highspy)") from exc
+
+__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve"]
+
+_INF = highspy.kHighsInf
+_BS = highspy.HighsBasisStatus
+
+
+class LPError(RuntimeError):
+    """Solver trouble (numerical failure, unexpected status).  Never a verdict."""
+
+
+@dataclass
+class LPResult:
+    status: str  # 'optimal' | 'infeasible' | 'unbounded' | 'error'
+    x: Optional[list] = None  # column values (Fraction if exact else float)
+    objective: Any = None
+    row_dual: Optional[list] = None  # see module docstring for the sign convention; None if unknown
+    row_activity: Optional[list] = None
+    exact: bool = False
+    method: str = ""  # 'highs', 'basis', 'z3'
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "optimal"
+
+
+def _F(v: Any) -> Optional[Fraction]:
+    if v is None:
+        return None
+    if isinstance(v, Fraction):
+        return v
+    if isinstance(v, int):
+        return Fraction(v)
+    if isinstance(v, float):
+        if math.isinf(v):
+            return None
+        return Fraction(v)
+    return Fraction(v)
+
+
+class LinearProgram:
+    """Exact LP data with a builder API.  Column-major sparse storage."""
+
+    def __init__(self, maximize: bool = False) -> None:
+        self.maximize = maximize
+        self.col_lower: list[Optional[Fraction]] = []
+        self.col_upper: list[Optional[Fraction]] = []
+        self.cost: list[Fraction] = []
+        self.row_lower: list[Optional[Fraction]] = []
+        self.row_upper: list[Optional[Fraction]] = []
+        self.rows: list[dict[int, Fraction]] = []  # row -> {col: coef}
+        self.col_names: list[str] = []
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.cost)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    def add_var(self, lower: Any = 0, upper: Any = None, cost: Any = 0, name: str = "") -> int:
+        self.col_lower.append(_F(lower))
+        self.col_upper.append(_F(upper))
+        self.cost.append(_F(cost) or Fraction(0))
+        self.col_names.append(name)
+        return len(self.cost) - 1
+
+    def add_row(self, coeffs: Mapping[int, Any] | Iterable[tuple[int, Any]], lower: Any = None,
+                upper: Any = None) -> int:
+        items = coeffs.items() if isinstance(coeffs, Mapping) else coeffs
+        row: dict[int, Fraction] = {}
+        for c, v in items:
+            fv = _F(v)
+            if fv:
+                row[c] = row.get(c, Fraction(0)) + fv
+        self.rows.append({c: v for c, v in row.items() if v != 0})
+        self.row_lower.append(_F(lower))
+        self.row_upper.append(_F(upper))
+        return len(self.rows) - 1
+
+    def set_cost(self, coeffs: Mapping[int, Any]) -> None:
+        self.cost = [Fraction(0)] * self.n_cols
+        for c, v in coeffs.items():
+            self.cost[c] = _F(v)
+
+    def activity(self, x: Sequence[Any], i: int) -> Any:
+        return sum((v * x[c] for c, v in self.rows[i].items()), Fraction(0) if isinstance(x[0] if x else 0, Fraction) else 0.0)
+
+    def copy(self) -> "LinearProgram":
+        lp = LinearProgram(self.maximize)
+        lp.col_lower, lp.col_upper, lp.cost = list(self.col_lower), list(self.col_upper), list(self.cost)
+        lp.row_lower, lp.row_upper = list(self.row_lower), list(self.row_upper)
+        lp.rows = [dict(r) for r in self.rows]
+        lp.col_names = list(self.col_names)
+        return lp
+
+
+def _fl(v: Optional[Fraction], inf: float) -> float:
+    return inf if v is None else float(v)
+
+
+class LPSession:
+    """A live HiGHS model plus its exact mirror; modifications keep both in sync (warm starts)."""
+
+    def __init__(self, lp: LinearProgram, time_limit: Optional[float] = None) -> None:
+        self.lp = lp
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("random_seed", 0)
+        if time_limit is not None:
+            self.h.setOptionValue("time_limit", float(time_limit))
+        self._load()
+
+    def _load(self) -> None:
+        lp = self.lp
+        n, m = lp.n_cols, lp.n_rows
+        hl = highspy.HighsLp()
+        hl.num_col_ = n
+        hl.num_row_ = m
+        sign = -1.0 if lp.maximize else 1.0
+        hl.col_cost_ = np.array([sign * float(c) for c in lp.cost], dtype=float)
+        hl.col_lower_ = np.array([_fl(v, -_INF) for v in lp.col_lower], dtype=float)
+        hl.col_upper_ = np.array([_fl(v, _INF) for v in lp.col_upper], dtype=float)
+        hl.row_lower_ = np.array([_fl(v, -_INF) for v in lp.row_lower], dtype=float)
+        hl.row_upper_ = np.array([_fl(v, _INF) for v in lp.row_upper], dtype=float)
+        # row-wise matrix
+        starts, idx, vals = [0], [], []
+        for row in lp.rows:
+            for c, v in row.items():
+                idx.append(c)
+                vals.append(float(v))
+            starts.append(len(idx))
+        hl.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        hl.a_matrix_.start_ = np.array(starts, dtype=np.int32)
+        hl.a_matrix_.index_ = np.array(idx, dtype=np.int32)
+        hl.a_matrix_.value_ = np.array(vals, dtype=float)
+        hl.a_matrix_.num_col_ = n
+        hl.a_matrix_.num_row_ = m
+        st = self.h.passModel(hl)
+        if st == highspy.HighsStatus.kError:
+            raise LPError("HiGHS rejected the LP model")
+
+    # -------------------------------------------------------------- modifications
+    def set_row_bounds(self, i: int, lower: Any, upper: Any) -> None:
+        self.lp.row_lower[i], self.lp.row_upper[i] = _F(lower), _F(upper)
+        self.h.changeRowBounds(i, _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF))
+
+    def set_coef(self, i: int, col: int, value: Any) -> None:
+        v = _F(value) or Fraction(0)
+        if v == 0:
+            self.lp.rows[i].pop(col, None)
+        else:
+            self.lp.rows[i][col] = v
+        self.h.changeCoeff(i, col, float(v))
+
+    def set_col_bounds(self, col: int, lower: Any, upper: Any) -> None:
+        self.lp.col_lower[col], self.lp.col_upper[col] = _F(lower), _F(upper)
+        self.h.changeColBounds(col, _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF))
+
+    def set_cost(self, coeffs: Mapping[int, Any], maximize: Optional[bool] = None) -> None:
+        if maximize is not None:
+            self.lp.maximize = maximize
+        self.lp.set_cost(coeffs)
+        sign = -1.0 if self.lp.maximize else 1.0
+        n = self.lp.n_cols
+        self.h.changeColsCost(n, np.arange(n, dtype=np.int32),
+                              np.array([sign * float(c) for c in self.lp.cost], dtype=float))
+
+    def add_row(self, coeffs: Mapping[int, Any], lower: Any = None, upper: Any = None) -> int:
+        i = self.lp.add_row(coeffs, lower, upper)
+        row = self.lp.rows[i]
+        cols = np.array(list(row.keys()), dtype=np.int32)
+        vals = np.array([float(v) for v in row.values()], dtype=float)
+        self.h.addRow(_fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF), len(cols), cols, vals)
+        return i
+
+    # -------------------------------------------------------------- solving
+    def solve(self, exact: bool = False) -> LPResult:
+        self.h.run()
+        ms = self.h.getModelStatus()
+        if ms == highspy.HighsModelStatus.kInfeasible:
+            res = LPResult("infeasible", method="highs")
+            if exact:
+                return _z3_solve(self.lp)  # confirm infeasibility exactly
+            return res
+        if ms in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
+            if exact:
+                return _z3_solve(self.lp)
+            return LPResult("unbounded", method="highs")
+        if ms != highspy.HighsModelStatus.kOptimal:
+            if exact:
+                return _z3_solve(self.lp)
+            return LPResult("error", method="highs", reason=f"HiGHS status {self.h.modelStatusToString(ms)}")
+        sol = self.h.getSolution()
+        x = list(sol.col_value)
+        sign = -1.0 if self.lp.maximize else 1.0
+        duals = [sign * v for v in sol.row_dual]
+        obj = sign * self.h.getInfo().objective_function_value
+        res = LPResult("optimal", x=x, objective=obj, row_dual=duals, row_activity=list(sol.row_value),
+                       exact=False, method="highs")
+        if not exact:
+            return res
+        basis = self.h.getBasis()
+        ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
+        if ex is not None:
+            return ex
+        return _z3_solve(self.lp)
+
+
+def solve(lp: LinearProgram, exact: bool = False, time_limit: Optional[float] = None) -> LPResult:
+    """One-shot solve (builds a fresh HiGHS model)."""
+    return LPSession(lp, time_limit=time_limit).solve(exact=exact)
+
+
+# ---------------------------------------------------------------------- exact basis re-solve
+def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> Optional[LPResult]:
+    """Re-solve the basis in rationals and verify primal and dual feasibility; None on failure."""
+    try:
+        from flint import fmpq, fmpq_mat
+    except ImportError:  # pragma: no cover
+        return None
+    n, m = lp.n_cols, lp.n_rows
+    xN: dict[int, Fraction] = {}
+    basic_cols = []
+    for j, st in enumerate(col_status):
+        if st == _BS.kBasic:
+            basic_cols.append(j)
+        elif st == _BS.kLower:
+            if lp.col_lower[j] is None:
+                return None
+            xN[j] = lp.col_lower[j]
+        elif st == _BS.kUpper:
+            if lp.col_upper[j] is None:
+                return None
+            xN[j] = lp.col_upper[j]
+        elif st == _BS.kZero:
+            xN[j] = Fraction(0)
+        else:
+            return None
+    tight_rows: list[tuple[int, Fraction, str]] = []  # (row, value, which bound)
+    basic_rows = []
+    for i, st in enumerate(row_status):
+        if st == _BS.kBasic:
+            basic_rows.append(i)
+        elif st == _BS.kLower:
+            if lp.row_lower[i] is None:
+                return None
+            tight_rows.append((i, lp.row_lower[i], "L"))
+        elif st == _BS.kUpper:
+            if lp.row_upper[i] is None:
+                return None
+            tight_rows.append((i, lp.row_upper[i], "U"))
+        elif st == _BS.kZero:
+            tight_rows.append((i, Fraction(0), "Z"))
+        else:
+            return None
+    k = len(basic_cols)
+    if len(tight_rows) != k:
+        return None
+    bpos = {c: p for p, c in enumerate(basic_cols)}
+    x: list[Fraction] = [Fraction(0)] * n
+    for j, v in xN.items():
+        x[j] = v
+    if k:
+        M = fmpq_mat(k, k)
+        rhs = fmpq_mat(k, 1)
+        for r, (i, b, _) in enumerate(tight_rows):
+            acc = b
+            for c, v in lp.rows[i].items():
+                p = bpos.get(c)
+                if p is None:
+                    acc -= v * x[c]
+                else:
+                    M[r, p] = fmpq(v.numerator, v.denominator)
+            rhs[r, 0] = fmpq(acc.numerator, acc.denominator)
+        try:
+            sol = M.solve(rhs)
+        except (ZeroDivisionError, ValueError):
+            return None
+        for p, c in enumerate(basic_cols):
+            q = sol[p, 0]
+            x[c] = Fraction(int(q.p), int(q.q))
+    # primal feasibility
+    for j in range(n):
+        lo, up = lp.col_lower[j], lp.col_upper[j]
+        if (lo is not None and x[j] < lo) or (up is not None and x[j] > up):
+            return None
+    act = [sum((v * x[c] for c, v in row.items()), Fraction(0)) for row in lp.rows]
+    for i in range(m):
+        lo, up = lp.row_lower[i], lp.row_upper[i]
+        if (lo is not None and act[i] < lo) or (up is not None and act[i] > up):
+            return None
+    # dual: minimise sign*c.  pi on tight rows solves  sum_i pi_i a_ic = cmin_c  for basic columns c
+    sign = -1 if lp.maximize else 1
+    cmin = [sign * c for c in lp.cost]
+    pi = [Fraction(0)] * m
+    if k:
+        MT = fmpq_mat(k, k)
+        rhs = fmpq_mat(k, 1)
+        for r, (i, _, _) in enumerate(tight_rows):
+            for c, v in lp.rows[i].items():
+                p = bpos.get(c)
+                if p is not None:
+                    MT[p, r] = fmpq(v.numerator, v.denominator)
+        for p, c in enumerate(basic_cols):
+            rhs[p, 0] = fmpq(cmin[c].numerator, cmin[c].denominator)
+        try:
+            sol = MT.solve(rhs)
+        except (ZeroDivisionError, ValueError):
+            return None
+        for r, (i, _, _) in enumerate(tight_rows):
+            q = sol[r, 0]
+            pi[i] = Fraction(int(q.p), int(q.q))
+    # reduced costs of non-basic columns
+    colsum = [Fraction(0)] * n
+    for i, (row) in enumerate(lp.rows):
+        if pi[i]:
+            for c, v in row.items():
+                colsum[c] += pi[i] * v
+    for j, st in enumerate(col_status):
+        if st == _BS.kBasic:
+            continue
+        d = cmin[j] - colsum[j]
+        lo, up = lp.col_lower[j], lp.col_upper[j]
+        fixed = lo is not None and up is not None and lo == up
+        if fixed:
+            continue
+        if st == _BS.kLower and d < 0:
+            return None
+        if st == _BS.kUpper and d > 0:
+            return None
+        if st == _BS.kZero and d != 0:
+            return None
+    for i, _, which in tight_rows:
+        lo, up = lp.row_lower[i], lp.row_upper[i]
+        if lo is not None and up is not None and lo == up:
+            continue
+        # row variable r_i = a_i x with cost 0 enters as -e_i; its reduced cost is pi_i
+        if which == "L" and pi[i] < 0:
+            return None
+        if which == "U" and pi[i] > 0:
+            return None
+        if which == "Z" and pi[i] != 0:
+            return None
+    obj = sum((c * x[j] for j, c in enumerate(lp.cost)), Fraction(0))
+    # d obj*/d b_i for the stated sense: for the minimisation form it is pi_i; flip for max
+    row_dual = [sign * p for p in pi]
+    return LPResult("optimal", x=x, objective=obj, row_dual=row_dual, row_activity=act, exact=True, method="basis")
+
+
+# ---------------------------------------------------------------------- exact fallback (z3)
+def _z3_solve(lp: LinearProgram, timeout_ms: int = 60000) -> LPResult:
+    """Exact LP by z3's rational simplex (Optimize).  Primal only (no duals)."""
+    import z3
+
+    opt = z3.Optimize()
+    opt.set("timeout", timeout_ms)
+    xs = [z3.Real(f"x{j}") for j in range(lp.n_cols)]
+
+    def q(v: Fraction):
+        return z3.RealVal(f"{v.numerator}/{v.denominator}")
+
+    for j, v in enumerate(xs):
+        if lp.col_lower[j] is not None:
+            opt.add(v >= q(lp.col_lower[j]))
+        if lp.col_upper[j] is not None:
+            opt.add(v <= q(lp.col_upper[j]))
+    for i, row in enumerate(lp.rows):
+        expr = z3.Sum([q(c) * xs[col] for col, c in row.items()]) if row else z3.RealVal(0)
+        if lp.row_lower[i] is not None:
+            opt.add(expr >= q(lp.row_lower[i]))
+        if lp.row_upper[i] is not None:
+            opt.add(expr <= q(lp.row_upper[i]))
+    objective = z3.Sum([q(c) * xs[j] for j, c in enumerate(lp.cost) if c]) if any(lp.cost) else z3.RealVal(0)
+    h = opt.maximize(objective) if lp.maximize else opt.minimize(objective)
+    r = opt.check()
+    if r == z3.unsat:
+        return LPResult("infeasible", exact=True, method="z3")
+    if r != z3.sat:
+        return LPResult("error", method="z3", reason=f"z3 returned {r} ({opt.reason_unknown()})")
+    val = opt.upper(h) if lp.maximize else opt.lower(h)
+    if z3.is_rational_value(val) is False:
+        # +-oo or epsilon terms mean unbounded
+        return LPResult("unbounded", exact=True, method="z3")
+    model = opt.model()
+
+    def frac(e) -> Fraction:
+        e = model.eval(e, model_completion=True)
+        return Fraction(e.numerator_as_long(), e.denominator_as_long())
+
+    x = [frac(v) for v in xs]
+    obj = sum((c * x[j] for j, c in enumerate(lp.cost)), Fraction(0))
+    act = [sum((v * x[c] for c, v in row.items()), Fraction(0)) for row in lp.rows]
+    return LPResult("optimal", x=x, objective=obj, row_dual=None, row_activity=act, exact=True, method="z3")

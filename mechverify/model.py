@@ -1,0 +1,481 @@
+"""The one environment model shared by every seed paper.
+
+Notation (used in every docstring of the project)
+-------------------------------------------------
+* resources ``R`` (computational, inside servers), servers ``S``, users ``J``;
+* capacities ``c[s,r] >= 0``; a single resource pool (DRF) is one server;
+* external resources ``K`` (seed 004: a link shared by all servers) with capacities ``c_er[k] >= 0``;
+* per-task demands ``d[j,r] >= 0`` and external per-task demands ``d_er[j,k] >= 0``;
+  seed 002 Sec. IV (co-processors, wireless channels) lets the demand differ per server:
+  ``d[j,s,r]`` overrides ``d[j,r]`` for the servers listed in ``server_demand``;
+* weights ``w_j > 0`` (seed 002 ``phi_n``), eligible servers ``E_j`` (placement constraints,
+  seed 002 ``delta_{n,i}``; default all), task bounds ``n_j`` (seed 004 ``n_j``, seed 003 ``B_i``;
+  ``None`` = unbounded).
+
+Derived quantities
+------------------
+* ``gamma[j,s] = [s in E_j] * min_{r: d[j,s,r] > 0} c[s,r] / d[j,s,r]`` -- tasks user ``j`` runs
+  when it monopolises server ``s`` (seed 002 eq. (7)).  ``gamma_free[j,s]`` is the same without
+  the eligibility factor (TSF's monopoly count "as if there were no placement constraints").
+
+Zero demands and users that can run nothing (decisions, also in docs/model.md)
+---------------------------------------------------------------------------
+* A zero entry ``d[j,r] = 0`` means the task does not use ``r``: ``r`` is skipped in every
+  ``min_r`` (Leontief utility, gamma, dominant shares).  A server lacking a resource (``c[s,r] = 0``)
+  that ``j`` demands gives ``gamma[j,s] = 0``: ``j`` can run nothing there.
+* If a user's demand vector at some server is zero on every resource (so the server alone would
+  run infinitely many of its tasks), the user must be bounded by an external demand > 0 or a
+  finite task bound; otherwise the instance is rejected (its utility would be infinite).
+* A user that can run no task anywhere (no eligible server, or every eligible server lacks a
+  demanded resource, or an exhausted external resource) is legal input.  Every mechanism gives it
+  zero tasks, and it takes no part in the max-min rounds (its score is frozen at 0).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from .numbers import InstanceError, fmt_exact, to_fraction
+
+__all__ = ["Environment", "InstanceError", "load_environment", "parse_environment"]
+
+Num = Fraction
+INF = math.inf
+
+
+def _name_list(raw: Any, field_name: str, allow_empty: bool = False) -> tuple[str, ...]:
+    if not isinstance(raw, (list, tuple)):
+        raise InstanceError(f"{field_name}: expected a list of names, got {type(raw).__name__} {raw!r}")
+    if not raw and not allow_empty:
+        raise InstanceError(f"{field_name}: must not be empty")
+    names = []
+    for i, n in enumerate(raw):
+        if not isinstance(n, str) or not n.strip():
+            raise InstanceError(f"{field_name}[{i}]: expected a non-empty name, got {n!r}")
+        names.append(n)
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise InstanceError(f"{field_name}: duplicate name {n!r}")
+        seen.add(n)
+    return tuple(names)
+
+
+def _vector(raw: Any, length: int, field_name: str, what: str, allow_negative: bool = False) -> tuple[Fraction, ...]:
+    if not isinstance(raw, (list, tuple)):
+        raise InstanceError(f"{field_name}: expected a list of {length} numbers, got {raw!r}")
+    if len(raw) != length:
+        raise InstanceError(f"{field_name}: expected {length} numbers (one per {what}), got {len(raw)}: {raw!r}")
+    out = []
+    for i, v in enumerate(raw):
+        f = to_fraction(v, f"{field_name}[{i}]")
+        if f < 0 and not allow_negative:
+            raise InstanceError(f"{field_name}[{i}]: must be >= 0 (got {v!r})")
+        out.append(f)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """An immutable environment (the *reported* one when given to a mechanism).
+
+    All numbers are ``Fraction``.  Indices: users ``j``, servers ``s``, resources ``r``,
+    external resources ``k``.  Build from JSON with :func:`parse_environment`.
+    """
+
+    resources: tuple[str, ...]
+    servers: tuple[str, ...]
+    capacity: tuple[tuple[Fraction, ...], ...]  # [s][r]
+    users: tuple[str, ...]
+    demand: tuple[tuple[Fraction, ...], ...]  # [j][r]
+    external: tuple[str, ...] = ()
+    external_capacity: tuple[Fraction, ...] = ()  # [k]
+    external_demand: tuple[tuple[Fraction, ...], ...] = ()  # [j][k] (empty tuples when no external)
+    weight: tuple[Fraction, ...] = ()  # [j]
+    eligible: tuple[frozenset[int], ...] = ()  # [j] -> set of server indices
+    tasks: tuple[Optional[Fraction], ...] = ()  # [j] -> bound n_j or None
+    server_demand: Mapping[tuple[int, int], tuple[Fraction, ...]] = field(default_factory=dict)  # (j,s) -> [r]
+
+    # ------------------------------------------------------------------ construction
+    def __post_init__(self) -> None:
+        nj, ns = len(self.users), len(self.servers)
+        if not self.weight:
+            object.__setattr__(self, "weight", tuple(Fraction(1) for _ in range(nj)))
+        if not self.eligible:
+            object.__setattr__(self, "eligible", tuple(frozenset(range(ns)) for _ in range(nj)))
+        if not self.tasks:
+            object.__setattr__(self, "tasks", tuple(None for _ in range(nj)))
+        if not self.external_demand:
+            object.__setattr__(self, "external_demand", tuple(() for _ in range(nj)))
+        object.__setattr__(self, "server_demand", dict(self.server_demand))
+        self.validate()
+
+    def validate(self) -> None:
+        """Check shapes and signs; raise ``InstanceError`` with one line naming the field."""
+        R, S, J, K = len(self.resources), len(self.servers), len(self.users), len(self.external)
+        if R == 0:
+            raise InstanceError("resources: must not be empty")
+        if S == 0:
+            raise InstanceError("servers: must not be empty")
+        if J == 0:
+            raise InstanceError("users: must not be empty")
+        for label, names in (("resources", self.resources), ("servers", self.servers),
+                             ("users", self.users), ("external", self.external)):
+            if len(set(names)) != len(names):
+                dup = next(n for n in names if names.count(n) > 1)
+                raise InstanceError(f"{label}: duplicate name {dup!r}")
+        clash = set(self.resources) & set(self.external)
+        if clash:
+            raise InstanceError(f"external: name {sorted(clash)[0]!r} is also a resource name")
+        if len(self.capacity) != S:
+            raise InstanceError(f"capacity: expected {S} rows (one per server), got {len(self.capacity)}")
+        for s, row in enumerate(self.capacity):
+            self._check_vec(row, R, f"servers[{s}].capacity")
+        if len(self.external_capacity) != K:
+            raise InstanceError(f"external: expected {K} capacities, got {len(self.external_capacity)}")
+        self._check_vec(self.external_capacity, K, "external[].capacity")
+        for label, vec in (("demand", self.demand), ("weight", self.weight), ("eligible", self.eligible),
+                           ("tasks", self.tasks), ("external_demand", self.external_demand)):
+            if len(vec) != J:
+                raise InstanceError(f"users[].{label}: expected {J} entries (one per user), got {len(vec)}")
+        for j in range(J):
+            self._check_vec(self.demand[j], R, f"users[{j}].demand")
+            self._check_vec(self.external_demand[j], K, f"users[{j}].external_demand")
+            w = self.weight[j]
+            if not isinstance(w, Fraction) or w <= 0:
+                raise InstanceError(f"users[{j}].weight: must be > 0 (got {fmt_exact(w) if isinstance(w, Fraction) else w!r})")
+            t = self.tasks[j]
+            if t is not None and (not isinstance(t, Fraction) or t < 0):
+                raise InstanceError(f"users[{j}].tasks: must be >= 0 or null (got {t!r})")
+            bad = [s for s in self.eligible[j] if not (isinstance(s, int) and 0 <= s < S)]
+            if bad:
+                raise InstanceError(f"users[{j}].eligible: unknown server index {bad[0]!r}")
+        for (j, s), vec in self.server_demand.items():
+            if not (0 <= j < J and 0 <= s < S):
+                raise InstanceError(f"users[].server_demand: bad (user, server) index ({j}, {s})")
+            self._check_vec(vec, R, f"users[{j}].server_demand[{self.servers[s]!r}]")
+        # infinite utility guard
+        for j in range(J):
+            if self.tasks[j] is not None or any(v > 0 for v in self.external_demand[j]):
+                continue
+            for s in range(S):
+                if all(v == 0 for v in self.d(j, s)):
+                    where = "" if (j, s) not in self.server_demand else f" at server {self.servers[s]!r}"
+                    raise InstanceError(
+                        f"users[{j}].demand: zero on every resource{where} with no external demand and "
+                        f"unbounded tasks, so user {self.users[j]!r} could run infinitely many tasks; "
+                        f"give it a finite 'tasks' bound")
+
+    @staticmethod
+    def _check_vec(vec: Sequence[Any], length: int, name: str) -> None:
+        if len(vec) != length:
+            raise InstanceError(f"{name}: expected {length} numbers, got {len(vec)}")
+        for i, v in enumerate(vec):
+            if not isinstance(v, Fraction):
+                raise InstanceError(f"{name}[{i}]: expected an exact number, got {type(v).__name__} {v!r}")
+            if v < 0:
+                raise InstanceError(f"{name}[{i}]: must be >= 0 (got {fmt_exact(v)})")
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_users(self) -> int:
+        return len(self.users)
+
+    @property
+    def n_servers(self) -> int:
+        return len(self.servers)
+
+    @property
+    def n_resources(self) -> int:
+        return len(self.resources)
+
+    @property
+    def n_external(self) -> int:
+        return len(self.external)
+
+    @property
+    def has_placement(self) -> bool:
+        full = frozenset(range(self.n_servers))
+        return any(e != full for e in self.eligible)
+
+    @property
+    def has_bounds(self) -> bool:
+        return any(t is not None for t in self.tasks)
+
+    @property
+    def has_weights(self) -> bool:
+        return any(w != 1 for w in self.weight)
+
+    @property
+    def has_server_demand(self) -> bool:
+        return bool(self.server_demand)
+
+    # ------------------------------------------------------------------ derived quantities
+    def d(self, j: int, s: int) -> tuple[Fraction, ...]:
+        """Per-task demand vector of user ``j`` at server ``s`` (seed 002 Sec. IV override or ``d[j]``)."""
+        return self.server_demand.get((j, s), self.demand[j])
+
+    def monopoly_tasks(self, j: int, s: int) -> Fraction | float:
+        """``min_{r: d[j,s,r]>0} c[s,r]/d[j,s,r]`` ignoring eligibility (``inf`` if ``d[j,s]`` is all zero)."""
+        best: Fraction | float = INF
+        cap = self.capacity[s]
+        for r, dr in enumerate(self.d(j, s)):
+            if dr > 0:
+                q = cap[r] / dr
+                if q < best:
+                    best = q
+        return best
+
+    def gamma(self, j: int, s: int) -> Fraction | float:
+        """Seed 002 eq. (7): ``gamma[j,s] = delta[j,s] * min_r c[s,r]/d[j,s,r]``."""
+        return self.monopoly_tasks(j, s) if s in self.eligible[j] else Fraction(0)
+
+    def usable(self, j: int, s: int) -> bool:
+        """``j`` is eligible at ``s`` and can run a positive amount of tasks there (``gamma[j,s] > 0``)."""
+        return s in self.eligible[j] and self.monopoly_tasks(j, s) > 0
+
+    def total_capacity(self) -> tuple[Fraction, ...]:
+        """Pooled capacity ``sum_s c[s,r]`` per resource."""
+        return tuple(sum((self.capacity[s][r] for s in range(self.n_servers)), Fraction(0))
+                     for r in range(self.n_resources))
+
+    # ------------------------------------------------------------------ editing (used for misreports and minimisation)
+    def with_user(self, j: int, *, demand: Optional[Sequence[Any]] = None,
+                  external_demand: Optional[Sequence[Any]] = None,
+                  eligible: Optional[Iterable[int]] = None, tasks: Any = "keep",
+                  weight: Any = None, server_demand: Optional[Mapping[int, Sequence[Any]]] = None) -> "Environment":
+        """A copy where user ``j`` reports something else (the SP deviation)."""
+        def upd(seq, value):
+            lst = list(seq)
+            lst[j] = value
+            return tuple(lst)
+
+        kw: dict[str, Any] = {}
+        if demand is not None:
+            kw["demand"] = upd(self.demand, tuple(to_fraction(v, f"deviation.demand[{i}]") for i, v in enumerate(demand)))
+        if external_demand is not None:
+            kw["external_demand"] = upd(self.external_demand, tuple(
+                to_fraction(v, f"deviation.external_demand[{i}]") for i, v in enumerate(external_demand)))
+        if eligible is not None:
+            kw["eligible"] = upd(self.eligible, frozenset(eligible))
+        if tasks != "keep":
+            kw["tasks"] = upd(self.tasks, None if tasks is None else to_fraction(tasks, "deviation.tasks"))
+        if weight is not None:
+            kw["weight"] = upd(self.weight, to_fraction(weight, "deviation.weight"))
+        if server_demand is not None:
+            sd = {k: v for k, v in self.server_demand.items() if k[0] != j}
+            for s, vec in server_demand.items():
+                sd[(j, s)] = tuple(to_fraction(v, f"deviation.server_demand[{s}][{i}]") for i, v in enumerate(vec))
+            kw["server_demand"] = sd
+        elif demand is not None:
+            kw["server_demand"] = {k: v for k, v in self.server_demand.items() if k[0] != j}
+        return replace(self, **kw)
+
+    def restrict(self, users: Optional[Sequence[int]] = None, servers: Optional[Sequence[int]] = None,
+                 resources: Optional[Sequence[int]] = None, external: Optional[Sequence[int]] = None) -> "Environment":
+        """Sub-environment keeping the given indices (in the given order)."""
+        U = list(range(self.n_users)) if users is None else list(users)
+        Sv = list(range(self.n_servers)) if servers is None else list(servers)
+        Rv = list(range(self.n_resources)) if resources is None else list(resources)
+        Kv = list(range(self.n_external)) if external is None else list(external)
+        smap = {s: i for i, s in enumerate(Sv)}
+        sd = {}
+        for (j, s), vec in self.server_demand.items():
+            if j in U and s in smap:
+                sd[(U.index(j), smap[s])] = tuple(vec[r] for r in Rv)
+        return Environment(
+            resources=tuple(self.resources[r] for r in Rv),
+            servers=tuple(self.servers[s] for s in Sv),
+            capacity=tuple(tuple(self.capacity[s][r] for r in Rv) for s in Sv),
+            users=tuple(self.users[j] for j in U),
+            demand=tuple(tuple(self.demand[j][r] for r in Rv) for j in U),
+            external=tuple(self.external[k] for k in Kv),
+            external_capacity=tuple(self.external_capacity[k] for k in Kv),
+            external_demand=tuple(tuple(self.external_demand[j][k] for k in Kv) for j in U),
+            weight=tuple(self.weight[j] for j in U),
+            eligible=tuple(frozenset(smap[s] for s in self.eligible[j] if s in smap) for j in U),
+            tasks=tuple(self.tasks[j] for j in U),
+            server_demand=sd,
+        )
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict[str, Any]:
+        """The instance format, with every number an exact ``"p/q"`` string (round-trips exactly)."""
+        out: dict[str, Any] = {
+            "resources": list(self.resources),
+            "servers": [{"name": n, "capacity": [fmt_exact(v) for v in self.capacity[s]]}
+                        for s, n in enumerate(self.servers)],
+        }
+        if self.external:
+            out["external"] = [{"name": n, "capacity": fmt_exact(self.external_capacity[k])}
+                               for k, n in enumerate(self.external)]
+        users = []
+        for j, n in enumerate(self.users):
+            u: dict[str, Any] = {"name": n, "demand": [fmt_exact(v) for v in self.demand[j]]}
+            if self.external:
+                u["external_demand"] = [fmt_exact(v) for v in self.external_demand[j]]
+            if self.weight[j] != 1:
+                u["weight"] = fmt_exact(self.weight[j])
+            if self.eligible[j] != frozenset(range(self.n_servers)):
+                u["eligible"] = [self.servers[s] for s in sorted(self.eligible[j])]
+            if self.tasks[j] is not None:
+                u["tasks"] = fmt_exact(self.tasks[j])
+            sd = {self.servers[s]: [fmt_exact(v) for v in vec]
+                  for (jj, s), vec in sorted(self.server_demand.items()) if jj == j}
+            if sd:
+                u["server_demand"] = sd
+            users.append(u)
+        out["users"] = users
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=False)
+
+    def describe(self) -> str:
+        parts = [f"{self.n_users} users", f"{self.n_servers} servers", f"{self.n_resources} resources"]
+        if self.external:
+            parts.append(f"{self.n_external} external")
+        return " x ".join(parts)
+
+
+# ---------------------------------------------------------------------- parsing
+_TOP_KEYS = {"resources", "servers", "external", "users", "name", "description", "source"}
+_SERVER_KEYS = {"name", "capacity"}
+_EXTERNAL_KEYS = {"name", "capacity"}
+_USER_KEYS = {"name", "demand", "external_demand", "weight", "eligible", "tasks", "server_demand"}
+
+
+def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise InstanceError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+def parse_environment(data: Any) -> Environment:
+    """Build an :class:`Environment` from the JSON instance format (see README / docs/model.md)."""
+    if not isinstance(data, Mapping):
+        raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
+    _check_keys(data, _TOP_KEYS, "instance")
+    for key in ("resources", "servers", "users"):
+        if key not in data:
+            raise InstanceError(f"{key}: missing (an instance needs resources, servers and users)")
+    resources = _name_list(data["resources"], "resources")
+    R = len(resources)
+
+    raw_servers = data["servers"]
+    if not isinstance(raw_servers, list) or not raw_servers:
+        raise InstanceError(f"servers: expected a non-empty list of {{name, capacity}}, got {raw_servers!r}")
+    servers, capacity = [], []
+    for s, srv in enumerate(raw_servers):
+        if not isinstance(srv, Mapping):
+            raise InstanceError(f"servers[{s}]: expected an object {{name, capacity}}, got {srv!r}")
+        _check_keys(srv, _SERVER_KEYS, f"servers[{s}]")
+        name = srv.get("name", f"s{s + 1}")
+        if not isinstance(name, str) or not name.strip():
+            raise InstanceError(f"servers[{s}].name: expected a non-empty name, got {name!r}")
+        if "capacity" not in srv:
+            raise InstanceError(f"servers[{s}].capacity: missing")
+        servers.append(name)
+        capacity.append(_vector(srv["capacity"], R, f"servers[{s}].capacity", "resource"))
+    servers_t = _name_list(servers, "servers")
+    sindex = {n: i for i, n in enumerate(servers_t)}
+
+    raw_ext = data.get("external", []) or []
+    if not isinstance(raw_ext, list):
+        raise InstanceError(f"external: expected a list of {{name, capacity}}, got {raw_ext!r}")
+    ext_names, ext_cap = [], []
+    for k, e in enumerate(raw_ext):
+        if not isinstance(e, Mapping):
+            raise InstanceError(f"external[{k}]: expected an object {{name, capacity}}, got {e!r}")
+        _check_keys(e, _EXTERNAL_KEYS, f"external[{k}]")
+        ext_names.append(e.get("name", f"ext{k + 1}"))
+        if "capacity" not in e:
+            raise InstanceError(f"external[{k}].capacity: missing")
+        c = to_fraction(e["capacity"], f"external[{k}].capacity")
+        if c < 0:
+            raise InstanceError(f"external[{k}].capacity: must be >= 0 (got {e['capacity']!r})")
+        ext_cap.append(c)
+    ext_t = _name_list(ext_names, "external", allow_empty=True)
+    K = len(ext_t)
+
+    raw_users = data["users"]
+    if not isinstance(raw_users, list) or not raw_users:
+        raise InstanceError(f"users: expected a non-empty list of users, got {raw_users!r}")
+    names, demand, edemand, weight, eligible, tasks = [], [], [], [], [], []
+    server_demand: dict[tuple[int, int], tuple[Fraction, ...]] = {}
+    for j, u in enumerate(raw_users):
+        where = f"users[{j}]"
+        if not isinstance(u, Mapping):
+            raise InstanceError(f"{where}: expected an object, got {u!r}")
+        _check_keys(u, _USER_KEYS, where)
+        names.append(u.get("name", f"u{j + 1}"))
+        if "demand" not in u:
+            raise InstanceError(f"{where}.demand: missing")
+        demand.append(_vector(u["demand"], R, f"{where}.demand", "resource"))
+        if K:
+            if "external_demand" not in u:
+                raise InstanceError(f"{where}.external_demand: missing (the instance has {K} external resource(s))")
+            edemand.append(_vector(u["external_demand"], K, f"{where}.external_demand", "external resource"))
+        else:
+            if u.get("external_demand") not in (None, []):
+                raise InstanceError(f"{where}.external_demand: given {u['external_demand']!r} but the instance "
+                                    f"has no 'external' resources")
+            edemand.append(())
+        w = to_fraction(u.get("weight", 1), f"{where}.weight")
+        if w <= 0:
+            raise InstanceError(f"{where}.weight: must be > 0 (got {u.get('weight')!r})")
+        weight.append(w)
+        el = u.get("eligible")
+        if el is None:
+            eligible.append(frozenset(range(len(servers_t))))
+        else:
+            if not isinstance(el, list):
+                raise InstanceError(f"{where}.eligible: expected a list of server names, got {el!r}")
+            idx = []
+            for e in el:
+                if e not in sindex:
+                    raise InstanceError(f"{where}.eligible: unknown server {e!r} (servers: {', '.join(servers_t)})")
+                if sindex[e] in idx:
+                    raise InstanceError(f"{where}.eligible: duplicate server {e!r}")
+                idx.append(sindex[e])
+            eligible.append(frozenset(idx))
+        t = u.get("tasks")
+        if t is None:
+            tasks.append(None)
+        else:
+            tf = to_fraction(t, f"{where}.tasks")
+            if tf < 0:
+                raise InstanceError(f"{where}.tasks: must be >= 0 or null (got {t!r})")
+            tasks.append(tf)
+        sd = u.get("server_demand")
+        if sd is not None:
+            if not isinstance(sd, Mapping):
+                raise InstanceError(f"{where}.server_demand: expected an object {{server: [demand...]}}, got {sd!r}")
+            for sname, vec in sd.items():
+                if sname not in sindex:
+                    raise InstanceError(f"{where}.server_demand: unknown server {sname!r}")
+                server_demand[(j, sindex[sname])] = _vector(vec, R, f"{where}.server_demand[{sname!r}]", "resource")
+    users_t = _name_list(names, "users")
+    return Environment(
+        resources=resources, servers=servers_t, capacity=tuple(capacity), users=users_t,
+        demand=tuple(demand), external=ext_t, external_capacity=tuple(ext_cap),
+        external_demand=tuple(edemand), weight=tuple(weight), eligible=tuple(eligible),
+        tasks=tuple(tasks), server_demand=server_demand,
+    )
+
+
+def load_environment(path: str) -> Environment:
+    """Read an instance JSON file; errors name the file and the field."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InstanceError(f"{path}: cannot read instance file ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return parse_environment(data)

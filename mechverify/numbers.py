@@ -1,0 +1,92 @@
+"""Exact numbers: parsing user input into ``Fraction`` and printing them back.
+
+Every number that enters the model is exact.  Accepted spellings:
+
+* JSON/Python ints: ``3``
+* strings ``"p/q"``, ``"3"``, ``"0.25"``, ``"-1/2"`` (sign checked by the caller)
+* JSON/Python floats: read through their shortest decimal representation,
+  so ``0.1`` becomes ``1/10`` (not the binary double ``3602879701896397/2**55``).
+* ``Fraction`` instances.
+
+Rejected with an :class:`InstanceError` naming the field: booleans, NaN, infinities,
+anything non-numeric.
+"""
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "is_number_like"]
+
+
+class InstanceError(ValueError):
+    """Bad input.  The message is one line: ``<field>: <what is wrong> (got <value>)``."""
+
+
+_RATIONAL = re.compile(r"^\s*[+-]?\d+\s*/\s*[+-]?\d+\s*$")
+_DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
+
+
+def is_number_like(value: Any) -> bool:
+    return isinstance(value, (int, float, Fraction, str)) and not isinstance(value, bool)
+
+
+def to_fraction(value: Any, field: str) -> Fraction:
+    """Convert ``value`` to an exact ``Fraction`` or raise ``InstanceError`` naming ``field``."""
+    if isinstance(value, bool):
+        raise InstanceError(f"{field}: expected a number, got boolean {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise InstanceError(f"{field}: must be a finite number (got {value!r})")
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        text = value.strip()
+        if _RATIONAL.match(text):
+            num, den = (int(p) for p in text.split("/"))
+            if den == 0:
+                raise InstanceError(f"{field}: division by zero in {value!r}")
+            return Fraction(num, den)
+        if _DECIMAL.match(text):
+            return Fraction(text)
+        raise InstanceError(f"{field}: not a number: {value!r} (use an int, a decimal like '0.25' or 'p/q')")
+    # numpy scalars and the like
+    try:
+        import numpy as np  # local import: numbers must not require numpy at import time
+
+        if isinstance(value, np.integer):
+            return Fraction(int(value))
+        if isinstance(value, np.floating):
+            return to_fraction(float(value), field)
+    except ImportError:  # pragma: no cover
+        pass
+    raise InstanceError(f"{field}: expected a number, got {type(value).__name__} {value!r}")
+
+
+def fmt_exact(value: Any) -> str:
+    """Exact text of a number: ``"p/q"`` or ``"p"`` for integers; ``"inf"`` for infinity."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        value = Fraction(value)
+    value = Fraction(value)
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def fmt(value: Any, digits: int = 6) -> str:
+    """Human text: integers as integers, everything else rounded to ``digits`` significant digits."""
+    if value is None:
+        return "-"
+    if isinstance(value, Fraction) and value.denominator == 1:
+        return str(value.numerator)
+    v = float(value)
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.{digits}g}"

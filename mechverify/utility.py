@@ -1,0 +1,84 @@
+"""THE true-utility function.  Every property (SP, GSP, EF, SI, PO, BF, PM) goes through it.
+
+Seed 004 eq. (1) (with seed 001 eq. (1) as the no-external special case and seed 002's placement):
+
+    u_j(A) = min{ min_k A_er[k] / d_er[j,k],                      (k with d_er[j,k] > 0)
+                  sum_{s in M} min_{r: d[j,s,r] > 0} A[s,r] / d[j,s,r],
+                  n_j }
+
+where ``d`` are user ``j``'s TRUE demands, ``A`` any bundle (its own, another user's, an equal
+split...), and ``M`` the servers whose resources count for ``j``: by default its TRUE eligible
+servers ``E_j`` (a task cannot run where ``j`` is not allowed, whatever it reported).  The
+"literal" EF variant passes ``M = S``.
+
+A server where ``d[j,s]`` is zero on every resource contributes ``inf`` (it is then capped by the
+external term or ``n_j``; the model guarantees one of them is finite, see ``model.py``).
+
+Lemma (seed 004 Lemma 2 in our notation): for a non-wasteful bundle computed from the truthful
+report, ``u_j = min(x_j, n_j) = x_j`` for every feasible allocation, so truthful utilities are the
+task totals.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Optional
+
+from .allocation import Allocation, Bundle
+from .model import Environment
+
+__all__ = ["true_tasks", "utility", "utilities", "envy_value", "equal_split_bundle"]
+
+INF = math.inf
+
+
+def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None) -> Any:
+    """Number of tasks user ``j`` (with its TRUE data in ``env``) can run with ``bundle``."""
+    mask = env.eligible[j] if servers is None else servers
+    total: Any = 0
+    for s in mask:
+        amt = bundle.amounts[s]
+        per: Any = INF
+        for r, dr in enumerate(env.d(j, s)):
+            if dr > 0:
+                q = amt[r] / dr
+                if q < per:
+                    per = q
+        total = total + per
+    result = total
+    for k, dk in enumerate(env.external_demand[j]):
+        if dk > 0:
+            q = bundle.external[k] / dk
+            if q < result:
+                result = q
+    nj = env.tasks[j]
+    if nj is not None and nj < result:
+        result = nj
+    return result
+
+
+def utility(true_env: Environment, alloc: Allocation, j: int) -> Any:
+    """``u_j`` of user ``j``'s own bundle under ``alloc`` (computed from whatever was reported)."""
+    return true_tasks(true_env, j, alloc.bundle(j))
+
+
+def utilities(true_env: Environment, alloc: Allocation) -> tuple[Any, ...]:
+    return tuple(utility(true_env, alloc, j) for j in range(true_env.n_users))
+
+
+def envy_value(true_env: Environment, alloc: Allocation, j: int, k: int, placement_aware: bool = True,
+               weighted: bool = True) -> Any:
+    """What ``j`` would get from ``k``'s bundle, scaled by ``w_j / w_k`` when ``weighted``
+    (seed 002 Sec. II-A weighted EF: ``U_n(phi_n/phi_m a_m) <= U_n(a_n)``; the Leontief utility is
+    homogeneous of degree one before the ``n_j`` cap, so the scaling is applied to the bundle)."""
+    b = alloc.bundle(k)
+    if weighted and true_env.weight[j] != true_env.weight[k]:
+        f = true_env.weight[j] / true_env.weight[k]
+        b = Bundle(tuple(tuple(v * f for v in row) for row in b.amounts), tuple(v * f for v in b.external))
+    servers = None if placement_aware else range(true_env.n_servers)
+    return true_tasks(true_env, j, b, servers)
+
+
+def equal_split_bundle(env: Environment, share: Any) -> Bundle:
+    """The bundle ``share * c`` of every server and every external resource (SI benchmarks)."""
+    return Bundle(tuple(tuple(share * v for v in row) for row in env.capacity),
+                  tuple(share * v for v in env.external_capacity))

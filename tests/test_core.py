@@ -1,0 +1,214 @@
+"""Foundation: numbers, model validation, utility, feasibility, LP layer, lexicographic max-min."""
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+
+import pytest
+
+from mechverify.allocation import Allocation, feasibility_violations
+from mechverify.lexmaxmin import lex_max_min
+from mechverify.lp import LinearProgram, solve
+from mechverify.model import parse_environment
+from mechverify.numbers import InstanceError, fmt_exact, to_fraction
+from mechverify.utility import true_tasks, utility
+
+
+def base(**over):
+    inst = {"resources": ["cpu", "mem"],
+            "servers": [{"name": "s1", "capacity": [9, 12]}, {"name": "s2", "capacity": [12, 12]}],
+            "users": [{"name": "u1", "demand": [1, 2]}, {"name": "u2", "demand": [1, "1/2"]}]}
+    inst.update(over)
+    return inst
+
+
+# ---------------------------------------------------------------------- numbers
+@pytest.mark.parametrize("raw,expected", [(3, F(3)), ("1/3", F(1, 3)), ("0.25", F(1, 4)), (0.1, F(1, 10)),
+                                          ("-2/4", F(-1, 2)), ("1e-2", F(1, 100))])
+def test_numbers_parse_exactly(raw, expected):
+    assert to_fraction(raw, "f") == expected
+
+
+@pytest.mark.parametrize("raw", [float("nan"), float("inf"), True, "abc", "1/0", None, [1]])
+def test_numbers_reject(raw):
+    with pytest.raises(InstanceError) as e:
+        to_fraction(raw, "users[0].demand[1]")
+    assert str(e.value).startswith("users[0].demand[1]:")
+
+
+def test_fmt_exact():
+    assert fmt_exact(F(60, 11)) == "60/11" and fmt_exact(F(6)) == "6"
+
+
+# ---------------------------------------------------------------------- model validation
+@pytest.mark.parametrize("mutate,field", [
+    (lambda d: d["servers"][0].__setitem__("capacity", [-1, 12]), "servers[0].capacity[0]"),
+    (lambda d: d["servers"][0].__setitem__("capacity", [1]), "servers[0].capacity"),
+    (lambda d: d["servers"][0].__setitem__("capacity", ["NaN", 1]), "servers[0].capacity[0]"),
+    (lambda d: d["users"][1].__setitem__("demand", [1, float("inf")]), "users[1].demand[1]"),
+    (lambda d: d["users"][0].__setitem__("weight", 0), "users[0].weight"),
+    (lambda d: d["users"][0].__setitem__("weight", -2), "users[0].weight"),
+    (lambda d: d["users"][0].__setitem__("eligible", ["s9"]), "users[0].eligible"),
+    (lambda d: d["users"][0].__setitem__("eligible", ["s1", "s1"]), "users[0].eligible"),
+    (lambda d: d["users"][1].__setitem__("name", "u1"), "users"),
+    (lambda d: d["servers"][1].__setitem__("name", "s1"), "servers"),
+    (lambda d: d.__setitem__("resources", []), "resources"),
+    (lambda d: d.__setitem__("servers", []), "servers"),
+    (lambda d: d.__setitem__("users", []), "users"),
+    (lambda d: d["users"][0].__setitem__("external_demand", [1]), "users[0].external_demand"),
+    (lambda d: d["users"][0].__setitem__("tasks", -1), "users[0].tasks"),
+    (lambda d: d["users"][0].__setitem__("demand", [0, 0]), "users[0].demand"),
+    (lambda d: d["users"][0].__setitem__("colour", "red"), "users[0]"),
+    (lambda d: d.__setitem__("external", [{"name": "link", "capacity": 1}]), "users[0].external_demand"),
+    (lambda d: d.__setitem__("resources", ["cpu", "cpu"]), "resources"),
+])
+def test_validation_names_field(mutate, field):
+    inst = base()
+    mutate(inst)
+    with pytest.raises(InstanceError) as e:
+        parse_environment(json.loads(json.dumps(inst)))
+    msg = str(e.value)
+    assert msg.startswith(field + ":") and "\n" not in msg, msg
+
+
+def test_zero_demand_user_needs_a_bound():
+    inst = base()
+    inst["users"][0]["demand"] = [0, 0]
+    inst["users"][0]["tasks"] = 5
+    env = parse_environment(inst)
+    assert env.tasks[0] == 5
+
+
+def test_user_without_eligible_server_is_legal_and_gets_nothing():
+    import mechanisms
+
+    inst = base()
+    inst["users"][0]["eligible"] = []
+    env = parse_environment(inst)
+    a = mechanisms.allocate("tsf", env, exact=True)
+    assert a.totals()[0] == 0
+    # user 2 gets everything it can use: 9 + 12 cpu-limited on s1,s2 vs mem 12/(1/2)=24: min(9,24)+min(12,24)=21
+    assert a.totals()[1] == 21
+
+
+def test_roundtrip_to_dict():
+    inst = base()
+    inst["users"][0]["eligible"] = ["s2"]
+    inst["users"][0]["tasks"] = "7/2"
+    inst["users"][1]["weight"] = 2
+    inst["users"][1]["server_demand"] = {"s1": [2, 1]}
+    env = parse_environment(inst)
+    assert parse_environment(json.loads(env.to_json())) == env
+
+
+# ---------------------------------------------------------------------- utility
+def test_utility_seed004_example():
+    """Seed 004 Sec. 2: 2 CPU, 1 GB, 150 MHz per task; 6 CPU, 4 GB, 300 MHz -> min(6/2, 4/1, 300/150) = 2."""
+    env = parse_environment({"resources": ["cpu", "mem"], "servers": [{"name": "s", "capacity": [6, 4]}],
+                             "external": [{"name": "bw", "capacity": 300}],
+                             "users": [{"name": "j", "demand": [2, 1], "external_demand": [150]}]})
+    a = Allocation(env, ((F(3),),))  # 3 tasks' worth of CPU is what the bundle holds...
+    from mechverify.allocation import Bundle
+
+    b = Bundle(amounts=((F(6), F(4)),), external=(F(300),))
+    assert true_tasks(env, 0, b) == 2
+    assert utility(env, Allocation(env, ((F(2),),)), 0) == 2
+    assert a.bundle(0).amounts == ((F(6), F(3)),)
+
+
+def test_utility_true_vs_reported_demand():
+    """A user that over-reports memory receives a bigger bundle; its TRUE utility is Leontief in its
+    TRUE demand: bundle 4*(1,3) = (4,12) with true demand (1,2) runs min(4/1, 12/2) = 4 tasks."""
+    true_env = parse_environment(base())
+    reported = true_env.with_user(0, demand=[1, 3])
+    a = Allocation(reported, ((F(4), F(0)), (F(0), F(0))))
+    assert utility(true_env, a, 0) == 4
+    # under-reporting memory: bundle 4*(1,1) = (4,4) runs only min(4, 2) = 2 true tasks
+    a2 = Allocation(true_env.with_user(0, demand=[1, 1]), ((F(4), F(0)), (F(0), F(0))))
+    assert utility(true_env, a2, 0) == 2
+
+
+def test_utility_ignores_servers_not_truly_eligible():
+    inst = base()
+    inst["users"][0]["eligible"] = ["s1"]
+    true_env = parse_environment(inst)
+    lied = true_env.with_user(0, eligible=[0, 1])
+    a = Allocation(lied, ((F(1), F(3)), (F(0), F(0))))
+    assert utility(true_env, a, 0) == 1  # the 3 tasks' bundle on s2 is useless to u1
+
+
+def test_feasibility_rdm_tdm_and_bounds():
+    inst = base()
+    inst["users"][0]["tasks"] = 2
+    env = parse_environment(inst)
+    ok = ((F(2), F(0)), (F(7), F(0)))
+    assert feasibility_violations(env, ok) == []
+    assert any("RDM" in v for v in feasibility_violations(env, ((F(2), F(0)), (F(8), F(0)))))
+    assert any("bound" in v for v in feasibility_violations(env, ((F(3), F(0)), (F(0), F(0)))))
+    # TDM at s1: gamma_1 = min(9, 6) = 6, gamma_2 = min(9, 24) = 9: 2/6 + 7/9 = 10/9 > 1
+    assert any("TDM" in v for v in feasibility_violations(env, ok, mode="tdm"))
+
+
+# ---------------------------------------------------------------------- LP layer
+def test_exact_lp_matches_hand_solution():
+    """max x + y s.t. x + 2y <= 4, 3x + y <= 6: vertex x = 8/5, y = 6/5, value 14/5 (by hand)."""
+    lp = LinearProgram(maximize=True)
+    x, y = lp.add_var(0, None, 1), lp.add_var(0, None, 1)
+    lp.add_row({x: 1, y: 2}, None, 4)
+    lp.add_row({x: 3, y: 1}, None, 6)
+    res = solve(lp, exact=True)
+    assert res.ok and res.exact and res.method == "basis"
+    assert res.x == [F(8, 5), F(6, 5)] and res.objective == F(14, 5)
+    # duals: d obj / d b = (2/5, 1/5) (solve y1 + 3 y2 = 1, 2 y1 + y2 = 1)
+    assert res.row_dual == [F(2, 5), F(1, 5)]
+
+
+def test_lp_infeasible_and_unbounded():
+    lp = LinearProgram(maximize=True)
+    x = lp.add_var(0, None, 1)
+    assert solve(lp).status == "unbounded"
+    lp.add_row({x: 1}, 5, 3)
+    assert solve(lp, exact=True).status == "infeasible"
+
+
+def test_z3_fallback_is_exact():
+    from mechverify.lp import _z3_solve
+
+    lp = LinearProgram(maximize=True)
+    x, y = lp.add_var(0, None, 1), lp.add_var(0, None, 1)
+    lp.add_row({x: 1, y: 2}, None, 4)
+    lp.add_row({x: 3, y: 1}, None, 6)
+    r = _z3_solve(lp)
+    assert r.ok and r.objective == F(14, 5)
+
+
+# ---------------------------------------------------------------------- lexicographic max-min
+def test_lexmaxmin_two_levels():
+    """Three users share one resource of capacity 10; user 0 is capped at 1.
+    Leximin: user 0 gets 1, the others split 9 -> 9/2 each (by hand)."""
+    lp = LinearProgram()
+    xs = [lp.add_var(0, None) for _ in range(3)]
+    lp.add_row({c: 1 for c in xs}, None, 10)
+    lp.add_row({xs[0]: 1}, None, 1)
+    res = lex_max_min(lp, [{c: 1} for c in xs], exact=True)
+    assert res.levels == [1, F(9, 2), F(9, 2)] and res.rounds == 2
+    assert res.x == [1, F(9, 2), F(9, 2)]
+
+
+def test_lexmaxmin_weighted_scores():
+    """Scores x0/1 and x1/2 on x0 + x1 <= 6: equal level t with t + 2t = 6 -> t = 2, x = (2, 4)."""
+    lp = LinearProgram()
+    a, b = lp.add_var(0, None), lp.add_var(0, None)
+    lp.add_row({a: 1, b: 1}, None, 6)
+    res = lex_max_min(lp, [{a: 1}, {b: F(1, 2)}], exact=True)
+    assert res.x == [2, 4] and res.levels == [2, 2]
+
+
+def test_lexmaxmin_float_agrees_with_exact():
+    lp = LinearProgram()
+    xs = [lp.add_var(0, None) for _ in range(3)]
+    lp.add_row({xs[0]: 1, xs[1]: 2}, None, 7)
+    lp.add_row({xs[1]: 1, xs[2]: 3}, None, 5)
+    ex = lex_max_min(lp, [{c: 1} for c in xs], exact=True)
+    fl = lex_max_min(lp, [{c: 1} for c in xs], exact=False)
+    assert all(abs(float(a) - b) < 1e-9 for a, b in zip(ex.x, fl.x))
