@@ -67,7 +67,9 @@ def leximin_allocation(env: Environment, name: str, exact: bool, normaliser: Seq
         scores.append(poly.total(j, coef))
         used_norm.append(N)
     res = lex_max_min(poly.lp, scores, exact=exact)
-    meta = {"rounds": res.rounds, "levels": res.levels, "normaliser": used_norm}
+    # the leximin score vector is unique, so every user's total x_j is unique (the split over
+    # servers need not be)
+    meta = {"rounds": res.rounds, "levels": res.levels, "normaliser": used_norm, "unique_totals": True}
     if info:
         meta.update(info)
     return poly.allocation(res.x, exact, name, meta)

@@ -1,0 +1,154 @@
+"""Exact recomputation: the step that turns a candidate witness into a certificate.
+
+``exact_run(mech, env)`` runs a mechanism in exact mode.  For a mechanism whose allocation is not
+rational or not exactly computable (``Setting.exact = False``, e.g. MNW) the allocation carries
+``info["total_bounds"]``: per user an exact interval ``[lo, hi]`` that provably contains the true
+allocation's total; every exact comparison then uses interval reasoning.
+
+``utility_interval(true_env, run, j, k=None, ...)`` gives exact bounds on what user ``j`` (TRUE data)
+gets from user ``k``'s bundle (``k = j``: its own).  It is exact (``lo == hi``) for exact
+allocations.  For interval allocations it needs the bundle's utility to be a function of ``k``'s
+total only, which holds when the per-server factor
+``rho_s = min_r d_rep[k,s,r] / d_true[j,s,r]`` is the same on every server where ``k`` may hold
+tasks (true for demand misreports without per-server demands); otherwise it returns ``None`` and the
+caller reports "cannot certify" rather than guess.
+
+Uniqueness (``robust``): a violation must hold for the allocation the mechanism returns, and the
+certificate says whether it holds for every allocation the mechanism's definition allows.  Leximin
+mechanisms have unique score vectors, hence unique totals (``info["unique_totals"] = True``);
+mechanisms with an optimal face expose ``info["total_range"]`` (per-user exact ``[min, max]`` over
+the face); otherwise robustness is unknown (``None``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Iterable, Optional
+
+from mechverify.allocation import Allocation, Bundle
+from mechverify.model import Environment
+from mechverify.utility import true_tasks
+
+__all__ = ["ExactRun", "exact_run", "utility_interval", "totals_only_factor"]
+
+INF = math.inf
+
+
+@dataclass
+class ExactRun:
+    alloc: Allocation
+    exact: bool  # alloc.x is exactly the mechanism's allocation
+    total_bounds: Optional[list[tuple[Fraction, Fraction]]]  # when not exact
+    total_range: Optional[list[tuple[Fraction, Fraction]]]  # over all allocations the definition allows
+    unique_totals: Optional[bool]
+
+
+def _pairs(v: Any) -> Optional[list[tuple[Fraction, Fraction]]]:
+    if v is None:
+        return None
+    return [(Fraction(a), Fraction(b)) for a, b in v]
+
+
+def exact_run(mech, env: Environment) -> ExactRun:
+    alloc = mech(env, exact=True)
+    info = alloc.info or {}
+    rng = _pairs(info.get("total_range"))
+    unique = info.get("unique_totals")
+    if rng is not None and unique is None:
+        unique = all(a == b for a, b in rng)
+    if alloc.exact:
+        return ExactRun(alloc, True, None, rng, unique)
+    return ExactRun(alloc, False, _pairs(info.get("total_bounds")), rng, unique)
+
+
+def totals_only_factor(true_env: Environment, rep_env: Environment, j: int, k: int,
+                       mask: Optional[Iterable[int]] = None, scale: Any = 1) -> Optional[tuple[Any, Any, Any]]:
+    """If ``u_j(scale * bundle_k) = min(a X_k, b X_k, n_j)`` for every split of ``k``'s total ``X_k``
+    over the servers ``k`` may use in ``rep_env``, return ``(a, b, n_j)`` (``b = inf`` without external
+    demand, ``n_j = inf`` when unbounded); else ``None``."""
+    mask_set = set(true_env.eligible[j] if mask is None else mask)
+    factors = set()
+    for s in range(rep_env.n_servers):
+        if not rep_env.usable(k, s):
+            continue
+        if s not in mask_set:
+            factors.add(Fraction(0))
+            continue
+        f: Any = INF
+        for r, dr in enumerate(true_env.d(j, s)):
+            if dr > 0:
+                q = Fraction(rep_env.d(k, s)[r]) / dr
+                if q < f:
+                    f = q
+        factors.add(f)
+    if len(factors) > 1:
+        return None
+    a = (next(iter(factors)) if factors else Fraction(0))
+    b: Any = INF
+    for kk, dk in enumerate(true_env.external_demand[j]):
+        if dk > 0:
+            q = Fraction(rep_env.external_demand[k][kk]) / dk
+            b = min(b, q)
+    n = true_env.tasks[j] if true_env.tasks[j] is not None else INF
+    if not (isinstance(a, float) and math.isinf(a)):
+        a = a * scale
+    if not (isinstance(b, float) and math.isinf(b)):
+        b = b * scale
+    return a, b, n
+
+
+def _eval_factor(f: tuple[Any, Any, Any], X: Fraction) -> Any:
+    a, b, n = f
+    vals = []
+    for c in (a, b):
+        if isinstance(c, float) and math.isinf(c):
+            vals.append(INF if X > 0 else Fraction(0))
+        else:
+            vals.append(c * X)
+    vals.append(n)
+    return min(vals)
+
+
+def _scaled(b: Bundle, scale: Any) -> Bundle:
+    if scale == 1:
+        return b
+    return Bundle(tuple(tuple(v * scale for v in row) for row in b.amounts), tuple(v * scale for v in b.external))
+
+
+def utility_interval(true_env: Environment, run: ExactRun, j: int, k: Optional[int] = None,
+                     mask: Optional[Iterable[int]] = None, scale: Any = 1,
+                     over_range: bool = False) -> Optional[tuple[Any, Any]]:
+    """Exact ``(lo, hi)`` of ``u_j(scale * bundle_k)`` (``k`` defaults to ``j``).
+
+    ``over_range=True`` widens to every allocation the mechanism's definition allows (uses
+    ``total_range``; returns ``None`` when that is unknown)."""
+    k = j if k is None else k
+    alloc = run.alloc
+    if over_range:
+        if run.unique_totals and run.exact:
+            rng = None
+        elif run.total_range is not None:
+            rng = run.total_range
+        else:
+            return None
+        if rng is not None:
+            f = totals_only_factor(true_env, alloc.env, j, k, mask, scale)
+            if f is None:
+                return None
+            lo, hi = rng[k]
+            return _eval_factor(f, lo), _eval_factor(f, hi)
+        if run.unique_totals:
+            f = totals_only_factor(true_env, alloc.env, j, k, mask, scale)
+            if f is None:
+                return None  # totals unique but the split matters: unknown
+    if run.exact:
+        v = true_tasks(true_env, j, _scaled(alloc.bundle(k), scale), mask)
+        return v, v
+    if run.total_bounds is None:
+        return None
+    f = totals_only_factor(true_env, alloc.env, j, k, mask, scale)
+    if f is None:
+        return None
+    lo, hi = run.total_bounds[k]
+    return _eval_factor(f, lo), _eval_factor(f, hi)
