@@ -169,7 +169,7 @@ def _load_commands() -> None:
     """Import the modules that register further commands (check, run, replay, ...)."""
     import importlib
 
-    for mod in ("verifier.commands",):
+    for mod in ("verifier.commands", "verifier.commands_run", "verifier.commands_z3"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:
