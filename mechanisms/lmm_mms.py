@@ -1,0 +1,259 @@
+"""LMM-MMS: lexicographic max-min of max-min-share ratios with bounded tasks (seed 003, Li et al. 2025).
+
+Setting (seed 003 Sec. 2.1): ONE resource pool with capacities ``c_j > 0`` for ``m`` resources, ``n``
+users with per-task demands ``d_ij > 0`` and a bounded number of tasks ``B_i`` (every user has one),
+no weights, no placement, no external resources.  Environments outside it are rejected by
+:class:`LmmMmsSetting` with one line naming the field (``B_i = 0`` would make ``MMS_i = 0`` and
+``theta_i = x_i / MMS_i`` undefined; ``d_ij > 0`` and ``c_j > 0`` are the paper's assumptions).
+
+Definitions (reconstructed from the extracted text and checked against Examples 1 and 2)
+-----------------------------------------------------------------------------------------
+* utility ``u_i(A_i) = min(min_j a_ij / d_ij, B_i)``                             (Sec. 2.1)
+* Theorem 1: ``MMS_i = u_i(C / n) = min(min_j c_j / (n d_ij), B_i)``   (Ex. 1: MMS = (1, 4);
+  Ex. 2: MMS = (2, 1, 2/3) -- both need the ``B_i`` cap: Ex. 1 user 1 gets 1, not 2)
+* ``theta_i = x_i / MMS_i``,  ``theta_i^max = B_i / MMS_i``                     (Sec. 2.1, eq. (9))
+* program (LMM-MMS), Sec. 3.2: leximin of ``theta`` s.t. ``sum_i x_i d_ij <= c_j``, ``0 <= x_i <= B_i``.
+
+``lmm-mms`` is that definition, solved by the shared leximin solver (``common.leximin_allocation``
+with normaliser ``MMS_i``); exact in exact mode.
+
+``lmm-mms-linear``: Algorithm 1 (Sec. 4.1) AS PRINTED
+-------------------------------------------------------
+The printed pseudo-code (steps 1-4), as extracted::
+
+    Step 1  theta*_i = 0; U = [n]; U_dum = {}; Q = (theta^max_1..theta^max_n); theta_dum = 0; delta_j = 0
+    Step 2  PICK median theta in Q; theta_i = min(theta^max_i, theta) for all i; theta_dum = theta
+            if theta_dum delta_j + sum_{i in U} B_i d_ij <= c_j  for all j:            (line 10)
+                c_j -= sum_{i: theta*_i = theta^max_i} B_i d_ij                          (line 11)
+                U   -= {i : theta*_i = theta^max_i}                                      (line 12)
+            else
+                delta_j += sum_{i: theta*_i < theta^max_i} MMS_i d_ij                    (line 14)
+                U_dum   += {i : theta*_i < theta^max_i and i in U};  U -= the same       (lines 15-16)
+    Step 3  if U != {}: go to Step 2
+            else for i in U_dum: theta^max_i <- min_j (c_j - sum_{i: theta^max_i <= theta} B_i d_ij) / delta_j
+    Step 4  output theta*
+
+Taken literally it cannot run: ``theta*_i`` is only ever set to 0, so line 11/12 remove nobody (the
+if-branch loops forever) and line 14 moves everybody.  Every place where we had to read the text,
+and the reading chosen (R1-R8), is listed here; the one place where the printed text is explicit
+but disagrees with the proof of Theorem 2 (R3) is implemented AS PRINTED:
+
+R1 (lines 11-16) ``theta*_i`` in the branch conditions is this iteration's ``theta_i =
+   min(theta^max_i, theta)`` (the proof of Thm 2 reasons with ``theta_i``; the output ``theta*`` is
+   only known at the end).
+R2 (line 8) ``Q`` is ``{theta^max_i : i in U}``, the users still undecided.  The printed ``Q`` is
+   fixed at Step 1; with it the median never changes and the algorithm stalls after the first
+   if-branch.  The proof: "find the median value theta in {theta^max_i | i is the remaining user and
+   is not the dummy user}".
+R3 (line 10) the feasibility test is AS PRINTED: ``theta delta_j + sum_{i in U} B_i d_ij <= c_j``,
+   i.e. every undecided user at its FULL bound ``B_i``.  The proof of Thm 2 tests instead
+   ``x_i = theta_i MMS_i = min(theta^max_i, theta) MMS_i``.  The two differ as soon as some ``i in
+   U`` has ``theta^max_i > theta`` (3+ users with the upper median); the printed test then fails
+   where the proof's passes, users are wrongly sent to ``U_dum``, and the final common level can
+   exceed their ``theta^max_i`` (``x_i > B_i``).  ``test="proof"`` (not registered) runs the
+   proof's test for comparison (benchmarks/compare_lmm_mms.py).
+R4 (lines 14-16) dummies are the users with ``theta_i = theta`` (``theta^max_i >= theta``), as in
+   the proof of Thm 2 case (2) and the trace of Example 2 (users 2 and 3, ``theta^max = 3 = theta``,
+   enter ``U_dum``).  The printed strict ``theta_i < theta^max_i`` (``theta^max_i > theta``) moves
+   nobody when the median user itself is not satisfied: on Example 2 it loops forever
+   (``dummy_rule="gt"`` raises :class:`AlgorithmStall`; tested).
+R5 (lines 11, 14) the sums run over ``i in U`` only (lines 15-16 say so; line 11 read over all
+   users would subtract previously satisfied users' resources a second time).
+R6 (line 8, even ``|Q|``) "median" is the UPPER median (the ``floor(|Q|/2)+1``-th smallest).  Both
+   choices satisfy the halving argument of Thm 2; with the lower median the printed algorithm
+   breaks the paper's own Example 1 (it gives ``x_1 = 4/3 > B_1 = 1``; tested), with the upper
+   median it reproduces it.  ``median="lower"`` is available for comparison.  PICK (linear-time
+   selection) is replaced by sorting: same value, ``O(n log n)``.
+R7 (line 23) the assignment target ``theta^max_i`` is read as ``theta*_i`` (the output); the
+   satisfied users' ``theta*_i = theta^max_i`` (never assigned in the pseudo-code) is taken from the
+   proof ("let their LMM-optimal MMS ratio be theta*_i = theta^max_i").
+R8 (line 23) ``c_j`` there is the capacity already reduced by line 11, and the printed
+   ``- sum_{i: theta^max_i <= theta} B_i d_ij`` names those same satisfied users (proof: "after
+   decreasing the resources consumed by these users i with theta^max_i <= theta^max_k"); it is
+   not subtracted twice and never includes a dummy (a dummy whose ``theta^max`` equals the last
+   median would otherwise be counted both at ``B_i`` and in ``delta``).  Resources with
+   ``delta_j = 0`` cannot occur (``d_ij > 0``).  The common level is NOT capped by the dummies'
+   ``theta^max_i`` (not printed); ``info["bound_exceeded"]`` lists users with ``x_i > B_i``.
+
+All arithmetic is exact (``Fraction``) whatever ``exact`` says; ``info["trace"]`` records every
+iteration (median, test, who moved).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional
+
+from mechverify.allocation import Allocation
+from mechverify.model import Environment
+from mechverify.numbers import fmt_exact
+
+from .common import leximin_allocation
+from .registry import Claim, Setting, SettingError, register
+
+__all__ = ["AlgorithmStall", "LmmMmsSetting", "mms", "theta_max", "algorithm1", "SETTING", "CLAIMS"]
+
+
+class AlgorithmStall(RuntimeError):
+    """Algorithm 1 under a reading that makes no progress (an iteration removes nobody from U)."""
+
+
+@dataclass(frozen=True)
+class LmmMmsSetting(Setting):
+    """Seed 003's domain: one pool, every user bounded (``B_i > 0``), ``d_ij > 0``, ``c_j > 0``."""
+
+    requires_bounds: bool = True  # every user has a finite B_i > 0
+    positive_data: bool = True  # d_ij > 0 and c_j > 0 (seed 003 Sec. 2.1)
+
+    def describe(self) -> str:
+        return super().describe() + ", every user bounded (B_i > 0), positive demands and capacities"
+
+    def check(self, env: Environment, name: str) -> None:
+        super().check(env, name)
+        for r, c in enumerate(env.capacity[0]):
+            if c <= 0:
+                raise SettingError(f"servers[0].capacity[{r}]: {name} needs every capacity > 0 "
+                                   f"(seed 003 Sec. 2.1: c_j > 0), got {fmt_exact(c)}")
+        for i in range(env.n_users):
+            for r, d in enumerate(env.demand[i]):
+                if d <= 0:
+                    raise SettingError(f"users[{i}].demand[{r}]: {name} needs every per-task demand > 0 "
+                                       f"(seed 003 Sec. 2.1: d_ij > 0), got {fmt_exact(d)}")
+            b = env.tasks[i]
+            if b is None or b <= 0:
+                got = "null (unbounded)" if b is None else fmt_exact(b)
+                raise SettingError(f"users[{i}].tasks: {name} needs a task bound B_i > 0 for every user "
+                                   f"(seed 003 Sec. 2.1; MMS_i = 0 would make theta_i undefined), got {got}")
+
+
+SETTING = LmmMmsSetting(single_server=True, placement=False, external=False, bounds=True, weights=False,
+                        server_demand=False, feasibility="rdm", divisible=True, exact=True)
+
+_T1 = "003 Table 1 (LMM-MMS row: PE, SI, EF, GSP)"
+CLAIMS = (
+    Claim("po", "holds", f"003 Sec. 4.2 Thm 3 (PE); {_T1}"),
+    Claim("si", "holds", f"003 Sec. 2.2 (SI with bounds), Sec. 4.2 Thm 4; {_T1}", variant="bounded"),
+    Claim("ef", "holds", f"003 Sec. 2.2 (EF with bounds), Sec. 4.2 Thm 5; {_T1}"),
+    Claim("gsp", "holds", f"003 Sec. 2.2 (GSP), Sec. 4.2 Thm 6; {_T1}", variant="demand"),
+    Claim("sp", "holds", "003 Sec. 4.2 Thm 6 (GSP with a coalition of one); Sec. 1 'strategy-proofness'",
+          variant="demand"),
+)
+_VIA_T2 = " -- via Thm 2 (Algorithm 1 finds the LMM-MMS solution)"
+LINEAR_CLAIMS = tuple(Claim(c.property, c.status, c.source + _VIA_T2, c.variant, c.note) for c in CLAIMS)
+
+
+# ---------------------------------------------------------------------- definitions
+def mms(env: Environment, i: int) -> Fraction:
+    """Theorem 1: ``MMS_i = u_i(C/n) = min(min_j c_j / (n d_ij), B_i)`` (single pool)."""
+    n = env.n_users
+    share = min(c / (n * d) for c, d in zip(env.capacity[0], env.demand[i]) if d > 0)
+    b = env.tasks[i]
+    return share if b is None else min(share, b)
+
+
+def theta_max(env: Environment, i: int) -> Fraction:
+    """``theta^max_i = B_i / MMS_i`` (Sec. 4.1, eq. (9))."""
+    return env.tasks[i] / mms(env, i)
+
+
+def _info(env: Environment, totals, mms_v) -> dict:
+    return {"mms": list(mms_v), "theta_max": [env.tasks[i] / mms_v[i] for i in range(env.n_users)],
+            "theta": [totals[i] / mms_v[i] for i in range(env.n_users)]}
+
+
+@register("lmm-mms", "LMM-MMS: leximin of x_i/MMS_i, x_i <= B_i, one pool (definition, Sec. 3.2)",
+          SETTING, CLAIMS, source="003 Sec. 2.1 Thm 1, Sec. 3.2 program (LMM-MMS)")
+def lmm_mms(env: Environment, exact: bool = False) -> Allocation:
+    SETTING.check(env, "lmm-mms")
+    mms_v = [mms(env, i) for i in range(env.n_users)]
+    alloc = leximin_allocation(env, "lmm-mms", exact, mms_v, placement=False, external=False, bounds=True)
+    alloc.info.update(_info(env, alloc.totals(), mms_v))
+    return alloc
+
+
+# ---------------------------------------------------------------------- Algorithm 1
+def algorithm1(env: Environment, median: str = "upper", test: str = "printed", dummy_rule: str = "ge") -> dict:
+    """Algorithm 1 of seed 003 with the readings R1-R8 of the module docstring.
+
+    ``median``: ``"upper"`` (R6, registered) or ``"lower"``; ``test``: ``"printed"`` (line 10, R3,
+    registered) or ``"proof"`` (Thm 2's ``x_i = theta_i MMS_i``); ``dummy_rule``: ``"ge"`` (R4,
+    registered) or ``"gt"`` (the printed strict ``<``).  Returns ``theta_star``, ``x``, ``mms``,
+    ``theta_max`` and the ``trace``.  Exact ``Fraction`` arithmetic throughout.
+    """
+    if median not in ("upper", "lower"):
+        raise ValueError(f"median: expected 'upper' or 'lower', got {median!r}")
+    if test not in ("printed", "proof"):
+        raise ValueError(f"test: expected 'printed' or 'proof', got {test!r}")
+    if dummy_rule not in ("ge", "gt"):
+        raise ValueError(f"dummy_rule: expected 'ge' or 'gt', got {dummy_rule!r}")
+    n, m = env.n_users, env.n_resources
+    d = env.demand
+    B = env.tasks
+    M = [mms(env, i) for i in range(n)]
+    tmax = [B[i] / M[i] for i in range(n)]
+    # Step 1
+    theta_star: list[Optional[Fraction]] = [Fraction(0)] * n
+    U = list(range(n))
+    U_dum: list[int] = []
+    c = list(env.capacity[0])
+    delta = [Fraction(0)] * m
+    theta = Fraction(0)
+    trace = []
+    while U:  # Step 3: "if U != {} go to Step 2"
+        # Step 2
+        Q = sorted(tmax[i] for i in U)  # R2
+        theta = Q[len(Q) // 2] if median == "upper" else Q[(len(Q) - 1) // 2]  # R6
+        th = {i: min(tmax[i], theta) for i in U}  # R1
+        theta_dum = theta
+        if test == "printed":  # R3: line 10 as printed
+            use = [theta_dum * delta[j] + sum((B[i] * d[i][j] for i in U), Fraction(0)) for j in range(m)]
+        else:
+            use = [theta_dum * delta[j] + sum((th[i] * M[i] * d[i][j] for i in U), Fraction(0)) for j in range(m)]
+        ok = all(use[j] <= c[j] for j in range(m))
+        if ok:
+            S = [i for i in U if th[i] == tmax[i]]  # R1, R5
+            for j in range(m):
+                c[j] -= sum((B[i] * d[i][j] for i in S), Fraction(0))
+            for i in S:
+                theta_star[i] = tmax[i]  # R7
+            moved = S
+            U = [i for i in U if i not in S]
+        else:
+            if dummy_rule == "ge":  # R4
+                T = [i for i in U if th[i] == theta]
+            else:
+                T = [i for i in U if th[i] < tmax[i]]
+            for j in range(m):
+                delta[j] += sum((M[i] * d[i][j] for i in T), Fraction(0))
+            U_dum += T
+            moved = T
+            U = [i for i in U if i not in T]
+        trace.append({"median": theta, "use": use, "capacity": list(c), "feasible": ok,
+                      "satisfied" if ok else "dummy": list(moved), "delta": list(delta)})
+        if not moved:
+            raise AlgorithmStall(f"Algorithm 1 makes no progress at median theta = {fmt_exact(theta)} "
+                                 f"(test {'passed' if ok else 'failed'}, dummy rule {dummy_rule!r}): "
+                                 f"U = {[env.users[i] for i in U]} never shrinks")
+    theta_dum_final = None
+    if U_dum:  # Step 3 else-branch, R7/R8
+        theta_dum_final = min(c[j] / delta[j] for j in range(m) if delta[j] > 0)
+        for i in U_dum:
+            theta_star[i] = theta_dum_final
+    x = [theta_star[i] * M[i] for i in range(n)]
+    return {"theta_star": theta_star, "x": x, "mms": M, "theta_max": tmax, "U_dum": U_dum,
+            "theta_dum": theta_dum_final, "trace": trace}
+
+
+@register("lmm-mms-linear", "LMM-MMS by Algorithm 1 as printed (median-based, 'O(n)'), exact arithmetic",
+          SETTING, LINEAR_CLAIMS, source="003 Sec. 4.1 Algorithm 1, Thm 2, Example 2",
+          notes="Readings R1-R8 in mechanisms/lmm_mms.py; line 10 tests every undecided user at its full "
+                "bound B_i as printed (the proof of Thm 2 uses theta_i MMS_i); the final common level is not "
+                "capped by B_i, so x_i > B_i can occur.")
+def lmm_mms_linear(env: Environment, exact: bool = False) -> Allocation:
+    SETTING.check(env, "lmm-mms-linear")
+    res = algorithm1(env)
+    info = {"mms": res["mms"], "theta_max": res["theta_max"], "theta": res["theta_star"],
+            "trace": res["trace"], "U_dum": res["U_dum"], "theta_dum": res["theta_dum"],
+            "unique_totals": True,
+            "bound_exceeded": [i for i in range(env.n_users) if res["x"][i] > env.tasks[i]]}
+    return Allocation(env, tuple((v,) for v in res["x"]), "lmm-mms-linear", True, info)
