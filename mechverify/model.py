@@ -436,7 +436,7 @@ def parse_environment(data: Any) -> Environment:
                 raise InstanceError(f"{where}.eligible: expected a list of server names, got {el!r}")
             idx = []
             for e in el:
-                if e not in sindex:
+                if not isinstance(e, str) or e not in sindex:
                     raise InstanceError(f"{where}.eligible: unknown server {e!r} (servers: {', '.join(servers_t)})")
                 if sindex[e] in idx:
                     raise InstanceError(f"{where}.eligible: duplicate server {e!r}")
@@ -474,6 +474,8 @@ def load_environment(path: str) -> Environment:
             text = fh.read()
     except OSError as exc:
         raise InstanceError(f"{path}: cannot read instance file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -116,11 +116,17 @@ def cmd_allocate(args: argparse.Namespace) -> int:
             raise CliError("allocate --batch prints JSON lines; --format table is not available")
         failures = 0
         try:
-            fh = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
+            fh = sys.stdin.buffer if args.batch == "-" else open(args.batch, "rb")
         except OSError as exc:
             raise CliError(f"{args.batch}: cannot read batch file ({exc.strerror})")
         with fh:
-            for lineno, line in enumerate(fh, 1):
+            for lineno, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    failures += 1
+                    sys.stdout.write(json.dumps({"error": f"line {lineno}: not UTF-8 text (byte {exc.start})"}) + "\n")
+                    continue
                 if not line.strip():
                     continue
                 try:
