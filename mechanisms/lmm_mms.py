@@ -129,16 +129,14 @@ class LmmMmsSetting(Setting):
 SETTING = LmmMmsSetting(single_server=True, placement=False, external=False, bounds=True, weights=False,
                         server_demand=False, feasibility="rdm", divisible=True, exact=True)
 
-_T1 = "003 Table 1 (LMM-MMS row: PE, SI, EF, GSP)"
 CLAIMS = (
-    Claim("po", "holds", f"003 Sec. 4.2 Thm 3 (PE); {_T1}"),
-    Claim("si", "holds", f"003 Sec. 2.2 (SI with bounds), Sec. 4.2 Thm 4; {_T1}", variant="bounded"),
-    Claim("ef", "holds", f"003 Sec. 2.2 (EF with bounds), Sec. 4.2 Thm 5; {_T1}"),
-    Claim("gsp", "holds", f"003 Sec. 2.2 (GSP), Sec. 4.2 Thm 6; {_T1}", variant="demand"),
-    Claim("sp", "holds", "003 Sec. 4.2 Thm 6 (GSP with a coalition of one); Sec. 1 'strategy-proofness'",
-          variant="demand"),
+    Claim("po", "holds", "003 Sec. 4.2 Thm 3 (PE); Table 1"),
+    Claim("si", "holds", "003 Sec. 2.2 (SI with bounds), Sec. 4.2 Thm 4; Table 1", variant="bounded"),
+    Claim("ef", "holds", "003 Sec. 2.2 (EF with bounds), Sec. 4.2 Thm 5; Table 1"),
+    Claim("gsp", "holds", "003 Sec. 2.2 (GSP), Sec. 4.2 Thm 6; Table 1", variant="demand"),
+    Claim("sp", "holds", "003 Sec. 4.2 Thm 6 (GSP, coalition of one); Sec. 1", variant="demand"),
 )
-_VIA_T2 = " -- via Thm 2 (Algorithm 1 finds the LMM-MMS solution)"
+_VIA_T2 = "; via Thm 2 (Algorithm 1 finds it)"
 LINEAR_CLAIMS = tuple(Claim(c.property, c.status, c.source + _VIA_T2, c.variant, c.note) for c in CLAIMS)
 
 
