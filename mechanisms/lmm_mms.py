@@ -3,7 +3,7 @@
 Setting (seed 003 Sec. 2.1): ONE resource pool with capacities ``c_j > 0`` for ``m`` resources, ``n``
 users with per-task demands ``d_ij > 0`` and a bounded number of tasks ``B_i`` (every user has one),
 no weights, no placement, no external resources.  Environments outside it are rejected by
-:class:`LmmMmsSetting` with one line naming the field (``B_i = 0`` would make ``MMS_i = 0`` and
+:data:`SETTING` (``requires_bounds``, ``positive_data``) with one line naming the field (``B_i = 0`` would make ``MMS_i = 0`` and
 ``theta_i = x_i / MMS_i`` undefined; ``d_ij > 0`` and ``c_j > 0`` are the paper's assumptions).
 
 Definitions (reconstructed from the extracted text and checked against Examples 1 and 2)
@@ -80,54 +80,28 @@ iteration (median, test, who moved).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Optional
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.numbers import fmt_exact
 
 from .common import leximin_allocation
-from .registry import Claim, Setting, SettingError, register
+from .registry import Claim, Setting, register
 
-__all__ = ["AlgorithmStall", "LmmMmsSetting", "mms", "theta_max", "algorithm1", "SETTING", "CLAIMS"]
+__all__ = ["AlgorithmStall", "mms", "theta_max", "algorithm1", "SETTING", "CLAIMS"]
 
 
 class AlgorithmStall(RuntimeError):
     """Algorithm 1 under a reading that makes no progress (an iteration removes nobody from U)."""
 
 
-@dataclass(frozen=True)
-class LmmMmsSetting(Setting):
-    """Seed 003's domain: one pool, every user bounded (``B_i > 0``), ``d_ij > 0``, ``c_j > 0``."""
-
-    requires_bounds: bool = True  # every user has a finite B_i > 0
-    positive_data: bool = True  # d_ij > 0 and c_j > 0 (seed 003 Sec. 2.1)
-
-    def describe(self) -> str:
-        return super().describe() + ", every user bounded (B_i > 0), positive demands and capacities"
-
-    def check(self, env: Environment, name: str) -> None:
-        super().check(env, name)
-        for r, c in enumerate(env.capacity[0]):
-            if c <= 0:
-                raise SettingError(f"servers[0].capacity[{r}]: {name} needs every capacity > 0 "
-                                   f"(seed 003 Sec. 2.1: c_j > 0), got {fmt_exact(c)}")
-        for i in range(env.n_users):
-            for r, d in enumerate(env.demand[i]):
-                if d <= 0:
-                    raise SettingError(f"users[{i}].demand[{r}]: {name} needs every per-task demand > 0 "
-                                       f"(seed 003 Sec. 2.1: d_ij > 0), got {fmt_exact(d)}")
-            b = env.tasks[i]
-            if b is None or b <= 0:
-                got = "null (unbounded)" if b is None else fmt_exact(b)
-                raise SettingError(f"users[{i}].tasks: {name} needs a task bound B_i > 0 for every user "
-                                   f"(seed 003 Sec. 2.1; MMS_i = 0 would make theta_i undefined), got {got}")
-
-
-SETTING = LmmMmsSetting(single_server=True, placement=False, external=False, bounds=True, weights=False,
-                        server_demand=False, feasibility="rdm", divisible=True, exact=True)
+# Seed 003's domain (Sec. 2.1): one pool, every user bounded (B_i > 0, else MMS_i = 0 and theta_i is
+# undefined), d_ij > 0 and c_j > 0.  The generic Setting flags enforce it with one-line errors.
+SETTING = Setting(single_server=True, placement=False, external=False, bounds=True, weights=False,
+                  server_demand=False, feasibility="rdm", divisible=True, exact=True,
+                  requires_bounds=True, positive_data=True)
 
 CLAIMS = (
     Claim("po", "holds", "003 Sec. 4.2 Thm 3 (PE); Table 1"),

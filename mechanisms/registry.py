@@ -8,12 +8,12 @@ with the seed file and section.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import InstanceError
+from mechverify.numbers import InstanceError, fmt_exact
 
 __all__ = ["Claim", "Setting", "Mechanism", "register", "get", "all_mechanisms", "allocate", "SettingError"]
 
@@ -44,6 +44,8 @@ class Setting:
     feasibility: str = "rdm"  # 'rdm' or 'tdm'
     divisible: bool = True  # False: indivisible tasks (integer x)
     exact: bool = True  # the allocation is rational and computed exactly with --exact
+    requires_bounds: bool = False  # every user must have a finite task bound n_j > 0 (seed 003)
+    positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
 
     def describe(self) -> str:
         parts = ["1 server" if self.single_server else "many servers", self.feasibility.upper()]
@@ -53,6 +55,10 @@ class Setting:
                 parts.append(label)
         if not self.divisible:
             parts.append("indivisible tasks")
+        if self.requires_bounds:
+            parts.append("every user bounded (n_j > 0)")
+        if self.positive_data:
+            parts.append("positive demands and capacities")
         return ", ".join(parts)
 
     def check(self, env: Environment, name: str) -> None:
@@ -73,6 +79,23 @@ class Setting:
         if not self.server_demand and env.has_server_demand:
             j, s = next(iter(env.server_demand))
             raise SettingError(f"users[{j}].server_demand: {name} does not take per-server demands")
+        if self.positive_data:
+            for s, row in enumerate(env.capacity):
+                for r, c in enumerate(row):
+                    if c <= 0:
+                        raise SettingError(f"servers[{s}].capacity[{r}]: {name} needs every capacity > 0, "
+                                           f"got {fmt_exact(c)}")
+            for j in range(env.n_users):
+                for r, d in enumerate(env.demand[j]):
+                    if d <= 0:
+                        raise SettingError(f"users[{j}].demand[{r}]: {name} needs every per-task demand > 0, "
+                                           f"got {fmt_exact(d)}")
+        if self.requires_bounds:
+            for j in range(env.n_users):
+                b = env.tasks[j]
+                if b is None or b <= 0:
+                    got = "null (unbounded)" if b is None else fmt_exact(b)
+                    raise SettingError(f"users[{j}].tasks: {name} needs a task bound n_j > 0 for every user, got {got}")
 
 
 @dataclass(frozen=True)
