@@ -28,7 +28,7 @@ from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.numbers import fmt_exact, to_fraction
 
-__all__ = ["Deviation", "Witness", "Certificate", "Evaluation", "Property", "ratio", "exact_or_none"]
+__all__ = ["Deviation", "Witness", "Certificate", "Evaluation", "Property", "ratio", "rel_change", "exact_or_none"]
 
 INF = math.inf
 
@@ -38,6 +38,14 @@ def ratio(num: Any, den: Any) -> Any:
     if den == 0:
         return Fraction(1) if num == 0 else INF
     return num / den
+
+
+def rel_change(new: Any, old: Any) -> Any:
+    """Relative change ``(new - old) / old``: ``0`` when nothing changes (also ``0 -> 0``, where
+    ``ratio`` would say 1), ``inf`` for ``0 -> positive``."""
+    if new == old:
+        return 0.0 if isinstance(new, float) or isinstance(old, float) else Fraction(0)
+    return ratio(new - old, old)
 
 
 def exact_or_none(v: Any) -> Optional[str]:

@@ -264,11 +264,20 @@ class SingleServerDRF(Property):
 
         return get("drf")
 
+    def _reference(self, env, exact):
+        """DRF's allocation of ``env``.  On one server a per-server demand (seed 002 Sec. IV) is just the
+        user's demand; DRF does not take ``server_demand``, so it is folded into ``demand`` first."""
+        if env.has_server_demand:
+            from dataclasses import replace
+
+            env = replace(env, demand=tuple(env.d(j, 0) for j in range(env.n_users)), server_demand={})
+        return self._drf()(env, exact=exact)
+
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
         if env.n_servers != 1:
             return Evaluation(None, False, note="more than one server")
         alloc = alloc or mech(env, exact=exact)
-        ref = self._drf()(env, exact=exact)
+        ref = self._reference(env, exact)
         worst, who = Fraction(0), None
         for j in range(env.n_users):
             a, b = alloc.total(j), ref.total(j)
@@ -282,7 +291,7 @@ class SingleServerDRF(Property):
     def recheck(self, mech, witness):
         env = witness.env
         run = exact_run(mech, env)
-        ref = self._drf()(env, exact=True)
+        ref = self._reference(env, True)
         if not run.exact:
             return None
         (j,) = witness.users

@@ -35,7 +35,7 @@ from mechverify.numbers import InstanceError
 from mechverify.utility import utility
 
 from ..exact import exact_run, utility_interval
-from .base import Certificate, Deviation, Evaluation, Property, Report, Witness, ratio
+from .base import Certificate, Deviation, Evaluation, Property, Report, Witness, ratio, rel_change
 
 INF = math.inf
 FLOAT_REL = 1e-7
@@ -169,7 +169,7 @@ class StrategyProofness(Property):
             return Evaluation(None, False, note="misreport outside the mechanism's setting")
         (j,) = deviation.users
         u, u2 = utility(env, alloc, j), utility(env, alloc_d, j)
-        measure = ratio(u2 - u, u)
+        measure = rel_change(u2, u)
         violated = _gt(u2, u, exact)
         w = None
         if violated:
@@ -227,7 +227,7 @@ class GroupStrategyProofness(Property):
                         yield Deviation("misreport", reps)
 
     def _measure(self, before, after):
-        changes = [ratio(a - b, b) for b, a in zip(before, after)]
+        changes = [rel_change(a, b) for b, a in zip(before, after)]
         if any(a < b for b, a in zip(before, after)):
             return min(changes)
         return max(changes)
