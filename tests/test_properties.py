@@ -655,6 +655,57 @@ def test_single_server_drf_not_applicable():
     assert r.verdict == "not_applicable" and "server" in r.note
 
 
+# ====================================================================== indivisible tasks
+def test_sp_indivisible_whole_tasks_no_false_violation():
+    """Bug fix (false SP violation).  drfh-first-fit (seed 001 Sec. V-B, whole tasks) on
+    s1 <4 cpu, 3 mem>, s2 <2, 3>; u1 <3, 1>, u2 <3, 3> with n2 = 3.  Pooled <6, 6>: both per-task global
+    dominant shares are 1/2.  Truthful: u1 (tie, lower index) places a task on s1 -> s1 left <1, 2>;
+    u2's <3, 3> fits nowhere, nor does a second task of u1: u1 runs 1.
+    u1 reports <3/4, 1> (share 1/6): u1 places 3 tasks on s1 (mem 3 used up) and 2 on s2 (cpu left 1/2
+    < 3/4); u2 fits nowhere.  Bundles: s1 <9/4, 3>, s2 <3/2, 2>: with its TRUE <3, 1> u1 runs 3/4 of a
+    task on s1 and 1/2 on s2 -- 5/4 'tasks' with divisible utility, but 0 whole tasks.
+    regret (0 - 1)/1 = -1 (divisible utility wrongly certified a gain of 1/4)."""
+    env = env_of(["cpu", "mem"], [[4, 3], [2, 3]], [{"demand": [3, 1]}, {"demand": [3, 3], "tasks": 3}])
+    m, dev = get("drfh-first-fit"), mis(0, demand=["3/4", 1])
+    assert m(dev.apply(env), exact=True).x[0] == (3, 2)
+    holds("sp", m, env, "demand", dev, measure=F(-1))
+    wit = get_property("sp").evaluate(m, env, "demand", dev, exact=True)
+    assert wit.witness is None
+
+
+INDIV = dict(single_server=True, placement=False, bounds=False, weights=False, divisible=False)
+
+
+def _floor_equal_tasks(env, exact):
+    a = equal_tasks_alloc(env, True)
+    t = F(int(a.x[0][0]))  # floor: whole tasks
+    return Allocation(env, tuple((t,) for _ in range(env.n_users)), "floor-equal-tasks", True, {"unique_totals": True})
+
+
+FLOOR_EQUAL_TASKS = Mechanism("floor-equal-tasks", "test-only: equal-tasks rounded down to whole tasks",
+                              _floor_equal_tasks, Setting(**INDIV))
+
+
+def test_sp_indivisible_real_violation_still_certified():
+    """floor-equal-tasks, one cpu of 12, unit demands: t = 6.  u1 reports 2: t' = floor(12/3) = 4 slots of
+    2 cpu = 8 cpu = 8 whole tasks: gain 2, regret 1/3 (a real gain).
+    u1 reports 5/4: t' = floor(12/(9/4)) = 5 slots of 5/4 cpu = 25/4 cpu: 6 whole tasks (not 25/4): regret 0."""
+    env = one_cpu(12, [1, 1])
+    fails("sp", FLOOR_EQUAL_TASKS, env, "demand", mis(0, demand=[2]), measure=F(1, 3), gap=F(2),
+          utilities={"u[u1] truthful": F(6), "u[u1] misreport": F(8)}, robust=None)
+    holds("sp", FLOOR_EQUAL_TASKS, env, "demand", mis(0, demand=["5/4"]), measure=F(0))
+
+
+def test_ef_indivisible_whole_tasks():
+    """Whole tasks, one cpu of 7: u1 <3> runs 1 task (3 cpu), u2 <2> runs 2 (4 cpu).
+    u1 with u2's 4 cpu: 4/3 divisible tasks (envy ratio 4/3) but 1 whole task = own: no envy;
+    u2 with u1's 3 cpu: 1 whole task < 2.  max ratio max(1/1, 1/2) = 1.
+    Same allocation with divisible tasks: u1 envies, gap 4/3 - 1 = 1/3."""
+    env = one_cpu(7, [3, 2])
+    holds("ef", fixed("1-2-whole", [[1], [2]], **INDIV), env, "placement-aware", measure=F(1))
+    fails("ef", fixed("1-2", [[1], [2]], single_server=True), env, "placement-aware", measure=F(4, 3), gap=F(1, 3))
+
+
 # ====================================================================== check_property verdicts
 def test_check_verdicts_instance_properties():
     """check_property turns the fixtures above into verdicts: exact certificate -> violated."""

@@ -29,9 +29,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from mechverify.utility import envy_value, equal_split_bundle, true_tasks, utility
+from mechverify.utility import equal_split_bundle, true_tasks, utility
 
-from ..exact import exact_run, utility_interval
+from ..exact import envy_utility, exact_run, own_utility, utility_interval
 from .base import Certificate, Evaluation, Property, Witness, ratio
 
 INF = math.inf
@@ -58,12 +58,12 @@ class EnvyFreeness(Property):
         alloc = alloc or mech(env, exact=exact)
         aware = variant == "placement-aware"
         worst, pair = None, None
-        own = [utility(env, alloc, j) for j in range(env.n_users)]
+        own = [own_utility(mech, env, alloc, j) for j in range(env.n_users)]
         for j in range(env.n_users):
             for k in range(env.n_users):
                 if j == k:
                     continue
-                v = envy_value(env, alloc, j, k, placement_aware=aware)
+                v = envy_utility(mech, env, alloc, j, k, placement_aware=aware)
                 r = ratio(v, own[j])
                 if worst is None or r > worst:
                     worst, pair = r, (j, k, v)

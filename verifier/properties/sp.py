@@ -32,9 +32,8 @@ from typing import Any, Iterable, Optional
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError
-from mechverify.utility import utility
 
-from ..exact import exact_run, utility_interval
+from ..exact import exact_run, own_utility, utility_interval
 from .base import Certificate, Deviation, Evaluation, Property, Report, Witness, ratio, rel_change
 
 INF = math.inf
@@ -168,7 +167,7 @@ class StrategyProofness(Property):
         if alloc_d is None:
             return Evaluation(None, False, note="misreport outside the mechanism's setting")
         (j,) = deviation.users
-        u, u2 = utility(env, alloc, j), utility(env, alloc_d, j)
+        u, u2 = own_utility(mech, env, alloc, j), own_utility(mech, env, alloc_d, j)
         measure = rel_change(u2, u)
         violated = _gt(u2, u, exact)
         w = None
@@ -244,8 +243,8 @@ class GroupStrategyProofness(Property):
         if alloc_d is None:
             return Evaluation(None, False, note="misreport outside the mechanism's setting")
         users = deviation.users
-        before = [utility(env, alloc, j) for j in users]
-        after = [utility(env, alloc_d, j) for j in users]
+        before = [own_utility(mech, env, alloc, j) for j in users]
+        after = [own_utility(mech, env, alloc_d, j) for j in users]
         tol = 0 if exact else FLOAT_REL
         none_loses = all(float(a) >= float(b) - tol * max(1.0, abs(float(b))) for b, a in zip(before, after))
         some_gains = any(_gt(a, b, exact) for b, a in zip(before, after))
