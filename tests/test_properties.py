@@ -673,6 +673,22 @@ def test_sp_indivisible_whole_tasks_no_false_violation():
     assert wit.witness is None
 
 
+def _first_fit_env():
+    # s1 <2 cpu, 5 mem>, s2 <7, 4>; u1 <2, 2>, u2 <2, 3> with n2 = 4; pooled <9, 9>
+    return env_of(["cpu", "mem"], [[2, 5], [7, 4]], [{"demand": [2, 2]}, {"demand": [2, 3], "tasks": 4}])
+
+
+def test_sp_fails_drfh_first_fit_whole_tasks():
+    """A genuine whole-task SP violation of drfh-first-fit (001 Sec. V-B; no claim).  Shares per task:
+    u1 2/9, u2 3/9.  Truthful: u1 -> s1 (left <0, 3>); u2 -> s2 (left <5, 1>); u1 (2/9 < 1/3) fits
+    nowhere (s2 mem 1 < 2), nor u2: u1 runs 1.
+    u1 reports <3, 2> (share 1/3): u1 -> s2 (s1 cpu 2 < 3; left <4, 2>); u2 -> s1 (left <0, 2>);
+    tie 1/3 = 1/3, u1 -> s2 again (left <1, 0>); nothing else fits.  u1 holds 2 x <3, 2> = <6, 4> on s2:
+    with its TRUE <2, 2> floor(min(6/2, 4/2)) = 2 whole tasks.  gain 1, regret 1."""
+    fails("sp", get("drfh-first-fit"), _first_fit_env(), "demand", mis(0, demand=[3, 2]), measure=F(1),
+          gap=F(1), utilities={"u[u1] truthful": F(1), "u[u1] misreport": F(2)}, robust=None)
+
+
 INDIV = dict(single_server=True, placement=False, bounds=False, weights=False, divisible=False)
 
 
@@ -704,6 +720,15 @@ def test_ef_indivisible_whole_tasks():
     env = one_cpu(7, [3, 2])
     holds("ef", fixed("1-2-whole", [[1], [2]], **INDIV), env, "placement-aware", measure=F(1))
     fails("ef", fixed("1-2", [[1], [2]], single_server=True), env, "placement-aware", measure=F(4, 3), gap=F(1, 3))
+
+
+def test_si_indivisible_whole_task_benchmark():
+    """One cpu of 5, unit demands, whole tasks (3, 2): u2's equal split of 5/2 cpu runs 2 whole tasks
+    (not 5/2), so u2 gets its benchmark: min ratio min(3/2, 2/2) = 1.  Divisible: 2 < 5/2, gap 1/2."""
+    env = one_cpu(5, [1, 1])
+    holds("si", fixed("3-2-whole", [[3], [2]], **INDIV), env, "per-server-split", measure=F(1))
+    fails("si", fixed("3-2", [[3], [2]], single_server=True), env, "per-server-split", measure=F(4, 5),
+          gap=F(1, 2))
 
 
 # ====================================================================== check_property verdicts
@@ -888,6 +913,25 @@ def test_replay_detects_corruption(tmp_path, what, edit, expect):
     _corrupt(path, edit)
     r = replay(path)
     assert not r.ok and expect in r.message, r.message
+
+
+def test_store_replay_deviation_certificate(tmp_path):
+    """An SP certificate (with its deviation) round-trips through the store; corrupting the deviation
+    changes the content hash, corrupting the stored misreport utility fails the recomputation."""
+    sp, m, env, dev = get_property("sp"), get("drfh-first-fit"), _first_fit_env(), mis(0, demand=[3, 2])
+    cert = sp.recheck(m, sp.evaluate(m, env, "demand", dev, exact=True).witness)
+    path = store(cert, {"kind": "test"}, str(tmp_path))
+    d = json.load(open(path))
+    assert d["deviation"] == {"kind": "misreport", "reports": [{"user": "u1", "demand": ["3", "2"]}]}
+    assert d["allocations"]["deviation"]["environment"] == "deviation" and d["gap"] == "1"
+    assert replay(path).ok
+    _corrupt(path, lambda d: d["utilities"].__setitem__("u[u1] misreport", "3"))
+    r = replay(path)
+    assert not r.ok and "utilities" in r.message
+    path = store(cert, {"kind": "test"}, str(tmp_path))
+    _corrupt(path, lambda d: d["deviation"]["reports"][0].__setitem__("demand", ["3", "3"]))
+    r = replay(path)
+    assert not r.ok and "content does not match" in r.message
 
 
 def test_replay_cli_exit_codes(tmp_path):

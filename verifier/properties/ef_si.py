@@ -29,9 +29,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from mechverify.utility import equal_split_bundle, true_tasks, utility
+from mechverify.utility import equal_split_bundle
 
-from ..exact import envy_utility, exact_run, own_utility, utility_interval
+from ..exact import bundle_utility, envy_utility, exact_run, own_utility, utility_interval
 from .base import Certificate, Evaluation, Property, Witness, ratio
 
 INF = math.inf
@@ -99,10 +99,11 @@ class EnvyFreeness(Property):
                            "", "exact" if run.exact else "interval", summary)
 
 
-def si_benchmark(env, j) -> Any:
-    """``u_j((w_j / sum w) * (c, c_er))`` -- see the module docstring."""
+def si_benchmark(env, j, mech=None) -> Any:
+    """``u_j((w_j / sum w) * (c, c_er))`` -- see the module docstring.  For a mechanism with indivisible
+    tasks the split is worth whole tasks (``exact.bundle_utility``), like the user's own bundle."""
     share = env.weight[j] / sum(env.weight)
-    return true_tasks(env, j, equal_split_bundle(env, share))
+    return bundle_utility(mech, env, j, equal_split_bundle(env, share))
 
 
 class SharingIncentive(Property):
@@ -128,8 +129,8 @@ class SharingIncentive(Property):
         alloc = alloc or mech(env, exact=exact)
         worst, who = None, None
         for j in range(env.n_users):
-            b = si_benchmark(env, j)
-            u = utility(env, alloc, j)
+            b = si_benchmark(env, j, mech)
+            u = own_utility(mech, env, alloc, j)
             r = ratio(u, b)
             if worst is None or r < worst:
                 worst, who = r, (j, u, b)
@@ -146,7 +147,7 @@ class SharingIncentive(Property):
         own = utility_interval(env, run, j)
         if own is None:
             return None
-        b = si_benchmark(env, j)
+        b = si_benchmark(env, j, mech)
         gap = b - own[1]
         if not gap > 0:
             return None
