@@ -24,6 +24,7 @@ a row ``a^T x >= L`` that blocks the optimum has ``row_dual[i] < 0`` (raising ``
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -39,6 +40,34 @@ __all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve"]
 
 _INF = highspy.kHighsInf
 _BS = highspy.HighsBasisStatus
+
+try:  # the solver itself, without highspy's Python callback layer (unused here; it doubles creation cost)
+    from highspy._core import _Highs as _HighsSolver
+except ImportError:  # pragma: no cover - other highspy layouts
+    _HighsSolver = highspy.Highs
+
+# Solver objects of finished sessions, reused: creating one costs about as much as solving a small LP.
+# ``passModel`` replaces the model and clears every solver state (basis, solution, info); a reused
+# object has exactly the options of a fresh one (sessions with a time limit are never pooled).
+_IDLE: list = []
+_IDLE_MAX = 8
+
+
+def _acquire_highs() -> Any:
+    try:
+        h = _IDLE.pop()
+    except IndexError:
+        h = _HighsSolver()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("random_seed", 0)
+        return h
+    h.clearSolver()
+    return h
+
+
+def _release_highs(h: Any) -> None:
+    if len(_IDLE) < _IDLE_MAX:
+        _IDLE.append(h)
 
 
 class LPError(RuntimeError):
@@ -61,7 +90,16 @@ class LPResult:
         return self.status == "optimal"
 
 
+_SMALL_INT = {i: Fraction(i) for i in range(-64, 65)}  # shared (Fractions are immutable)
+_ZERO = _SMALL_INT[0]
+
+
 def _F(v: Any) -> Optional[Fraction]:
+    cls = v.__class__
+    if cls is Fraction:  # fast paths first: this is called for every LP coefficient
+        return v
+    if cls is int and -64 <= v <= 64:
+        return _SMALL_INT[v]
     if v is None:
         return None
     if isinstance(v, Fraction):
@@ -99,7 +137,7 @@ class LinearProgram:
     def add_var(self, lower: Any = 0, upper: Any = None, cost: Any = 0, name: str = "") -> int:
         self.col_lower.append(_F(lower))
         self.col_upper.append(_F(upper))
-        self.cost.append(_F(cost) or Fraction(0))
+        self.cost.append(_F(cost) or _ZERO)
         self.col_names.append(name)
         return len(self.cost) - 1
 
@@ -110,8 +148,9 @@ class LinearProgram:
         for c, v in items:
             fv = _F(v)
             if fv:
-                row[c] = row.get(c, Fraction(0)) + fv
-        self.rows.append({c: v for c, v in row.items() if v != 0})
+                prev = row.get(c)
+                row[c] = fv if prev is None else prev + fv
+        self.rows.append({c: v for c, v in row.items() if v})
         self.row_lower.append(_F(lower))
         self.row_upper.append(_F(upper))
         return len(self.rows) - 1
@@ -133,8 +172,16 @@ class LinearProgram:
         return lp
 
 
+def _float(v: Any) -> float:
+    """``float(v)``; for a Fraction the same correctly rounded ``numerator / denominator``, without
+    the generic ``numbers.Rational.__float__`` overhead."""
+    if v.__class__ is Fraction:
+        return v.numerator / v.denominator
+    return float(v)
+
+
 def _fl(v: Optional[Fraction], inf: float) -> float:
-    return inf if v is None else float(v)
+    return inf if v is None else _float(v)
 
 
 class LPSession:
@@ -142,12 +189,12 @@ class LPSession:
 
     def __init__(self, lp: LinearProgram, time_limit: Optional[float] = None) -> None:
         self.lp = lp
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
-        self.h.setOptionValue("random_seed", 0)
+        self.h = _acquire_highs()
         if time_limit is not None:
             self.h.setOptionValue("time_limit", float(time_limit))
         self._load()
+        if time_limit is None:
+            weakref.finalize(self, _release_highs, self.h)
 
     def _load(self) -> None:
         lp = self.lp
@@ -156,7 +203,7 @@ class LPSession:
         hl.num_col_ = n
         hl.num_row_ = m
         sign = -1.0 if lp.maximize else 1.0
-        hl.col_cost_ = np.array([sign * float(c) for c in lp.cost], dtype=float)
+        hl.col_cost_ = np.array([sign * _float(c) for c in lp.cost], dtype=float)
         hl.col_lower_ = np.array([_fl(v, -_INF) for v in lp.col_lower], dtype=float)
         hl.col_upper_ = np.array([_fl(v, _INF) for v in lp.col_upper], dtype=float)
         hl.row_lower_ = np.array([_fl(v, -_INF) for v in lp.row_lower], dtype=float)
@@ -166,7 +213,7 @@ class LPSession:
         for row in lp.rows:
             for c, v in row.items():
                 idx.append(c)
-                vals.append(float(v))
+                vals.append(_float(v))
             starts.append(len(idx))
         hl.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
         hl.a_matrix_.start_ = np.array(starts, dtype=np.int32)

@@ -111,6 +111,9 @@ class Environment:
         if not self.external_demand:
             object.__setattr__(self, "external_demand", tuple(() for _ in range(nj)))
         object.__setattr__(self, "server_demand", dict(self.server_demand))
+        # memo of derived quantities (the environment is immutable); not a dataclass field, so it
+        # takes no part in ==, repr or replace()
+        object.__setattr__(self, "_memo", {})
         self.validate()
 
     def validate(self) -> None:
@@ -220,13 +223,18 @@ class Environment:
 
     def monopoly_tasks(self, j: int, s: int) -> Fraction | float:
         """``min_{r: d[j,s,r]>0} c[s,r]/d[j,s,r]`` ignoring eligibility (``inf`` if ``d[j,s]`` is all zero)."""
-        best: Fraction | float = INF
+        key = ("mono", j, s)
+        best = self._memo.get(key)
+        if best is not None:
+            return best
+        best = INF
         cap = self.capacity[s]
         for r, dr in enumerate(self.d(j, s)):
             if dr > 0:
                 q = cap[r] / dr
                 if q < best:
                     best = q
+        self._memo[key] = best
         return best
 
     def gamma(self, j: int, s: int) -> Fraction | float:
@@ -239,8 +247,12 @@ class Environment:
 
     def total_capacity(self) -> tuple[Fraction, ...]:
         """Pooled capacity ``sum_s c[s,r]`` per resource."""
-        return tuple(sum((self.capacity[s][r] for s in range(self.n_servers)), Fraction(0))
-                     for r in range(self.n_resources))
+        tot = self._memo.get("pooled")
+        if tot is None:
+            tot = tuple(sum((self.capacity[s][r] for s in range(self.n_servers)), Fraction(0))
+                        for r in range(self.n_resources))
+            self._memo["pooled"] = tot
+        return tot
 
     # ------------------------------------------------------------------ editing (used for misreports and minimisation)
     def with_user(self, j: int, *, demand: Optional[Sequence[Any]] = None,
