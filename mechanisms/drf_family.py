@@ -15,9 +15,11 @@ Notation: pooled capacity ``C_r = sum_s c[s,r]``; pooled demand share ``D[j,r] =
   ``drfh-lp7``: LP (7) exactly as printed -- one common level ``g`` with ``G_j = w_j g`` for every
   active user (equality); with finite task counts (Sec. V-A) users whose tasks are all scheduled
   are frozen and the common level raised again; it stops when the common level cannot rise.
-  The two agree when every user demands every resource and tasks are unbounded (then LP (7) is
-  leximin, seed 001 Prop. 2); with zero demands or bounds LP (7) can stop early -- the verifier
-  shows where (PO fails for ``drfh-lp7``).
+  The two agree when every user demands every resource, with or without task bounds (at LP (7)'s
+  optimum a user that could still rise frees a bundle every positive-demand user can share, the
+  argument of seed 001 Prop. 2; tests/test_drf_family.py has a bounded example).  With zero demands
+  LP (7) can stop early -- a user not demanding the saturated resource could still rise (also a
+  bounded user demanding nothing) -- and the verifier shows where (PO fails for ``drfh-lp7``).
 * ``c-drfh`` (seeds 000/002 Sec. II-B): DRFH's global dominant share computed as if all resources
   were pooled (placement ignored for ``D``), allocation subject to placement constraints.
 * ``tsf`` (seeds 000/002 Sec. II-B, after Wang et al.): ``gamma_j = sum_s min_r c[s,r]/d[j,r]`` over
@@ -171,7 +173,8 @@ def c_drfh(env: Environment, exact: bool = False) -> Allocation:
 @register("drfh-lp7", "DRFH as LP (7) printed: one common level, bound-saturated users frozen",
           Setting(placement=False, external=False, bounds=True, weights=True),
           DRFH_CLAIMS, source="001 Sec. IV-A LP (7), Sec. V-A",
-          notes="Differs from leximin DRFH when some user demands zero of a resource or has a task bound.")
+          notes="Differs from leximin DRFH only when some user demands zero of some resource: the common "
+                "level stops while that user could still rise (task bounds alone do not make them differ).")
 def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     """LP (7): ``max g`` s.t. capacities, ``G_j = w_j g`` for active users; Sec. V-A: freeze users
     whose tasks are all scheduled (``x_j = n_j``) and repeat; stop when ``g`` cannot rise."""

@@ -379,3 +379,24 @@ def test_single_server_reduction(mech, case):
     per task), so c-drfh, drfh, tsf and cdrf all are weighted DRF (000 Sec. II-B, 001 Prop. 4)."""
     make, expected = REDUCTION[case]
     assert run(mech, make()).totals() == tuple(F(v) for v in expected)
+
+
+def test_lp7_equals_leximin_whenever_demands_are_positive():
+    """The claim in drf_family's docstring: with every demand positive, LP (7) with Sec. V-A's
+    freezing of users that reach their task bound IS leximin DRFH (exact comparison on seeded
+    random instances with weights, bounds and zero capacities)."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(40):
+        R, S, J = rng.randint(1, 3), rng.randint(1, 3), rng.randint(2, 4)
+        users = []
+        for j in range(J):
+            u = {"name": f"u{j}", "demand": [rng.randint(1, 4) for _ in range(R)], "weight": rng.choice([1, 2, 3])}
+            if rng.random() < 0.5:
+                u["tasks"] = rng.randint(0, 5)
+            users.append(u)
+        env = parse_environment({"resources": [f"r{r}" for r in range(R)],
+                                 "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 9) for _ in range(R)]}
+                                             for s in range(S)], "users": users})
+        assert run("drfh-lp7", env).totals() == run("drfh", env).totals(), env.to_json()
