@@ -343,9 +343,11 @@ def test_gsp_holds_when_a_member_loses():
 
 
 def test_gsp_holds_drf_coalition_by_hand():
-    """DRF on Ghodsi's example; both users report <1, 6> and <3, 1>... i.e. only u1 changes, u2 truthful:
-    as in the SP fixture u1 drops to 9/4 and u2 rises to 9/4 (> 2).  u1 loses: measure -1/4."""
-    holds("gsp", get("drf"), ghodsi(), "demand", coalition((0, [1, 6]), (1, [3, 1])), measure=F(-1, 4))
+    """DRF on Ghodsi's example; u1 reports <1, 6>, u2 reports <3, 2>: per-task dominant shares 6/18 = 1/3
+    and max(3/9, 2/18) = 1/3, so x1 = x2 = x; cpu 4x <= 9, mem 8x <= 18 -> x = 9/4.
+    u1's bundle <9/4, 27/2> runs min(9/4, 27/8) = 9/4 < 3 TRUE tasks (loses); u2's <27/4, 9/2> runs
+    min(9/4, 9/2) = 9/4 > 2 (gains).  A member loses: no violation; measure (9/4 - 3)/3 = -1/4."""
+    holds("gsp", get("drf"), ghodsi(), "demand", coalition((0, [1, 6]), (1, [3, 2])), measure=F(-1, 4))
 
 
 # ====================================================================== EF
@@ -489,6 +491,16 @@ def test_po_holds_all_to_one_user():
     holds("po", fixed("all-to-u1", [[12], [0]]), one_cpu(12, [1, 1]), "fractional", measure=F(1))
 
 
+def test_po_holds_when_nobody_can_run_anything():
+    """Bug fix: every user demands r1, which no server has: chi(E) = {0}, every mechanism gives (0, 0),
+    which is trivially Pareto optimal (factor 0/0 read as 1).  The domination LP has no variables and
+    the LP layer rejected it: verdict 'unknown' (domination LP failed) instead of 'satisfied'."""
+    env = env_of(["r0", "r1"], [[5, 0], [5, 0]], [{"demand": [1, 3]}, {"demand": [1, 2], "tasks": 2}])
+    assert get("drfh")(env, exact=True).totals() == (0, 0)
+    holds("po", get("drfh"), env, "fractional", measure=F(1))
+    assert verdict("po", get("drfh"), env, "fractional").verdict == "satisfied"
+
+
 def test_po_rdm_versus_tdm():
     """One server <2 cpu, 2 mem>, u1 <2, 1>, u2 <1, 2>; x = (1/2, 1/2).
     TDM (002 eq. (10)): gamma = (1, 1), chi = {x1 + x2 <= 1}: nothing beats total 1: factor 1.
@@ -615,6 +627,20 @@ def test_pm_fails_seniority():
     assert cert.witness.users == (2,)
 
 
+def test_pm_fails_drf_with_a_zero_demand():
+    """DRF itself (claimed PM, 001 Sec. III-C) with a zero demand and a weight.  One server <6 r0, 3 r1>;
+    u1 <3, 0>, u2 <1, 3> with weight w2 = 3, u3 <2, 1>.  Dominant shares per task: 1/2, 1, 1/3.
+    Levels (share / weight = t): x1 = 2t, x2 = 3t, x3 = 3t.  r0: 6t + 3t + 6t = 15t <= 6 (t <= 2/5);
+    r1: 9t + 3t = 12t <= 3 (t <= 1/4): r1 saturates at t = 1/4, freezing u2, u3 (x2 = x3 = 3/4);
+    u1 (no r1) rises alone: 3 x1 + 3/4 + 3/2 <= 6 -> x1 = 5/4.
+    u2 leaves: x1 = 2t, x3 = 3t; r0: 12t <= 6 -> t = 1/2 (r1: 3t <= 3): x1 = 1 < 5/4.
+    gap 1/4, ratio 1/(5/4) = 4/5.  (The PM proofs assume every user demands every resource.)"""
+    env = env_of(["r0", "r1"], [[6, 3]], [{"demand": [3, 0]}, {"demand": [1, 3], "weight": 3}, {"demand": [2, 1]}])
+    assert get("drf")(env, exact=True).totals() == (F(5, 4), F(3, 4), F(3, 4))
+    fails("pm", get("drf"), env, "leave", leave(1), measure=F(4, 5), gap=F(1, 4),
+          utilities={"u[u1] before": F(5, 4), "u[u1] after": F(1)})
+
+
 def test_pm_not_applicable_single_user():
     assert get_property("pm").applicable(get("drf"), one_cpu(12, [1]), "leave") is not None
 
@@ -687,6 +713,24 @@ def test_sp_fails_drfh_first_fit_whole_tasks():
     with its TRUE <2, 2> floor(min(6/2, 4/2)) = 2 whole tasks.  gain 1, regret 1."""
     fails("sp", get("drfh-first-fit"), _first_fit_env(), "demand", mis(0, demand=[3, 2]), measure=F(1),
           gap=F(1), utilities={"u[u1] truthful": F(1), "u[u1] misreport": F(2)}, robust=None)
+
+
+def test_whole_tasks_formula():
+    """u_j = min(floor(E), sum_s floor(P_s), floor(n_j)) for whole tasks.  Two servers of 3 cpu, a link of 2;
+    u1 <1 cpu, 1/2 link>, n1 = 7/2.  Bundle 5/2 cpu on each server, 2 link:
+    P = (5/2, 5/2), E = 2/(1/2) = 4: divisible min(4, 5, 7/2) = 7/2; whole min(4, 2 + 2, 3) = 3.
+    With n1 unbounded: divisible min(4, 5) = 4, whole min(4, 4) = 4; with 3/2 link: E = 3, whole 3."""
+    from mechverify.allocation import Bundle
+    from mechverify.utility import true_tasks
+    from verifier.exact import whole_tasks
+
+    def env(n):
+        return env_of(["cpu"], [[3], [3]], [{"demand": [1], "external_demand": ["1/2"], "tasks": n}],
+                      external=[{"name": "link", "capacity": 2}])
+    b = Bundle(((F(5, 2),), (F(5, 2),)), (F(2),))
+    assert true_tasks(env("7/2"), 0, b) == F(7, 2) and whole_tasks(env("7/2"), 0, b) == 3
+    assert true_tasks(env(None), 0, b) == 4 and whole_tasks(env(None), 0, b) == 4
+    assert whole_tasks(env(None), 0, Bundle(b.amounts, (F(3, 2),))) == 3
 
 
 INDIV = dict(single_server=True, placement=False, bounds=False, weights=False, divisible=False)
@@ -858,15 +902,11 @@ def test_robust_true_when_optimum_unique():
     fails("ef", UTILITARIAN, env, "placement-aware", measure=float("inf"), gap=F(6), robust=True)
 
 
-def test_robust_flag_sp_over_range():
-    """SP with a total_range: equal-tasks's allocation is unique (unique_totals) -> robust True
-    (the fixture test_sp_demand_fails_equal_tasks asserts it); a mechanism whose definition allows
-    other allocations and says nothing about them -> robust None."""
-    m = fixed("nothing-known", [[6], [6]], info={})
-    ev = get_property("ef").evaluate(fixed("x", [[8], [4]], info={}), one_cpu(12, [1, 1]), "literal", exact=True)
-    cert = get_property("ef").recheck(fixed("x", [[8], [4]], info={}), ev.witness)
-    assert cert.robust is None and cert.gap == 4
-    assert get_property("ef").evaluate(m, one_cpu(12, [1, 1]), "literal", exact=True).measure == 1
+def test_robust_none_when_uniqueness_unknown():
+    """A mechanism that declares neither unique totals nor a total_range: the EF violation of x = (8, 4)
+    (gap 4, as in test_ef_fails_fixed_unequal_split) is certified but its robustness is unknown (None)."""
+    m = fixed("8-4-unknown", [[8], [4]], info={})
+    fails("ef", m, one_cpu(12, [1, 1]), "literal", measure=F(2), gap=F(4), robust=None)
 
 
 # ====================================================================== store / replay

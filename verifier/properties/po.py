@@ -35,6 +35,11 @@ def dominating_allocation(env, utils: Sequence[Any], mode: str, exact: bool):
     """Solve the domination LP; returns ``(D, y_matrix)`` or ``(None, None)`` if it failed."""
     poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
     lp = poly.lp
+    if lp.n_cols == 0:  # nobody can run anything: x = 0 is the only allocation (the LP layer rejects empty LPs)
+        if any(u > 0 for u in utils):
+            return None, None
+        zero = Fraction(0) if exact else 0.0
+        return zero, poly.matrix([], exact)
     for j in range(env.n_users):
         if utils[j] > 0:
             if not poly.user_vars[j]:
