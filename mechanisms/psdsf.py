@@ -456,7 +456,7 @@ def _iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix],
             new = _round_down(new)
         prev, x = x, new
         passes = rnd // pass_len
-        if not exact_phase and end_of_pass and (passes in CHECKPOINTS or rnd == max_rounds):
+        if (not exact_phase and end_of_pass and passes in CHECKPOINTS) or rnd == max_rounds:
             polished = _pattern_lp(env, x, mode)
             if polished is not None and not characterisation_violations(env, polished, mode):
                 return polished, rnd, "pattern-lp"
@@ -666,13 +666,14 @@ def run_distributed(env: Environment, rounds: int, schedule: Schedule = "sync",
     * ``"sequential"``: every server in index order, each seeing the previous one's update
       (a round = one pass of Algorithm I);
     * ``"round-robin"``: one server per round (server ``(t-1) mod K``);
-    * ``"random"``: each server independently with probability 1/2 (``seed``), simultaneously --
-      an asynchronous execution;
+    * ``"async"``: one uniformly random server per round (``seed``) -- an asynchronous execution;
+    * ``"random"``: each server independently with probability 1/2 (``seed``), simultaneously;
     * a function ``t -> servers`` or a list of server lists (cycled), simultaneously.
 
+    Schedules where several servers act at once can oscillate (see the module docstring).
     ``initial``: the starting allocation (default: Algorithm I's per-server DRF over the users active
-    in round 1).  ``active``: a function ``t -> user indices`` (or a list indexed by ``t - 1``) of the
-    users active in round ``t``; an inactive user's tasks are released at the start of the round and
+    in round 1).  ``active``: a function ``t -> user indices`` (or a list indexed by ``t - 1``, its
+    last entry repeating) of the users active in round ``t``; an inactive user's tasks are released at the start of the round and
     it takes no part (002 Sec. V: user 4 inactive during (100, 250) s).  ``x(0)`` is the initial
     allocation; entries of inactive users are 0 in every later allocation.  Exact arithmetic
     throughout (long runs that converge only geometrically grow denominators; keep ``rounds``
