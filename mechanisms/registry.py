@@ -108,11 +108,15 @@ class Mechanism:
     source: str = ""
     notes: str = ""
 
+    def claims_for(self, prop: str, variant: Optional[str] = None) -> list[Claim]:
+        """Every claim about ``prop`` (a variant-less claim covers every variant).  Papers can
+        disagree (PS-DSF: seed 000 Thm 2 vs seed 002 Thm 3); all are returned, in registration order."""
+        return [c for c in self.claims
+                if c.property == prop and (variant is None or c.variant in (None, variant))]
+
     def claim(self, prop: str, variant: Optional[str] = None) -> Optional[Claim]:
-        for c in self.claims:
-            if c.property == prop and (variant is None or c.variant in (None, variant)):
-                return c
-        return None
+        found = self.claims_for(prop, variant)
+        return found[0] if found else None
 
     def __call__(self, env: Environment, exact: bool = False) -> Allocation:
         return allocate(self, env, exact)

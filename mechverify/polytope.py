@@ -109,8 +109,8 @@ class TaskPolytope:
             v = values[col]
             if not exact:
                 v = float(v)
-                if v < 0:
-                    v = 0.0
+                if v <= 0:
+                    v = 0.0  # also turns HiGHS's -0.0 into 0.0
             rows[j][s] = v
         return tuple(tuple(r) for r in rows)
 

@@ -45,18 +45,19 @@ class PropertyResult:
     path: Optional[str] = None
     claimed: Optional[str] = None
     claim_source: Optional[str] = None
+    claims: list = field(default_factory=list)  # every (status, source) -- papers may disagree
 
 
-def _claim(mech, prop: str, variant: str):
-    c = mech.claim(prop, variant)
-    return (c.status, c.source) if c else (None, None)
+def _claims(mech, prop: str, variant: str) -> list[tuple[str, str]]:
+    return [(c.status, c.source) for c in mech.claims_for(prop, variant)]
 
 
 def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
                    alloc_exact=None, alloc_float=None) -> PropertyResult:
     t0 = time.perf_counter()
-    claimed, src = _claim(mech, prop.name, variant)
-    res = PropertyResult(prop.name, variant, "unknown", claimed=claimed, claim_source=src)
+    claims = _claims(mech, prop.name, variant)
+    claimed, src = claims[0] if claims else (None, None)
+    res = PropertyResult(prop.name, variant, "unknown", claimed=claimed, claim_source=src, claims=claims)
     reason = prop.applicable(mech, env, variant)
     if reason:
         res.verdict, res.note = "not_applicable", reason

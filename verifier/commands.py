@@ -34,7 +34,8 @@ VERDICT_TEXT = {
 
 def result_to_json(r) -> dict[str, Any]:
     out = {"property": r.property, "variant": r.variant, "verdict": r.verdict, "measure": _num(r.measure),
-           "claimed": r.claimed, "claim_source": r.claim_source, "trials": r.trials,
+           "claimed": r.claimed, "claim_source": r.claim_source,
+           "claims": [{"status": st, "source": src} for st, src in (r.claims or [])], "trials": r.trials,
            "seconds": round(r.seconds, 3), "note": r.note or None, "counterexample": r.path, "witness": None}
     if r.certificate is not None:
         c = r.certificate
@@ -66,10 +67,12 @@ def result_line(r) -> str:
         text += f" (measure {fmt(r.measure)})"
     if r.note and r.verdict in ("not_applicable", "unknown", "not_refuted"):
         text += f" -- {r.note}"
-    claim = f"claimed {r.claimed} [{r.claim_source}]" if r.claimed else "no claim"
+    claims = r.claims or ([(r.claimed, r.claim_source)] if r.claimed else [])
+    claim = "; ".join(f"claimed {st} [{src}]" for st, src in claims) if claims else "no claim"
     refuted = ""
-    if r.claimed == "holds" and r.verdict == "violated":
-        refuted = "  << CLAIM REFUTED"
+    wrong = [src for st, src in claims if st == "holds" and r.verdict == "violated"]
+    if wrong:
+        refuted = "  << CLAIM REFUTED" + (f" ({'; '.join(wrong)})" if len(claims) > 1 else "")
     return f"{head:28s} {text}   ({claim}){refuted}"
 
 
