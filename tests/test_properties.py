@@ -28,7 +28,7 @@ from mechanisms import get
 from mechanisms.registry import Mechanism, Setting, SettingError
 from mechverify.allocation import Allocation
 from mechverify.model import load_environment, parse_environment
-from verifier.check import check_instance, check_property
+from verifier.check import check_property
 from verifier.properties import PROPERTIES, Deviation, Report, get_property
 from verifier.store import replay, store
 
