@@ -16,8 +16,9 @@ DRF-ER (Sec. 3.3, [37]; Sec. 8)
 
 DRF-alpha / TSF-alpha (Sec. 3.3, LP (7), Fig. 2 (b)-(c), Sec. 6.2)
     A FIXED split: server ``s`` may use at most ``alpha[s][k] * c_er[k]`` of external resource ``k``
-    (rows ``sum_j x[j,s] d_er[j,k] <= alpha[s][k] c_er[k]`` replace chi(E)'s global external rows,
-    passed to the solver through ``extra_rows``).  DRF-alpha equalises dominant shares (same ``ds_j``
+    (rows ``sum_j x[j,s] d_er[j,k] <= alpha[s][k] c_er[k]`` replace chi(E)'s global external rows;
+    ``algorithm1(..., server_external_caps=...)`` adds them as extra rows of the ``TaskPolytope``, or
+    of the float path's numpy LP).  DRF-alpha equalises dominant shares (same ``ds_j``
     as DRF-ER); TSF-alpha equalises ``x_j / gamma^alpha_j`` with (7c)'s
     ``gamma^alpha_j = sum_s min{ min_r c[s,r]/d[j,r], min_k alpha[s][k] c_er[k] / d_er[j,k] }``.
     The paper defines both only for unbounded tasks (one LP with the equality rows); with task bounds
@@ -203,23 +204,6 @@ def tsf_alpha_normaliser(env: Environment, j: int, alpha: list[list[Fraction]]) 
     return total
 
 
-def _alpha_rows(alpha: list[list[Fraction]]) -> Callable[[TaskPolytope], None]:
-    def rows(poly: TaskPolytope) -> None:
-        env = poly.env
-        poly.alpha_rows = {}
-        for s in range(env.n_servers):
-            for k in range(env.n_external):
-                coeffs = {}
-                for j in range(env.n_users):
-                    col = poly.var.get((j, s))
-                    dk = env.external_demand[j][k]
-                    if col is not None and dk:
-                        coeffs[col] = dk
-                if coeffs:
-                    poly.alpha_rows[(s, k)] = poly.lp.add_row(coeffs, None, alpha[s][k] * env.external_capacity[k])
-    return rows
-
-
 def make_alpha_mechanism(kind: str, alpha_rule: Any, name: Optional[str] = None) -> Callable[..., Allocation]:
     """DRF-alpha (``kind='drf'``) or TSF-alpha (``kind='tsf'``) with the split ``alpha_rule``.
 
@@ -235,7 +219,9 @@ def make_alpha_mechanism(kind: str, alpha_rule: Any, name: Optional[str] = None)
             norms = [dominant_normaliser(env, j) for j in range(env.n_users)]
         else:
             norms = [tsf_alpha_normaliser(env, j, alpha) for j in range(env.n_users)]
-        return algorithm1(env, label, exact, norms, external=False, extra_rows=_alpha_rows(alpha),
+        caps = [[alpha[s][k] * env.external_capacity[k] for k in range(env.n_external)]
+                for s in range(env.n_servers)]
+        return algorithm1(env, label, exact, norms, external=False, server_external_caps=caps,
                           info={"alpha": alpha})
 
     mechanism.__name__ = label.replace("-", "_")

@@ -326,3 +326,57 @@ def test_registered_with_claims():
     assert mechanisms.get("tsf-cpu").claim("po", "fractional").status == "fails"
     assert mechanisms.get("cru").claim("sp", "demand").status == "fails"
     assert not mechanisms.get("mnw").setting.exact
+
+
+# ====================================================================== float fast path == exact path
+def _random_instance(rng, zero_demands):
+    S, R, J, K = rng.randint(1, 3), rng.randint(1, 3), rng.randint(2, 5), rng.randint(0, 2)
+    lo = 0 if zero_demands else 1
+    inst = {"resources": ["cpu", "mem", "gpu"][:R],
+            "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 9) for _ in range(R)]} for s in range(S)],
+            "users": []}
+    if K:
+        inst["external"] = [{"name": f"e{k}", "capacity": rng.randint(1, 9)} for k in range(K)]
+    for j in range(J):
+        u = {"name": f"u{j}", "demand": [rng.randint(lo, 5) for _ in range(R)]}
+        if not any(u["demand"]):
+            u["demand"][0] = 1
+        if K:
+            u["external_demand"] = [rng.randint(lo, 5) for _ in range(K)]
+        if rng.random() < 0.4:
+            u["tasks"] = rng.randint(0, 4)
+        if rng.random() < 0.3:
+            u["weight"] = rng.randint(1, 3)
+        inst["users"].append(u)
+    return parse_environment(inst)
+
+
+def test_float_path_and_column_generation_match_the_exact_path(monkeypatch):
+    """``tsf-er`` / alpha variants in float mode use a numpy/HiGHS path (column generation above a size
+    threshold, forced here with ``cg_threshold=0`` and one initial server per user, so that pricing
+    rounds happen); Algorithm 1's totals are unique, so they must agree with the exact path
+    (``TaskPolytope`` + exact LP)."""
+    import random
+
+    import mechanisms.tsf_er as T
+    from mechanisms.tsf_er import algorithm1, etas_float
+
+    monkeypatch.setattr(T, "CG_INITIAL_SERVERS", 1)
+    monkeypatch.setattr(T, "CG_ADD_PER_USER", 1)
+    rng = random.Random(4)
+    priced = 0
+    for it in range(25):
+        env = _random_instance(rng, zero_demands=it % 2 == 0)
+        exact = run("tsf-er", env)
+        for kw in ({}, {"cg_threshold": 0}):
+            fl = algorithm1(env, "tsf-er", False, etas_float(env), **kw)
+            assert not feasibility_violations(env, fl.x)
+            for a, b in zip(fl.totals(), exact.totals()):
+                assert abs(a - float(b)) <= 1e-7 * max(1.0, float(b)), (env.to_dict(), kw)
+            assert fl.info["saturated"] == exact.info["saturated"]
+            priced += fl.info["column_generation"]["pricing_rounds"]
+        if env.n_external:
+            for name in ("drf-eq", "tsf-eq"):
+                e, f = run(name, env), run(name, env, exact=False)
+                assert all(abs(a - float(b)) <= 1e-7 * max(1.0, float(b)) for a, b in zip(f.totals(), e.totals()))
+    assert priced > 0  # column generation really added columns
