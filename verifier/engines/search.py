@@ -1,0 +1,290 @@
+"""The search engine: Hypothesis over (environment, deviation) inside a mechanism's setting.
+
+Per (mechanism, property, variant):
+
+1. **Hypothesis** (``@given`` run programmatically, ``database=None``, a fixed ``@seed`` per chunk,
+   ``deadline=None``, phases generate + target + shrink).  Every candidate is evaluated in floats
+   (``prop.evaluate``); ``hypothesis.target`` steers toward the worst measure; a float violation is sent
+   to ``prop.recheck`` (exact) and ONLY a certificate counts as a failure, so Hypothesis shrinks toward a
+   small *certified* counterexample.  Chunks of growing size run with seeds derived from ``seed`` until
+   the time budget or the trial limit is reached.
+2. **Misreport optimiser** (SP/GSP only, ``optimize.py``), seeded with the environments Hypothesis found
+   closest to a violation, for the rest of the budget.
+
+Determinism: for a given ``seed`` the sequence of candidates is fixed; the time budget only decides how
+far along it the search gets.  With ``max_trials`` (and a generous budget) a search is reproducible
+exactly (the regression tests use that).  A candidate that raises (solver trouble, a mechanism bug) is
+counted in ``errors`` and never becomes a verdict.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Optional
+
+from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, target, Verbosity
+from hypothesis.errors import Unsatisfiable
+
+from mechverify.model import Environment
+
+from ..properties import get_property
+from ..properties.base import Certificate, Property
+from . import strategies as strat
+
+__all__ = ["SearchResult", "search", "case_key", "measure_float"]
+
+CHUNKS = (100, 200, 400, 800, 1600, 3200)
+POOL_SIZE = 12
+
+# Budgets are measured in CPU seconds of this process (equal to wall-clock seconds on an idle machine):
+# on a loaded machine a search still does the same work, so verdicts do not depend on the load.
+clock = time.process_time
+
+
+class _Abort(BaseException):
+    """Stops a Hypothesis run at once (a BaseException is not a test failure: no shrinking, no replay)."""
+
+
+@dataclass
+class SearchResult:
+    mechanism: str
+    property: str
+    variant: str
+    verdict: str  # 'violated' | 'not_refuted' | 'unknown'
+    certificate: Optional[Certificate] = None
+    trials: int = 0  # candidates on which the property was evaluated
+    generated: int = 0  # candidates drawn (incl. premise failures and invalid deviations)
+    inapplicable: int = 0
+    invalid: int = 0
+    errors: int = 0
+    first_error: str = ""
+    rejected: int = 0  # float candidates that failed the exact re-check
+    seconds: float = 0.0
+    time_to_first: Optional[float] = None  # CPU seconds to the first exact certificate
+    wall_to_first: Optional[float] = None  # the same in wall-clock seconds
+    wall_seconds: float = 0.0
+    shrink_seconds: float = 0.0
+    worst: Any = None  # worst measure seen (float evaluation)
+    engine: str = ""  # 'hypothesis' | 'optimizer'
+    note: str = ""
+    domain: dict = field(default_factory=dict)
+    pool: list = field(default_factory=list)  # [(score, order, env)] seeds for the optimiser
+    optimizer_trials: int = 0
+
+
+class _Found(Exception):
+    def __init__(self, cert: Certificate) -> None:
+        super().__init__("certified violation")
+        self.cert = cert
+
+
+def _fail(cert: Certificate) -> None:
+    # ONE raise site: Hypothesis identifies a failure by where it is raised, and a replayed failure must
+    # look identical to the first one or shrinking stops
+    raise _Found(cert)
+
+
+def case_key(env: Environment, dev) -> str:
+    d = dev.to_dict(env) if dev is not None else None
+    return json.dumps([env.to_dict(), d], sort_keys=True, separators=(",", ":"))
+
+
+def measure_float(prop: Property, m: Any) -> Optional[float]:
+    """A measure as a float oriented so that bigger is worse (for ``hypothesis.target``)."""
+    if m is None:
+        return None
+    v = float(m)
+    if math.isinf(v):
+        v = 1e6 if v > 0 else -1e6
+    v = max(-1e6, min(1e6, v))
+    return v if prop.higher_is_worse else -v
+
+
+def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float = 10.0,
+           max_trials: Optional[int] = None, domain: Optional[strat.Domain] = None,
+           shrink_budget: Optional[float] = None, optimizer: bool = True, optimizer_share: float = 0.5,
+           progress: Optional[Callable[[SearchResult], None]] = None) -> SearchResult:
+    """Search for a certified violation of ``prop_name``/``variant`` by ``mech``.
+
+    ``budget`` (seconds) bounds the search phases; shrinking a found violation gets ``shrink_budget``
+    more (default: ``min(15, budget)``).  ``max_trials`` bounds the evaluated candidates (Hypothesis and
+    optimiser together)."""
+    prop = get_property(prop_name)
+    variant = prop.variant_of(variant)
+    dom = domain if domain is not None else strat.domain_for(mech.setting)
+    dom_n, _ = strat.narrow(dom, prop.name, variant)
+    res = SearchResult(mech.name, prop.name, variant, "unknown", domain=_domain_dict(dom_n, prop.name, variant))
+    t0, w0 = clock(), time.perf_counter()
+    use_opt = optimizer and prop.name in ("sp", "gsp")
+    hyp_budget = budget * (1 - optimizer_share) if use_opt else budget
+    hyp_deadline = t0 + hyp_budget
+    shrink_budget = min(15.0, budget) if shrink_budget is None else shrink_budget
+    state: dict[str, Any] = {"shrinking": False, "shrink_deadline": None, "order": 0, "last": None}
+    seen: dict[str, bool] = {}
+    failing: dict[str, Certificate] = {}
+
+    def trial(case) -> None:
+        env, dev = case
+        key = case_key(env, dev)
+        if key in failing:
+            _fail(failing[key])
+        if key in seen:
+            return
+        now = clock()
+        if state["shrinking"]:
+            if now > state["shrink_deadline"]:
+                raise _Abort()  # keep the smallest failure found so far (state["last"])
+        elif now > hyp_deadline or (max_trials is not None and res.trials >= max_trials):
+            raise _Abort()
+        seen[key] = True
+        res.generated += 1
+        try:
+            if prop.applicable(mech, env, variant):
+                res.inapplicable += 1
+                return
+            ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False)
+        except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
+            res.errors += 1
+            res.first_error = res.first_error or f"{type(exc).__name__}: {exc}"
+            return
+        if ev.measure is None:
+            if dev is not None:
+                res.invalid += 1  # the deviation is not a valid report (or leaves the setting)
+            else:
+                res.errors += 1
+                res.first_error = res.first_error or (ev.note or "evaluation gave no measure")
+            return
+        if not state["shrinking"]:
+            res.trials += 1
+        mf = measure_float(prop, ev.measure)
+        if mf is not None:
+            target(mf, label="measure")
+            if prop.worse(ev.measure, res.worst):
+                res.worst = ev.measure
+            _pool_add(res, mf, state, env)
+        if ev.violated and ev.witness is not None:
+            try:
+                cert = prop.recheck(mech, ev.witness)
+            except Exception as exc:  # noqa: BLE001
+                res.errors += 1
+                res.first_error = res.first_error or f"exact re-check: {type(exc).__name__}: {exc}"
+                return
+            if cert is None:
+                res.rejected += 1
+                return
+            failing[key] = cert
+            state["last"] = cert  # the shrinker only accepts smaller failures: the last one is the smallest
+            if not state["shrinking"]:
+                res.time_to_first = clock() - t0
+                res.wall_to_first = time.perf_counter() - w0
+                state["shrinking"] = True
+                state["shrink_deadline"] = clock() + shrink_budget
+            _fail(cert)
+
+    strategy = strat.cases(mech.setting, prop.name, variant, dom)
+    found: Optional[Certificate] = None
+    chunk = 0
+    res.engine = "hypothesis"
+    while found is None and clock() < hyp_deadline and (max_trials is None or res.trials < max_trials):
+        before = res.generated
+        try:
+            _run_chunk(strategy, seed * 7919 + chunk, CHUNKS[min(chunk, len(CHUNKS) - 1)], trial)
+        except _Found as f:
+            found = f.cert
+        except _Abort:
+            found = state["last"]
+            break
+        except Unsatisfiable:
+            res.note = "could not generate instances satisfying the premise"
+            break
+        except BaseException as exc:  # ExceptionGroup from Hypothesis, or an engine bug
+            inner = _unwrap_found(exc)
+            if inner is None:
+                raise
+            found = inner
+        chunk += 1
+        if progress:
+            progress(res)
+        if res.generated == before and found is None:
+            break  # Hypothesis exhausted the space (tiny domains)
+    if found is not None:
+        res.shrink_seconds = clock() - t0 - (res.time_to_first or 0)
+    elif use_opt and (max_trials is None or res.trials < max_trials):
+        from .optimize import optimize_misreports
+
+        deadline = t0 + budget
+        left = None if max_trials is None else max_trials - res.trials
+        cert, ot = optimize_misreports(mech, prop, variant, [e for _, _, e in res.pool], seed=seed,
+                                       deadline=deadline, max_trials=left, result=res, clock=clock)
+        res.optimizer_trials = ot
+        res.trials += ot
+        if cert is not None:
+            found = cert
+            res.engine = "optimizer"
+            res.time_to_first = clock() - t0
+            res.wall_to_first = time.perf_counter() - w0
+    res.seconds = clock() - t0
+    res.wall_seconds = time.perf_counter() - w0
+    if found is not None:
+        res.verdict, res.certificate = "violated", found
+    elif res.trials == 0:
+        res.verdict = "unknown"
+        why = res.note or ("the premise never held" if res.inapplicable else "no valid candidate")
+        if res.errors:
+            why += f"; {res.errors} candidates raised errors (first: {res.first_error})"
+        res.note = f"no candidate could be evaluated ({why})"
+    else:
+        res.verdict = "not_refuted"
+        notes = []
+        if res.rejected:
+            notes.append(f"{res.rejected} float candidates failed the exact re-check")
+        if res.errors:
+            notes.append(f"{res.errors} candidates raised errors (first: {res.first_error})")
+        if res.note:
+            notes.insert(0, res.note)
+        res.note = "; ".join(notes)
+    return res
+
+
+def _pool_add(res: SearchResult, score: float, state: dict, env: Environment) -> None:
+    state["order"] += 1
+    for _, _, e in res.pool:
+        if e == env:
+            return
+    res.pool.append((score, state["order"], env))
+    res.pool.sort(key=lambda t: (-t[0], t[1]))
+    del res.pool[POOL_SIZE:]
+
+
+def _unwrap_found(exc: BaseException) -> Optional[Certificate]:
+    if isinstance(exc, _Found):
+        return exc.cert
+    for sub in getattr(exc, "exceptions", ()) or ():
+        c = _unwrap_found(sub)
+        if c is not None:
+            return c
+    return None
+
+
+def _run_chunk(strategy, chunk_seed: int, n: int, fn: Callable) -> None:
+    @settings(database=None, max_examples=n, deadline=None, derandomize=False,
+              phases=(Phase.generate, Phase.target, Phase.shrink), suppress_health_check=list(HealthCheck),
+              verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)
+    @hseed(chunk_seed)
+    @given(strategy)
+    def _search(case):
+        fn(case)
+
+    _search()
+
+
+def _domain_dict(dom: strat.Domain, prop: str, variant: str) -> dict:
+    d = dom.describe()
+    notes = strat.premise_strategy_notes()
+    for k in (prop, f"{prop}/{variant}"):
+        if k in notes:
+            d["bias"] = notes[k]
+    return d
