@@ -89,13 +89,16 @@ _DRF_SRC = "000 Sec. II-A (Ghodsi et al. [4])"
 DRF_CLAIMS = (
     Claim("si", "holds", _DRF_SRC), Claim("ef", "holds", _DRF_SRC), Claim("po", "holds", _DRF_SRC),
     Claim("sp", "holds", _DRF_SRC), Claim("srf", "holds", _DRF_SRC), Claim("bf", "holds", _DRF_SRC),
-    Claim("pm", "holds", "001 Sec. III-C (population monotonicity of DRF, [6],[10])"),
+    Claim("pm", "holds", "001 Sec. III-C/III-D (DRF satisfies the properties of Sec. III-C on one server, [6],[10])",
+          domain=("positive_demands",)),
 )
+_POS = ("positive_demands",)  # 001 Sec. III-A: "we assume positive demands for all users"
 DRFH_CLAIMS = (
-    Claim("ef", "holds", "001 Prop. 1"), Claim("po", "holds", "001 Prop. 2"),
-    Claim("sp", "holds", "001 Prop. 3 (truthfulness)"), Claim("single-server-drf", "holds", "001 Prop. 4"),
-    Claim("srf", "holds", "001 Prop. 5"), Claim("bf", "holds", "001 Prop. 6", variant="global"),
-    Claim("pm", "holds", "001 Prop. 7"), Claim("si", "fails", "001 Sec. IV-D; 000/002 Sec. II-B"),
+    Claim("ef", "holds", "001 Prop. 1", domain=_POS), Claim("po", "holds", "001 Prop. 2", domain=_POS),
+    Claim("sp", "holds", "001 Prop. 3 (truthfulness)", domain=_POS),
+    Claim("single-server-drf", "holds", "001 Prop. 4", domain=_POS),
+    Claim("srf", "holds", "001 Prop. 5", domain=_POS), Claim("bf", "holds", "001 Prop. 6", variant="global", domain=_POS),
+    Claim("pm", "holds", "001 Prop. 7", domain=_POS), Claim("si", "fails", "001 Sec. IV-D; 000/002 Sec. II-B"),
 )
 C_DRFH_CLAIMS = (
     Claim("ef", "holds", "002 Table I"), Claim("sp", "holds", "002 Table I"), Claim("po", "holds", "002 Table I"),

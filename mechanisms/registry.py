@@ -24,11 +24,43 @@ class SettingError(InstanceError):
 
 @dataclass(frozen=True)
 class Claim:
+    """What a paper says about a property of a mechanism.
+
+    ``variant=None`` covers the property's *claim variants* (``Property.claim_variants``: e.g. EF
+    placement-aware, SP over demands and -- with placement -- eligible sets).  ``domain`` names the
+    paper's standing assumptions that the mechanism's ``Setting`` is wider than (see
+    :data:`DOMAIN_CONDITIONS`); a violation outside them does not refute the claim.
+    """
+
     property: str  # 'sp', 'gsp', 'ef', 'si', 'po', 'bf', 'srf', 'pm', 'single-server-drf'
     status: str  # 'holds' | 'fails'
     source: str  # e.g. "001 Sec. IV-C Thm 3"
     variant: Optional[str] = None
     note: str = ""
+    domain: tuple[str, ...] = ()
+
+    def covers(self, env: Environment) -> Optional[str]:
+        """``None`` if the claim speaks about ``env``; else the assumption ``env`` breaks."""
+        for cond in self.domain:
+            test, text = DOMAIN_CONDITIONS[cond]
+            if not test(env):
+                return text
+        return None
+
+
+def _positive_demands(env: Environment) -> bool:
+    return all(v > 0 for row in env.demand for v in row) and all(
+        v > 0 for vec in env.server_demand.values() for v in vec)
+
+
+DOMAIN_CONDITIONS = {
+    "positive_demands": (_positive_demands, "the paper assumes every user demands every resource (d > 0)"),
+    "positive_capacities": (lambda env: all(v > 0 for row in env.capacity for v in row),
+                            "the paper assumes every server has every resource (c > 0)"),
+    "no_placement": (lambda env: not env.has_placement, "the paper assumes no placement constraints"),
+    "unbounded": (lambda env: not env.has_bounds, "the paper assumes unbounded task counts"),
+    "unweighted": (lambda env: not env.has_weights, "the paper assumes equal weights"),
+}
 
 
 @dataclass(frozen=True)

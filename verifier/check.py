@@ -45,18 +45,35 @@ class PropertyResult:
     path: Optional[str] = None
     claimed: Optional[str] = None
     claim_source: Optional[str] = None
-    claims: list = field(default_factory=list)  # every (status, source) -- papers may disagree
+    claims: list = field(default_factory=list)  # every claim {status, source, outside} -- papers may disagree
 
 
-def _claims(mech, prop: str, variant: str) -> list[tuple[str, str]]:
-    return [(c.status, c.source) for c in mech.claims_for(prop, variant)]
+def claims_for(mech, prop: Property, variant: str) -> list:
+    """The mechanism's claims that speak about ``prop``/``variant`` (variant-less claims cover
+    ``prop.claim_variants(mech)``)."""
+    return [c for c in mech.claims_for(prop.name, variant)
+            if c.variant is not None or variant in prop.claim_variants(mech)]
+
+
+def _claims(mech, prop: Property, variant: str, env: Optional[Environment] = None) -> list[dict]:
+    """``[{"status", "source", "outside"}]``; ``outside`` names the paper's assumption ``env`` breaks
+    (then a violation on ``env`` does not refute that claim), else ``None``."""
+    return [{"status": c.status, "source": c.source, "outside": c.covers(env) if env is not None else None}
+            for c in claims_for(mech, prop, variant)]
+
+
+def refuted_claims(res: "PropertyResult") -> list[dict]:
+    """Claims of 'holds' that this result refutes (a certified violation inside the claim's domain)."""
+    if res.verdict != "violated":
+        return []
+    return [c for c in res.claims if c["status"] == "holds" and not c["outside"]]
 
 
 def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
                    alloc_exact=None, alloc_float=None) -> PropertyResult:
     t0 = time.perf_counter()
-    claims = _claims(mech, prop.name, variant)
-    claimed, src = claims[0] if claims else (None, None)
+    claims = _claims(mech, prop, variant, env)
+    claimed, src = (claims[0]["status"], claims[0]["source"]) if claims else (None, None)
     res = PropertyResult(prop.name, variant, "unknown", claimed=claimed, claim_source=src, claims=claims)
     reason = prop.applicable(mech, env, variant)
     if reason:

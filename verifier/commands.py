@@ -35,7 +35,7 @@ VERDICT_TEXT = {
 def result_to_json(r) -> dict[str, Any]:
     out = {"property": r.property, "variant": r.variant, "verdict": r.verdict, "measure": _num(r.measure),
            "claimed": r.claimed, "claim_source": r.claim_source,
-           "claims": [{"status": st, "source": src} for st, src in (r.claims or [])], "trials": r.trials,
+           "claims": r.claims, "trials": r.trials,
            "seconds": round(r.seconds, 3), "note": r.note or None, "counterexample": r.path, "witness": None}
     if r.certificate is not None:
         c = r.certificate
@@ -67,12 +67,16 @@ def result_line(r) -> str:
         text += f" (measure {fmt(r.measure)})"
     if r.note and r.verdict in ("not_applicable", "unknown", "not_refuted"):
         text += f" -- {r.note}"
-    claims = r.claims or ([(r.claimed, r.claim_source)] if r.claimed else [])
-    claim = "; ".join(f"claimed {st} [{src}]" for st, src in claims) if claims else "no claim"
+    from .check import refuted_claims
+
+    claims = r.claims
+    claim = "; ".join(f"claimed {c['status']} [{c['source']}]" + (f" (not about this instance: {c['outside']})"
+                                                                    if c["outside"] else "")
+                      for c in claims) if claims else "no claim"
+    wrong = refuted_claims(r)
     refuted = ""
-    wrong = [src for st, src in claims if st == "holds" and r.verdict == "violated"]
     if wrong:
-        refuted = "  << CLAIM REFUTED" + (f" ({'; '.join(wrong)})" if len(claims) > 1 else "")
+        refuted = "  << CLAIM REFUTED" + (f" ({'; '.join(c['source'] for c in wrong)})" if len(claims) > 1 else "")
     return f"{head:28s} {text}   ({claim}){refuted}"
 
 

@@ -214,6 +214,10 @@ class Property:
     def deviations(self, mech, env: Environment, variant: str, rng) -> Iterable[Deviation]:
         return ()
 
+    def claim_variants(self, mech) -> tuple[str, ...]:
+        """The variants a paper's variant-less claim about this property speaks about."""
+        return tuple(self.variants)
+
     def variant_of(self, variant: Optional[str]) -> str:
         v = variant or self.default_variant
         if v not in self.variants:

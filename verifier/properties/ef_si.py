@@ -54,6 +54,10 @@ class EnvyFreeness(Property):
     default_variant = "placement-aware"
     threshold = 1
 
+    def claim_variants(self, mech):
+        # the seeds' EF compares bundles a user could use; "literal" coincides without placement
+        return ("placement-aware",)
+
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
         alloc = alloc or mech(env, exact=exact)
         aware = variant == "placement-aware"

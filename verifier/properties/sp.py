@@ -150,6 +150,11 @@ class StrategyProofness(Property):
             return "the mechanism's setting has no task bounds"
         return None
 
+    def claim_variants(self, mech):
+        # "SP" in the seeds means demand misreports; with placement constraints users also declare
+        # their eligible servers (002 Sec. III-B).  Task-count misreports only where claimed (004 Thm 8).
+        return ("demand", "eligible") if mech.setting.placement else ("demand",)
+
     def deviations(self, mech, env, variant, rng):
         for j in range(env.n_users):
             for rep in _reports(env, j, variant, rng):
