@@ -225,7 +225,8 @@ def make_alpha_mechanism(kind: str, alpha_rule: Any, name: Optional[str] = None)
                           info={"alpha": alpha})
 
     mechanism.__name__ = label.replace("-", "_")
-    mechanism.__doc__ = f"{kind.upper()}-alpha (seed 004 Sec. 3.3) with external split {getattr(alpha_rule, '__name__', alpha_rule)}."
+    split = getattr(alpha_rule, "__name__", alpha_rule)
+    mechanism.__doc__ = f"{kind.upper()}-alpha (seed 004 Sec. 3.3) with external split {split}."
     return mechanism
 
 
@@ -356,7 +357,8 @@ def cru(env: Environment, exact: bool = False) -> Allocation:
     if not candidates:
         raise LPError("cru: no feasible EF/SI allocation found (the equal split should be one)")
     best = max(c[2] for c in candidates)
-    optimal = [c for c in candidates if (c[2] == best if exact else float(c[2]) >= float(best) - 1e-9 * max(1.0, abs(float(best))))]
+    optimal = [c for c in candidates
+               if (c[2] == best if exact else float(c[2]) >= float(best) - 1e-9 * max(1.0, abs(float(best))))]
     scores = [poly.total(j, 1 / norms[j]) if j in part else {} for j in range(J)]
     chosen = None
     ranges: list = [None] * J
@@ -554,67 +556,71 @@ def _certified_point(env, lp, rows, cidx, cols_of, part, w, xf, pf) -> tuple[dic
     return cert, xq
 
 
-def _ipm(A: np.ndarray, b: np.ndarray, U: np.ndarray, w: np.ndarray, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
-    """Primal-dual interior point (Mehrotra predictor-corrector) for
-    ``max sum w log(Ux)  s.t.  Ax + s = b, x, s >= 0``; returns ``(x, y)`` (``y`` = row prices).
+def _step_to_boundary(v: np.ndarray, dv: np.ndarray) -> float:
+    """Largest ``a <= 1`` with ``v + a dv >= 0``."""
+    neg = dv < 0
+    return min(1.0, float(np.min(-v[neg] / dv[neg]))) if np.any(neg) else 1.0
 
-    The reduced Newton matrix gets a tiny proximal term (``1e-14 tr/n``): with a degenerate optimal
-    face (non-unique split over servers) it is otherwise singular."""
+
+def _ipm(A: np.ndarray, b: np.ndarray, U: np.ndarray, w: np.ndarray,
+         max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """Primal-dual interior point (Mehrotra predictor-corrector) for
+    ``max sum_j w_j log (Ux)_j  s.t.  Ax + s = b,  x, s >= 0``; returns ``(x, y)`` (``y`` = row prices).
+
+    KKT with ``mu -> 0``: ``A^T y - z = grad``, ``Ax + s = b``, ``x z = mu``, ``s y = mu``.  Newton on it,
+    eliminating ``dz``, ``ds`` and ``dy``, gives ``(Q + Z/X + A^T (Y/S) A) dx = rhs`` with
+    ``Q = U^T diag(w/X^2) U`` (minus the Hessian of the objective).  That matrix gets a tiny proximal
+    term (``1e-14 tr/n``): with a degenerate optimal face (non-unique split over servers) it is
+    otherwise singular.  Steps stay strictly interior (0.99 of the way to the boundary)."""
     m, n = A.shape
     loads = A.sum(axis=1)
-    delta = 0.5 * np.min(np.where(loads > 0, b / np.where(loads > 0, loads, 1), np.inf))
+    with np.errstate(divide="ignore"):
+        delta = 0.5 * np.min(np.where(loads > 0, b / np.where(loads > 0, loads, 1), np.inf))
+    if not np.isfinite(delta):
+        raise LPError("mnw: a user's total is unbounded (no row limits its tasks)")
     x = np.full(n, delta)
     s = b - A @ x
     sw = float(w.sum())
     mu = sw / (m + n)
-    y = mu / s
-    z = mu / x
+    y, z = mu / s, mu / x
     tol = 1e-15 * max(1.0, sw)
-    for it in range(max_iter):
+    for _ in range(max_iter):
         X = U @ x
-        g = U.T @ (w / X)
-        r_d = -g + A.T @ y - z
+        grad = U.T @ (w / X)
+        r_d = -grad + A.T @ y - z
         r_p = A @ x + s - b
         mu = (x @ z + s @ y) / (n + m)
-        if mu < tol and np.abs(r_d).max() < 1e-9 * max(1.0, np.abs(g).max()):
+        if mu < tol and np.abs(r_d).max() < 1e-9 * max(1.0, np.abs(grad).max()):
             break
-        Q = (U.T * (w / X ** 2)) @ U
-        M = Q + np.diag(z / x) + (A.T * (y / s)) @ A
+        M = (U.T * (w / X ** 2)) @ U + np.diag(z / x) + (A.T * (y / s)) @ A
         M[np.diag_indices(n)] += 1e-14 * np.trace(M) / n
-        def direction(sig_mu, corr_xz=0.0, corr_sy=0.0):
-            r_xz = x * z - sig_mu + corr_xz
-            r_sy = s * y - sig_mu + corr_sy
+
+        def direction(target_mu, corr_xz=0.0, corr_sy=0.0):
+            r_xz = x * z - target_mu + corr_xz
+            r_sy = s * y - target_mu + corr_sy
             rhs = -r_d - r_xz / x - A.T @ ((y / s) * (r_p - r_sy / y))
             dx = np.linalg.solve(M, rhs)
             dy = (y / s) * (A @ dx + r_p - r_sy / y)
-            ds = -(r_sy + s * dy) / y
-            dz = -(r_xz + z * dx) / x
-            return dx, dy, ds, dz
-        def steplen(v, dv):
-            neg = dv < 0
-            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if np.any(neg) else 1.0
+            return dx, dy, -(r_sy + s * dy) / y, -(r_xz + z * dx) / x
+
         try:
-            dx, dy, ds, dz = direction(0.0)
+            dx, dy, ds, dz = direction(0.0)  # predictor (affine scaling)
+            a = min(_step_to_boundary(x, dx), _step_to_boundary(s, ds), _step_to_boundary(y, dy),
+                    _step_to_boundary(z, dz))
+            mu_aff = ((x + a * dx) @ (z + a * dz) + (s + a * ds) @ (y + a * dy)) / (n + m)
+            sigma = min(1.0, (mu_aff / mu) ** 3)
+            dx, dy, ds, dz = direction(sigma * mu, dx * dz, ds * dy)  # corrector
         except np.linalg.LinAlgError:
             break
-        ap = min(steplen(x, dx), steplen(s, ds)); ad = min(steplen(y, dy), steplen(z, dz))
-        a = min(ap, ad)
-        mu_aff = ((x + a * dx) @ (z + a * dz) + (s + a * ds) @ (y + a * dy)) / (n + m)
-        sigma = min(1.0, (mu_aff / mu) ** 3)
-        try:
-            dx, dy, ds, dz = direction(sigma * mu, dx * dz, ds * dy)
-        except np.linalg.LinAlgError:
-            break
-        a = 0.99 * min(steplen(x, dx), steplen(s, ds), steplen(y, dy), steplen(z, dz))
-        a = min(a, 1.0)
-        x = x + a * dx; s = s + a * ds; y = y + a * dy; z = z + a * dz
+        a = 0.99 * min(_step_to_boundary(x, dx), _step_to_boundary(s, ds), _step_to_boundary(y, dy),
+                       _step_to_boundary(z, dz))
+        x, s, y, z = x + a * dx, s + a * ds, y + a * dy, z + a * dz
     return x, y
 
 
 def _barrier(A: np.ndarray, b: np.ndarray, U: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Primal log-barrier Newton method; returns ``(x, p)`` with ``p_i = mu / slack_i``."""
     m, n = A.shape
-    colsum = A.sum(axis=0)
     # strictly interior start: every column at the same delta
     loads = A.sum(axis=1)
     with np.errstate(divide="ignore"):

@@ -30,8 +30,8 @@ the same object:
   a round's LP is unbounded (an active user whose tasks use nothing, limited only by ``n_j``, which
   (8) omits), that round is re-solved with ``g <= max_{j active, bounded} n_j / (w_j eta_j)``.  The
   cap does not change the output: at the cap every active bounded user has ``x_j >= n_j``, as it
-  would at any larger ``g``, so the same set moves to ``J_sat``.  Users that can run nothing (``eta_j = 0``) are left out of (8f) (otherwise (8f) would
-  force ``g = 0`` for everybody).
+  would at any larger ``g``, so the same set moves to ``J_sat``.  Users that can run nothing
+  (``eta_j = 0``) are left out of (8f) (otherwise (8f) would force ``g = 0`` for everybody).
 
 * ``tsf-er-maxmin`` -- the allocation Theorem 5 says Algorithm 1 computes: **leximin** of the task
   shares ``x_j / (w_j eta_j)`` over chi(E) (task bounds are rows of chi(E)), by the project's one
@@ -42,12 +42,20 @@ users that are blocked at the level and lets the others rise.  Whenever some act
 by resources that another active user does not need, Algorithm 1 stops everybody at the blocked
 level: e.g. one server ``(cpu, mem) = (2, 2)``, users ``a = b = (1, 0)`` and ``c = (0, 1)`` (no
 external demand): ``eta = (2, 2, 2)``, Algorithm 1 gives ``(1, 1, 1)`` tasks (``g = 1/2``: cpu
-``2g + 2g <= 2``), the leximin gives ``(1, 1, 2)`` (``c`` alone uses memory); Algorithm 1 is then not Pareto optimal (Thm 7 claims PO).  Zero demands
-are the usual cause; with every user demanding every resource and the external resource the two
-coincided on every instance we tried, but the proof of Thm 5 does not cover the case, so both are
-registered and the verifier compares them.  Lemma 1 (active users have the largest task share)
-holds for Algorithm 1 by construction.  With task bounds Algorithm 1's intermediate rounds may give
-a user more than ``n_j``; that is only transient (rows (8e) cut it back to ``n_j``).
+``2g + 2g <= 2``), the leximin gives ``(1, 1, 2)`` (``c`` alone uses memory);
+Algorithm 1 is then not Pareto optimal (Thm 7 claims PO) and not max-min fair (Thm 5).  Zero demands
+are the cause: if every user demands every computational AND every external resource (d > 0), the
+two coincide (same totals).  Sketch: suppose in some leximin round an active user ``k`` could rise
+above the common level ``t`` while the others keep ``t``; take such a point and remove a small
+fraction of ``k``'s tasks on every server where it runs.  That frees a positive amount of EVERY
+resource there (``k`` demands all of them) and of every external resource, so every other active
+user can run a few more tasks there: all active users rise above ``t``, contradicting the round's
+optimality.  Hence every active user is blocked in every round, i.e. leximin keeps all active users
+at one level, as (8f) does (saturated users are handled alike).  Random tests (positive demands,
+bounds, weights, several external resources) agree; with zero demands about one instance in eight
+differs.  Lemma 1 (active users have the largest task share) holds for Algorithm 1 by
+construction.  With task bounds Algorithm 1's intermediate rounds may give a user more than
+``n_j``; that is only transient (rows (8e) cut it back to ``n_j``).
 """
 from __future__ import annotations
 
@@ -383,7 +391,8 @@ def _algorithm1_float(env: Environment, name: str, normaliser: Sequence[Any], *,
     use_cg = n_cand > threshold
     if use_cg:
         with np.errstate(divide="ignore", invalid="ignore"):
-            mono = np.where(d[:, None, :] > 0, cap[None, :, :] / np.where(d > 0, d, 1.0)[:, None, :], np.inf).min(axis=2)
+            mono = np.where(d[:, None, :] > 0, cap[None, :, :] / np.where(d > 0, d, 1.0)[:, None, :],
+                            np.inf).min(axis=2)
         mono = np.where(cand, mono, -1.0)
         first = np.argsort(-mono, axis=1, kind="stable")[:, :CG_INITIAL_SERVERS]
         add_columns([(j, int(s)) for j in active for s in first[j] if cand[j, s]])

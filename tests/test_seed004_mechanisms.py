@@ -380,3 +380,45 @@ def test_float_path_and_column_generation_match_the_exact_path(monkeypatch):
                 e, f = run(name, env), run(name, env, exact=False)
                 assert all(abs(a - float(b)) <= 1e-7 * max(1.0, float(b)) for a, b in zip(f.totals(), e.totals()))
     assert priced > 0  # column generation really added columns
+
+
+# ====================================================================== MNW: irrational optimum, rigour of the bounds
+def test_mnw_irrational_optimum_is_bracketed():
+    """One server (cpu 1, mem 1); u1 = (1, 0), u2 = (1, 2), u3 = (0, 1).  KKT with prices p (cpu), q (mem):
+    1/X1 = p, 1/X2 = p + 2q, 1/X3 = q, and both rows tight: X1 = 1 - X2, X3 = 1 - 2 X2.  So
+    1/X2 = 1/(1 - X2) + 2/(1 - 2 X2), i.e. 6 X2^2 - 6 X2 + 1 = 0, X2 = (3 - sqrt 3)/6 (irrational):
+    exact mode cannot certify a rational optimum and must return the float allocation with bounds.
+    Checked exactly: lo <= (3 - sqrt 3)/6 <= hi  <=>  (3 - 6 hi)^2 <= 3 <= (3 - 6 lo)^2 (both bases >= 0)."""
+    env = parse_environment({"resources": ["cpu", "mem"], "servers": [{"name": "s", "capacity": [1, 1]}],
+                             "users": [{"name": "u1", "demand": [1, 0]}, {"name": "u2", "demand": [1, 2]},
+                                       {"name": "u3", "demand": [0, 1]}]})
+    a = run("mnw", env, exact=True)
+    assert not a.exact
+    lo, hi = a.info["bounds"][1]
+    assert 3 - 6 * hi >= 0 and (3 - 6 * hi) ** 2 <= 3 <= (3 - 6 * lo) ** 2
+    assert hi - lo < F(1, 10 ** 5)
+    lo1, hi1 = a.info["bounds"][0]  # X1 = (3 + sqrt 3)/6: (6 lo1 - 3)^2 <= 3 <= (6 hi1 - 3)^2
+    assert 6 * lo1 - 3 >= 0 and (6 * lo1 - 3) ** 2 <= 3 <= (6 * hi1 - 3) ** 2
+    lo3, hi3 = a.info["bounds"][2]  # X3 = sqrt(3)/3: lo3^2 <= 1/3 <= hi3^2
+    assert lo3 >= 0 and lo3 ** 2 <= F(1, 3) <= hi3 ** 2
+    assert abs(a.total(1) - (3 - math.sqrt(3)) / 6) < 1e-9
+
+
+def test_mnw_float_bounds_contain_every_certified_exact_optimum():
+    """On random instances: whenever exact mode certifies a rational optimum (exactly, by the
+    first-order condition), the float mode's certified intervals must contain it."""
+    import random
+
+    rng = random.Random(11)
+    certified = 0
+    for it in range(20):
+        env = _random_instance(rng, zero_demands=it % 2 == 0)
+        e = run("mnw", env, exact=True)
+        f = run("mnw", env, exact=False)
+        for j in range(env.n_users):
+            lo, hi = f.info["bounds"][j]
+            assert lo <= F(f.total(j)) + F(1, 10 ** 9) and F(f.total(j)) - F(1, 10 ** 9) <= hi
+            if e.exact:
+                assert lo <= e.total(j) <= hi, (env.to_dict(), j)
+        certified += e.exact
+    assert certified >= 10
