@@ -28,7 +28,9 @@ DRF-alpha / TSF-alpha (Sec. 3.3, LP (7), Fig. 2 (b)-(c), Sec. 6.2)
     matrix; shares must be >= 0 and sum to <= 1 per external resource.  Registered presets
     (Sec. 6.2): ``-eq`` (``1/|S|``), ``-cpu`` (``c[s,cpu] / sum_s c[s,cpu]``), ``-mem`` (likewise for
     memory).  The cpu resource is the one NAMED ``cpu`` (case-insensitive) if the instance has one,
-    else resource index 0; memory is the one named ``mem`` or ``memory``, else index 1.  There is no
+    else resource index 0; memory is the one named ``mem`` or ``memory``, else index 1 (no such
+    resource: ``SettingError`` naming ``resources``; total capacity 0: the split is 0/0 and we use
+    the equal split -- nobody who demands that resource can run anyway).  There is no
     bare ``drf-alpha`` / ``tsf-alpha`` registration: without a split they are not mechanisms.
 
 CRU (Sec. 3.1, Thm 1)
@@ -81,6 +83,7 @@ __all__ = ["drf_er", "make_alpha_mechanism", "alpha_equal", "alpha_by_resource",
 INF = math.inf
 MAX_CRU_BRANCH = 10
 _T2 = "004 Table 2"
+_UNB = "the theorem assumes n_j = inf for every user"
 
 
 # ====================================================================== DRF-ER
@@ -154,9 +157,8 @@ def alpha_by_resource(which: str) -> AlphaRule:
     def rule(env: Environment) -> list:
         r = _find_resource(env, names, idx, which, f"alpha split by {which}")
         total = sum((env.capacity[s][r] for s in range(env.n_servers)), Fraction(0))
-        if total == 0:
-            raise SettingError(f"servers[].capacity: alpha split by {which} needs a positive total "
-                               f"{env.resources[r]!r} capacity")
+        if total == 0:  # the proportional split is 0/0: nobody demanding r runs anyway; split equally
+            return alpha_equal(env)
         return [env.capacity[s][r] / total for s in range(env.n_servers)]
 
     rule.__name__ = f"alpha_{which}"
@@ -276,10 +278,10 @@ def _max_total(env: Environment, j: int) -> Any:
 
 
 CRU_CLAIMS = (
-    Claim("ef", "holds", f"{_T2} / Thm 1", variant="literal", note="Thm 1 assumes n_j = inf for every user"),
-    Claim("po", "holds", f"{_T2} / Thm 1", variant="fractional", note="Thm 1 assumes n_j = inf for every user"),
+    Claim("ef", "holds", f"{_T2} / Thm 1", variant="literal", note=_UNB, domain=("unbounded",)),
+    Claim("po", "holds", f"{_T2} / Thm 1", variant="fractional", note=_UNB, domain=("unbounded",)),
     Claim("sp", "fails", f"{_T2} / Thm 1, App. 9.1", variant="demand"),
-    Claim("si", "holds", f"{_T2} / Thm 1", variant="external", note="Thm 1 assumes n_j = inf for every user"),
+    Claim("si", "holds", f"{_T2} / Thm 1", variant="external", note=_UNB, domain=("unbounded",)),
 )
 
 
@@ -317,6 +319,11 @@ def cru(env: Environment, exact: bool = False) -> Allocation:
         raise SettingError(f"users[].tasks: cru solves EF with task bounds by enumeration and handles at most "
                            f"{MAX_CRU_BRANCH} users whose bound can bind; got {len(branch)}")
     base = poly.lp
+    if base.n_cols == 0:  # nobody can run anything: the zero allocation is the only one
+        zero = Fraction(0) if exact else 0.0
+        zr = (zero, zero)
+        return poly.allocation([], exact, "cru", {"objective": zero, "eta": e, "psi": psi, "saturated_set": [],
+                                                  "total_range": [zr] * J, "unique_totals": True})
     obj = {}
     for j in part:
         for _, col in poly.user_vars[j]:
@@ -409,10 +416,10 @@ def _lex_greater(a: list, b: list, exact: bool) -> bool:
 
 # ====================================================================== MNW
 MNW_CLAIMS = (
-    Claim("ef", "holds", f"{_T2} / Thm 2", variant="literal", note="Thm 2 assumes n_j = inf for every user"),
-    Claim("po", "holds", f"{_T2} / Thm 2", variant="fractional"),
+    Claim("ef", "holds", f"{_T2} / Thm 2", variant="literal", note=_UNB, domain=("unbounded",)),
+    Claim("po", "holds", f"{_T2} / Thm 2", variant="fractional", note=_UNB, domain=("unbounded",)),
     Claim("sp", "fails", f"{_T2} / Thm 2, App. 9.2", variant="demand"),
-    Claim("si", "holds", f"{_T2} / Thm 2", variant="external", note="Thm 2 assumes n_j = inf for every user"),
+    Claim("si", "holds", f"{_T2} / Thm 2", variant="external", note=_UNB, domain=("unbounded",)),
 )
 
 

@@ -422,3 +422,17 @@ def test_mnw_float_bounds_contain_every_certified_exact_optimum():
                 assert lo <= e.total(j) <= hi, (env.to_dict(), j)
         certified += e.exact
     assert certified >= 10
+
+
+def test_degenerate_instances():
+    """Nobody can run anything (cpu capacity 0 everywhere): every mechanism gives 0; the cpu-proportional
+    split is 0/0 there and falls back to the equal split (documented in seed004_rivals)."""
+    env = parse_environment({"resources": ["cpu", "mem"],
+                             "servers": [{"name": "s1", "capacity": [0, 1]}, {"name": "s2", "capacity": [0, 2]}],
+                             "external": [{"name": "bw", "capacity": 1}],
+                             "users": [{"name": "a", "demand": [1, 1], "external_demand": [1]},
+                                       {"name": "b", "demand": [2, 0], "external_demand": [1]}]})
+    for name in ("tsf-er", "tsf-er-maxmin", "drf-er", "tsf-cpu", "cru", "mnw"):
+        for exact in (True, False):
+            assert all(v == 0 for v in run(name, env, exact=exact).totals()), (name, exact)
+    assert run("tsf-cpu", env).info["alpha"] == [[F(1, 2)], [F(1, 2)]]
