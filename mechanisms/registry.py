@@ -77,6 +77,7 @@ class Setting:
     divisible: bool = True  # False: indivisible tasks (integer x)
     exact: bool = True  # the allocation is rational and computed exactly with --exact
     requires_bounds: bool = False  # every user must have a finite task bound n_j > 0 (seed 003)
+    min_resources: int = 1  # e.g. a memory-proportional split needs a second resource
     positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
 
     def describe(self) -> str:
@@ -94,6 +95,9 @@ class Setting:
         return ", ".join(parts)
 
     def check(self, env: Environment, name: str) -> None:
+        if env.n_resources < self.min_resources:
+            raise SettingError(f"resources: {name} needs at least {self.min_resources} resources, "
+                               f"got {env.n_resources}")
         if self.single_server and env.n_servers != 1:
             raise SettingError(f"servers: {name} is defined for one server (a single resource pool); "
                                f"got {env.n_servers} servers")

@@ -75,6 +75,7 @@ from mechverify.utility import equal_split_bundle, true_tasks
 
 from .drf_family import dominant_share_per_task
 from .registry import Claim, Setting, SettingError, register
+from dataclasses import replace
 from .tsf_er import SEED004_SETTING, algorithm1, eta, etas, finite_normaliser, is_inf
 
 __all__ = ["drf_er", "make_alpha_mechanism", "alpha_equal", "alpha_by_resource", "resolve_alpha",
@@ -252,7 +253,8 @@ for _kind, _title, _src in (("drf", "DRF-alpha: equalised dominant shares with a
                              "004 Sec. 3.3 LP (7), Sec. 6.2, Fig. 2(c)")):
     for _p, (_rule, _what) in _PRESETS.items():
         _name = f"{_kind}-{_p}"
-        register(_name, f"{_title}: {_what}", SEED004_SETTING, _alpha_claims(_kind), source=_src,
+        _setting = replace(SEED004_SETTING, min_resources=2) if _p == "mem" else SEED004_SETTING
+        register(_name, f"{_title}: {_what}", _setting, _alpha_claims(_kind), source=_src,
                  notes="Build other splits with mechanisms.seed004_rivals.make_alpha_mechanism(kind, alpha_rule).")(
             make_alpha_mechanism(_kind, _rule, _name))
 
