@@ -52,17 +52,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .allocation import Allocation, feasibility_violations
 from .lp import solve
 from .model import Environment
 from .numbers import InstanceError
 from .polytope import TaskPolytope
-from .utility import envy_value, equal_split_bundle, true_tasks, utility
+from .utility import envy_value, equal_split_bundle, si_benchmark, true_tasks, utility
 
 __all__ = ["si_benchmark", "si_sat", "si_sats", "min_si_sat", "ef_sat", "ef_sats", "min_ef_sat",
-           "domination", "domination_factor", "jct_factor", "static_jct_factor", "utilization",
+           "dominating_allocation", "domination", "domination_factor", "jct_factor", "static_jct_factor", "utilization",
            "Metrics", "all_metrics"]
 
 INF = math.inf
@@ -100,12 +100,6 @@ def _exact(alloc: Allocation) -> bool:
 
 
 # ---------------------------------------------------------------------- SI-SAT
-def si_benchmark(env: Environment, j: int) -> Any:
-    """``psi_j``: what ``j`` runs with the (weighted) equal share of every server and external resource."""
-    share = env.weight[j] / sum(env.weight)
-    return true_tasks(env, j, equal_split_bundle(env, share))
-
-
 def si_sat(env: Optional[Environment], alloc: Allocation, j: int) -> Any:
     """``SI-SAT_j = min{ u_j(A_j) / psi_j, 1 }`` (seed 004 Sec. 6.2-6.3)."""
     env = _check(env, alloc)
@@ -163,6 +157,33 @@ def min_ef_sat(env: Optional[Environment], alloc: Allocation, placement_aware: b
 
 
 # ---------------------------------------------------------------------- domination factor
+def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exact: bool):
+    """The domination LP of seed 004 Sec. 6.2 for target utilities ``utils``:
+
+        D = max sum_j sum_s y[j,s]  s.t.  y in chi(E) (mode, TRUE placement, external, bounds),
+                                          sum_s y[j,s] >= utils[j]  (all j)
+
+    Returns ``(D, y)`` or ``(None, None)`` when the LP is infeasible or the solver fails (callers
+    report that as solver trouble, never as a verdict)."""
+    poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
+    lp = poly.lp
+    if lp.n_cols == 0:  # nobody can run anything: y = 0 is the only allocation
+        if any(u > 0 for u in utils):
+            return None, None
+        return (Fraction(0) if exact else 0.0), poly.matrix([], exact)
+    for j in range(env.n_users):
+        if utils[j] > 0:
+            if not poly.user_vars[j]:
+                return None, None
+            lp.add_row(poly.total(j), utils[j], None)
+    lp.set_cost({c: 1 for c in range(lp.n_cols)})
+    lp.maximize = True
+    res = solve(lp, exact=exact)
+    if not res.ok:
+        return None, None
+    return res.objective, poly.matrix(res.x, exact)
+
+
 def domination(env: Optional[Environment], alloc: Allocation, mode: str = "rdm",
                exact: Optional[bool] = None) -> tuple[Any, Any, tuple]:
     """``(factor, D, y)``: the domination LP of seed 004 Sec. 6.2 (see the module docstring).
@@ -177,19 +198,13 @@ def domination(env: Optional[Environment], alloc: Allocation, mode: str = "rdm",
         raise InstanceError(f"allocation: not in chi(E) ({bad[0]})")
     u = [utility(env, alloc, j) for j in range(env.n_users)]
     total = sum(u, Fraction(0) if exact else 0.0)
-    poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
-    lp = poly.lp
-    for j in range(env.n_users):
-        lower = Fraction(u[j]) if exact else max(0.0, float(u[j]) * (1 - FLOAT_SHRINK))
-        if lower > 0:
-            lp.add_row(poly.total(j), lower, None)
-    lp.set_cost({c: 1 for c in range(lp.n_cols)})
-    lp.maximize = True
-    res = solve(lp, exact=exact)
-    if not res.ok:  # y = the allocation itself is feasible, so this is solver trouble
-        raise RuntimeError(f"domination LP failed: {res.status} {res.reason}".strip())
-    D = res.objective if exact else max(float(res.objective), float(total))
-    return _ratio(D, total), D, poly.matrix(res.x, exact)
+    lower = [Fraction(v) if exact else max(0.0, float(v) * (1 - FLOAT_SHRINK)) for v in u]
+    D, y = dominating_allocation(env, lower, mode, exact)
+    if D is None:  # y = the allocation itself is feasible, so this is solver trouble
+        raise RuntimeError("domination LP failed")
+    if not exact:
+        D = max(float(D), float(total))
+    return _ratio(D, total), D, y
 
 
 def domination_factor(env: Optional[Environment], alloc: Allocation, mode: str = "rdm",

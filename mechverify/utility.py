@@ -14,6 +14,11 @@ servers ``E_j`` (a task cannot run where ``j`` is not allowed, whatever it repor
 A server where ``d[j,s]`` is zero on every resource contributes ``inf`` (it is then capped by the
 external term or ``n_j``; the model guarantees one of them is finite, see ``model.py``).
 
+Indivisible tasks (seed 001 Sec. V-B; seed 004 Algorithm 2): a task runs on ONE server with its whole
+demand, so a bundle is worth ``min(floor(E), sum_s floor(P_s), floor(n_j))`` whole tasks, ``P_s`` the
+Leontief value of server ``s`` and ``E`` the external limit.  :func:`whole_tasks` computes it from
+:func:`true_tasks` (per server and overall); every function here takes ``integral=True`` for it.
+
 Lemma (seed 004 Lemma 2 in our notation): for a non-wasteful bundle computed from the truthful
 report, ``u_j = min(x_j, n_j) = x_j`` for every feasible allocation, so truthful utilities are the
 task totals.
@@ -21,12 +26,13 @@ task totals.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Iterable, Optional
 
 from .allocation import Allocation, Bundle
 from .model import Environment
 
-__all__ = ["true_tasks", "utility", "utilities", "envy_value", "equal_split_bundle"]
+__all__ = ["true_tasks", "whole_tasks", "utility", "utilities", "envy_value", "equal_split_bundle", "si_benchmark"]
 
 INF = math.inf
 
@@ -56,17 +62,40 @@ def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Itera
     return result
 
 
-def utility(true_env: Environment, alloc: Allocation, j: int) -> Any:
+def _floor(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isinf(v) else float(math.floor(v + 1e-9 * max(1.0, abs(v))))
+    return Fraction(math.floor(v))
+
+
+def whole_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None) -> Any:
+    """Whole tasks ``j`` runs with ``bundle`` when tasks are indivisible (see the module docstring).
+
+    Identity used: with ``T_s = true_tasks(.., [s]) = min(P_s, E, n)`` and
+    ``T = true_tasks(.., all) = min(E, sum_s P_s, n)``, ``min(sum_s floor(T_s), floor(T))`` equals
+    ``min(floor(E), sum_s floor(P_s), floor(n))``."""
+    mask = list(env.eligible[j] if servers is None else servers)
+    per = sum((_floor(true_tasks(env, j, bundle, [s])) for s in mask), Fraction(0))
+    return min(per, _floor(true_tasks(env, j, bundle, mask)))
+
+
+def bundle_value(env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None,
+                 integral: bool = False) -> Any:
+    """:func:`whole_tasks` if ``integral`` else :func:`true_tasks`."""
+    return (whole_tasks if integral else true_tasks)(env, j, bundle, servers)
+
+
+def utility(true_env: Environment, alloc: Allocation, j: int, integral: bool = False) -> Any:
     """``u_j`` of user ``j``'s own bundle under ``alloc`` (computed from whatever was reported)."""
-    return true_tasks(true_env, j, alloc.bundle(j))
+    return bundle_value(true_env, j, alloc.bundle(j), None, integral)
 
 
-def utilities(true_env: Environment, alloc: Allocation) -> tuple[Any, ...]:
-    return tuple(utility(true_env, alloc, j) for j in range(true_env.n_users))
+def utilities(true_env: Environment, alloc: Allocation, integral: bool = False) -> tuple[Any, ...]:
+    return tuple(utility(true_env, alloc, j, integral) for j in range(true_env.n_users))
 
 
 def envy_value(true_env: Environment, alloc: Allocation, j: int, k: int, placement_aware: bool = True,
-               weighted: bool = True) -> Any:
+               weighted: bool = True, integral: bool = False) -> Any:
     """What ``j`` would get from ``k``'s bundle, scaled by ``w_j / w_k`` when ``weighted``
     (seed 002 Sec. II-A weighted EF: ``U_n(phi_n/phi_m a_m) <= U_n(a_n)``; the Leontief utility is
     homogeneous of degree one before the ``n_j`` cap, so the scaling is applied to the bundle)."""
@@ -75,10 +104,18 @@ def envy_value(true_env: Environment, alloc: Allocation, j: int, k: int, placeme
         f = true_env.weight[j] / true_env.weight[k]
         b = Bundle(tuple(tuple(v * f for v in row) for row in b.amounts), tuple(v * f for v in b.external))
     servers = None if placement_aware else range(true_env.n_servers)
-    return true_tasks(true_env, j, b, servers)
+    return bundle_value(true_env, j, b, servers, integral)
 
 
 def equal_split_bundle(env: Environment, share: Any) -> Bundle:
     """The bundle ``share * c`` of every server and every external resource (SI benchmarks)."""
     return Bundle(tuple(tuple(share * v for v in row) for row in env.capacity),
                   tuple(share * v for v in env.external_capacity))
+
+
+def si_benchmark(env: Environment, j: int, integral: bool = False) -> Any:
+    """``u_j((w_j / sum_i w_i) * (c, c_er))``: what ``j`` runs with its weighted equal share of every
+    server and every external resource (seed 002 Sec. III-B, seed 004 Def. 6, seed 003 Sec. 2.2 --
+    one formula on this model; see ``verifier/properties/ef_si.py``)."""
+    share = env.weight[j] / sum(env.weight)
+    return bundle_value(env, j, equal_split_bundle(env, share), None, integral)

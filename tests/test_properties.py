@@ -722,7 +722,7 @@ def test_whole_tasks_formula():
     With n1 unbounded: divisible min(4, 5) = 4, whole min(4, 4) = 4; with 3/2 link: E = 3, whole 3."""
     from mechverify.allocation import Bundle
     from mechverify.utility import true_tasks
-    from verifier.exact import whole_tasks
+    from mechverify.utility import whole_tasks
 
     def env(n):
         return env_of(["cpu"], [[3], [3]], [{"demand": [1], "external_demand": ["1/2"], "tasks": n}],

@@ -13,10 +13,8 @@ total only, which holds when the per-server factor
 tasks (true for demand misreports without per-server demands); otherwise it returns ``None`` and the
 caller reports "cannot certify" rather than guess.
 
-Indivisible tasks (``Setting.divisible = False``, seed 001 Sec. V-B): a task runs on ONE server with its
-whole demand, so a bundle is worth ``min(floor(external limit), sum_s floor(P_s), floor(n_j))`` whole
-tasks, ``P_s`` the Leontief value of server ``s``.  :func:`whole_tasks` computes it with the one utility
-function (once per server and once overall); :func:`bundle_utility` / :func:`own_utility` /
+Indivisible tasks (``Setting.divisible = False``, seed 001 Sec. V-B): utilities count whole tasks
+(``mechverify.utility.whole_tasks``); :func:`bundle_utility` / :func:`own_utility` /
 :func:`envy_utility` pick it for indivisible mechanisms.  Without it a misreport that yields 3/4 of a
 task on each of two servers counted as 3/2 tasks: a false SP violation (drfh-first-fit).
 
@@ -35,9 +33,9 @@ from typing import Any, Iterable, Optional
 
 from mechverify.allocation import Allocation, Bundle
 from mechverify.model import Environment
-from mechverify.utility import envy_value, true_tasks
+from mechverify.utility import bundle_value, envy_value, utility
 
-__all__ = ["ExactRun", "exact_run", "utility_interval", "totals_only_factor", "whole_tasks", "bundle_utility",
+__all__ = ["ExactRun", "exact_run", "utility_interval", "totals_only_factor", "bundle_utility",
            "own_utility", "envy_utility"]
 
 INF = math.inf
@@ -53,46 +51,25 @@ class ExactRun:
     integral: bool = False  # the mechanism's tasks are indivisible: utilities count whole tasks
 
 
-def _floor(v: Any) -> Any:
-    if isinstance(v, float):
-        return v if math.isinf(v) else float(math.floor(v + 1e-9 * max(1.0, abs(v))))
-    return Fraction(math.floor(v))
-
-
-def whole_tasks(true_env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None) -> Any:
-    """Whole tasks ``j`` runs with ``bundle`` (indivisible tasks; see the module docstring).
-
-    Identity used: with ``T_s = true_tasks(.., [s]) = min(P_s, E, n)`` and
-    ``T = true_tasks(.., all) = min(E, sum_s P_s, n)``, ``min(sum_s floor(T_s), floor(T))`` equals
-    ``min(floor(E), sum_s floor(P_s), floor(n))``."""
-    mask = list(true_env.eligible[j] if servers is None else servers)
-    per = sum((_floor(true_tasks(true_env, j, bundle, [s])) for s in mask), Fraction(0))
-    return min(per, _floor(true_tasks(true_env, j, bundle, mask)))
-
-
-def _integral(mech) -> bool:
+def integral_of(mech) -> bool:
     setting = getattr(mech, "setting", None)
     return setting is not None and not getattr(setting, "divisible", True)
 
 
 def bundle_utility(mech, true_env: Environment, j: int, bundle: Bundle,
                    servers: Optional[Iterable[int]] = None) -> Any:
-    """``u_j(bundle)``: whole tasks for an indivisible-task mechanism, else ``true_tasks``."""
-    return (whole_tasks if _integral(mech) else true_tasks)(true_env, j, bundle, servers)
+    """``u_j(bundle)`` for ``mech``: whole tasks when its tasks are indivisible."""
+    return bundle_value(true_env, j, bundle, servers, integral_of(mech))
 
 
 def own_utility(mech, true_env: Environment, alloc: Allocation, j: int) -> Any:
-    """``u_j`` of ``j``'s own bundle under ``alloc`` (``mechverify.utility.utility`` for divisible tasks)."""
-    return bundle_utility(mech, true_env, j, alloc.bundle(j))
+    """``u_j`` of ``j``'s own bundle under ``alloc`` for ``mech``."""
+    return utility(true_env, alloc, j, integral_of(mech))
 
 
 def envy_utility(mech, true_env: Environment, alloc: Allocation, j: int, k: int, placement_aware: bool = True) -> Any:
-    """What ``j`` gets from ``(w_j / w_k) * A_k`` (``mechverify.utility.envy_value`` for divisible tasks)."""
-    if not _integral(mech):
-        return envy_value(true_env, alloc, j, k, placement_aware=placement_aware)
-    scale = true_env.weight[j] / true_env.weight[k]
-    servers = None if placement_aware else range(true_env.n_servers)
-    return whole_tasks(true_env, j, _scaled(alloc.bundle(k), scale), servers)
+    """What ``j`` gets from ``(w_j / w_k) * A_k`` for ``mech``."""
+    return envy_value(true_env, alloc, j, k, placement_aware=placement_aware, integral=integral_of(mech))
 
 
 def _pairs(v: Any) -> Optional[list[tuple[Fraction, Fraction]]]:
@@ -109,8 +86,8 @@ def exact_run(mech, env: Environment) -> ExactRun:
     if rng is not None and unique is None:
         unique = all(a == b for a, b in rng)
     if alloc.exact:
-        return ExactRun(alloc, True, None, rng, unique, _integral(mech))
-    return ExactRun(alloc, False, _pairs(info.get("total_bounds")), rng, unique, _integral(mech))
+        return ExactRun(alloc, True, None, rng, unique, integral_of(mech))
+    return ExactRun(alloc, False, _pairs(info.get("total_bounds")), rng, unique, integral_of(mech))
 
 
 def totals_only_factor(true_env: Environment, rep_env: Environment, j: int, k: int,
@@ -198,7 +175,7 @@ def utility_interval(true_env: Environment, run: ExactRun, j: int, k: Optional[i
             if f is None:
                 return None  # totals unique but the split matters: unknown
     if run.exact:
-        v = (whole_tasks if run.integral else true_tasks)(true_env, j, _scaled(alloc.bundle(k), scale), mask)
+        v = bundle_value(true_env, j, _scaled(alloc.bundle(k), scale), mask, run.integral)
         return v, v
     if run.total_bounds is None:
         return None

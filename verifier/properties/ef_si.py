@@ -29,9 +29,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from mechverify.utility import equal_split_bundle
+from mechverify.utility import si_benchmark as utility_si_benchmark
 
-from ..exact import bundle_utility, envy_utility, exact_run, own_utility, utility_interval
+from ..exact import integral_of, envy_utility, exact_run, own_utility, utility_interval
 from .base import Certificate, Evaluation, Property, Witness, ratio
 
 INF = math.inf
@@ -104,10 +104,9 @@ class EnvyFreeness(Property):
 
 
 def si_benchmark(env, j, mech=None) -> Any:
-    """``u_j((w_j / sum w) * (c, c_er))`` -- see the module docstring.  For a mechanism with indivisible
-    tasks the split is worth whole tasks (``exact.bundle_utility``), like the user's own bundle."""
-    share = env.weight[j] / sum(env.weight)
-    return bundle_utility(mech, env, j, equal_split_bundle(env, share))
+    """``u_j((w_j / sum w) * (c, c_er))`` (``mechverify.utility.si_benchmark``); for a mechanism with
+    indivisible tasks the split is worth whole tasks, like the user's own bundle."""
+    return utility_si_benchmark(env, j, integral=integral_of(mech))
 
 
 class SharingIncentive(Property):

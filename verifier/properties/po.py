@@ -18,39 +18,15 @@ ends of the utility intervals, so a certified domination is domination of the tr
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Optional, Sequence
 
 from mechverify.allocation import Allocation, feasibility_violations
-from mechverify.lp import solve
-from mechverify.polytope import TaskPolytope
+from mechverify.metrics import dominating_allocation
 from mechverify.utility import utility
 
 from ..exact import exact_run, utility_interval
 from .base import Certificate, Evaluation, Property, Witness, ratio
 
 FLOAT_REL = 1e-7
-
-
-def dominating_allocation(env, utils: Sequence[Any], mode: str, exact: bool):
-    """Solve the domination LP; returns ``(D, y_matrix)`` or ``(None, None)`` if it failed."""
-    poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
-    lp = poly.lp
-    if lp.n_cols == 0:  # nobody can run anything: x = 0 is the only allocation (the LP layer rejects empty LPs)
-        if any(u > 0 for u in utils):
-            return None, None
-        zero = Fraction(0) if exact else 0.0
-        return zero, poly.matrix([], exact)
-    for j in range(env.n_users):
-        if utils[j] > 0:
-            if not poly.user_vars[j]:
-                return None, None  # cannot even give j what it has: numerical nonsense upstream
-            lp.add_row(poly.total(j), utils[j], None)
-    lp.set_cost({c: 1 for c in range(lp.n_cols)})
-    lp.maximize = True
-    res = solve(lp, exact=exact)
-    if not res.ok:
-        return None, None
-    return res.objective, poly.matrix(res.x, exact)
 
 
 class ParetoOptimality(Property):
