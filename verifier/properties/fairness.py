@@ -14,7 +14,8 @@ satisfy the premise, a violation is reported only if the check fails for every o
   ``r* in argmax_r d[j,r] / C_r`` (pooled capacities ``C_r``).
 * BF ``per-server`` (seeds 000/002 Sec. II/III, Thm. 3 proof): premise -- one resource ``r*`` is
   dominant for every user at every server it can use: ``r* in argmax_r d[j,r] / c[s,r]``.
-* SRF (001 Sec. III-C; 000 Sec. II-A): premise -- a single resource and no external resources.
+* SRF (001 Sec. III-C; 000 Sec. II-A): premise -- a single resource, no external resources, one demand
+  per user (no per-server demand overrides).
 
 PM (seed 001 Sec. III-C, Prop. 7): when a user leaves (and gives up its allocation), no remaining
 user's utility decreases.  Deviation ``leave``.  Measure: min ratio ``u_i(after) / u_i(before)`` over
@@ -185,10 +186,13 @@ class SingleResourceFairness(_MaxMinOnResource):
     default_variant = "max-min"
 
     def premise(self, env, variant):
-        return [0] if env.n_resources == 1 and not env.n_external else []
+        # one resource type, and one demand per user: with per-server demand overrides (002 Sec. IV,
+        # co-processors -- "future work" there) "max-min fair on the resource" no longer says anything
+        # about tasks, and no seed defines or claims SRF for it
+        return [0] if env.n_resources == 1 and not env.n_external and not env.has_server_demand else []
 
     def premise_text(self, variant):
-        return "more than one resource type"
+        return "more than one resource type (or external resources, or per-server demands)"
 
 
 class PopulationMonotonicity(Property):
