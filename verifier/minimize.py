@@ -193,7 +193,7 @@ def _features(w: Witness) -> Iterator[Candidate]:
                        tuple(u for u in w.users if u != dev.reports[i].user))
 
 
-def _numbers(w: Witness) -> Iterator[Candidate]:
+def _numbers(w: Witness, zero_demands: bool = True, zero_capacities: bool = True) -> Iterator[Candidate]:
     env, dev = w.env, w.deviation
 
     def setcap(s, r, v):
@@ -203,7 +203,7 @@ def _numbers(w: Witness) -> Iterator[Candidate]:
 
     for s in range(env.n_servers):
         for r in range(env.n_resources):
-            for c in simpler_numbers(env.capacity[s][r]):
+            for c in simpler_numbers(env.capacity[s][r], allow_zero=zero_capacities):
                 yield f"capacity {env.servers[s]}.{env.resources[r]} -> {c}", _try(lambda: setcap(s, r, c)), dev, w.users
     for k in range(env.n_external):
         for c in simpler_numbers(env.external_capacity[k]):
@@ -212,7 +212,7 @@ def _numbers(w: Witness) -> Iterator[Candidate]:
             yield f"capacity {env.external[k]} -> {c}", _try(lambda: replace(env, external_capacity=tuple(ec))), dev, w.users
     for j in range(env.n_users):
         for r in range(env.n_resources):
-            for c in simpler_numbers(env.demand[j][r]):
+            for c in simpler_numbers(env.demand[j][r], allow_zero=zero_demands):
                 d = list(env.demand[j])
                 d[r] = c
                 dem = list(env.demand)
@@ -234,7 +234,7 @@ def _numbers(w: Witness) -> Iterator[Candidate]:
                 yield f"task bound {env.users[j]} -> {c}", _try(lambda: env.with_user(j, tasks=c)), dev, w.users
     for (j, s), vec in sorted(env.server_demand.items()):
         for r, v in enumerate(vec):
-            for c in simpler_numbers(v):
+            for c in simpler_numbers(v, allow_zero=zero_demands):
                 sd = dict(env.server_demand)
                 nv = list(vec)
                 nv[r] = c
@@ -248,7 +248,7 @@ def _numbers(w: Witness) -> Iterator[Candidate]:
                 if vec is None:
                     continue
                 for r, v in enumerate(vec):
-                    for c in simpler_numbers(v):
+                    for c in simpler_numbers(v, allow_zero=zero_demands):
                         nv = list(vec)
                         nv[r] = c
                         new = list(dev.reports)
@@ -280,13 +280,19 @@ def _valid_env(env: Environment) -> bool:
         return False
 
 
-def minimize(mech, cert: Certificate, *, budget: float = 20.0,
+def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
+             accept: Optional[Callable[[Environment], bool]] = None,
              on_step: Optional[Callable[[str], None]] = None) -> tuple[Certificate, dict[str, Any]]:
     """Greedily simplify ``cert``'s instance while the EXACT violation persists.
 
     Returns ``(certificate of the result, minimality record)``; the record has ``status``
     (``"1-minimal"`` or ``"reduced; budget exhausted"`` or ``"already 1-minimal"``), ``one_minimal``,
-    the sizes before and after, the accepted moves, the number of exact re-checks and the seconds."""
+    the sizes before and after, the accepted moves, the number of exact re-checks and the seconds.
+    ``domain`` (a ``verifier.engines.strategies.Domain``): stay inside it -- no zero demands / capacities
+    when the searched domain excludes them); ``accept(env)``: every candidate's true and deviated
+    environments must be accepted (a claim's standing assumptions)."""
+    zd = True if domain is None else domain.zero_demands
+    zc = True if domain is None else domain.zero_capacities
     t0 = time.process_time()  # CPU seconds, like the search budgets
     deadline = t0 + budget
     w0 = cert.witness
@@ -301,7 +307,7 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0,
             changed = False
             w = current.witness
             protected = _protected(prop.name, w)
-            for gen in (_safe(_structural(w, protected)), _safe(_features(w)), _safe(_numbers(w))):
+            for gen in (_safe(_structural(w, protected)), _safe(_features(w)), _safe(_numbers(w, zd, zc))):
                 for desc, env2, dev2, users2 in gen:
                     if time.process_time() > deadline:
                         raise TimeoutError
@@ -309,8 +315,10 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0,
                         continue
                     try:
                         mech.setting.check(env2, mech.name)
-                        if dev2 is not None:
-                            dev2.apply(env2)
+                        env2d = dev2.apply(env2) if dev2 is not None else None
+                        if accept is not None and not (accept(env2) and (
+                                env2d is None or dev2.kind != "misreport" or accept(env2d))):
+                            continue
                         if prop.applicable(mech, env2, w.variant):
                             continue
                     except InstanceError:

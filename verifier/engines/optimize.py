@@ -43,8 +43,9 @@ class _Stop(Exception):
 
 
 class _Ctx:
-    def __init__(self, mech, prop, variant, deadline: float, max_trials: Optional[int], result, clock) -> None:
-        self.mech, self.prop, self.variant, self.clock = mech, prop, variant, clock
+    def __init__(self, mech, prop, variant, deadline: float, max_trials: Optional[int], result, clock,
+                 accept=None) -> None:
+        self.mech, self.prop, self.variant, self.clock, self.accept = mech, prop, variant, clock, accept
         self.deadline, self.max_trials, self.result = deadline, max_trials, result
         self.trials = 0
         self.seen: set = set()
@@ -60,6 +61,8 @@ class _Ctx:
         if key in self.seen:
             return None
         self.seen.add(key)
+        if self.accept is not None and not self.accept(env, dev):
+            return None
         self.tick()
         try:
             ev = self.prop.evaluate(self.mech, env, self.variant, deviation=dev, exact=False, alloc=base)
@@ -296,10 +299,10 @@ def _gsp_pair(ctx: _Ctx, env: Environment, coal: tuple[int, int], base, rng) -> 
 
 def optimize_misreports(mech, prop, variant: str, envs: Sequence[Environment], *, seed: int = 0,
                         deadline: float, max_trials: Optional[int] = None, result=None,
-                        clock=time.process_time) -> tuple[Optional[Certificate], int]:
+                        clock=time.process_time, accept=None) -> tuple[Optional[Certificate], int]:
     """Run the optimiser over ``envs`` until a certificate, the ``deadline`` (on ``clock``) or
     ``max_trials``.  Returns ``(certificate or None, trials used)``."""
-    ctx = _Ctx(mech, prop, variant, deadline, max_trials, result, clock)
+    ctx = _Ctx(mech, prop, variant, deadline, max_trials, result, clock, accept)
     rng = np.random.default_rng(seed)
     try:
         for env in envs:

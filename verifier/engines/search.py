@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, target, Verbosity
 from hypothesis.errors import Unsatisfiable
 
+from mechanisms.registry import SettingError
 from mechverify.model import Environment
 
 from ..properties import get_property
@@ -61,6 +62,8 @@ class SearchResult:
     invalid: int = 0
     errors: int = 0
     first_error: str = ""
+    outside: int = 0  # instances the mechanism rejected with SettingError (narrower domain than its Setting)
+    first_outside: str = ""
     rejected: int = 0  # float candidates that failed the exact re-check
     seconds: float = 0.0
     time_to_first: Optional[float] = None  # CPU seconds to the first exact certificate
@@ -106,12 +109,14 @@ def measure_float(prop: Property, m: Any) -> Optional[float]:
 def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float = 10.0,
            max_trials: Optional[int] = None, domain: Optional[strat.Domain] = None,
            shrink_budget: Optional[float] = None, optimizer: bool = True, optimizer_share: float = 0.5,
+           accept: Optional[Callable[[Environment], bool]] = None,
            progress: Optional[Callable[[SearchResult], None]] = None) -> SearchResult:
     """Search for a certified violation of ``prop_name``/``variant`` by ``mech``.
 
     ``budget`` (seconds) bounds the search phases; shrinking a found violation gets ``shrink_budget``
     more (default: ``min(15, budget)``).  ``max_trials`` bounds the evaluated candidates (Hypothesis and
-    optimiser together)."""
+    optimiser together).  ``accept(env)`` restricts the search further (e.g. to a claim's standing
+    assumptions): a candidate whose true or deviated environment is not accepted is skipped."""
     prop = get_property(prop_name)
     variant = prop.variant_of(variant)
     dom = domain if domain is not None else strat.domain_for(mech.setting)
@@ -141,11 +146,18 @@ def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float =
             raise _Abort()
         seen[key] = True
         res.generated += 1
+        if accept is not None and not _accepted(accept, env, dev):
+            res.inapplicable += 1
+            return
         try:
             if prop.applicable(mech, env, variant):
                 res.inapplicable += 1
                 return
             ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False)
+        except SettingError as exc:  # the mechanism itself rejects the instance: outside its domain
+            res.outside += 1
+            res.first_outside = res.first_outside or str(exc)
+            return
         except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
             res.errors += 1
             res.first_error = res.first_error or f"{type(exc).__name__}: {exc}"
@@ -218,7 +230,8 @@ def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float =
         deadline = t0 + budget
         left = None if max_trials is None else max_trials - res.trials
         cert, ot = optimize_misreports(mech, prop, variant, [e for _, _, e in res.pool], seed=seed,
-                                       deadline=deadline, max_trials=left, result=res, clock=clock)
+                                       deadline=deadline, max_trials=left, result=res, clock=clock,
+                                       accept=None if accept is None else (lambda e, d: _accepted(accept, e, d)))
         res.optimizer_trials = ot
         res.trials += ot
         if cert is not None:
@@ -239,6 +252,9 @@ def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float =
     else:
         res.verdict = "not_refuted"
         notes = []
+        if res.outside:
+            notes.append(f"{res.outside} generated instances were outside the mechanism's domain "
+                         f"(first: {res.first_outside})")
         if res.rejected:
             notes.append(f"{res.rejected} float candidates failed the exact re-check")
         if res.errors:
@@ -247,6 +263,17 @@ def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float =
             notes.insert(0, res.note)
         res.note = "; ".join(notes)
     return res
+
+
+def _accepted(accept: Callable[[Environment], bool], env: Environment, dev) -> bool:
+    if not accept(env):
+        return False
+    if dev is not None and dev.kind == "misreport":
+        try:
+            return bool(accept(dev.apply(env)))
+        except Exception:  # noqa: BLE001 - an invalid deviation is rejected later anyway
+            return True
+    return True
 
 
 def _pool_add(res: SearchResult, score: float, state: dict, env: Environment) -> None:

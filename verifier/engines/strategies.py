@@ -38,6 +38,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Optional, Sequence
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from mechverify.model import Environment
@@ -108,6 +109,10 @@ def domain_for(setting, **overrides: Any) -> Domain:
         kw["zero_demands"] = kw["zero_capacities"] = False
     if getattr(setting, "requires_bounds", False):  # every user has n_j > 0
         kw["all_bounded"] = True
+    min_r = getattr(setting, "min_resources", 1)
+    if min_r > 1:
+        kw["min_resources"] = max(d.min_resources, min_r)
+        kw["max_resources"] = max(d.max_resources, min_r)
     if not kw["external"]:
         kw["min_external"] = kw["max_external"] = 0
     if not setting.divisible:
@@ -282,6 +287,17 @@ def decode_environment(dom: Domain, J: int, S: int, R: int, K: int, data: bytes,
         server_demand=kw["server_demand"])
 
 
+def _inside(setting, env: Environment) -> None:
+    """Never generate outside the mechanism's domain: constraints ``domain_for`` encodes are met by
+    construction; any other constraint of the ``Setting`` rejects the draw (Hypothesis ``assume``)."""
+    from mechanisms.registry import SettingError
+
+    try:
+        setting.check(env, "strategy")
+    except SettingError:
+        assume(False)
+
+
 def _shape_count(dom: Domain) -> tuple[list[tuple[int, int]], int]:
     ranges = [(dom.min_users, max(dom.min_users, dom.max_users)),
               (dom.min_servers, max(dom.min_servers, dom.max_servers)),
@@ -312,7 +328,7 @@ def _environments(draw, setting, dom: Domain, dominant: Optional[str]) -> Enviro
     n = _env_bytes(dom)
     data = draw(st.binary(min_size=n, max_size=n))
     env = decode_environment(dom, J, S, R, K, data, dominant)
-    setting.check(env, "strategy")  # never generate outside the mechanism's domain
+    _inside(setting, env)
     return env
 
 
@@ -366,7 +382,7 @@ def _make_dominant(factor: Fraction, demand, capacity, eligible, sd, variant: st
 def premise_strategy_notes() -> dict[str, str]:
     return {"bf": "each user's demand of r1 raised so that r1 is dominant (the BF premise); instances where "
                   "the premise still fails are skipped",
-            "srf": "one resource, no external resources",
+            "srf": "one resource, no external resources, no per-server demands",
             "single-server-drf": "one server",
             "si/external": "at least one external resource",
             "si/bounded": "at least one finite task bound"}
@@ -505,7 +521,8 @@ def narrow(dom: Domain, prop: str, variant: str) -> tuple[Domain, Optional[str]]
     if prop in ("gsp", "pm", "ef"):
         dom = replace(dom, min_users=max(2, dom.min_users), max_users=max(2, dom.max_users))
     if prop == "srf":
-        dom = replace(dom, min_resources=1, max_resources=1, min_external=0, max_external=0, external=False)
+        dom = replace(dom, min_resources=1, max_resources=1, min_external=0, max_external=0, external=False,
+                      server_demand=False)
     if prop == "single-server-drf":
         dom = replace(dom, min_servers=1, max_servers=1, server_demand=False)
     if prop == "bf":
@@ -609,7 +626,7 @@ def _cases(draw, setting, dom: Domain, dominant: Optional[str], prop: str, varia
     n = n_env + _deviation_bytes(prop, variant, dom)
     data = draw(st.binary(min_size=n, max_size=n))
     env = decode_environment(dom, J, S, R, K, data[:n_env], dominant)
-    setting.check(env, "strategy")
+    _inside(setting, env)
     return env, decode_deviation(prop, variant, env, data[n_env:], dom)
 
 
