@@ -93,7 +93,8 @@ def _remap_report(rep: Report, user_map: dict[int, int], server_map: Optional[di
     if rep.demand is not None and keep_r is not None:
         kw["demand"] = tuple(rep.demand[r] for r in keep_r)
     if rep.external_demand is not None and keep_k is not None:
-        kw["external_demand"] = tuple(rep.external_demand[k] for k in keep_k)
+        # no external resource left: the report has no external part (None, not an empty vector)
+        kw["external_demand"] = tuple(rep.external_demand[k] for k in keep_k) if keep_k else None
     return replace(rep, **kw)
 
 

@@ -73,7 +73,7 @@ def render_table(rep: RunReport) -> str:
     if refuted:
         lines.append("CLAIMS REFUTED (each backed by a stored, replayable counterexample):")
         for r in refuted:
-            src = "; ".join(src for st, src in r.claims if st == "holds")
+            src = "; ".join(r.refuted_sources())
             lines.append(f"  !! {r.property}/{r.variant}: paper [{src}] says it holds; {verdict_text(r)}")
     else:
         lines.append("no claim of the paper was refuted in this run")
@@ -105,7 +105,7 @@ def render_markdown(rep: RunReport) -> str:
     if refuted:
         out.append("## Claims refuted")
         out += [f"- **{r.property}/{r.variant}**: the paper ("
-                f"{'; '.join(src for st, src in r.claims if st == 'holds')}) says it holds; {verdict_text(r)}"
+                f"{'; '.join(r.refuted_sources())}) says it holds; {verdict_text(r)}"
                 for r in refuted]
     else:
         out.append("No claim of the paper was refuted in this run.")

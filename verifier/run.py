@@ -112,6 +112,9 @@ class CellResult:
             texts.append(t if len({st for st, _ in self.claims}) == 1 else f"'{status}' claim {t}")
         return "; ".join(texts)
 
+    def refuted_sources(self) -> list[str]:
+        return [src for (st, src), o in zip(self.claims, self.outcomes) if o == "REFUTED"]
+
     def claims_text(self) -> str:
         return "; ".join(f"{st} [{src}]" for st, src in self.claims) if self.claims else "no claim"
 
@@ -178,7 +181,10 @@ def verdict_text(r: CellResult) -> str:
         dom = (r.certified or {}).get("domain")
         return f"certified on {dom}" if dom else "certified"
     if r.verdict == "not_refuted":
-        m = "" if r.measure is None else f"; worst measure {fmt(r.measure)}"
+        mv = r.measure
+        if mv is not None and not isinstance(mv, str) and abs(float(mv)) < 1e-9:
+            mv = 0  # float noise around "no gain"
+        m = "" if mv is None else f"; worst measure {fmt(mv)}"
         return f"no violation found in {r.trials} trials / {r.seconds:.1f} s{m}"
     return f"unknown: {r.note or 'no reason given'}"
 
