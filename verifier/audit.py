@@ -235,7 +235,8 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
         mech = get(cell.mechanism)
         if progress:
             progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({share:.1f} s)")
-        r: CellResult = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir)
+        r: CellResult = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir,
+                                 command="audit")
         ev = next(e for e in cell.evidence if e["variant"] == v)
         ev.update({"verdict": r.verdict, "counterexample": r.counterexample, "trials": r.trials,
                    "seconds": round(r.seconds, 3), "text": verdict_text(r), "note": r.note or None,

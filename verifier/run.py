@@ -250,8 +250,8 @@ def _outcomes(cell: CellResult, claims: list) -> list[str]:
 def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0,
              store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
              minimize_budget: Optional[float] = None, certify: bool = False,
-             domain: Optional[strat.Domain] = None) -> CellResult:
-    """Search one cell, minimise and store a violation.
+             domain: Optional[strat.Domain] = None, command: Optional[str] = None) -> CellResult:
+    """Search one cell, minimise and store a violation (``command`` goes into the stored provenance).
 
     When a claim states standing assumptions (``Claim.domain``, e.g. positive demands), the search first
     looks INSIDE them (60% of the budget) -- only such a violation can refute or confirm the claim -- and
@@ -316,7 +316,7 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
         if store_dir:
             prov = {"kind": "search", "engine": res.engine, "seed": seed, "hypothesis": hypothesis.__version__,
                     "trials_to_first": trials, "seconds_to_first": round(cell.time_to_first or 0.0, 3),
-                    "command": f"run {mech.name}"}
+                    "command": command or f"run {mech.name}"}
             cl = {"status": claim.status, "source": claim.source} if claim else None
             if len(claims) > 1:
                 cl = dict(cl, all=[{"status": c.status, "source": c.source} for c in claims])
