@@ -132,7 +132,7 @@ def test_refuted_claim_is_flagged_and_backed_by_a_replayable_file(tmp_path):
 
 
 def test_audit_tables(tmp_path):
-    out = cli("audit", "--mechanisms", "c-drfh,tsf", "--budget", "20", "--store", str(tmp_path / "ce"),
+    out = cli("audit", "--mechanisms", "c-drfh,tsf", "--budget", "8", "--store", str(tmp_path / "ce"),
               "--format", "json", "--quiet", timeout=600)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -147,7 +147,7 @@ def test_audit_tables(tmp_path):
                 assert replay(e["counterexample"]).ok  # every violation is a replayable stored file
     for r in data["refuted"]:
         assert r["counterexamples"] and all(replay(p).ok for p in r["counterexamples"] if p)
-    md = cli("audit", "--mechanisms", "c-drfh,tsf", "--budget", "5", "--store", str(tmp_path / "ce"), "--quiet")
+    md = cli("audit", "--mechanisms", "c-drfh", "--budget", "2", "--store", str(tmp_path / "ce"), "--quiet")
     assert md.returncode == 0
     assert "## 000/002 Table I" in md.stdout and "| bf |" in md.stdout
 
