@@ -58,6 +58,9 @@ DOMAIN_CONDITIONS = {
     "positive_capacities": (lambda env: all(v > 0 for row in env.capacity for v in row),
                             "the paper assumes every server has every resource (c > 0)"),
     "no_placement": (lambda env: not env.has_placement, "the paper assumes no placement constraints"),
+    "uniform_demands": (lambda env: not env.has_server_demand,
+                        "the paper's theorem assumes one demand vector per user (per-server demands are 002 Sec. IV, "
+                        "future work there)"),
     "unbounded": (lambda env: not env.has_bounds, "the paper assumes unbounded task counts"),
     "unweighted": (lambda env: not env.has_weights, "the paper assumes equal weights"),
 }

@@ -45,7 +45,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         out = [{"name": m.name, "title": m.title, "source": m.source, "setting": m.setting.describe(),
                 "exact": m.setting.exact, "notes": m.notes,
-                "claims": [{"property": c.property, "variant": c.variant, "status": c.status, "source": c.source}
+                "claims": [{"property": c.property, "variant": c.variant, "status": c.status, "source": c.source,
+                            "assumes": list(c.domain)}
                            for c in m.claims]} for m in mechs]
         print(json.dumps(out, indent=2))
         return 0
@@ -55,6 +56,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"    setting: {m.setting.describe()}")
         if m.claims:
             claims = ", ".join(f"{c.property}{'/' + c.variant if c.variant else ''} {c.status} [{c.source}]"
+                               + (f" (assumes {', '.join(c.domain)})" if c.domain else "")
                                for c in m.claims)
             print(f"    claims:  {claims}")
         if m.notes:

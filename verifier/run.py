@@ -201,7 +201,7 @@ def _existing_or_store(cert: Certificate, provenance: dict, root: str, minimalit
 # unknown conditions are enforced by the ``accept`` filter alone
 _COND_DOMAIN = {"positive_demands": {"zero_demands": False}, "positive_capacities": {"zero_capacities": False},
                 "no_placement": {"placement": False}, "unbounded": {"bounds": False},
-                "unweighted": {"weights": False}}
+                "unweighted": {"weights": False}, "uniform_demands": {"server_demand": False}}
 
 
 def _claim_domain(claim, base: strat.Domain) -> strat.Domain:
