@@ -436,3 +436,22 @@ def test_degenerate_instances():
         for exact in (True, False):
             assert all(v == 0 for v in run(name, env, exact=exact).totals()), (name, exact)
     assert run("tsf-cpu", env).info["alpha"] == [[F(1, 2)], [F(1, 2)]]
+
+
+def test_mnw_irrational_optimum_closed_form_by_sympy():
+    """The hand derivation above, redone by sympy: maximise log X1 + log X2 + log X3 on the tight rows
+    X1 = 1 - X2, X3 = 1 - 2 X2 (0 < X2 < 1/2); the stationary point is the root of 6 X2^2 - 6 X2 + 1 in
+    (0, 1/2), and MNW's certified intervals contain the exact optimum (sympy compares exactly)."""
+    import sympy as sp
+
+    x2 = sp.symbols("x2", positive=True)
+    f = sp.log(1 - x2) + sp.log(x2) + sp.log(1 - 2 * x2)
+    roots = [r for r in sp.solve(sp.diff(f, x2), x2) if 0 < r < sp.Rational(1, 2)]
+    assert roots == [(3 - sp.sqrt(3)) / 6]
+    opt = {0: 1 - roots[0], 1: roots[0], 2: 1 - 2 * roots[0]}
+    env = parse_environment({"resources": ["cpu", "mem"], "servers": [{"name": "s", "capacity": [1, 1]}],
+                             "users": [{"name": "u1", "demand": [1, 0]}, {"name": "u2", "demand": [1, 2]},
+                                       {"name": "u3", "demand": [0, 1]}]})
+    a = run("mnw", env, exact=True)
+    for j, (lo, hi) in enumerate(a.info["bounds"]):
+        assert sp.Rational(lo.numerator, lo.denominator) <= opt[j] <= sp.Rational(hi.numerator, hi.denominator)
