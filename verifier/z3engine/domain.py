@@ -1,0 +1,222 @@
+"""Certification domains: a shape, its symbolic parameters, and the case split.
+
+Domain of ``certify`` for a shape ``(J users, S servers, R resources, K external)`` (docs/z3.md):
+
+* capacities ``c[s,r] > 0`` with every pooled capacity normalised, ``sum_s c[s,r] = 1`` (Lemma L2,
+  unit invariance), and ``c_er[k] = 1``;
+* true demands ``d[j,r] > 0``, ``d_er[j,k] > 0`` (every user demands every resource), equal weights,
+  no placement constraints, unbounded task counts;
+* the misreport of user ``u1`` (WLOG, users are symmetric): ``d'[r] > 0``, ``d'_er[k] > 0`` (a
+  zero entry on a resource the user truly needs gives it zero utility, so it never helps);
+* every symbolic demand vector normalised by Lemma L1 (scale invariance): ``d[j,r1] = 1``
+  (``first``) or its largest pooled share is 1 (``dominant``; the dominant entry is a case or a
+  disjunction).
+
+Cases: a query is split into ``(dominant entries, case of the truthful side, case of the deviated
+side)``; cases equivalent under permuting users ``u2..uJ`` (and, with ``dominant``, resources of
+the same kind) are solved once (the domain and the goal are invariant under those permutations).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Iterable, Optional, Sequence
+
+import z3
+
+from .symbolic import Ctx, SymEnv
+
+__all__ = ["Shape", "Domain", "build_domain", "dominant_cases", "canonical", "case_key", "map_side"]
+
+
+@dataclass(frozen=True)
+class Shape:
+    users: int = 2
+    servers: int = 1
+    resources: int = 2
+    external: int = 0
+
+    def __post_init__(self):
+        if self.users < 2:
+            raise ValueError("shape: at least 2 users")
+        if self.servers < 1 or self.resources < 1 or self.external < 0:
+            raise ValueError("shape: servers >= 1, resources >= 1, external >= 0")
+
+    def describe(self) -> str:
+        out = f"{self.users} users x {self.servers} server{'s' if self.servers > 1 else ''} x " \
+              f"{self.resources} resource{'s' if self.resources > 1 else ''}"
+        if self.external:
+            out += f" + {self.external} external"
+        return out
+
+    def as_dict(self) -> dict:
+        return {"users": self.users, "servers": self.servers, "resources": self.resources, "external": self.external}
+
+
+@dataclass
+class Domain:
+    ctx: Ctx
+    truth: SymEnv
+    deviated: Optional[SymEnv]  # user 0's misreport substituted (SP); None otherwise
+    misreport: Optional[tuple]  # (demand list, external list) of user 0
+    params: dict  # name -> z3 var
+    description: dict
+
+
+def _names(prefix: str, n: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i + 1}" for i in range(n))
+
+
+def _vector(ctx: Ctx, params: dict, base: str, R: int, K: int, res: Sequence[str], ext: Sequence[str],
+            normalisation: str, dom: Optional[int]) -> tuple[list, list]:
+    """One symbolic demand vector ``(d[0..R-1], d_er[0..K-1])``, normalised."""
+    entries = []
+    for i in range(R + K):
+        label = f"{base}[{res[i]}]" if i < R else f"{base}_er[{ext[i - R]}]"
+        entries.append(label)
+    vals: list = []
+    for i, label in enumerate(entries):
+        if normalisation == "first" and i == 0:
+            vals.append(Fraction(1))
+            continue
+        if normalisation == "dominant" and dom is not None and i == dom:
+            vals.append(Fraction(1))
+            continue
+        v = z3.Real(label)
+        params[label] = v
+        ctx.add(v > 0)
+        if normalisation == "dominant":
+            ctx.add(v <= 1)
+        vals.append(v)
+    if normalisation == "dominant" and dom is None:
+        ctx.add(z3.Or([v == 1 if isinstance(v, z3.ExprRef) else z3.BoolVal(v == 1) for v in vals]))
+    return vals[:R], vals[R:]
+
+
+def build_domain(shape: Shape, normalisation: str = "first", dom: Optional[tuple] = None,
+                 misreport: bool = True) -> Domain:
+    """Symbolic truthful environment (and user 0's symbolic misreport) for ``shape``.
+
+    ``dom = ((i_0, ..., i_{J-1}), i_mis)`` fixes the dominant entries (``dominant`` normalisation);
+    ``None`` states "the largest entry is 1" as a disjunction instead."""
+    J, S, R, K = shape.users, shape.servers, shape.resources, shape.external
+    ctx = Ctx()
+    params: dict = {}
+    res, srv, ext, usr = _names("r", R), _names("s", S), _names("e", K), _names("u", J)
+    cap = [[None] * R for _ in range(S)]
+    for r in range(R):
+        if S == 1:
+            cap[0][r] = Fraction(1)
+            continue
+        acc = []
+        for s in range(S - 1):
+            v = z3.Real(f"c[{srv[s]},{res[r]}]")
+            params[f"c[{srv[s]},{res[r]}]"] = v
+            ctx.add(v > 0)
+            cap[s][r] = v
+            acc.append(v)
+        last = 1 - z3.Sum(acc) if len(acc) > 1 else 1 - acc[0]
+        ctx.add(last > 0)
+        cap[S - 1][r] = last
+    dem, edem = [], []
+    for j in range(J):
+        d, e = _vector(ctx, params, f"d[{usr[j]}]", R, K, res, ext, normalisation,
+                       None if dom is None else dom[0][j])
+        dem.append(d)
+        edem.append(e)
+    truth = SymEnv(res, srv, usr, ext, cap, [Fraction(1)] * K, dem, edem, [Fraction(1)] * J,
+                   [frozenset(range(S))] * J, [None] * J, dict(params),
+                   unit_dominant=[True] * J if normalisation == "dominant" else None)
+    deviated = mis = None
+    if misreport:
+        md, me = _vector(ctx, params, "mis", R, K, res, ext, normalisation, None if dom is None else dom[1])
+        mis = (md, me)
+        deviated = truth.with_user(0, md, me, params=dict(params))
+    description = {
+        "shape": shape.as_dict(),
+        "capacities": "c[s,r] > 0 with sum_s c[s,r] = 1 per resource (L2); c_er = 1",
+        "demands": "d[j,r] > 0 and d_er[j,k] > 0 for every user and resource; "
+                   + ("d[j,r1] = 1 (L1)" if normalisation == "first" else "largest share = 1 (L1)"),
+        "users": "equal weights, no placement constraints, unbounded task counts",
+    }
+    if misreport:
+        description["misreport"] = "u1 reports any d' > 0, d'_er > 0 (normalised as the demands, L1)"
+    return Domain(ctx, truth, deviated, mis, params, description)
+
+
+# ---------------------------------------------------------------------- cases and symmetry
+def dominant_cases(shape: Shape, misreport: bool = True) -> list:
+    """Canonical dominant-entry assignments ``((i_0..i_{J-1}), i_mis)`` up to permutations of users
+    2..J and of resources of one kind (compute / external) fixing user 1's dominant entry."""
+    J, R, K = shape.users, shape.resources, shape.external
+    n = R + K
+    firsts = [0] + ([R] if K else [])
+    out, seen = [], set()
+    for i0 in firsts:
+        kind_perms = _resource_perms(R, K, fixed=i0)
+        for rest in itertools.combinations_with_replacement(range(n), J - 1):
+            for im in (range(n) if misreport else [None]):
+                best = None
+                for p in kind_perms:
+                    key = (tuple(sorted(p[i] for i in rest)), None if im is None else p[im])
+                    if best is None or key < best:
+                        best = key
+                full = ((i0,) + best[0], best[1])
+                if full not in seen:
+                    seen.add(full)
+                    out.append(full)
+    return out
+
+
+def _resource_perms(R: int, K: int, fixed: int, limit: int = 720) -> list:
+    comp = [i for i in range(R) if i != fixed]
+    extl = [R + k for k in range(K) if R + k != fixed]
+    if math.factorial(len(comp)) * math.factorial(len(extl)) > limit:
+        return [list(range(R + K))]
+    perms = []
+    for pc in itertools.permutations(comp):
+        for pe in itertools.permutations(extl):
+            p = list(range(R + K))
+            for a, b in zip(comp, pc):
+                p[a] = b
+            for a, b in zip(extl, pe):
+                p[a] = b
+            perms.append(p)
+    return perms
+
+
+def map_side(case, perm: Sequence[int], family: str):
+    """Apply a user permutation to one side's case (leximin order or Algorithm 1 saturation sequence)."""
+    if case is None or isinstance(case, str):
+        return case
+    if family in ("leximin", "drf-closed-form"):
+        groups, above = case
+        return (tuple(tuple(sorted(perm[k] for k in g)) for g in groups), tuple(sorted(perm[k] for k in above)))
+    if family == "algorithm1":
+        return tuple(tuple(sorted(perm[k] for k in q)) for q in case)
+    return case
+
+
+def case_key(case) -> Any:
+    """A totally ordered key for a (possibly nested) case."""
+    if case is None:
+        return (0,)
+    if isinstance(case, tuple):
+        return (1, tuple(case_key(c) for c in case))
+    return (2, case)
+
+
+def canonical(cases: Iterable[tuple], J: int, family: str) -> list:
+    """Representatives of side-case tuples up to permutations of users 1..J-1."""
+    perms = [(0,) + p for p in itertools.permutations(range(1, J))]
+    seen, out = set(), []
+    for c in cases:
+        imgs = [tuple(map_side(side, p, family) for side in c) for p in perms]
+        rep = min(imgs, key=case_key)
+        k = case_key(rep)
+        if k not in seen:
+            seen.add(k)
+            out.append(rep)
+    return out

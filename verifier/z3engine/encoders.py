@@ -1,0 +1,350 @@
+"""Encodings of "x is the mechanism's allocation" for symbolic environments.
+
+Every encoder adds constraints to a :class:`~.symbolic.Ctx` that hold iff ``x`` (the polytope's
+column variables) is an allocation the mechanism's DEFINITION allows on the symbolic environment.
+Where the definition allows several splits of the (unique) totals over servers, every one of them
+satisfies the encoding, so an UNSAT query speaks about all of them (the returned allocation
+included); a SAT model is only a candidate until the exact re-check.
+
+Encoders (proofs in docs/z3.md):
+
+* :func:`leximin` -- lexicographic max-min of scores ``X_j / (w_j N_j)`` over a polytope, by a
+  CLOSED CHARACTERISATION instead of one level per round.  A case fixes the weak order of the
+  scores up to the last group that contains a *target* user (ordered groups ``G_1 < ... < G_q``,
+  the remaining users ``above``).  Constraints: ``x`` feasible; equal scores inside a group,
+  strictly increasing between groups, ``above`` strictly higher; and for every group one LP dual
+  certificate that the group's total cannot grow while no user of ``G_1..G_q`` loses:
+
+      mu >= 0, nu >= 0:   (A^T mu)_(k,s) >= nu_k [k in G_<=q] + [k in G_q]   for every column (k,s)
+                          b^T mu <= sum_{k in G_q} X_k + sum_{k in G_<=q} nu_k X_k
+
+  (``style="cs"``, the default, states optimality of ``y = x`` by complementary slackness instead
+  of the last inequality: a priced row is tight at ``x``, a used column is priced exactly.  Same
+  meaning, no products ``nu_k X_k``: linear when the data are concrete.)
+  Lemma L3 (docs/z3.md): if these hold, every user whose score is at most a target's score has
+  exactly its leximin score, and the true leximin allocation satisfies the case of its own order.
+* :func:`common_level` -- seed 004 Algorithm 1 (TSF-ER, DRF-ER, DRF/TSF-alpha): one LP per round
+  (``max g`` with active users at ``X_j = w_j N_j g``, saturated users at ``n_j``), each round by
+  primal feasibility + a dual certificate (weak duality gives optimality); the case is the sequence
+  of saturating sets.
+* :func:`lp_argmax` -- one LP ``max c.X`` (CRU): primal feasibility + dual feasibility + strong
+  duality (``b^T y <= c^T x``).
+* :func:`nash_kkt` -- ``max sum w_j log X_j`` (MNW): KKT conditions (exact: concave objective,
+  linear constraints).
+* :func:`drf_closed_form` -- DRF on one server when every user demands every resource: progressive
+  filling ends in one round, ``X_j D_j = w_j t`` and some resource saturated.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional, Sequence
+
+import z3
+
+from .symbolic import (INF, Ctx, Poly, Row, SymEnv, build_poly, column_dual, dual_objective, is_inf, is_sym,
+                       known_zero, vmul, vsum)
+
+__all__ = ["SymAlloc", "leximin", "leximin_cases", "common_level", "common_level_cases", "lp_argmax",
+           "nash_kkt", "drf_closed_form", "Norm"]
+
+Norm = Optional[tuple]  # (num, den): N = num/den > 0; None = the user takes no part
+
+
+@dataclass
+class SymAlloc:
+    poly: Poly
+    X: list  # totals per user (V)
+    note: str = ""
+
+    def x(self, j: int, s: int) -> Any:
+        return self.poly.x.get((j, s), Fraction(0))
+
+
+def _score_le(X, w, norms, a: int, b: int, strict: bool = False, equal: bool = False):
+    """``X_a/(w_a N_a)  (<= | < | ==)  X_b/(w_b N_b)`` without division (``N = num/den > 0``)."""
+    na, da = norms[a]
+    nb, db = norms[b]
+    lhs = vmul(vmul(X[a], da), vmul(w[b], nb))
+    rhs = vmul(vmul(X[b], db), vmul(w[a], na))
+    if equal:
+        return lhs == rhs
+    return lhs < rhs if strict else lhs <= rhs
+
+
+def _const_bool(v):
+    if isinstance(v, bool):
+        return z3.BoolVal(v)
+    return v
+
+
+# ---------------------------------------------------------------------- leximin
+def _ordered_partitions(items: list) -> list:
+    if not items:
+        return [[]]
+    first, out = items[0], []
+    for rest in _ordered_partitions(items[1:]):
+        for i in range(len(rest)):
+            out.append(rest[:i] + [rest[i] + [first]] + rest[i + 1:])
+        for i in range(len(rest) + 1):
+            out.append(rest[:i] + [[first]] + rest[i:])
+    return out
+
+
+def leximin_cases(participants: Sequence[int], targets: Sequence[int]) -> list:
+    """Weak orders of the participants' scores, truncated after the last group holding a target:
+    ``(groups, above)`` with ``groups`` a tuple of sorted tuples and ``above`` a sorted tuple."""
+    parts = list(participants)
+    tg = [t for t in targets if t in parts]
+    if not parts:
+        return [((), ())]
+    if not tg:
+        return [((), tuple(sorted(parts)))]
+    seen, out = set(), []
+    for op in _ordered_partitions(parts):
+        last = max(i for i, g in enumerate(op) if any(t in g for t in tg))
+        key = (tuple(tuple(sorted(g)) for g in op[:last + 1]), tuple(sorted(sum(op[last + 1:], []))))
+        if key not in seen:
+            seen.add(key)
+            out.append(key)
+    return out
+
+
+def leximin(ctx: Ctx, poly: Poly, norms: Sequence[Norm], case, tag: str, style: str = "cs") -> SymAlloc:
+    senv = poly.senv
+    X = [poly.total(j) for j in range(senv.J)]
+    w = senv.weight
+    groups, above = case
+    flat: list[int] = []
+    for qi, g in enumerate(groups):
+        for a, b in zip(g, g[1:]):
+            ctx.add(_const_bool(_score_le(X, w, norms, a, b, equal=True)))
+        if qi > 0:
+            ctx.add(_const_bool(_score_le(X, w, norms, groups[qi - 1][0], g[0], strict=True)))
+        flat = flat + list(g)
+        mu = [ctx.nonneg(f"mu_{tag}_{qi}") for _ in poly.rows]
+        nu = {k: ctx.nonneg(f"nu_{tag}_{qi}_{k}") for k in flat}
+        for col in poly.cols:
+            k = col[0]
+            need = vsum([nu[k] if k in nu else Fraction(0), Fraction(1) if k in g else Fraction(0)])
+            cd = column_dual(poly, mu, col)
+            ctx.add(_const_bool(cd >= need))
+            if style == "cs":  # complementary slackness with y = x: a used column prices exactly
+                ctx.add(z3.Or(poly.x[col] == 0, _const_bool(cd == need)))
+        if style == "cs":
+            for m, row in zip(mu, poly.rows):  # a priced row is tight at x
+                ctx.add(z3.Or(m == 0, _const_bool(vsum(vmul(c, poly.x[col]) for col, c in row.coeffs.items())
+                                                  == row.rhs)))
+        else:  # strong duality: b^T mu <= the objective at y = x (products nu_k X_k)
+            ctx.add(_const_bool(dual_objective(poly, mu) <= vsum([vsum(X[k] for k in g)] +
+                                                                  [vmul(nu[k], X[k]) for k in flat])))
+    if groups:
+        top = groups[-1][0]
+        for k in above:
+            ctx.add(_const_bool(_score_le(X, w, norms, top, k, strict=True)))
+    return SymAlloc(poly, X, f"leximin case {case}")
+
+
+# ---------------------------------------------------------------------- Algorithm 1 (common level)
+def common_level_cases(bounded_participants: Sequence[int]) -> list:
+    """Sequences of disjoint non-empty sets of bounded users saturating in rounds 1, 2, ..."""
+    items = list(bounded_participants)
+    out = [()]
+    def rec(prefix, remaining):
+        for size in range(1, len(remaining) + 1):
+            for sub in itertools.combinations(remaining, size):
+                seq = prefix + (tuple(sub),)
+                out.append(seq)
+                rec(seq, [r for r in remaining if r not in sub])
+    rec((), items)
+    return out
+
+
+def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, *, external: bool = True,
+                 server_external_caps=None, need: str = "exact") -> SymAlloc:
+    """Seed 004 Algorithm 1 (see ``mechanisms/tsf_er.py``): rounds of ``max g`` s.t. chi(E) without
+    task-bound rows, ``X_j = w_j N_j g`` for active users, ``X_j = n_j`` for saturated ones;
+    ``case`` = the saturating sets per round.  Users without a normaliser are pinned to 0.
+
+    ``need`` (one round only, i.e. no task bounds): ``"lower"`` keeps only the dual certificate, so
+    the encoded level is ``>= g*`` (totals ``X_j = w_j N_j g`` without columns); ``"upper"`` keeps
+    only primal feasibility, so the level is ``<= g*``.  Sound for goals monotone in the level
+    (Lemma L5, docs/z3.md)."""
+    w = senv.weight
+    part = [j for j in range(senv.J) if norms[j] is not None]
+    if need != "exact" and tuple(case) == () and not any(senv.tasks[j] is not None for j in part):
+        return _common_level_one_sided(ctx, senv, norms, tag, need, external, server_external_caps)
+    sat_so_far: list[int] = []
+    rounds = list(case) + [None]
+    final = None
+    for ri, Q in enumerate(rounds):
+        rt = f"{tag}r{ri}"
+        poly = build_poly(ctx, senv, rt, placement=True, external=external, bounds=False,
+                          server_external_caps=server_external_caps)
+        part_r = [j for j in part if poly.can_run(j)]
+        for j in range(senv.J):
+            if j not in part_r:
+                for s in poly.user_cols[j]:
+                    ctx.add(poly.x[(j, s)] == 0)
+        X = [poly.total(j) for j in range(senv.J)]
+        active = [j for j in part_r if j not in sat_so_far]
+        sat = [j for j in part_r if j in sat_so_far]
+        for j in sat:
+            ctx.add(_const_bool(X[j] == senv.tasks[j]))
+        if not active:
+            if Q is not None:
+                ctx.add(z3.BoolVal(False))  # a saturation round with nobody active: impossible case
+            final = SymAlloc(poly, X, f"algorithm1 case {case}: all saturated")
+            break
+        g = ctx.nonneg(f"g_{rt}")
+        for j in active:
+            num, den = norms[j]
+            ctx.add(_const_bool(vmul(den, X[j]) == vmul(vmul(w[j], num), g)))
+        # dual certificate: rows mu >= 0, user rows pi free
+        mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
+        pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part_r}
+        for col in poly.cols:
+            j = col[0]
+            if j not in part_r:
+                continue
+            coef = norms[j][1] if j in active else Fraction(1)
+            ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], coef)]) >= 0))
+        ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in active) <= -1))
+        ctx.add(_const_bool(vsum([dual_objective(poly, mu)] + [vmul(pi[j], senv.tasks[j]) for j in sat]) <= g))
+        # saturation decisions of this round
+        newly = set(Q) if Q is not None else set()
+        for j in active:
+            if senv.tasks[j] is None:
+                if j in newly:
+                    ctx.add(z3.BoolVal(False))
+                continue
+            num, den = norms[j]
+            reach = vmul(vmul(w[j], num), g) >= vmul(senv.tasks[j], den)
+            ctx.add(_const_bool(reach) if j in newly else z3.Not(_const_bool(reach)))
+        if Q is None:
+            final = SymAlloc(poly, X, f"algorithm1 case {case}")
+            break
+        sat_so_far.extend(Q)
+    return final
+
+
+def _common_level_one_sided(ctx, senv, norms, tag, need, external, server_external_caps) -> SymAlloc:
+    w = senv.weight
+    rt = f"{tag}r0"
+    poly = build_poly(ctx, senv, rt, placement=True, external=external, bounds=False,
+                      server_external_caps=server_external_caps, primal=(need == "upper"))
+    part = [j for j in range(senv.J) if norms[j] is not None and poly.can_run(j)]
+    g = ctx.nonneg(f"g_{rt}")
+    if need == "upper":
+        for j in range(senv.J):
+            if j not in part:
+                for s in poly.user_cols[j]:
+                    ctx.add(poly.x[(j, s)] == 0)
+        X = [poly.total(j) for j in range(senv.J)]
+        for j in part:
+            num, den = norms[j]
+            ctx.add(_const_bool(vmul(den, X[j]) == vmul(vmul(w[j], num), g)))
+        return SymAlloc(poly, X, "algorithm1 (level <= optimum: primal only)")
+    # need == "lower": X_j = w_j N_j g and a dual certificate g >= g*
+    X = []
+    for j in range(senv.J):
+        if j not in part:
+            X.append(Fraction(0))
+            continue
+        num, den = norms[j]
+        if is_sym(den):
+            Xj = ctx.var(f"X_{rt}_{j}")
+            ctx.add(vmul(den, Xj) == vmul(vmul(w[j], num), g))
+        else:
+            Xj = vmul(vmul(w[j], num), g) * (1 / Fraction(den))
+        X.append(Xj)
+    mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
+    pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part}
+    for col in poly.cols:
+        j = col[0]
+        if j not in part:
+            continue
+        ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], norms[j][1])]) >= 0))
+    ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in part) <= -1))
+    ctx.add(_const_bool(dual_objective(poly, mu) <= g))
+    return SymAlloc(poly, X, "algorithm1 (level >= optimum: dual only)")
+
+
+# ---------------------------------------------------------------------- one LP (CRU)
+def lp_argmax(ctx: Ctx, poly: Poly, extra: Sequence[Row], objective: Sequence[Any], tag: str) -> SymAlloc:
+    """``x`` maximises ``sum_j objective[j] * X_j`` over ``poly`` and the ``extra`` rows (all
+    ``<=``; their constraints are added here).  ``objective[j]`` is ``None`` or ``(num, den)`` meaning
+    ``den/num`` (``num > 0``)."""
+    senv = poly.senv
+    for row in extra:
+        ctx.add(_const_bool(vsum(vmul(c, poly.x[col]) for col, c in row.coeffs.items()) <= row.rhs))
+    rows = list(poly.rows) + list(extra)
+    mu = [ctx.nonneg(f"y_{tag}") for _ in rows]
+    X = [poly.total(j) for j in range(senv.J)]
+    cost = []
+    for j in range(senv.J):
+        o = objective[j]
+        if o is None:
+            cost.append(Fraction(0))
+            continue
+        num, den = o
+        if not is_sym(num) and not is_sym(den):
+            cost.append(Fraction(den) / Fraction(num))
+        else:
+            c = ctx.var(f"cost_{tag}_{j}")
+            ctx.add(vmul(c, num) == den)
+            cost.append(c)
+    for col in poly.cols:
+        cd = vsum(vmul(m, r.coeffs[col]) for m, r in zip(mu, rows) if col in r.coeffs)
+        ctx.add(_const_bool(cd >= cost[col[0]]))
+    ctx.add(_const_bool(vsum(vmul(m, r.rhs) for m, r in zip(mu, rows)) <=
+                        vsum(vmul(cost[j], X[j]) for j in range(senv.J))))
+    return SymAlloc(poly, X, "lp argmax")
+
+
+# ---------------------------------------------------------------------- Nash welfare (MNW)
+def nash_kkt(ctx: Ctx, poly: Poly, participants: Sequence[int], tag: str) -> SymAlloc:
+    """``x`` maximises ``sum_{j in participants} w_j log X_j`` over ``poly`` (KKT, exact)."""
+    senv = poly.senv
+    X = [poly.total(j) for j in range(senv.J)]
+    for j in range(senv.J):
+        if j not in participants:
+            for s in poly.user_cols[j]:
+                ctx.add(poly.x[(j, s)] == 0)
+    for j in participants:
+        ctx.add(_const_bool(X[j] > 0))
+    mu = [ctx.nonneg(f"mu_{tag}") for _ in poly.rows]
+    for col in poly.cols:
+        j = col[0]
+        if j not in participants:
+            continue
+        slack = vmul(X[j], column_dual(poly, mu, col)) - senv.weight[j]
+        ctx.add(_const_bool(slack >= 0))
+        ctx.add(z3.Or(poly.x[col] == 0, slack == 0))
+    for m, row in zip(mu, poly.rows):
+        lhs = vsum(vmul(c, poly.x[col]) for col, c in row.coeffs.items())
+        ctx.add(z3.Or(m == 0, _const_bool(lhs == row.rhs)))
+    return SymAlloc(poly, X, "nash kkt")
+
+
+# ---------------------------------------------------------------------- DRF closed form
+def drf_closed_form(ctx: Ctx, poly: Poly, share: Sequence[Any], tag: str, need: str = "exact") -> SymAlloc:
+    """DRF on one server when every participating user demands every (pooled) resource and tasks are
+    unbounded: ``X_j D_j = w_j t`` for one level ``t`` and some resource row tight.  ``share[j]`` is
+    the dominant share per task ``D_j`` (``None``: not participating, pinned to 0)."""
+    senv = poly.senv
+    X = [poly.total(j) for j in range(senv.J)]
+    t = ctx.nonneg(f"t_{tag}")
+    for j in range(senv.J):
+        if share[j] is None:
+            for s in poly.user_cols[j]:
+                ctx.add(poly.x[(j, s)] == 0)
+            continue
+        ctx.add(_const_bool(vmul(X[j], share[j]) == vmul(senv.weight[j], t)))
+    if need == "upper":  # t <= t*: feasibility only (the rows were added with the polytope)
+        return SymAlloc(poly, X, "drf closed form (level <= optimum)")
+    tight = [vsum(vmul(c, poly.x[col]) for col, c in row.coeffs.items()) >= row.rhs
+             for row in poly.rows if row.kind in ("cap", "ext")]
+    ctx.add(z3.Or([_const_bool(c) for c in tight]) if tight else z3.BoolVal(False))
+    return SymAlloc(poly, X, "drf closed form")

@@ -1,0 +1,338 @@
+"""Per-instance queries: one concrete environment, an exact question.
+
+SP (``variant="demand"``): the truthful environment is fixed; user ``i``'s report is symbolic over
+every support pattern (entries the user truly demands stay positive -- a zero there gives it zero
+utility; entries it does not demand are either 0 or any positive number: one query per pattern),
+normalised by Lemma L1 when the mechanism is scale invariant and ``i`` has no task bound.  The
+question "does some report give ``i`` more than its truthful utility?" is
+
+* SAT   -> the model's report (rounded to rationals, simplest first) goes through ``prop.recheck``
+           and the store: a counterexample, or nothing if the re-check rejects it;
+* UNSAT -> for every pattern and case: no demand report of ``i`` helps on this instance (the
+           stated space), provided the vacuity control (the truthful report meets ``>=``) is SAT.
+
+``variant="eligible"`` enumerates the eligible sets ``E' != E_i`` (demands truthful, or symbolic too
+with ``joint=True``).  EF / SI / PO encode the allocation exactly (every case) and ask for a
+violating pair / user / dominating allocation: useful where the allocation is not rational (MNW)
+and as an independent check of ``check``.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Optional, Sequence
+
+import z3
+
+from mechverify.lp import LPError
+from mechverify.model import Environment
+from mechverify.numbers import InstanceError
+from mechverify.utility import utility
+
+from ..properties import get_property
+from ..properties.base import Deviation, Report, Witness
+from .certify import rationalisations
+from .goals import ef_goal, po_goal, si_goal, sp_goal
+from .pool import Job, default_jobs, run_jobs, to_smt2
+from .specs import NOT_COVERED, get_spec
+from .symbolic import Ctx, SymEnv, is_sym, to_fraction_value
+from .validate import validate_spec
+
+__all__ = ["InstanceResult", "instance_query", "MAX_PATTERNS"]
+
+MAX_PATTERNS = 64
+
+
+@dataclass
+class InstanceResult:
+    status: str  # 'violated' | 'holds' | 'vacuous' | 'unknown'
+    mechanism: str
+    property: str
+    variant: str
+    space: str = ""
+    seconds: float = 0.0
+    reason: str = ""
+    certificate: Any = None
+    counterexample_path: Optional[str] = None
+    queries: int = 0
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"mechanism": self.mechanism, "property": self.property, "variant": self.variant,
+                "status": self.status, "space": self.space, "seconds": round(self.seconds, 3),
+                "reason": self.reason, "counterexample": self.counterexample_path, "queries": self.queries}
+
+
+def _patterns(env: Environment, i: int) -> tuple[list, str]:
+    """Support patterns of user ``i``'s misreport: (compute support, external support) pairs."""
+    dc = [r for r in range(env.n_resources) if env.demand[i][r] > 0]
+    de = [k for k in range(env.n_external) if env.external_demand[i][k] > 0]
+    zc = [r for r in range(env.n_resources) if r not in dc]
+    ze = [k for k in range(env.n_external) if k not in de]
+    free = [("r", r) for r in zc] + [("k", k) for k in ze]
+    note = ""
+    if 2 ** len(free) > MAX_PATTERNS:
+        free = free[:6]
+        note = f" (only the first 6 of the entries {i} does not demand may become positive)"
+    out = []
+    for bits in itertools.product([0, 1], repeat=len(free)):
+        c = set(dc) | {idx for (kind, idx), b in zip(free, bits) if b and kind == "r"}
+        e = set(de) | {idx for (kind, idx), b in zip(free, bits) if b and kind == "k"}
+        out.append((tuple(sorted(c)), tuple(sorted(e))))
+    return out, note
+
+
+def _sym_report(env: Environment, i: int, pattern, normalise: bool, tag: str):
+    """Symbolic report vectors for one support pattern (positive entries; the first = 1 if normalised)."""
+    pc, pe = pattern
+    params: dict = {}
+    cons = []
+    first = True
+    dem, ext = [], []
+    for r in range(env.n_resources):
+        if r not in pc:
+            dem.append(Fraction(0))
+        elif normalise and first:
+            dem.append(Fraction(1))
+            first = False
+        else:
+            v = z3.Real(f"{tag}[{env.resources[r]}]")
+            params[str(v)] = v
+            cons.append(v > 0)
+            dem.append(v)
+    for k in range(env.n_external):
+        if k not in pe:
+            ext.append(Fraction(0))
+        elif normalise and first:
+            ext.append(Fraction(1))
+            first = False
+        else:
+            v = z3.Real(f"{tag}_er[{env.external[k]}]")
+            params[str(v)] = v
+            cons.append(v > 0)
+            ext.append(v)
+    return dem, ext, params, cons
+
+
+def _ev(v, values, params):
+    if not is_sym(v):
+        return v
+    subs = [(params[n], z3.RealVal(x)) for n, x in values.items() if n in params]
+    return to_fraction_value(z3.simplify(z3.substitute(v, *subs)))
+
+
+def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optional[str] = None,
+                   users: Optional[Sequence[int]] = None, timeout: float = 60.0, jobs: Optional[int] = None,
+                   store_dir: Optional[str] = None, joint: bool = False, validate: bool = True) -> InstanceResult:
+    """See the module docstring.  ``users``: deviators (SP) / envious users (EF) / users (SI); default all."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    if isinstance(mech, str):
+        from mechanisms import get
+        mech = get(mech)
+    prop = get_property(prop_name)
+    variant = prop.variant_of(variant)
+    res = InstanceResult("unknown", mech.name, prop.name, variant)
+
+    def done(status, reason=""):
+        res.status, res.reason = status, reason
+        res.seconds = time.monotonic() - t0
+        return res
+
+    spec = get_spec(mech.name)
+    if spec is None:
+        return done("unknown", NOT_COVERED.get(mech.name, f"{mech.name}: no symbolic encoding"))
+    mech.setting.check(env, mech.name)
+    senv = SymEnv.from_env(env)
+    why = spec.covers(senv)
+    if why:
+        return done("unknown", f"not covered: {why}")
+    if validate:
+        why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)))
+        if why:
+            return done("unknown", f"the encoding does not reproduce the implementation here: {why}")
+    n_workers = default_jobs() if jobs is None else jobs
+    J = env.n_users
+    users = list(range(J)) if users is None else list(users)
+    if prop.name == "sp":
+        return _sp(mech, prop, variant, spec, env, senv, users, deadline, n_workers, store_dir, joint, res, done)
+    if prop.name in ("ef", "si", "po"):
+        return _instance_prop(mech, prop, variant, spec, env, senv, users, deadline, n_workers, store_dir, res, done)
+    return done("unknown", f"per-instance z3 queries handle sp, ef, si, po; not {prop.name}")
+
+
+def _store(mech, prop, variant, cert, store_dir, prov):
+    if not store_dir:
+        return None
+    from ..store import store
+    c = mech.claim(prop.name, variant)
+    return store(cert, prov, store_dir, claim={"status": c.status, "source": c.source} if c else None)
+
+
+def _sp(mech, prop, variant, spec, env, senv, users, deadline, n_workers, store_dir, joint, res, done):
+    if variant == "tasks":
+        return done("unknown", "sp/tasks: not encoded (task bounds break scale invariance; use check)")
+    try:
+        truth_run = mech(env, exact=True)
+    except LPError as exc:
+        return done("unknown", f"truthful allocation failed: {exc}")
+    exact_truth = truth_run.exact
+    if not exact_truth and any(len(spec.cases(senv, [i])) != 1 for i in users):
+        return done("unknown", "the truthful allocation is not exact and its encoding needs a case split")
+    jobs_list, control, meta, spaces = [], [], {}, []
+
+    def add_query(i, dem, ext, params, cons, E, pat, strict, bucket):
+        dev = senv.with_user(i, dem, ext, eligible=E, params=params)
+        if spec.covers(dev):
+            return
+        for case in spec.cases(dev, [i]):
+            ctx = Ctx()
+            ctx.add(*cons)
+            if exact_truth:
+                uT = utility(env, truth_run, i)
+            else:
+                uT = spec.encode(ctx, senv, spec.cases(senv, [i])[0], "T", need="lower").X[i]
+            aD = spec.encode(ctx, dev, case, "D", need="upper")
+            sp_goal(ctx, senv, dev, aD, i, uT, strict)
+            key = (i, E, pat, repr(case), strict)
+            meta[key] = (dem, ext, params, E, pat)
+            bucket.append(Job(key, to_smt2(ctx.cons), list(params), timeout=max(0.1, deadline - time.monotonic())))
+
+    for i in users:
+        normalise = spec.scale_invariant and env.tasks[i] is None
+        pats, note = _patterns(env, i)
+        truth_pat = (tuple(r for r in range(env.n_resources) if env.demand[i][r] > 0),
+                     tuple(k for k in range(env.n_external) if env.external_demand[i][k] > 0))
+        if variant == "demand":
+            for pat in pats:
+                dem, ext, params, cons = _sym_report(env, i, pat, normalise, f"mis{i}")
+                add_query(i, dem, ext, params, cons, env.eligible[i], pat, True, jobs_list)
+                if pat == truth_pat:  # the same query with >=: satisfied by the truthful report
+                    add_query(i, dem, ext, params, cons, env.eligible[i], pat, False, control)
+            spaces.append(f"{env.users[i]}: any demand report d' >= 0 (every support pattern{note}; d' > 0 "
+                          f"where the true demand is > 0" + (", normalised by Lemma L1" if normalise else "") + ")")
+        else:
+            S = env.n_servers
+            eligibles = [frozenset(c) for n in range(1, S + 1) for c in itertools.combinations(range(S), n)
+                         if frozenset(c) != env.eligible[i]]
+            for E in eligibles:
+                for pat in (pats if joint else [None]):
+                    if pat is None:
+                        add_query(i, list(env.demand[i]), list(env.external_demand[i]), {}, [], E, None, True,
+                                  jobs_list)
+                    else:
+                        dem, ext, params, cons = _sym_report(env, i, pat, normalise, f"mis{i}")
+                        add_query(i, dem, ext, params, cons, E, pat, True, jobs_list)
+            # control: the truthful report (outside this space) meets >=
+            add_query(i, list(env.demand[i]), list(env.external_demand[i]), {}, [], env.eligible[i], None, False,
+                      control)
+            spaces.append(f"{env.users[i]}: any eligible set E' != E (nonempty)" +
+                          (" with any demand report" if joint else ", demands truthful"))
+    res.space = "; ".join(spaces)
+    res.queries = len(jobs_list)
+    unknown, rejected = [], 0
+    gen = run_jobs(jobs_list, n_workers, deadline)
+    try:
+        for r in gen:
+            if r.status == "unknown":
+                unknown.append(r.reason)
+            elif r.status == "sat":
+                i = r.key[0]
+                dem, ext, params, E, pat = meta[r.key]
+                for cand in rationalisations(r.values, r.algebraic):
+                    try:
+                        nd = tuple(_ev(v, cand, params) for v in dem)
+                        ne = tuple(_ev(v, cand, params) for v in ext)
+                        rep = Report(i, demand=nd if pat is not None else None,
+                                     external_demand=(ne if env.n_external else None) if pat is not None else None,
+                                     eligible=E if E != env.eligible[i] else None)
+                        w = Witness(prop.name, variant, mech.name, env, Deviation("misreport", (rep,)), None, (i,))
+                        cert = prop.recheck(mech, w)
+                    except (InstanceError, LPError, ValueError, ArithmeticError):
+                        continue
+                    if cert is not None:
+                        res.certificate = cert
+                        res.counterexample_path = _store(mech, prop, variant, cert, store_dir,
+                                                         {"kind": "z3-instance", "z3": z3.get_version_string()})
+                        return done("violated", cert.summary)
+                rejected += 1
+    finally:
+        gen.close()
+    if rejected:
+        return done("unknown", f"{rejected} z3 candidate(s) did not survive the exact re-check: no verdict")
+    if unknown:
+        return done("unknown", f"{len(unknown)} of {len(jobs_list)} queries undecided ({'; '.join(sorted(set(unknown)))})")
+    ok = any(r.status == "sat" for r in run_jobs(control, n_workers, deadline))
+    if not ok:
+        return done("vacuous", "the vacuity control (the truthful report meets >=) is not satisfiable: "
+                               "the encoding is inconsistent here, nothing was proved")
+    return done("holds", "no misreport in the stated space gives more than the truthful utility on this instance "
+                         f"({len(jobs_list)} queries unsat; vacuity control sat)")
+
+
+def _instance_prop(mech, prop, variant, spec, env, senv, users, deadline, n_workers, store_dir, res, done):
+    J = env.n_users
+    if prop.name == "ef":
+        items = [(j, k) for j in users for k in range(J) if k != j]
+    elif prop.name == "si":
+        if variant == "external" and not env.n_external:
+            return done("unknown", "not applicable: no external resources")
+        if variant == "bounded" and not env.has_bounds:
+            return done("unknown", "not applicable: no task bounds")
+        items = [(j,) for j in users]
+    else:
+        items = [()]
+    jobs_list, ctl = [], []
+    for it in items:
+        targets = list(it) if it else list(range(J))
+        for case in spec.cases(senv, targets):
+            for strict in (True, False):
+                ctx = Ctx()
+                a = spec.encode(ctx, senv, case, "T", need="exact" if prop.name == "ef" else "lower")
+                if prop.name == "ef":
+                    ef_goal(ctx, senv, a, it[0], it[1], variant, strict)
+                elif prop.name == "si":
+                    si_goal(ctx, senv, a, it[0], strict)
+                else:
+                    po_goal(ctx, senv, a, strict)
+                job = Job((it, repr(case), strict), to_smt2(ctx.cons), (), timeout=max(0.1, deadline - time.monotonic()))
+                (jobs_list if strict else ctl).append(job)
+    res.space = {"ef": "every ordered pair of users", "si": "every user", "po": "every allocation of chi(E)"}[prop.name] \
+        + " (every allocation the mechanism's definition allows)"
+    res.queries = len(jobs_list)
+    unknown, rejected = [], 0
+    gen = run_jobs(jobs_list, n_workers, deadline)
+    try:
+        for r in gen:
+            if r.status == "unknown":
+                unknown.append(r.reason)
+            elif r.status == "sat":
+                it = r.key[0]
+                w = Witness(prop.name, variant, mech.name, env, None, None, tuple(it))
+                try:
+                    cert = prop.recheck(mech, w)
+                except (InstanceError, LPError, ArithmeticError):
+                    cert = None
+                if cert is not None:
+                    res.certificate = cert
+                    res.counterexample_path = _store(mech, prop, variant, cert, store_dir,
+                                                     {"kind": "z3-instance", "z3": z3.get_version_string()})
+                    return done("violated", cert.summary)
+                rejected += 1
+    finally:
+        gen.close()
+    if rejected:
+        return done("unknown", f"z3 says violated for {rejected} item(s) but the exact re-check does not confirm "
+                               f"it (an allocation the definition allows but the implementation does not return?)")
+    if unknown:
+        return done("unknown", f"{len(unknown)} of {len(jobs_list)} queries undecided ({'; '.join(sorted(set(unknown)))})")
+    ok = False
+    for r in run_jobs(ctl, n_workers, deadline):
+        if r.status == "sat":
+            ok = True
+            break
+    if not ok:
+        return done("vacuous", "the vacuity control (>= in place of >) is unsat: nothing was proved")
+    return done("holds", f"{prop.name} holds on this instance ({len(jobs_list)} queries unsat; vacuity control sat)")
