@@ -360,7 +360,7 @@ def audit_to_json(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_audit(result: dict[str, Any], out_dir: str) -> list[str]:
-    from .report import atomic_write_text
+    from .store import atomic_write_text
 
     md, js = os.path.join(out_dir, "audit.md"), os.path.join(out_dir, "audit.json")
     atomic_write_text(md, render_audit_markdown(result))

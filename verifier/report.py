@@ -15,7 +15,7 @@ from mechverify.numbers import fmt
 
 from .minimize import describe_size
 from .run import CellResult, RunReport, report_to_json, verdict_text
-from .store import atomic_write_json
+from .store import atomic_write_json, atomic_write_text
 
 __all__ = ["render_table", "render_markdown", "render_html", "write_reports", "domain_text", "atomic_write_text"]
 
@@ -174,30 +174,6 @@ took {rep.seconds:.1f} CPU s ({rep.wall_seconds:.1f} s wall)</p>
 <h2>Counterexamples</h2>{''.join(plots) or '<p>none</p>'}
 </body></html>
 """
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    """Same tmp + fsync + os.replace pattern as ``store.atomic_write_json``."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; reports are meant to be shared
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_reports(rep: RunReport, out_dir: str) -> list[str]:

@@ -31,7 +31,8 @@ from .properties.base import Certificate
 SCHEMA = "mechverify.counterexample/1"
 DEFAULT_DIR = "counterexamples"
 
-__all__ = ["certificate_to_dict", "store", "replay", "ReplayResult", "identity_hash", "atomic_write_json"]
+__all__ = ["certificate_to_dict", "store", "replay", "ReplayResult", "identity_hash", "atomic_write_json",
+           "atomic_write_text"]
 
 
 def _num(v: Any) -> Any:
@@ -89,17 +90,18 @@ def certificate_to_dict(cert: Certificate, provenance: dict[str, Any],
     return d
 
 
-def atomic_write_json(path: str, data: Any) -> None:
+def atomic_write_text(path: str, text: str) -> None:
+    """Write ``text`` atomically: temporary file in the same directory, fsync, ``os.replace``; the file
+    gets ordinary permissions (mkstemp creates 0600)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; stored files are ordinary readable files
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=False)
-            fh.write("\n")
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -109,6 +111,10 @@ def atomic_write_json(path: str, data: Any) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_json(path: str, data: Any) -> None:
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
 
 
 def store(cert: Certificate, provenance: dict[str, Any], root: str = DEFAULT_DIR,
