@@ -1,10 +1,17 @@
-"""CLI ``certify`` (bounded certification by z3) and the ``run --certify`` hook.
+"""CLI ``certify`` (bounded certification by z3), ``query`` (exact per-instance z3 queries) and the
+``run --certify`` hook.
 
 ``certify`` prints exactly one of: ``certified for domain D (z3)`` (every case UNSAT and the vacuity
 control SAT), ``violated (counterexample path)`` (a SAT model that passed the exact re-check and was
 stored), ``vacuous`` (the control was UNSAT: the domain is empty, nothing is certified) or
 ``not certified: unknown (reason)`` (timeout / solver unknown).  Exit code 0 for certified, 1 for
 violated, 3 for vacuous or unknown.
+
+``query`` fixes one instance and asks z3 an exact question about it (``z3engine/instance.py``): SP
+with one user's report symbolic (every support pattern; eligible sets by enumeration), or EF / SI / PO
+of the mechanism's allocation.  It prints ``violated (path)`` (SAT, exact re-check passed, stored),
+``certified on this instance for space S (z3)`` (every query UNSAT, vacuity control SAT),
+``vacuous`` or ``not certified: unknown (reason)``; same exit codes.
 """
 from __future__ import annotations
 
@@ -67,6 +74,70 @@ def cmd_certify(args: argparse.Namespace) -> int:
         print(f"{head}: violated ({res.counterexample_path}) -- {res.reason}")
     elif res.status == "vacuous":
         print(f"{head}: vacuous -- the vacuity control is UNSAT, so nothing is certified ({res.reason})")
+    else:
+        print(f"{head}: not certified: unknown ({res.reason})")
+    return EXIT.get(res.status, 3)
+
+
+def _configure_query(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("instance", help="instance JSON file (the truthful environment)")
+    p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
+    p.add_argument("--variant", default=None,
+                   help="property variant (default: the property's default; sp: demand or eligible)")
+    p.add_argument("--user", action="append", default=None, metavar="NAME",
+                   help="deviating (sp) / envious (ef) / checked (si) user; repeatable (default: every user)")
+    p.add_argument("--joint", action="store_true",
+                   help="sp/eligible: the demand report is symbolic too (default: demands truthful)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds for all queries (default 120)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--store", metavar="DIR", default="counterexamples",
+                   help="where a confirmed counterexample is stored (default: counterexamples)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+
+@command("query", "z3: exact question on one instance (can a user's misreport gain? EF/SI/PO of the allocation)")(
+    _configure_query)
+def cmd_query(args: argparse.Namespace) -> int:
+    from mechanisms import get
+    from mechverify.model import load_environment
+
+    from .properties import get_property
+    from .z3engine import instance_query
+
+    mech = get(args.mechanism)
+    prop = get_property(args.property)
+    if prop.name not in ("sp", "ef", "si", "po"):
+        raise CliError(f"--property: per-instance z3 queries cover sp, ef, si, po (got {prop.name!r})")
+    variant = prop.variant_of(args.variant)
+    if args.timeout <= 0:
+        raise CliError(f"--timeout: must be > 0 seconds (got {args.timeout})")
+    if args.jobs is not None and args.jobs < 0:
+        raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
+    env = load_environment(args.instance)
+    users = None
+    if args.user:
+        users = []
+        for name in args.user:
+            if name not in env.users:
+                raise CliError(f"--user: {name!r} is not a user of {args.instance} (users: {', '.join(env.users)})")
+            users.append(env.users.index(name))
+    res = instance_query(mech, env, prop.name, variant, users=users, timeout=args.timeout, jobs=args.jobs,
+                         store_dir=args.store, joint=args.joint)
+    if args.format == "json":
+        out = res.to_dict()
+        out["instance"] = args.instance
+        print(json.dumps(out, indent=1))
+        return EXIT.get(res.status, 3)
+    head = f"{mech.name} {prop.name}/{variant} on {args.instance} ({env.describe()})"
+    if res.status == "certified":
+        print(f"{head}: certified on this instance for space S (z3) in {res.seconds:.2f} s")
+        print(f"  S: {res.space}")
+        print(f"  {res.reason}")
+    elif res.status == "violated":
+        print(f"{head}: violated ({res.counterexample_path or 'not stored'}) -- {res.reason}")
+    elif res.status == "vacuous":
+        print(f"{head}: vacuous -- nothing is certified ({res.reason})")
     else:
         print(f"{head}: not certified: unknown ({res.reason})")
     return EXIT.get(res.status, 3)

@@ -11,6 +11,7 @@
 """
 from .certify import SUPPORTED, CertifyResult, certify  # noqa: F401
 from .domain import Shape  # noqa: F401
+from .instance import InstanceResult, instance_query  # noqa: F401
 from .specs import NOT_COVERED, SPECS, get_spec  # noqa: F401
 
-__all__ = ["certify", "CertifyResult", "Shape", "SPECS", "NOT_COVERED", "get_spec", "SUPPORTED"]
+__all__ = ["certify", "CertifyResult", "Shape", "SPECS", "NOT_COVERED", "get_spec", "SUPPORTED", "instance_query", "InstanceResult"]

@@ -33,7 +33,7 @@ from ..properties import get_property
 from ..properties.base import Deviation, Report, Witness
 from .domain import Domain, Shape, build_domain, case_key, dominant_cases, map_side
 from .goals import ef_goal, po_goal, si_goal, sp_goal
-from .pool import Job, default_jobs, run_jobs, to_smt2
+from .pool import Job, default_jobs, run_jobs, split_jobs, to_smt2
 from .specs import NOT_COVERED, Spec, get_spec
 from .symbolic import SymEnv, is_sym, to_fraction_value
 from .validate import random_env, validate_spec
@@ -210,12 +210,13 @@ def _describe_case(case) -> str:
 def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: Shape = Shape(),
             timeout: float = 600.0, jobs: Optional[int] = None, store_dir: Optional[str] = None,
             assume: Optional[Callable[[Domain], list]] = None, crosscheck: int = 2, seed: int = 0,
-            prune: bool = True) -> CertifyResult:
+            prune: bool = True, split: int = 256) -> CertifyResult:
     """Certify ``prop_name`` for ``mech`` on the whole domain of ``shape`` (see the module docstring).
 
     ``timeout`` is the wall-clock budget for everything (seconds); ``jobs`` worker processes
     (default: CPU count); ``store_dir`` receives confirmed counterexamples (``None``: not stored);
-    ``assume(domain) -> constraints`` narrows the domain (stated in ``details``)."""
+    ``assume(domain) -> constraints`` narrows the domain (stated in ``details``); ``split`` caps the
+    number of sub-queries each case is split into on its disjunctions (``pool.split_disjunctions``)."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     if isinstance(mech, str):
@@ -270,7 +271,6 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
     res.cases = len(cases)
     log: list = []
     res.details["case_log"] = log
-    side_count = len(cases[0]) - 1
     if prune and len(cases) > 1 and any(c is not None for case in cases for c in case[1:]):
         dead: set = set()
         side_names = ["T", "D"] if prop.name == "sp" else ["T"]
@@ -299,24 +299,27 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
     for idx, case in enumerate(cases):
         dom, ctx = build_query(spec, prop.name, variant, shape, case, True, assume)
         names_of[idx] = dom
-        jobs_list.append(Job(idx, to_smt2(ctx.cons), list(dom.params), timeout=timeout))
+        jobs_list.extend(split_jobs(idx, ctx.cons, list(dom.params), timeout, split))
+    res.details["queries"] = len(jobs_list)
     unknown, rejected = [], []
     violated = None
     gen = run_jobs(jobs_list, n_workers, deadline)
     try:
         for r in gen:
-            log.append((_describe_case(cases[r.key]), r.status, round(r.seconds, 3), r.reason))
+            idx = r.key[0]
+            log.append((_describe_case(cases[idx]), r.key[1], r.status, round(r.seconds, 3), r.reason))
             if r.status == "unknown":
-                unknown.append((r.key, r.reason))
+                unknown.append((idx, r.reason))
             elif r.status == "sat":
-                prov = {"kind": "z3-certify", "shape": shape.as_dict(), "case": _describe_case(cases[r.key]),
+                prov = {"kind": "z3-certify", "shape": shape.as_dict(), "case": _describe_case(cases[idx]),
                         "z3": z3.get_version_string()}
-                cert, path, tried = confirm(mech, prop, variant, names_of[r.key], r.values, r.algebraic, users,
+                cert, path, tried = confirm(mech, prop, variant, names_of[idx], r.values, r.algebraic, users,
                                             store_dir, prov)
                 if cert is not None:
-                    violated = (cert, path, r.key)
+                    violated = (cert, path, idx)
                     break
-                rejected.append(r.key)
+                if idx not in rejected:
+                    rejected.append(idx)
     finally:
         gen.close()
     if violated is not None:
@@ -332,16 +335,17 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
                 dom, ctx = build_query(spec, prop.name, variant, shape, cases[key], True, assume, margin=margin) \
                     if prop.name == "sp" else build_query(spec, prop.name, variant, shape, cases[key], True, assume)
                 names_of[(key, margin)] = dom
-                jl.append(Job((key, margin), to_smt2(ctx.cons), list(dom.params), timeout=timeout))
+                jl.extend(split_jobs((key, margin), ctx.cons, list(dom.params), timeout, split))
             for r in run_jobs(jl, n_workers, deadline):
                 if r.status == "sat":
-                    cert, path, _ = confirm(mech, prop, variant, names_of[r.key], r.values, r.algebraic, users,
+                    key = r.key[0]
+                    cert, path, _ = confirm(mech, prop, variant, names_of[key], r.values, r.algebraic, users,
                                             store_dir, {"kind": "z3-certify", "shape": shape.as_dict(),
-                                                        "case": _describe_case(cases[r.key[0]]),
+                                                        "case": _describe_case(cases[key[0]]),
                                                         "margin": fmt_exact(margin), "z3": z3.get_version_string()})
                     if cert is not None:
                         res.certificate, res.counterexample_path = cert, path
-                        res.details["case"] = _describe_case(cases[r.key[0]])
+                        res.details["case"] = _describe_case(cases[key[0]])
                         return done("violated", cert.summary)
             if prop.name != "sp":
                 break
@@ -350,26 +354,27 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
                                f"implementation does not return, or rounding lost the violation); not certified")
     if unknown:
         reasons = sorted({why for _, why in unknown})
-        return done("unknown", f"{len(unknown)} of {len(cases)} case(s) undecided ({'; '.join(reasons)}); "
-                               f"not certified")
+        return done("unknown", f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
+                               f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
     # 4. vacuity control: the same query with >= must be satisfiable somewhere
     ctl = []
     for idx, case in enumerate(cases):
         dom, ctx = build_query(spec, prop.name, variant, shape, case, False, assume)
-        ctl.append(Job(idx, to_smt2(ctx.cons), (), timeout=timeout))
+        ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
     ctl_unknown = 0
     gen = run_jobs(ctl, n_workers, deadline)
     try:
         for r in gen:
             if r.status == "sat":
-                res.control = f"sat (case {_describe_case(cases[r.key])}, {r.seconds:.2f} s)"
+                res.control = f"sat (case {_describe_case(cases[r.key[0]])}, split {r.key[1]}, {r.seconds:.2f} s)"
                 break
             if r.status == "unknown":
                 ctl_unknown += 1
     finally:
         gen.close()
     if res.control:
-        return done("certified", f"all {len(cases)} case(s) unsat; vacuity control {res.control}")
+        return done("certified", f"all {len(cases)} case(s) ({len(jobs_list)} queries) unsat; "
+                                 f"vacuity control {res.control}")
     if ctl_unknown:
         return done("unknown", f"main query unsat, but the vacuity control is undecided in {ctl_unknown} case(s) "
                                f"and unsat elsewhere: not certified")

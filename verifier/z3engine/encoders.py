@@ -59,7 +59,7 @@ class SymAlloc:
     note: str = ""
 
     def x(self, j: int, s: int) -> Any:
-        return self.poly.x.get((j, s), Fraction(0))
+        return self.poly.x.get((j, s), Fraction(0))  # poly None: only totals are encoded (Lemma L6)
 
 
 def _score_le(X, w, norms, a: int, b: int, strict: bool = False, equal: bool = False):
@@ -173,8 +173,11 @@ def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, 
     (Lemma L5, docs/z3.md)."""
     w = senv.weight
     part = [j for j in range(senv.J) if norms[j] is not None]
-    if need != "exact" and tuple(case) == () and not any(senv.tasks[j] is not None for j in part):
-        return _common_level_one_sided(ctx, senv, norms, tag, need, external, server_external_caps)
+    if tuple(case) == () and not any(senv.tasks[j] is not None for j in part):
+        if server_external_caps is None and poolable(senv):
+            return _common_level_pooled(ctx, senv, norms, tag, need, external)
+        if need != "exact":
+            return _common_level_one_sided(ctx, senv, norms, tag, need, external, server_external_caps)
     sat_so_far: list[int] = []
     rounds = list(case) + [None]
     final = None
@@ -227,6 +230,56 @@ def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, 
             break
         sat_so_far.extend(Q)
     return final
+
+
+def poolable(senv: SymEnv) -> bool:
+    """Lemma L6: with one server, or one computational resource and no placement constraints, a
+    vector of totals ``X`` is feasible iff it fits the POOLED capacities (one row per resource and per
+    external resource): the split over servers is free."""
+    if any(senv.eligible[j] != frozenset(range(senv.S)) for j in range(senv.J)):
+        return False
+    return senv.S == 1 or senv.R == 1
+
+
+def _common_level_pooled(ctx, senv, norms, tag, need, external) -> SymAlloc:
+    """Algorithm 1's one round over pooled rows: ``X_j = w_j N_j g`` and ``g* = min_rows cap/load``,
+    i.e. every row ``<=`` and some row tight -- no LP duals (the DRF closed form, generalised)."""
+    w = senv.weight
+    rt = f"{tag}p"
+    g = ctx.nonneg(f"g_{rt}")
+    part = [j for j in range(senv.J) if norms[j] is not None and any(senv.usable(j, s) for s in range(senv.S))]
+    X = []
+    for j in range(senv.J):
+        if j not in part:
+            X.append(Fraction(0))
+            continue
+        num, den = norms[j]
+        if is_sym(den):
+            Xj = ctx.var(f"X_{rt}_{j}")
+            ctx.add(vmul(den, Xj) == vmul(vmul(w[j], num), g))
+        elif need == "upper" or is_sym(num):
+            Xj = ctx.var(f"X_{rt}_{j}")
+            ctx.add(Xj == vmul(vmul(w[j], num), g) * (1 / Fraction(den)))
+        else:
+            Xj = vmul(vmul(w[j], num), g) * (1 / Fraction(den))
+        X.append(Xj)
+    rows = []
+    for r in range(senv.R):
+        load = vsum(vmul(X[j], senv.demand[j][r]) for j in part if not known_zero(senv.demand[j][r]))
+        if not (not is_sym(load) and load == 0):
+            rows.append((load, senv.total_capacity(r)))
+    if external:
+        for k in range(senv.K):
+            load = vsum(vmul(X[j], senv.external_demand[j][k]) for j in part
+                        if not known_zero(senv.external_demand[j][k]))
+            if not (not is_sym(load) and load == 0):
+                rows.append((load, senv.external_capacity[k]))
+    if need in ("exact", "upper"):
+        for load, cap in rows:
+            ctx.add(_const_bool(load <= cap))
+    if need in ("exact", "lower"):
+        ctx.add(z3.Or([_const_bool(load >= cap) for load, cap in rows]) if rows else z3.BoolVal(False))
+    return SymAlloc(None, X, f"algorithm1 over pooled rows (Lemma L6), need={need}")
 
 
 def _common_level_one_sided(ctx, senv, norms, tag, need, external, server_external_caps) -> SymAlloc:

@@ -78,8 +78,13 @@ def alloc_utility_lower(ctx: Ctx, true: SymEnv, j: int, rep: SymEnv, alloc: SymA
     every server, so ``sum_s min_r x[k,s] a_r / b_r = (sum_{s in mask} x[k,s]) min_r a_r / b_r``:
     only ``k``'s total over ``mask`` matters (no per-server variables)."""
     v = ctx.var(f"u_{tag}")
-    cols = [s for s in mask if (k, s) in alloc.poly.x]
-    Xm = vsum(alloc.poly.x[(k, s)] for s in cols)
+    if alloc.poly is None:  # totals only (pooled encoding: no placement, the mask is every server)
+        Xm = alloc.X[k] if set(mask) == set(range(rep.S)) else None
+        if Xm is None:
+            raise ValueError("a pooled allocation has no per-server columns")
+    else:
+        cols = [s for s in mask if (k, s) in alloc.poly.x]
+        Xm = vsum(alloc.poly.x[(k, s)] for s in cols)
     bounded = False
     if mask:
         dem = true.demands(j)

@@ -8,6 +8,7 @@ so a stuck nonlinear query can never hang a certification.  Every status other t
 """
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 import time
@@ -18,7 +19,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import z3
 
-__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "to_smt2", "default_jobs"]
+__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs"]
 
 GRACE = 2.0
 
@@ -198,3 +199,36 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
                 w.kill()
             else:
                 w.stop()
+
+
+def split_disjunctions(constraints: Sequence[Any], cap: int = 256) -> list:
+    """Case split on the top-level disjunctions (which term attains a min, which row is tight, ...):
+    the disjunctions are taken in order while the number of combinations stays <= ``cap``; every
+    returned constraint list replaces each chosen ``Or`` by one of its arguments.  The union of the
+    returned cases is equivalent to ``constraints`` (each ``Or`` is split exhaustively)."""
+    cons = list(constraints)
+    chosen, total = [], 1
+    for i, c in enumerate(cons):
+        if z3.is_or(c):
+            n = c.num_args()
+            if total * n > cap:
+                continue
+            chosen.append(i)
+            total *= n
+    if not chosen:
+        return [(None, cons)]
+    out = []
+    for combo in itertools.product(*[range(cons[i].num_args()) for i in chosen]):
+        sub = list(cons)
+        for i, a in zip(chosen, combo):
+            sub[i] = cons[i].arg(a)
+        out.append((combo, sub))
+    return out
+
+
+def split_jobs(key: Any, constraints: Sequence[Any], names: Sequence[str], timeout: float, cap: int = 256) -> list:
+    """Jobs ``(key, combo)``, one per sub-case of :func:`split_disjunctions` of ``constraints``."""
+    jobs = []
+    for combo, sub in split_disjunctions(constraints, cap):
+        jobs.append(Job((key, combo), to_smt2(sub), names, timeout))
+    return jobs

@@ -1,0 +1,143 @@
+"""Benchmark: the largest shapes z3 certifies SP for, per mechanism, within a time limit per shape.
+Not a test; run on demand (it takes long):
+
+    python benchmarks/bench_certify.py [--timeout 600] [--mechanisms drf,tsf-er] [--axes users,resources]
+                                       [--max-steps 8] [--json OUT.json] [--markdown OUT.md]
+
+For every mechanism with a symbolic encoding (``verifier/z3engine/specs.py``) and every AXIS, shapes
+grow one step at a time; each is given to ``verifier.z3engine.certify`` with ``--timeout`` seconds
+(all worker processes: one per core) and the walk along that axis stops at the first shape that is
+not certified (unknown, vacuous or violated).  Axes (users x servers x resources + external):
+
+    users      J x 1 x 2,        J = 2, 3, ...
+    resources  2 x 1 x R,        R = 2, 3, ...
+    diagonal   n x 1 x n,        n = 2, 3, ...   (the prototype's "DRF up to 4 users x 4 resources")
+    servers    2 x S x 2,        S = 2, 3, ...   (multi-server with two resources: no pooling lemma)
+    external   2 x S x 1 + 1,    S = 1, 2, ...   (one resource and one external resource)
+    pooled     J x 2 x 1,        J = 2, 3, ...   (TRIVIAL for SP: one resource and no external leaves
+                                                  a normalised report no free entry, Lemma L1; not
+                                                  in the default axes)
+
+Single-server mechanisms (drf) skip the multi-server axes; mechanisms without external resources skip
+``external``.  A mechanism that is NOT strategy-proof (cru, mnw) stops at its first violation, which
+is reported with its stored counterexample.  Output: a Markdown table (stdout, and ``--markdown``),
+and every result as JSON (``--json``, written atomically).  Progress goes to stderr.
+
+Measured: see docs/z3.md ("Benchmark") -- the table there is this script's output.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import mechanisms  # noqa: E402
+from verifier.store import atomic_write_text  # noqa: E402
+from verifier.z3engine import SPECS, Shape, certify  # noqa: E402
+
+AXES = {
+    "users": lambda n: Shape(users=n + 1, servers=1, resources=2),
+    "resources": lambda n: Shape(users=2, servers=1, resources=n + 1),
+    "diagonal": lambda n: Shape(users=n + 1, servers=1, resources=n + 1),
+    "servers": lambda n: Shape(users=2, servers=n + 1, resources=2),
+    "external": lambda n: Shape(users=2, servers=n, resources=1, external=1),
+    "pooled": lambda n: Shape(users=n + 1, servers=2, resources=1),  # not in the default axes
+}
+
+
+ORDER = ["drf", "tsf-er", "tsf", "drfh", "c-drfh", "cdrf", "tsf-er-maxmin", "drf-er", "cru", "mnw"]
+ORDER += sorted(set(SPECS) - set(ORDER))
+
+
+def applicable(mech, axis: str) -> bool:
+    st = mech.setting
+    if st.single_server and axis in ("servers", "external", "pooled"):
+        return False
+    if axis == "external" and not st.external:
+        return False
+    return True
+
+
+def short(shape: Shape) -> str:
+    out = f"{shape.users}x{shape.servers}x{shape.resources}"
+    return out + (f"+{shape.external}" if shape.external else "")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per shape (default 600 = 10 min)")
+    ap.add_argument("--mechanisms", default=",".join(ORDER), help="comma-separated (default: all encoded)")
+    ap.add_argument("--axes", default="users,resources,diagonal,servers,external",
+                    help=f"comma-separated among {', '.join(AXES)} (default: all but pooled)")
+    ap.add_argument("--max-steps", type=int, default=8, help="at most this many shapes per axis (default 8)")
+    ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    ap.add_argument("--json", default=None, help="write every result here (JSON)")
+    ap.add_argument("--markdown", default=None, help="write the table here too")
+    args = ap.parse_args(argv)
+    names = [n.strip() for n in args.mechanisms.split(",") if n.strip()]
+    axes = [a.strip() for a in args.axes.split(",") if a.strip()]
+    for n in names:
+        if n not in SPECS:
+            ap.error(f"--mechanisms: {n!r} has no symbolic encoding (encoded: {', '.join(sorted(SPECS))})")
+    for a in axes:
+        if a not in AXES:
+            ap.error(f"--axes: {a!r} is not one of {', '.join(AXES)}")
+    store = tempfile.mkdtemp(prefix="bench-certify-")
+    results, rows = [], []
+    t_all = time.monotonic()
+    print(f"# z3 SP certification, {args.timeout:.0f} s per shape, {os.cpu_count()} cores", file=sys.stderr)
+    for name in names:
+        mech = mechanisms.get(name)
+        refuted = False
+        for axis in axes:
+            if not applicable(mech, axis) or refuted:
+                continue  # after a violation, "the largest certified shape" means nothing
+            best, stop = None, None
+            for step in range(1, args.max_steps + 1):
+                shape = AXES[axis](step)
+                t0 = time.monotonic()
+                r = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, store_dir=store)
+                rec = {"mechanism": name, "axis": axis, "shape": shape.as_dict(), "status": r.status,
+                       "seconds": round(time.monotonic() - t0, 2), "cases": r.cases,
+                       "queries": r.details.get("queries"), "reason": r.reason,
+                       "counterexample": r.counterexample_path}
+                results.append(rec)
+                print(f"  {name:14s} {axis:9s} {short(shape):8s} {r.status:9s} {rec['seconds']:8.2f} s  "
+                      f"{r.reason[:90]}", file=sys.stderr, flush=True)
+                if r.status == "certified":
+                    best = rec
+                    continue
+                stop = rec
+                refuted = r.status == "violated"
+                break
+            rows.append((name, axis, best, stop))
+    lines = [f"| mechanism | axis | largest certified (time) | next shape |", "|---|---|---|---|"]
+    for name, axis, best, stop in rows:
+        b = f"{short(Shape(**best['shape']))} ({best['seconds']:.1f} s)" if best else "-"
+        if stop is None:
+            s = "not tried (--max-steps)"
+        elif stop["status"] == "violated":
+            s = f"{short(Shape(**stop['shape']))}: violated ({stop['seconds']:.1f} s, exact re-check passed)"
+        else:
+            s = f"{short(Shape(**stop['shape']))}: {stop['status']} at {stop['seconds']:.0f} s"
+        lines.append(f"| {name} | {axis} | {b} | {s} |")
+    table = "\n".join(lines)
+    print(table)
+    print(f"\ntotal {time.monotonic() - t_all:.0f} s; counterexamples in {store}", file=sys.stderr)
+    if args.markdown:
+        atomic_write_text(args.markdown, table + "\n")
+    if args.json:
+        atomic_write_text(args.json, json.dumps({"timeout": args.timeout, "cores": os.cpu_count(),
+                                                 "results": results}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
