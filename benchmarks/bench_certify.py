@@ -14,10 +14,13 @@ not certified (unknown, vacuous or violated).  Axes (users x servers x resources
     diagonal   n x 1 x n,        n = 2, 3, ...   (the prototype's "DRF up to 4 users x 4 resources")
     servers    2 x S x 2,        S = 2, 3, ...   (multi-server with two resources: no pooling lemma)
     external   2 x S x 1 + 1,    S = 1, 2, ...   (one resource and one external resource)
+    wide       2 x S x S,        S = 2, 3, ...   (servers and resources together; Lemma L7 territory)
     pooled     J x 2 x 1,        J = 2, 3, ...   (TRIVIAL for SP: one resource and no external leaves
                                                   a normalised report no free entry, Lemma L1; not
                                                   in the default axes)
 
+``--method reduction`` certifies SP of the common-level mechanisms through Lemma L7 (docs/z3.md),
+whose reduced query does not depend on the number of users: use it with ``--axes wide,external``.
 Single-server mechanisms (drf) skip the multi-server axes; mechanisms without external resources skip
 ``external``.  A mechanism that is NOT strategy-proof (cru, mnw) stops at its first violation, which
 is reported with its stored counterexample.  Output: a Markdown table (stdout, and ``--markdown``),
@@ -47,6 +50,7 @@ AXES = {
     "diagonal": lambda n: Shape(users=n + 1, servers=1, resources=n + 1),
     "servers": lambda n: Shape(users=2, servers=n + 1, resources=2),
     "external": lambda n: Shape(users=2, servers=n, resources=1, external=1),
+    "wide": lambda n: Shape(users=2, servers=n + 1, resources=n + 1),
     "pooled": lambda n: Shape(users=n + 1, servers=2, resources=1),  # not in the default axes
 }
 
@@ -57,7 +61,7 @@ ORDER += sorted(set(SPECS) - set(ORDER))
 
 def applicable(mech, axis: str) -> bool:
     st = mech.setting
-    if st.single_server and axis in ("servers", "external", "pooled"):
+    if st.single_server and axis in ("servers", "external", "pooled", "wide"):
         return False
     if axis == "external" and not st.external:
         return False
@@ -77,6 +81,9 @@ def main(argv=None) -> int:
     ap.add_argument("--axes", default="users,resources,diagonal,servers,external",
                     help=f"comma-separated among {', '.join(AXES)} (default: all but pooled)")
     ap.add_argument("--max-steps", type=int, default=8, help="at most this many shapes per axis (default 8)")
+    ap.add_argument("--method", choices=["encoding", "reduction", "auto"], default="encoding",
+                    help="certify's method (default: encoding, the mechanism's full encoding; 'reduction' = "
+                         "Lemma L7, common-level mechanisms only)")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     ap.add_argument("--json", default=None, help="write every result here (JSON)")
     ap.add_argument("--markdown", default=None, help="write the table here too")
@@ -92,7 +99,8 @@ def main(argv=None) -> int:
     store = tempfile.mkdtemp(prefix="bench-certify-")
     results, rows = [], []
     t_all = time.monotonic()
-    print(f"# z3 SP certification, {args.timeout:.0f} s per shape, {os.cpu_count()} cores", file=sys.stderr)
+    print(f"# z3 SP certification ({args.method}), {args.timeout:.0f} s per shape, {os.cpu_count()} cores",
+          file=sys.stderr)
     for name in names:
         mech = mechanisms.get(name)
         refuted = False
@@ -103,8 +111,10 @@ def main(argv=None) -> int:
             for step in range(1, args.max_steps + 1):
                 shape = AXES[axis](step)
                 t0 = time.monotonic()
-                r = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, store_dir=store)
-                rec = {"mechanism": name, "axis": axis, "shape": shape.as_dict(), "status": r.status,
+                r = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, store_dir=store,
+                            method=args.method)
+                rec = {"mechanism": name, "axis": axis, "method": r.details.get("method", args.method),
+                       "shape": shape.as_dict(), "status": r.status,
                        "seconds": round(time.monotonic() - t0, 2), "cases": r.cases,
                        "queries": r.details.get("queries"), "reason": r.reason,
                        "counterexample": r.counterexample_path}
@@ -118,7 +128,7 @@ def main(argv=None) -> int:
                 refuted = r.status == "violated"
                 break
             rows.append((name, axis, best, stop))
-    lines = [f"| mechanism | axis | largest certified (time) | next shape |", "|---|---|---|---|"]
+    lines = ["| mechanism | axis | largest certified (time) | next shape |", "|---|---|---|---|"]
     for name, axis, best, stop in rows:
         b = f"{short(Shape(**best['shape']))} ({best['seconds']:.1f} s)" if best else "-"
         if stop is None:
@@ -134,7 +144,8 @@ def main(argv=None) -> int:
     if args.markdown:
         atomic_write_text(args.markdown, table + "\n")
     if args.json:
-        atomic_write_text(args.json, json.dumps({"timeout": args.timeout, "cores": os.cpu_count(),
+        atomic_write_text(args.json, json.dumps({"timeout": args.timeout, "method": args.method,
+                                                 "cores": os.cpu_count(),
                                                  "results": results}, indent=1) + "\n")
     return 0
 

@@ -177,7 +177,7 @@ def build_query(spec: Spec, prop: str, variant: str, shape: Shape, case, strict:
     return dom, ctx
 
 
-def enumerate_cases(spec: Spec, prop: str, shape: Shape) -> list:
+def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[float] = None) -> list:
     """``(dom, side cases...)`` representatives, likely-feasible ones first."""
     J = shape.users
     probe = build_domain(shape, spec.normalisation, None, misreport=(prop == "sp"))
@@ -191,6 +191,8 @@ def enumerate_cases(spec: Spec, prop: str, shape: Shape) -> list:
     perms = [tuple(range(fixed)) + p for p in itertools.permutations(range(fixed, J))]
     out, seen = [], set()
     for d in doms:
+        if deadline is not None:
+            _check_budget(deadline, "enumerating the cases")
         for combo in itertools.product(*side_lists):
             if len(perms) > 1 and any(c is not None for c in combo):
                 imgs = [tuple(map_side(c, p, spec.family) for c in combo) for p in perms]
@@ -207,16 +209,28 @@ def _describe_case(case) -> str:
 
 
 # ---------------------------------------------------------------------- certify
+class _Budget(Exception):
+    """The time budget ran out while the queries were being built (in this process)."""
+
+
+def _check_budget(deadline: float, what: str) -> None:
+    if time.monotonic() > deadline:
+        raise _Budget(f"time budget exhausted while {what}")
+
+
 def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: Shape = Shape(),
             timeout: float = 600.0, jobs: Optional[int] = None, store_dir: Optional[str] = None,
             assume: Optional[Callable[[Domain], list]] = None, crosscheck: int = 2, seed: int = 0,
-            prune: bool = True, split: int = 256) -> CertifyResult:
+            prune: bool = True, split: int = 256, method: str = "auto") -> CertifyResult:
     """Certify ``prop_name`` for ``mech`` on the whole domain of ``shape`` (see the module docstring).
 
     ``timeout`` is the wall-clock budget for everything (seconds); ``jobs`` worker processes
     (default: CPU count); ``store_dir`` receives confirmed counterexamples (``None``: not stored);
     ``assume(domain) -> constraints`` narrows the domain (stated in ``details``); ``split`` caps the
-    number of sub-queries each case is split into on its disjunctions (``pool.split_disjunctions``)."""
+    number of sub-queries each case is split into on its disjunctions (``pool.split_disjunctions``).
+    ``method``: ``"encoding"`` (the mechanism's full encoding), ``"reduction"`` (SP of a common-level
+    mechanism via Lemma L7, ``reduction.py``; no verdict when its premise fails) or ``"auto"`` (the
+    reduction first, the full encoding when it does not certify)."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     if isinstance(mech, str):
@@ -230,6 +244,16 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
         res.status, res.reason = status, reason
         res.seconds = time.monotonic() - t0
         return res
+
+    try:
+        return _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, crosscheck, seed, prune,
+                        split, method, deadline, res, done)
+    except _Budget as exc:
+        return done("unknown", f"{exc}; not certified")
+
+
+def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, crosscheck, seed, prune, split, method,
+             deadline, res, done) -> CertifyResult:
 
     spec = get_spec(mech.name)
     if spec is None:
@@ -266,8 +290,28 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
             res.details["crosscheck_env"] = env.to_dict()
             return done("unknown", f"encoding cross-check failed (not certified): {why}")
     res.details["crosscheck"] = f"encoding reproduces the implementation on {crosscheck} random instance(s)"
-    # 2. cases, pruned by single-side feasibility
-    cases = enumerate_cases(spec, prop.name, shape)
+    # 2. SP of a common-level mechanism: Lemma L7 reduces the question to one inequality
+    if method not in ("auto", "encoding", "reduction"):
+        raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
+    if method != "encoding":
+        from .reduction import reduced_sp, reducible
+        if prop.name == "sp" and reducible(spec):
+            st_red, note, nq = reduced_sp(spec, shape, n_workers, deadline, timeout, split)
+            res.details["reduction"] = f"{st_red}: {note}"
+            if st_red == "certified":
+                res.control = "sat (the truthful report meets the reduced query with equality)"
+                res.details["method"] = "Lemma L7 reduction"
+                res.details["queries"] = nq
+                return done("certified", note)
+            if method == "reduction":
+                return done("unknown" if st_red != "vacuous" else "vacuous",
+                            f"Lemma L7 reduction: {note}; not certified")
+        elif method == "reduction":
+            return done("unknown", f"Lemma L7 covers SP of the common-level mechanisms (drf, drfh, c-drfh, tsf, "
+                                   f"cdrf, tsf-er, tsf-er-maxmin, drf-er), not {mech.name} {prop.name}")
+    res.details["method"] = "full encoding"
+    # 3. cases, pruned by single-side feasibility
+    cases = enumerate_cases(spec, prop.name, shape, deadline)
     res.cases = len(cases)
     log: list = []
     res.details["case_log"] = log
@@ -276,6 +320,7 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
         side_names = ["T", "D"] if prop.name == "sp" else ["T"]
         pre = {}
         for case in cases:
+            _check_budget(deadline, "building the pruning queries")
             for si, name in enumerate(side_names):
                 k = (case[0], si, case_key(case[1 + si]))
                 if k in pre:
@@ -292,11 +337,12 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
         res.cases_pruned = before - len(cases)
         if not cases:
             return done("vacuous", "every case is infeasible on its own (the encoding admits no allocation)")
-    # 3. the main queries
+    # 4. the main queries
     users = (0, 1) if prop.name == "ef" else ((0,) if prop.name in ("sp", "si") else ())
     names_of = {}
     jobs_list = []
     for idx, case in enumerate(cases):
+        _check_budget(deadline, f"building the queries ({idx} of {len(cases)} cases built)")
         dom, ctx = build_query(spec, prop.name, variant, shape, case, True, assume)
         names_of[idx] = dom
         jobs_list.extend(split_jobs(idx, ctx.cons, list(dom.params), timeout, split))
@@ -356,9 +402,10 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
         reasons = sorted({why for _, why in unknown})
         return done("unknown", f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
                                f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
-    # 4. vacuity control: the same query with >= must be satisfiable somewhere
+    # 5. vacuity control: the same query with >= must be satisfiable somewhere
     ctl = []
     for idx, case in enumerate(cases):
+        _check_budget(deadline, "building the vacuity controls")
         dom, ctx = build_query(spec, prop.name, variant, shape, case, False, assume)
         ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
     ctl_unknown = 0

@@ -155,19 +155,31 @@ def dominant_cases(shape: Shape, misreport: bool = True) -> list:
     firsts = [0] + ([R] if K else [])
     out, seen = [], set()
     for i0 in firsts:
-        kind_perms = _resource_perms(R, K, fixed=i0)
+        groups = [[i for i in range(R) if i != i0], [R + k for k in range(K) if R + k != i0]]
         for rest in itertools.combinations_with_replacement(range(n), J - 1):
             for im in (range(n) if misreport else [None]):
-                best = None
-                for p in kind_perms:
-                    key = (tuple(sorted(p[i] for i in rest)), None if im is None else p[im])
-                    if best is None or key < best:
-                        best = key
-                full = ((i0,) + best[0], best[1])
+                full = _canonical_dom(i0, rest, im, groups)
                 if full not in seen:
                     seen.add(full)
                     out.append(full)
     return out
+
+
+def _canonical_dom(i0: int, rest: Sequence[int], im: Optional[int], groups: Sequence[Sequence[int]]) -> tuple:
+    """The representative of ``(rest, im)`` under permutations of each group of interchangeable
+    resources (``i0`` is fixed): inside a group, resources are relabelled by decreasing number of
+    users whose dominant entry they are, ties broken in favour of ``im``.  Two assignments in one orbit
+    get the same representative: the sort key of a resource (its count, whether it is ``im``) is
+    invariant, and resources with equal keys are indistinguishable."""
+    cnt = {i: 0 for i in range(max([i0] + list(rest) + [im or 0] + [i for g in groups for i in g]) + 1)}
+    for i in rest:
+        cnt[i] += 1
+    relabel = {i0: i0}
+    for g in groups:
+        order = sorted(g, key=lambda i: (-cnt[i], i != im, i))
+        for new, old in zip(sorted(g), order):
+            relabel[old] = new
+    return ((i0,) + tuple(sorted(relabel[i] for i in rest)), None if im is None else relabel[im])
 
 
 def _resource_perms(R: int, K: int, fixed: int, limit: int = 720) -> list:

@@ -43,7 +43,7 @@ from typing import Any, Optional, Sequence
 
 import z3
 
-from .symbolic import (INF, Ctx, Poly, Row, SymEnv, build_poly, column_dual, dual_objective, is_inf, is_sym,
+from .symbolic import (Ctx, Poly, Row, SymEnv, build_poly, column_dual, dual_objective, is_sym,
                        known_zero, vmul, vsum)
 
 __all__ = ["SymAlloc", "leximin", "leximin_cases", "common_level", "common_level_cases", "lp_argmax",

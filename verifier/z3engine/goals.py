@@ -8,7 +8,7 @@ is its total ``X_j`` (seed 004 Lemma 2, ``mechverify/utility.py``).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import z3
 

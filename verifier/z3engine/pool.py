@@ -13,7 +13,6 @@ import multiprocessing as mp
 import os
 import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Iterable, Iterator, Optional, Sequence
 

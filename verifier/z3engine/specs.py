@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .encoders import (Norm, SymAlloc, common_level, common_level_cases, drf_closed_form, leximin, leximin_cases,
                        lp_argmax, nash_kkt)
-from .symbolic import INF, Ctx, Row, SymEnv, build_poly, is_inf, is_sym, known_zero, vmul, vsum
+from .symbolic import INF, Ctx, Row, SymEnv, build_poly, is_inf, is_sym, known_zero, vsum
 
 __all__ = ["Spec", "SPECS", "get_spec", "NOT_COVERED"]
 

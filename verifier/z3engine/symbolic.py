@@ -111,6 +111,10 @@ class Ctx:
         self.cons: list = []
         self._n = 0
         self._memo: dict = {}  # identical min/max terms share one variable (e.g. both sides of an SP query)
+        #: one-sided mins / maxes: only ``m <= every term`` (min) / ``m >= every term`` (max), no
+        #: disjunction -- sound where the goal only needs an expression increasing in the mins and
+        #: decreasing in the maxes to be LARGE (it may pick ``m`` = the true min / max)
+        self.relaxed = False
 
     @staticmethod
     def _key(kind: str, items) -> tuple:
@@ -143,13 +147,14 @@ class Ctx:
             return min(_F(n) / _F(d) for n, d in pairs)
         if len(pairs) == 1 and not is_sym(pairs[0][1]):
             return pairs[0][0] * (1 / _F(pairs[0][1]))
-        key = self._key("min", pairs)
+        key = self._key("min" + ("~" if self.relaxed else ""), pairs)
         if key in self._memo:
             return self._memo[key]
         m = self.var(base)
         for n, d in pairs:
             self.add(vmul(m, d) <= n)
-        self.add(z3.Or([vmul(m, d) == n for n, d in pairs]))
+        if not self.relaxed:
+            self.add(z3.Or([vmul(m, d) == n for n, d in pairs]))
         self._memo[key] = m
         return m
 
@@ -161,13 +166,14 @@ class Ctx:
             return max(_F(n) / _F(d) for n, d in pairs)
         if len(pairs) == 1 and not is_sym(pairs[0][1]):
             return pairs[0][0] * (1 / _F(pairs[0][1]))
-        key = self._key("max", pairs)
+        key = self._key("max" + ("~" if self.relaxed else ""), pairs)
         if key in self._memo:
             return self._memo[key]
         m = self.var(base)
         for n, d in pairs:
             self.add(vmul(m, d) >= n)
-        self.add(z3.Or([vmul(m, d) == n for n, d in pairs]))
+        if not self.relaxed:
+            self.add(z3.Or([vmul(m, d) == n for n, d in pairs]))
         self._memo[key] = m
         return m
 
@@ -179,13 +185,14 @@ class Ctx:
             return min(_F(t) for t in terms)
         if len(terms) == 1:
             return terms[0]
-        key = self._key("minof", [terms])
+        key = self._key("minof" + ("~" if self.relaxed else ""), [terms])
         if key in self._memo:
             return self._memo[key]
         m = self.var(base)
         for t in terms:
             self.add(m <= t)
-        self.add(z3.Or([m == t for t in terms]))
+        if not self.relaxed:
+            self.add(z3.Or([m == t for t in terms]))
         self._memo[key] = m
         return m
 
