@@ -30,10 +30,9 @@ Notation: pooled capacity ``C_r = sum_s c[s,r]``; pooled demand share ``D[j,r] =
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any
 
 from mechverify.allocation import Allocation
-from mechverify.lexmaxmin import lex_max_min
 from mechverify.lp import LPError, LPSession
 from mechverify.model import Environment
 from mechverify.polytope import TaskPolytope
@@ -185,7 +184,7 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     lp = poly.lp
     g = lp.add_var(0, None, 0, name="g")
     norms = _drfh_norms(env)
-    active, frozen_level = [], {}
+    active = []
     eq_rows: dict[int, int] = {}
     for j in range(env.n_users):
         N = norms[j]

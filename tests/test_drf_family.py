@@ -8,7 +8,6 @@ Notation: x[j][s] tasks of user j on server s, x_j = sum_s x[j][s]; N_j the mech
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -193,3 +193,28 @@ def test_lemma_l7_does_not_cover_cru():
     r = certify(mechanisms.get("cru"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=30,
                 method="reduction")
     assert r.status == "unknown" and "Lemma L7 covers" in r.reason
+
+
+@pytest.mark.parametrize("shape", [Shape(3, 1, 3), Shape(4, 1, 4), Shape(3, 1, 3, 2), Shape(4, 1, 2, 2)])
+def test_dominant_cases_are_one_per_orbit(shape):
+    """``dominant_cases`` picks one representative per orbit of the dominant-entry assignments under
+    permutations of users 2..J and of interchangeable resources: compare with brute force over every
+    permutation (the representatives must be pairwise inequivalent and as many as the orbits)."""
+    import itertools
+
+    from verifier.z3engine.domain import _resource_perms, dominant_cases
+
+    J, R, K = shape.users, shape.resources, shape.external
+    orbits = set()
+    for i0 in [0] + ([R] if K else []):
+        perms = _resource_perms(R, K, fixed=i0, limit=10 ** 9)
+        for rest in itertools.combinations_with_replacement(range(R + K), J - 1):
+            for im in range(R + K):
+                orbits.add(min(((i0,) + tuple(sorted(p[i] for i in rest)), p[im]) for p in perms))
+    reps = dominant_cases(shape)
+    canon = set()
+    for (dom, im) in reps:
+        i0, rest = dom[0], dom[1:]
+        perms = _resource_perms(R, K, fixed=i0, limit=10 ** 9)
+        canon.add(min(((i0,) + tuple(sorted(p[i] for i in rest)), p[im]) for p in perms))
+    assert len(reps) == len(canon) == len(orbits) and canon == orbits

@@ -227,7 +227,6 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
     if progress:
         progress(f"audit: {len(cells)} cells, {sum(1 for c in cells for e in c.evidence if 'verdict' in e)} "
                  f"variant checks settled by replayed counterexamples, {len(todo)} to search")
-    total_w = sum(w for _, _, w in todo) or 1.0
     search_t0 = clock()
     for i, (cell, v, w) in enumerate(todo):
         left = budget - (clock() - search_t0)

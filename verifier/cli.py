@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable, Optional, Sequence
 
 from mechverify.lp import LPError
-from mechverify.numbers import InstanceError, fmt, fmt_exact
+from mechverify.numbers import InstanceError, fmt
 
 EXIT_USAGE = 2
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from fractions import Fraction
 from typing import Any
 

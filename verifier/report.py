@@ -9,7 +9,7 @@ import html
 import json
 import os
 from fractions import Fraction
-from typing import Any
+
 
 from mechverify.numbers import fmt
 

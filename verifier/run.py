@@ -29,7 +29,7 @@ from mechverify.numbers import fmt, fmt_exact
 
 from .engines import strategies as strat
 from .engines.search import SearchResult, clock, search
-from .minimize import describe_size, minimize, size_of
+from .minimize import describe_size, minimize
 from .properties import PROPERTIES, get_property
 from .properties.base import Certificate
 from .store import DEFAULT_DIR, certificate_to_dict, store

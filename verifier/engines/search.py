@@ -22,7 +22,6 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, target, Verbosity

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment

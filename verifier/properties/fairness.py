@@ -27,7 +27,7 @@ same number of tasks as DRF.  Measure: max relative difference of totals; violat
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Optional
+
 
 from mechverify.lexmaxmin import lex_max_min
 from mechverify.polytope import TaskPolytope
