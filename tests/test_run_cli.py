@@ -169,7 +169,7 @@ def test_certifier_hook(tmp_path):
                             store_dir=str(tmp_path))
         (r,) = rep.results
         assert r.verdict == "certified" and r.certified["domain"] == {"users": 2, "resources": 2}
-        assert verdict_text(r).startswith("certified on ")
+        assert verdict_text(r).startswith("certified for domain D")
         rep = run_mechanism(mechanisms.get("c-drfh"), ["bf"], budget=20, max_trials=300, certify=True,
                             store_dir=str(tmp_path))
         assert {r.variant: r.verdict for r in rep.results}["per-server"] == "violated"

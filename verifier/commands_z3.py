@@ -162,7 +162,7 @@ def _run_certifier(mech, prop_name: str, variant: str, budget: float) -> Optiona
     res = certify(mech, prop_name, variant, Shape(users=2, servers=1, resources=2), timeout=budget)
     if res.status != "certified":
         return None
-    return {"domain": res.domain, "note": f"z3: {res.reason}"}
+    return {"domain": res.domain, "method": res.details.get("method", "full encoding"), "note": f"z3: {res.reason}"}
 
 
 def _register() -> None:

@@ -179,7 +179,14 @@ def verdict_text(r: CellResult) -> str:
         return f"violated (counterexample {where})"
     if r.verdict == "certified":
         dom = (r.certified or {}).get("domain")
-        return f"certified on {dom}" if dom else "certified"
+        if isinstance(dom, dict) and isinstance(dom.get("shape"), dict):
+            sh = dom["shape"]
+            text = (f"{sh['users']} users x {sh['servers']} server(s) x {sh['resources']} resource(s)"
+                    + (f" + {sh['external']} external" if sh.get("external") else "")
+                    + "; positive data, equal weights, no placement, unbounded tasks (docs/z3.md)")
+            how = (r.certified or {}).get("method")
+            return f"certified for domain D (z3{', ' + how if how else ''}): {text}"
+        return f"certified for domain D: {dom}" if dom else "certified"
     if r.verdict == "not_refuted":
         mv = r.measure
         if mv is not None and not isinstance(mv, str) and abs(float(mv)) < 1e-9:
