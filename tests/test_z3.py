@@ -140,6 +140,8 @@ def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
     assert r.certificate.gap > 0 and replay(r.counterexample_path).ok
     t = instance_query("tsf-er", env, "sp", timeout=60, jobs=1)
     assert t.status == "certified" and "vacuity control sat" in t.reason, (t.status, t.reason)
+    e = instance_query("tsf-er", load_environment("examples/004-fig2.json"), "sp", "eligible", timeout=60, jobs=1)
+    assert e.status == "certified" and "eligible set" in e.space, (e.status, e.reason)
 
 
 def test_instance_query_ef_si_po():
