@@ -228,9 +228,9 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
     (default: CPU count); ``store_dir`` receives confirmed counterexamples (``None``: not stored);
     ``assume(domain) -> constraints`` narrows the domain (stated in ``details``); ``split`` caps the
     number of sub-queries each case is split into on its disjunctions (``pool.split_disjunctions``).
-    ``method``: ``"encoding"`` (the mechanism's full encoding), ``"reduction"`` (SP of a common-level
-    mechanism via Lemma L7, ``reduction.py``; no verdict when its premise fails) or ``"auto"`` (the
-    reduction first, the full encoding when it does not certify)."""
+    ``method``: ``"encoding"`` (the mechanism's full encoding), ``"reduction"`` (SP / EF of a
+    common-level mechanism via Lemma L7 / L8, ``reduction.py``; no verdict when L7's premise fails) or
+    ``"auto"`` (the reduction first, the full encoding when it does not decide)."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     if isinstance(mech, str):
@@ -290,25 +290,35 @@ def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, cross
             res.details["crosscheck_env"] = env.to_dict()
             return done("unknown", f"encoding cross-check failed (not certified): {why}")
     res.details["crosscheck"] = f"encoding reproduces the implementation on {crosscheck} random instance(s)"
-    # 2. SP of a common-level mechanism: Lemma L7 reduces the question to one inequality
+    # 2. SP / EF of a common-level mechanism: Lemmas L7 / L8 reduce the question to one inequality
     if method not in ("auto", "encoding", "reduction"):
         raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
     if method != "encoding":
-        from .reduction import reduced_sp, reducible
-        if prop.name == "sp" and reducible(spec):
-            st_red, note, nq = reduced_sp(spec, shape, n_workers, deadline, timeout, split)
+        from .reduction import reduced, reducible
+        lemma = {"sp": "L7", "ef": "L8"}.get(prop.name)
+        if lemma and reducible(spec):
+            st_red, note, nq, model = reduced(spec, prop.name, shape, n_workers, deadline, timeout, split)
             res.details["reduction"] = f"{st_red}: {note}"
             if st_red == "certified":
-                res.control = "sat (the truthful report meets the reduced query with equality)"
-                res.details["method"] = "Lemma L7 reduction"
+                res.control = "sat (equal reports meet the reduced query with equality)"
+                res.details["method"] = f"Lemma {lemma} reduction"
                 res.details["queries"] = nq
                 return done("certified", note)
+            if st_red == "sat" and prop.name == "ef":  # L8 is an equivalence: a candidate violation
+                dom, values, algebraic = model
+                cert, path, _ = confirm(mech, prop, variant, dom, values, algebraic, (0, 1), store_dir,
+                                        {"kind": "z3-certify", "shape": shape.as_dict(), "method": "Lemma L8",
+                                         "z3": z3.get_version_string()})
+                if cert is not None:
+                    res.certificate, res.counterexample_path = cert, path
+                    res.details["method"] = "Lemma L8 reduction"
+                    return done("violated", cert.summary)
             if method == "reduction":
                 return done("unknown" if st_red != "vacuous" else "vacuous",
-                            f"Lemma L7 reduction: {note}; not certified")
+                            f"Lemma {lemma} reduction: {note}; not certified")
         elif method == "reduction":
-            return done("unknown", f"Lemma L7 covers SP of the common-level mechanisms (drf, drfh, c-drfh, tsf, "
-                                   f"cdrf, tsf-er, tsf-er-maxmin, drf-er), not {mech.name} {prop.name}")
+            return done("unknown", f"Lemmas L7/L8 cover SP and EF of the common-level mechanisms (drf, drfh, c-drfh, "
+                                   f"tsf, cdrf, tsf-er, tsf-er-maxmin, drf-er), not {mech.name} {prop.name}")
     res.details["method"] = "full encoding"
     # 3. cases, pruned by single-side feasibility
     cases = enumerate_cases(spec, prop.name, shape, deadline)

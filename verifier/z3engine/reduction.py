@@ -33,10 +33,18 @@ module does not rely on these hand proofs: ``reduced_sp`` asks z3 for a violatio
 domain, with the spec's own normaliser, and certifies only on UNSAT with a SAT vacuity control
 (``>=``: the truthful report meets it with equality).  A SAT answer is NOT a violation of SP (the
 lemma is only sufficient): the caller falls back to the full encoding.
+
+**Lemma L8 (EF).** On the same domain, for a common-level mechanism with equal weights, user ``j``
+envies ``k`` iff ``rho_jk N_k > N_j`` with ``rho_jk = min( min_r d_k,r / d_j,r, min_k' d_er k / d_er j)``.
+*Proof.* ``k``'s bundle is ``x_{k,s} d_k`` on each server (and ``X_k d_er,k``), so ``j`` runs exactly
+``rho_jk X_k`` true tasks with it (the same ratio on every server; no placement), and ``X_j = N_j g*``,
+``X_k = N_k g*`` with ``g* > 0`` on D.  An equivalence: a SAT model IS a violation candidate (it still
+goes through the exact re-check before it is reported).
 """
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 import z3
 
@@ -45,7 +53,7 @@ from .pool import run_jobs, split_jobs
 from .specs import Spec
 from .symbolic import Ctx, vmul
 
-__all__ = ["REDUCIBLE_FAMILIES", "reducible", "reduced_query", "reduced_sp"]
+__all__ = ["REDUCIBLE_FAMILIES", "reducible", "reduced_query", "reduced"]
 
 #: spec families whose allocation on the certification domain is the maximal common level
 REDUCIBLE_FAMILIES = ("drf-closed-form", "leximin", "algorithm1")
@@ -55,24 +63,30 @@ def reducible(spec: Spec) -> bool:
     return spec.family in REDUCIBLE_FAMILIES and spec.norm is not None
 
 
-def reduced_query(spec: Spec, shape: Shape, dom_case, strict: bool) -> tuple[Domain, Ctx]:
-    """``exists c, d_1, d' in the domain: rho N(d') > N(d)`` (``>=`` for the control) for user ``u1``."""
-    dom = build_domain(shape, spec.normalisation, dom_case, misreport=True)
+def reduced_query(spec: Spec, shape: Shape, dom_case, strict: bool, prop: str = "sp") -> tuple[Domain, Ctx]:
+    """SP (L7): ``exists c, d_1, d': rho N(d') > N(d)`` for ``u1``'s report ``d'``.
+    EF (L8): ``exists c, d_1, d_2: rho_12 N(d_2) > N(d_1)`` with ``rho_12 = min d_2/d_1``.
+    ``>=`` for the control.  ``N`` on the large side is encoded one-sided (only its size matters)."""
+    dom = build_domain(shape, spec.normalisation, dom_case, misreport=(prop == "sp"))
     ctx = dom.ctx
-    n_true = spec.norm(ctx, dom.truth, 0, "T")
-    ctx.relaxed = True  # N(d') only needs to be large: one-sided mins / maxes (every normaliser is
-    n_dev = spec.norm(ctx, dom.deviated, 0, "D")  # increasing in its mins, decreasing in its maxes)
+    small = spec.norm(ctx, dom.truth, 0, "T")
+    ctx.relaxed = True  # the large side only needs to be large: one-sided mins / maxes (every
+    # normaliser is increasing in its mins and decreasing in its maxes)
+    large = spec.norm(ctx, dom.deviated, 0, "D") if prop == "sp" else spec.norm(ctx, dom.truth, 1, "T1")
     ctx.relaxed = False
-    if n_true is None or n_dev is None:
+    if small is None or large is None:
         raise ValueError(f"{spec.name}: a positive user has no normaliser")
     rho = ctx.nonneg("rho")
-    true_d, true_e = dom.truth.demand[0], dom.truth.external_demand[0]
-    mis_d, mis_e = dom.misreport
-    for a, b in list(zip(mis_d, true_d)) + list(zip(mis_e, true_e)):
-        ctx.add(_bool(vmul(rho, b) <= a))  # rho <= d'/d (one-sided: the goal wants rho large)
-    (nd, dd), (nt, dt) = n_dev, n_true  # N = num / den, den > 0
-    lhs = vmul(vmul(rho, nd), dt)
-    rhs = vmul(nt, dd)
+    base_d, base_e = dom.truth.demand[0], dom.truth.external_demand[0]
+    if prop == "sp":
+        other_d, other_e = dom.misreport
+    else:
+        other_d, other_e = dom.truth.demand[1], dom.truth.external_demand[1]
+    for a, b in list(zip(other_d, base_d)) + list(zip(other_e, base_e)):
+        ctx.add(_bool(vmul(rho, b) <= a))  # rho <= other/base (one-sided: the goal wants rho large)
+    (nl, dl), (ns, ds) = large, small  # N = num / den, den > 0
+    lhs = vmul(vmul(rho, nl), ds)
+    rhs = vmul(ns, dl)
     ctx.add(_bool(lhs > rhs if strict else lhs >= rhs))
     return dom, ctx
 
@@ -81,35 +95,40 @@ def _bool(v):
     return z3.BoolVal(v) if isinstance(v, bool) else v
 
 
-def reduced_sp(spec: Spec, shape: Shape, n_workers: int, deadline: float, timeout: float,
-               split: int = 256) -> tuple[str, str, int]:
-    """``(status, note, queries)``: 'certified' (every query UNSAT, control SAT), 'premise-fails' (z3
-    found ``d, d'`` with ``rho N(d') > N(d)``: the lemma does not apply, no verdict), 'vacuous' or
-    'unknown'."""
-    doms = dominant_cases(shape, misreport=True) if spec.normalisation == "dominant" else [None]
-    jobs = []
+def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float, timeout: float,
+            split: int = 256) -> tuple[str, str, int, Optional[tuple]]:
+    """``(status, note, queries, model)``.  Status: 'certified' (every query UNSAT, control SAT);
+    'sat' -- SP: Lemma L7's premise fails (NOT a violation: no verdict); EF: Lemma L8 is an
+    equivalence, so ``model = (domain, values, algebraic)`` is a candidate violation for the exact
+    re-check; 'vacuous'; 'unknown'."""
+    lemma = "L7" if prop == "sp" else "L8"
+    doms = dominant_cases(shape, misreport=(prop == "sp")) if spec.normalisation == "dominant" else [None]
+    jobs, built = [], {}
     for k, dc in enumerate(doms):
         if time.monotonic() > deadline:
             return "unknown", f"time budget exhausted while building the reduced queries ({k} of {len(doms)})", \
-                len(jobs)
-        _, ctx = reduced_query(spec, shape, dc, True)
-        jobs.extend(split_jobs(k, ctx.cons, (), timeout, split))
+                len(jobs), None
+        dom, ctx = reduced_query(spec, shape, dc, True, prop)
+        built[k] = dom
+        jobs.extend(split_jobs(k, ctx.cons, list(dom.params), timeout, split))
     unknown: list = []
     for r in run_jobs(jobs, n_workers, deadline):
         if r.status == "sat":
-            return "premise-fails", f"z3 found reports with rho N(d') > N(d) (dominant case {doms[r.key[0]]})", \
-                len(jobs)
+            what = "reports with rho N(d') > N(d)" if prop == "sp" else "users with rho_12 N(d_2) > N(d_1)"
+            return "sat", f"z3 found {what} (dominant case {doms[r.key[0]]})", len(jobs), \
+                (built[r.key[0]], r.values, r.algebraic)
         if r.status == "unknown":
             unknown.append(r.reason)
     if unknown:
         return "unknown", f"{len(unknown)} of {len(jobs)} reduced queries undecided ({'; '.join(sorted(set(unknown)))})", \
-            len(jobs)
+            len(jobs), None
     ctl = []
     for k, dc in enumerate(doms):
-        _, ctx = reduced_query(spec, shape, dc, False)
+        _, ctx = reduced_query(spec, shape, dc, False, prop)
         ctl.extend(split_jobs(k, ctx.cons, (), timeout, split))
     for r in run_jobs(ctl, n_workers, deadline):
         if r.status == "sat":
-            return "certified", (f"Lemma L7 reduction (docs/z3.md): rho N(d') <= N(d) proved by z3 ({len(jobs)} "
-                                 f"queries unsat; vacuity control sat); holds for any number of users"), len(jobs)
-    return "vacuous", "the reduced query and its control are both unsat", len(jobs)
+            ineq = "rho N(d') <= N(d)" if prop == "sp" else "rho_12 N(d_2) <= N(d_1)"
+            return "certified", (f"Lemma {lemma} reduction (docs/z3.md): {ineq} proved by z3 ({len(jobs)} "
+                                 f"queries unsat; vacuity control sat); holds for any number of users"), len(jobs), None
+    return "vacuous", "the reduced query and its control are both unsat", len(jobs), None
