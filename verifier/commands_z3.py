@@ -73,14 +73,18 @@ def cmd_certify(args: argparse.Namespace) -> int:
         return EXIT.get(res.status, 3)
     head = f"{mech.name} {prop.name}/{variant} on {args.users} users x {args.servers} servers x " \
            f"{args.resources} resources" + (f" + {args.external} external" if args.external else "")
+    return _print_verdict(head, res, f"certified for domain D (z3, {res.details.get('method', 'full encoding')})",
+                          [f"D.{k}: {v}" for k, v in res.domain.items()])
+
+
+def _print_verdict(head: str, res, certified: str, lines: list) -> int:
+    """One verdict line (plus the certified domain / space) for ``certify`` and ``query``."""
     if res.status == "certified":
-        print(f"{head}: certified for domain D (z3, {res.details.get('method', 'full encoding')}) "
-              f"in {res.seconds:.2f} s")
-        for k, v in res.domain.items():
-            print(f"  D.{k}: {v}")
-        print(f"  {res.reason}")
+        print(f"{head}: {certified} in {res.seconds:.2f} s")
+        for line in lines + [res.reason]:
+            print(f"  {line}")
     elif res.status == "violated":
-        print(f"{head}: violated ({res.counterexample_path}) -- {res.reason}")
+        print(f"{head}: violated ({res.counterexample_path or 'not stored'}) -- {res.reason}")
     elif res.status == "vacuous":
         print(f"{head}: vacuous -- the vacuity control is UNSAT, so nothing is certified ({res.reason})")
     else:
@@ -139,17 +143,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=1))
         return EXIT.get(res.status, 3)
     head = f"{mech.name} {prop.name}/{variant} on {args.instance} ({env.describe()})"
-    if res.status == "certified":
-        print(f"{head}: certified on this instance for space S (z3) in {res.seconds:.2f} s")
-        print(f"  S: {res.space}")
-        print(f"  {res.reason}")
-    elif res.status == "violated":
-        print(f"{head}: violated ({res.counterexample_path or 'not stored'}) -- {res.reason}")
-    elif res.status == "vacuous":
-        print(f"{head}: vacuous -- nothing is certified ({res.reason})")
-    else:
-        print(f"{head}: not certified: unknown ({res.reason})")
-    return EXIT.get(res.status, 3)
+    return _print_verdict(head, res, "certified on this instance for space S (z3)", [f"S: {res.space}"])
 
 
 def _run_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[dict]:

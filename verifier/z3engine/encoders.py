@@ -241,28 +241,33 @@ def poolable(senv: SymEnv) -> bool:
     return senv.S == 1 or senv.R == 1
 
 
-def _common_level_pooled(ctx, senv, norms, tag, need, external) -> SymAlloc:
-    """Algorithm 1's one round over pooled rows: ``X_j = w_j N_j g`` and ``g* = min_rows cap/load``,
-    i.e. every row ``<=`` and some row tight -- no LP duals (the DRF closed form, generalised)."""
+def _level_totals(ctx, senv, norms, part, g, rt, fresh) -> list:
+    """Totals ``X_j = w_j N_j g`` (``N = num/den``) of the participants, 0 for the others: a fresh
+    variable tied by ``den X_j = w_j num g`` when ``den`` is symbolic or ``fresh(num)``, else the
+    expression itself."""
     w = senv.weight
-    rt = f"{tag}p"
-    g = ctx.nonneg(f"g_{rt}")
-    part = [j for j in range(senv.J) if norms[j] is not None and any(senv.usable(j, s) for s in range(senv.S))]
     X = []
     for j in range(senv.J):
         if j not in part:
             X.append(Fraction(0))
             continue
         num, den = norms[j]
-        if is_sym(den):
+        if is_sym(den) or fresh(num):
             Xj = ctx.var(f"X_{rt}_{j}")
-            ctx.add(vmul(den, Xj) == vmul(vmul(w[j], num), g))
-        elif need == "upper" or is_sym(num):
-            Xj = ctx.var(f"X_{rt}_{j}")
-            ctx.add(Xj == vmul(vmul(w[j], num), g) * (1 / Fraction(den)))
+            ctx.add(_const_bool(vmul(den, Xj) == vmul(vmul(w[j], num), g)))
         else:
             Xj = vmul(vmul(w[j], num), g) * (1 / Fraction(den))
         X.append(Xj)
+    return X
+
+
+def _common_level_pooled(ctx, senv, norms, tag, need, external) -> SymAlloc:
+    """Algorithm 1's one round over pooled rows: ``X_j = w_j N_j g`` and ``g* = min_rows cap/load``,
+    i.e. every row ``<=`` and some row tight -- no LP duals (the DRF closed form, generalised)."""
+    rt = f"{tag}p"
+    g = ctx.nonneg(f"g_{rt}")
+    part = [j for j in range(senv.J) if norms[j] is not None and any(senv.usable(j, s) for s in range(senv.S))]
+    X = _level_totals(ctx, senv, norms, part, g, rt, fresh=lambda num: need == "upper" or is_sym(num))
     rows = []
     for r in range(senv.R):
         load = vsum(vmul(X[j], senv.demand[j][r]) for j in part if not known_zero(senv.demand[j][r]))
@@ -300,18 +305,7 @@ def _common_level_one_sided(ctx, senv, norms, tag, need, external, server_extern
             ctx.add(_const_bool(vmul(den, X[j]) == vmul(vmul(w[j], num), g)))
         return SymAlloc(poly, X, "algorithm1 (level <= optimum: primal only)")
     # need == "lower": X_j = w_j N_j g and a dual certificate g >= g*
-    X = []
-    for j in range(senv.J):
-        if j not in part:
-            X.append(Fraction(0))
-            continue
-        num, den = norms[j]
-        if is_sym(den):
-            Xj = ctx.var(f"X_{rt}_{j}")
-            ctx.add(vmul(den, Xj) == vmul(vmul(w[j], num), g))
-        else:
-            Xj = vmul(vmul(w[j], num), g) * (1 / Fraction(den))
-        X.append(Xj)
+    X = _level_totals(ctx, senv, norms, part, g, rt, fresh=lambda num: False)
     mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
     pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part}
     for col in poly.cols:
