@@ -40,7 +40,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .numbers import InstanceError, fmt_exact, to_fraction
 
-__all__ = ["Environment", "InstanceError", "load_environment", "parse_environment"]
+__all__ = ["Environment", "InstanceError", "describe_shape", "load_environment", "parse_environment"]
 
 Num = Fraction
 INF = math.inf
@@ -347,10 +347,15 @@ class Environment:
         return json.dumps(self.to_dict(), sort_keys=False)
 
     def describe(self) -> str:
-        parts = [f"{self.n_users} users", f"{self.n_servers} servers", f"{self.n_resources} resources"]
-        if self.external:
-            parts.append(f"{self.n_external} external")
-        return " x ".join(parts)
+        return describe_shape(self.n_users, self.n_servers, self.n_resources, self.n_external)
+
+
+def describe_shape(users: int, servers: int, resources: int, external: int = 0) -> str:
+    """The one spelling of a shape: ``2 users x 1 server x 2 resources + 1 external``."""
+    def n(k: int, noun: str) -> str:
+        return f"{k} {noun}{'' if k == 1 else 's'}"
+    out = f"{n(users, 'user')} x {n(servers, 'server')} x {n(resources, 'resource')}"
+    return out + (f" + {external} external" if external else "")
 
 
 # ---------------------------------------------------------------------- parsing

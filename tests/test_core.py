@@ -9,7 +9,7 @@ import pytest
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.lexmaxmin import lex_max_min
 from mechverify.lp import LinearProgram, solve
-from mechverify.model import parse_environment
+from mechverify.model import describe_shape, parse_environment
 from mechverify.numbers import InstanceError, fmt_exact, to_fraction
 from mechverify.utility import true_tasks, utility
 
@@ -212,3 +212,16 @@ def test_lexmaxmin_float_agrees_with_exact():
     ex = lex_max_min(lp, [{c: 1} for c in xs], exact=True)
     fl = lex_max_min(lp, [{c: 1} for c in xs], exact=False)
     assert all(abs(float(a) - b) < 1e-9 for a, b in zip(ex.x, fl.x))
+
+
+def test_one_spelling_of_a_shape():
+    """Environment.describe, the z3 Shape, the report's size and the certify header share it."""
+    from verifier.minimize import describe_size
+    from verifier.z3engine import Shape
+    assert describe_shape(2, 1, 2, 1) == "2 users x 1 server x 2 resources + 1 external"
+    assert describe_shape(1, 3, 1) == "1 user x 3 servers x 1 resource"
+    assert Shape(users=3, servers=1, resources=2).describe() == "3 users x 1 server x 2 resources"
+    assert describe_size({"users": 2, "servers": 2, "resources": 1}) == "2 users x 2 servers x 1 resource"
+    env = parse_environment({"resources": ["cpu"], "servers": [{"name": "s", "capacity": [1]}],
+                             "users": [{"name": "a", "demand": [1]}]})
+    assert env.describe() == "1 user x 1 server x 1 resource"

@@ -19,6 +19,8 @@ import argparse
 import json
 from typing import Optional
 
+from mechverify.model import describe_shape
+
 from .cli import CliError, command
 
 EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
@@ -71,8 +73,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(res.to_dict(), indent=1))
         return EXIT.get(res.status, 3)
-    head = f"{mech.name} {prop.name}/{variant} on {args.users} users x {args.servers} servers x " \
-           f"{args.resources} resources" + (f" + {args.external} external" if args.external else "")
+    head = f"{mech.name} {prop.name}/{variant} on " \
+           f"{describe_shape(args.users, args.servers, args.resources, args.external)}"
     return _print_verdict(head, res, f"certified for domain D (z3, {res.details.get('method', 'full encoding')})",
                           [f"D.{k}: {v}" for k, v in res.domain.items()])
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional
 
-from mechverify.model import Environment
+from mechverify.model import Environment, describe_shape
 from mechverify.numbers import InstanceError
 
 from .properties import get_property
@@ -78,10 +78,7 @@ def size_of(env: Environment) -> dict[str, int]:
 
 
 def describe_size(size: dict[str, int]) -> str:
-    s = f"{size['users']} users x {size['servers']} servers x {size['resources']} resources"
-    if size.get("external"):
-        s += f" + {size['external']} external"
-    return s
+    return describe_shape(size["users"], size["servers"], size["resources"], size.get("external", 0))
 
 
 # ---------------------------------------------------------------------- moves

@@ -26,6 +26,8 @@ from typing import Any, Iterable, Optional, Sequence
 
 import z3
 
+from mechverify.model import describe_shape
+
 from .symbolic import Ctx, SymEnv
 
 __all__ = ["Shape", "Domain", "build_domain", "dominant_cases", "canonical", "case_key", "map_side"]
@@ -45,11 +47,7 @@ class Shape:
             raise ValueError("shape: servers >= 1, resources >= 1, external >= 0")
 
     def describe(self) -> str:
-        out = f"{self.users} users x {self.servers} server{'s' if self.servers > 1 else ''} x " \
-              f"{self.resources} resource{'s' if self.resources > 1 else ''}"
-        if self.external:
-            out += f" + {self.external} external"
-        return out
+        return describe_shape(self.users, self.servers, self.resources, self.external)
 
     def as_dict(self) -> dict:
         return {"users": self.users, "servers": self.servers, "resources": self.resources, "external": self.external}
