@@ -19,7 +19,7 @@ not certified (unknown, vacuous or violated).  Axes (users x servers x resources
                                                   a normalised report no free entry, Lemma L1; not
                                                   in the default axes)
 
-``--method reduction`` certifies SP of the common-level mechanisms through Lemma L7 (docs/z3.md),
+``--method reduction`` certifies SP of the common-level mechanisms through Lemma L7 (and L9; docs/z3.md),
 whose reduced query does not depend on the number of users: use it with ``--axes wide,external``.
 Single-server mechanisms (drf) skip the multi-server axes; mechanisms without external resources skip
 ``external``.  A mechanism that is NOT strategy-proof (cru, mnw) stops at its first violation, which

@@ -167,14 +167,60 @@ def test_query_cli(tmp_path):
 
 
 # ---------------------------------------------------------------------- Lemma L7 (reduction.py)
-@pytest.mark.parametrize("name", ["tsf-er", "tsf", "drfh", "drf-er"])
-def test_lemma_l7_certifies_two_servers_two_resources(name):
+@pytest.mark.parametrize("name,lemmas", [("tsf-er", "Lemmas L7 + L9"), ("tsf", "Lemmas L7 + L9"),
+                                          ("drfh", "Lemma L7"), ("drf-er", "Lemma L7")])
+def test_lemma_l7_certifies_two_servers_two_resources(name, lemmas):
     """2 x 2 x 2 is out of reach of the full encoding in 10 minutes (docs/z3.md); Lemma L7 reduces SP of
-    a common-level mechanism to rho N(d') <= N(d), which z3 proves in about a second."""
+    a common-level mechanism to rho N(d') <= N(d), which z3 proves in about a second (for the TSF
+    family through L9's one-server inequality)."""
     r = certify(mechanisms.get(name), "sp", "demand", Shape(users=2, servers=2, resources=2), timeout=120,
                 method="reduction")
-    assert r.status == "certified" and r.details["method"] == "Lemma L7 reduction", r.reason
+    assert r.status == "certified" and r.details["method"] == f"{lemmas} reduction", r.reason
     assert "any number of users" in r.reason
+
+
+def test_direct_l7_query_on_two_servers_for_a_monopoly_sum_normaliser(monkeypatch):
+    """The direct S-server L7 query (what L9 is tried before) still certifies tsf-er on 2 x 2 x 2."""
+    from verifier.z3engine import specs
+    monkeypatch.setattr(specs.Spec, "per_server", property(lambda self: False))
+    r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=2, resources=2), timeout=120,
+                method="reduction")
+    assert r.status == "certified" and r.details["method"] == "Lemma L7 reduction", r.reason
+
+
+def test_lemma_l9_structure_of_the_tsf_normalisers():
+    """L9 needs N = min( sum_s min_r c[s,r]/d[r], min_k c_er[k]/d_er[k] ): check the implementations'
+    eta (seed 004 eq. 6) and gamma exactly on random positive instances, and that exactly the specs
+    built on them are flagged per_server (the encodings are tied to the implementations by validate)."""
+    from mechanisms.drf_family import tsf_gamma
+    from mechanisms.tsf_er import eta
+    rng = random.Random(9)
+    for _ in range(30):
+        env = random_env(Shape(users=2, servers=rng.randint(1, 4), resources=rng.randint(1, 3),
+                               external=rng.randint(0, 2)), rng)
+        for j in range(env.n_users):
+            comp = sum(min(env.capacity[s][r] / env.demand[j][r] for r in range(env.n_resources))
+                       for s in range(env.n_servers))
+            ext = [env.external_capacity[k] / env.external_demand[j][k] for k in range(env.n_external)]
+            assert tsf_gamma(env, j) == comp and eta(env, j) == min([comp] + ext)
+    assert sorted(n for n, sp in SPECS.items() if sp.per_server) == ["cdrf", "tsf", "tsf-er", "tsf-er-maxmin"]
+
+
+def test_lemma_l9_scales_to_many_servers_and_refuses_a_bad_per_server_term(monkeypatch):
+    """Through L9, tsf-er SP on 2 x 5 x 5 + 1 (the direct L7 query: unknown at 600 s, docs/z3.md) is a
+    one-server question.  With a manipulable per-server term (d[r2] c[s,r1] instead of min_r c/d) the
+    one-server inequality is SAT, L9 gives no verdict, the direct query is SAT too: not certified."""
+    from verifier.z3engine import specs
+    from verifier.z3engine.symbolic import vmul, vsum
+    r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 5, 5, 1), timeout=120, method="reduction")
+    assert r.status == "certified" and r.details["method"] == "Lemmas L7 + L9 reduction", r.reason
+    assert "any number of users and servers" in r.reason
+    monkeypatch.setattr(specs, "tsf_gamma", lambda ctx, senv, j, tag: vsum(
+        [vmul(senv.demand[j][1], senv.capacity[s][0]) for s in range(senv.S)]))
+    r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 2, 2), timeout=60, crosscheck=0,
+                method="reduction")
+    assert r.status == "unknown" and r.details["reduction"].startswith("sat"), (r.status, r.reason)
+    assert "Lemma L9 tried first: n = 2: sat" in r.details["reduction"], r.details["reduction"]
 
 
 def test_lemma_l7_premise_failure_is_no_verdict(monkeypatch):

@@ -36,7 +36,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--external", type=int, default=0, help="number of external resources (default 0)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole query (default 600)")
     p.add_argument("--method", choices=["auto", "encoding", "reduction"], default="auto",
-                   help="sp of a common-level mechanism: 'reduction' proves Lemma L7's inequality (docs/z3.md), "
+                   help="sp / ef of a common-level mechanism: 'reduction' proves Lemma L7's (sp; for the TSF "
+                        "family through L9's one-server form) or L8's (ef) inequality (docs/z3.md), "
                         "'encoding' queries the full encoding of the mechanism, 'auto' (default) tries the "
                         "reduction first")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")

@@ -297,11 +297,11 @@ def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, cross
         from .reduction import reduced, reducible
         lemma = {"sp": "L7", "ef": "L8"}.get(prop.name)
         if lemma and reducible(spec):
-            st_red, note, nq, model = reduced(spec, prop.name, shape, n_workers, deadline, timeout, split)
+            st_red, note, nq, model, lemmas = reduced(spec, prop.name, shape, n_workers, deadline, timeout, split)
             res.details["reduction"] = f"{st_red}: {note}"
             if st_red == "certified":
                 res.control = "sat (equal reports meet the reduced query with equality)"
-                res.details["method"] = f"Lemma {lemma} reduction"
+                res.details["method"] = f"Lemma{'s' if '+' in lemmas else ''} {lemmas} reduction"
                 res.details["queries"] = nq
                 return done("certified", note)
             if st_red == "sat" and prop.name == "ef":  # L8 is an equivalence: a candidate violation

@@ -34,6 +34,22 @@ domain, with the spec's own normaliser, and certifies only on UNSAT with a SAT v
 (``>=``: the truthful report meets it with equality).  A SAT answer is NOT a violation of SP (the
 lemma is only sufficient): the caller falls back to the full encoding.
 
+**Lemma L9 (per-server normalisers).**  Let ``N(d) = min( sum_s m(c_s, d), m(c_er, d_er) )`` with
+``m(c, v) = min_i c_i / v_i`` (TSF's ``gamma``, TSF-ER's ``eta``; no external term when ``K = 0``;
+``Spec.per_server``).  If the one-server inequality
+
+        rho_n * m(1, v') <= m(1, v)   for all v, v' > 0 in n dimensions, rho_n = min_i v'_i / v_i   (L9)
+
+holds for ``n = R`` and (when ``K > 0``) ``n = K``, then (L7) holds for every number of servers.
+*Proof.*  Fix a server ``s`` and put ``v_r = d_r / c_sr``, ``v'_r = d'_r / c_sr``: then ``m(c_s, d) =
+m(1, v)`` and ``rho_R = min_r d'_r / d_r = min_r v'_r / v_r >= rho``, so ``rho m(c_s, d') <= rho_R m(1, v')
+<= m(1, v) = m(c_s, d)``.  Summing over ``s``, and likewise for the external term (``rho_K >= rho``),
+``rho min(A', E') = min(rho A', rho E') <= min(A, E)``.  QED.  (L9) is scale-free in ``v`` and ``v'``
+separately (both sides scale alike), so the one-server domain's normalisation (capacities 1,
+``v_1 = 1``) loses nothing, and the query is exactly the reduced query of the SAME spec on the shape
+``users x 1 server x n resources``, whose normaliser is ``m(1, .)``.  A failure of (L9) says nothing:
+the direct S-server query is tried next.
+
 **Lemma L8 (EF).** On the same domain, for a common-level mechanism with equal weights, user ``j``
 envies ``k`` iff ``rho_jk N_k > N_j`` with ``rho_jk = min( min_r d_k,r / d_j,r, min_k' d_er k / d_er j)``.
 *Proof.* ``k``'s bundle is ``x_{k,s} d_k`` on each server (and ``X_k d_er,k``), so ``j`` runs exactly
@@ -44,7 +60,7 @@ goes through the exact re-check before it is reported).
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import z3
 
@@ -53,7 +69,7 @@ from .pool import run_jobs, split_jobs
 from .specs import Spec
 from .symbolic import Ctx, vmul
 
-__all__ = ["REDUCIBLE_FAMILIES", "reducible", "reduced_query", "reduced"]
+__all__ = ["REDUCIBLE_FAMILIES", "Reduced", "reducible", "reduced_query", "reduced"]
 
 #: spec families whose allocation on the certification domain is the maximal common level
 REDUCIBLE_FAMILIES = ("drf-closed-form", "leximin", "algorithm1")
@@ -95,19 +111,53 @@ def _bool(v):
     return z3.BoolVal(v) if isinstance(v, bool) else v
 
 
+class Reduced(NamedTuple):
+    status: str
+    note: str
+    queries: int
+    model: Optional[tuple] = None
+    lemmas: str = "L7"  # which lemmas the certificate rests on ("L7", "L7 + L9", "L8")
+
+
 def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float, timeout: float,
-            split: int = 256) -> tuple[str, str, int, Optional[tuple]]:
-    """``(status, note, queries, model)``.  Status: 'certified' (every query UNSAT, control SAT);
+            split: int = 256) -> Reduced:
+    """``Reduced(status, note, queries, model, lemmas)``.  Status: 'certified' (every query UNSAT, control SAT);
     'sat' -- SP: Lemma L7's premise fails (NOT a violation: no verdict); EF: Lemma L8 is an
     equivalence, so ``model = (domain, values, algebraic)`` is a candidate violation for the exact
     re-check; 'vacuous'; 'unknown'."""
+    if prop == "sp" and spec.per_server and (shape.servers > 1 or shape.external > 0):
+        dims = sorted({shape.resources} | ({shape.external} if shape.external else set()))
+        total, notes = 0, []
+        for n in dims:
+            st, note, nq, _, _ = reduced(spec, prop, Shape(users=shape.users, servers=1, resources=n),
+                                         n_workers, deadline, timeout, split)
+            total += nq
+            notes.append(f"n = {n}: {st}")
+            if st != "certified":
+                break
+        else:
+            return Reduced("certified", (f"Lemmas L7 + L9 (docs/z3.md): rho N(d') <= N(d) follows from the "
+                                         f"one-server inequality rho_n m(v') <= m(v), proved by z3 for n = "
+                                         f"{', '.join(map(str, dims))} ({total} queries unsat; vacuity control "
+                                         f"sat); holds for any number of users and servers"), total, None, "L7 + L9")
+        if time.monotonic() > deadline:
+            return Reduced("unknown", f"Lemma L9 not established ({'; '.join(notes)}) and no time left", total)
+        direct = _direct(spec, prop, shape, n_workers, deadline, timeout, split)
+        return direct._replace(note=f"{direct.note} (Lemma L9 tried first: {'; '.join(notes)})",
+                               queries=direct.queries + total)
+    return _direct(spec, prop, shape, n_workers, deadline, timeout, split)
+
+
+def _direct(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float, timeout: float,
+            split: int) -> Reduced:
+    """The reduced query (L7 / L8) on ``shape`` itself."""
     lemma = "L7" if prop == "sp" else "L8"
     doms = dominant_cases(shape, misreport=(prop == "sp")) if spec.normalisation == "dominant" else [None]
     jobs, built = [], {}
     for k, dc in enumerate(doms):
         if time.monotonic() > deadline:
-            return "unknown", f"time budget exhausted while building the reduced queries ({k} of {len(doms)})", \
-                len(jobs), None
+            return Reduced("unknown", f"time budget exhausted while building the reduced queries ({k} of "
+                                      f"{len(doms)})", len(jobs), None, lemma)
         dom, ctx = reduced_query(spec, shape, dc, True, prop)
         built[k] = dom
         jobs.extend(split_jobs(k, ctx.cons, list(dom.params), timeout, split))
@@ -115,13 +165,13 @@ def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float
     for r in run_jobs(jobs, n_workers, deadline):
         if r.status == "sat":
             what = "reports with rho N(d') > N(d)" if prop == "sp" else "users with rho_12 N(d_2) > N(d_1)"
-            return "sat", f"z3 found {what} (dominant case {doms[r.key[0]]})", len(jobs), \
-                (built[r.key[0]], r.values, r.algebraic)
+            return Reduced("sat", f"z3 found {what} (dominant case {doms[r.key[0]]})", len(jobs),
+                           (built[r.key[0]], r.values, r.algebraic), lemma)
         if r.status == "unknown":
             unknown.append(r.reason)
     if unknown:
-        return "unknown", f"{len(unknown)} of {len(jobs)} reduced queries undecided ({'; '.join(sorted(set(unknown)))})", \
-            len(jobs), None
+        return Reduced("unknown", f"{len(unknown)} of {len(jobs)} reduced queries undecided "
+                                  f"({'; '.join(sorted(set(unknown)))})", len(jobs), None, lemma)
     ctl = []
     for k, dc in enumerate(doms):
         _, ctx = reduced_query(spec, shape, dc, False, prop)
@@ -129,6 +179,7 @@ def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float
     for r in run_jobs(ctl, n_workers, deadline):
         if r.status == "sat":
             ineq = "rho N(d') <= N(d)" if prop == "sp" else "rho_12 N(d_2) <= N(d_1)"
-            return "certified", (f"Lemma {lemma} reduction (docs/z3.md): {ineq} proved by z3 ({len(jobs)} "
-                                 f"queries unsat; vacuity control sat); holds for any number of users"), len(jobs), None
-    return "vacuous", "the reduced query and its control are both unsat", len(jobs), None
+            return Reduced("certified", (f"Lemma {lemma} reduction (docs/z3.md): {ineq} proved by z3 ({len(jobs)} "
+                                         f"queries unsat; vacuity control sat); holds for any number of users"),
+                           len(jobs), None, lemma)
+    return Reduced("vacuous", "the reduced query and its control are both unsat", len(jobs), None, lemma)

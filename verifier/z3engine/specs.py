@@ -128,6 +128,13 @@ class Spec:
     description: str = ""
     extra: dict = field(default_factory=dict)
 
+    @property
+    def per_server(self) -> bool:
+        """The normaliser is ``min( sum_s m(c_s, d), m(c_er, d_er) )`` with ``m(c, v) = min_i c_i / v_i``
+        (:func:`tsf_gamma`, :func:`tsf_er_eta`): Lemma L9 of ``reduction.py`` applies.  Read off the
+        normaliser function itself, so a spec with another normaliser never qualifies."""
+        return self.norm in (_n_tsf, _n_eta)
+
     # -------------------------------------------------------------- coverage
     def covers(self, senv: SymEnv) -> Optional[str]:
         if self.requires_unbounded and any(t is not None for t in senv.tasks):
