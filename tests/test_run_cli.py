@@ -170,6 +170,12 @@ def test_certifier_hook(tmp_path):
         (r,) = rep.results
         assert r.verdict == "certified" and r.certified["domain"] == {"users": 2, "resources": 2}
         assert verdict_text(r).startswith("certified for domain D")
+        # the z3 hook's domain carries its shape and method: the verdict spells both out
+        r.certified = {"domain": {"shape": {"users": 2, "servers": 1, "resources": 2, "external": 0}},
+                       "method": "Lemma L7 reduction"}
+        assert verdict_text(r) == ("certified for domain D (z3, Lemma L7 reduction): 2 users x 1 server x "
+                                   "2 resources; positive data, equal weights, no placement, unbounded tasks "
+                                   "(docs/z3.md)")
         rep = run_mechanism(mechanisms.get("c-drfh"), ["bf"], budget=20, max_trials=300, certify=True,
                             store_dir=str(tmp_path))
         assert {r.variant: r.verdict for r in rep.results}["per-server"] == "violated"

@@ -10,7 +10,6 @@ import json
 import os
 from fractions import Fraction
 
-
 from mechverify.numbers import fmt
 
 from .minimize import describe_size

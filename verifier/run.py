@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from mechverify.model import describe_shape
 from mechverify.numbers import fmt, fmt_exact
 
 from .engines import strategies as strat
@@ -181,8 +182,7 @@ def verdict_text(r: CellResult) -> str:
         dom = (r.certified or {}).get("domain")
         if isinstance(dom, dict) and isinstance(dom.get("shape"), dict):
             sh = dom["shape"]
-            text = (f"{sh['users']} users x {sh['servers']} server(s) x {sh['resources']} resource(s)"
-                    + (f" + {sh['external']} external" if sh.get("external") else "")
+            text = (describe_shape(sh["users"], sh["servers"], sh["resources"], sh.get("external", 0))
                     + "; positive data, equal weights, no placement, unbounded tasks (docs/z3.md)")
             how = (r.certified or {}).get("method")
             return f"certified for domain D (z3{', ' + how if how else ''}): {text}"

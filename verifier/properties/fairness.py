@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-
 from mechverify.lexmaxmin import lex_max_min
 from mechverify.polytope import TaskPolytope
 from mechverify.utility import utility

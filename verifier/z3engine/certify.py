@@ -297,12 +297,13 @@ def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, cross
         from .reduction import reduced, reducible
         lemma = {"sp": "L7", "ef": "L8"}.get(prop.name)
         if lemma and reducible(spec):
-            st_red, note, nq, model, lemmas = reduced(spec, prop.name, shape, n_workers, deadline, timeout, split)
+            red = reduced(spec, prop.name, shape, n_workers, deadline, timeout, split)
+            st_red, note, model = red.status, red.note, red.model
             res.details["reduction"] = f"{st_red}: {note}"
             if st_red == "certified":
                 res.control = "sat (equal reports meet the reduced query with equality)"
-                res.details["method"] = f"Lemma{'s' if '+' in lemmas else ''} {lemmas} reduction"
-                res.details["queries"] = nq
+                res.details["method"] = red.method
+                res.details["queries"] = red.queries
                 return done("certified", note)
             if st_red == "sat" and prop.name == "ef":  # L8 is an equivalence: a candidate violation
                 dom, values, algebraic = model
@@ -311,7 +312,7 @@ def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, cross
                                          "z3": z3.get_version_string()})
                 if cert is not None:
                     res.certificate, res.counterexample_path = cert, path
-                    res.details["method"] = "Lemma L8 reduction"
+                    res.details["method"] = red.method
                     return done("violated", cert.summary)
             if method == "reduction":
                 return done("unknown" if st_red != "vacuous" else "vacuous",

@@ -29,7 +29,7 @@ So ``u_i(misreport) = Y_i <= X_i`` in both cases.  QED.
 (L7) holds for the specs' normalisers: dominant shares ``N = 1 / max_r d_r/C_r`` (``max_r d'_r/C_r
 >= d'_{r*}/C_{r*} >= rho d_{r*}/C_{r*}`` at ``d``'s dominant ``r*``), and monopoly sums ``N = sum_s
 min_r c_sr/d_r`` (termwise ``rho c_sr/d'_r <= c_sr/d_r``), and their ``min`` with external terms.  The
-module does not rely on these hand proofs: ``reduced_sp`` asks z3 for a violation of (L7) over the
+module does not rely on these hand proofs: :func:`reduced` asks z3 for a violation of (L7) over the
 domain, with the spec's own normaliser, and certifies only on UNSAT with a SAT vacuity control
 (``>=``: the truthful report meets it with equality).  A SAT answer is NOT a violation of SP (the
 lemma is only sufficient): the caller falls back to the full encoding.
@@ -117,6 +117,10 @@ class Reduced(NamedTuple):
     queries: int
     model: Optional[tuple] = None
     lemmas: str = "L7"  # which lemmas the certificate rests on ("L7", "L7 + L9", "L8")
+
+    @property
+    def method(self) -> str:
+        return f"Lemma{'s' if '+' in self.lemmas else ''} {self.lemmas} reduction"
 
 
 def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float, timeout: float,
