@@ -284,3 +284,11 @@ def test_lemma_l8_certifies_ef_and_rejects_a_wrong_normaliser(monkeypatch):
     r = certify(mechanisms.get("tsf-er"), "ef", "placement-aware", Shape(2, 1, 2), timeout=60, crosscheck=0,
                 method="reduction")
     assert r.status == "unknown" and r.details["reduction"].startswith("sat"), (r.status, r.reason)
+
+
+def test_certify_cli_names_the_bad_shape_field():
+    for args, msg in ((["--servers", "0"], "--servers: must be >= 1 (got 0)"),
+                      (["--users", "1"], "--users: at least 2 (got 1)"),
+                      (["--external", "-1"], "--external: must be >= 0 (got -1)")):
+        p = subprocess.run([sys.executable, "-m", "verifier", "certify", "tsf"] + args, capture_output=True, text=True)
+        assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr

@@ -42,9 +42,11 @@ class Shape:
 
     def __post_init__(self):
         if self.users < 2:
-            raise ValueError("shape: at least 2 users")
-        if self.servers < 1 or self.resources < 1 or self.external < 0:
-            raise ValueError("shape: servers >= 1, resources >= 1, external >= 0")
+            raise ValueError(f"--users: at least 2 (got {self.users})")
+        for name, value, low in (("servers", self.servers, 1), ("resources", self.resources, 1),
+                                 ("external", self.external, 0)):
+            if value < low:
+                raise ValueError(f"--{name}: must be >= {low} (got {value})")
 
     def describe(self) -> str:
         return describe_shape(self.users, self.servers, self.resources, self.external)
