@@ -18,7 +18,61 @@ import re
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "is_number_like"]
+__all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "is_number_like", "INF", "FLOAT_REL", "is_inf",
+           "ratio", "rel_change", "gt", "json_number"]
+
+#: Infinity, the one spelling (an unbounded normaliser, ``x/0`` ratios, a user whose tasks use nothing).
+INF = math.inf
+
+#: THE float tolerance of the project: a float comparison ``a > b`` counts only beyond
+#: ``FLOAT_REL * max(1, |b|)``.  Float results are candidates; exact arithmetic decides verdicts.
+FLOAT_REL = 1e-7
+
+
+def is_inf(v: Any) -> bool:
+    """``v`` is a float infinity (exact numbers never are)."""
+    return isinstance(v, float) and math.isinf(v)
+
+
+def ratio(num: Any, den: Any) -> Any:
+    """``num/den`` with ``x/0 = inf`` for ``x > 0`` and ``0/0 = 1`` (no change)."""
+    if den == 0:
+        return Fraction(1) if num == 0 else INF
+    return num / den
+
+
+def rel_change(new: Any, old: Any) -> Any:
+    """Relative change ``(new - old) / old``: ``0`` when nothing changes (also ``0 -> 0``, where
+    :func:`ratio` would say 1), ``inf`` for ``0 -> positive``."""
+    if new == old:
+        return 0.0 if isinstance(new, float) or isinstance(old, float) else Fraction(0)
+    return ratio(new - old, old)
+
+
+def gt(a: Any, b: Any, exact: bool) -> bool:
+    """``a > b``: exactly, or in floats beyond :data:`FLOAT_REL` (relative to ``max(1, |b|)``)."""
+    if exact:
+        return a > b
+    return float(a) > float(b) + FLOAT_REL * max(1.0, abs(float(b)))
+
+
+def json_number(v: Any, floats: str = "exact") -> Any:
+    """A number as JSON: ``Fraction``/int -> ``"p/q"``, infinity -> ``"inf"``, ``None`` stays ``None``.
+    Finite floats: ``floats="exact"`` -> their exact ``"p/q"`` value, ``"keep"`` -> the float itself.
+    Tuples (intervals) become lists."""
+    if v is None:
+        return None
+    if isinstance(v, (tuple, list)):
+        return [json_number(a, floats) for a in v]
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v if floats == "keep" else fmt_exact(Fraction(v))
+    if isinstance(v, (Fraction, int)):
+        return fmt_exact(v)
+    return v
 
 
 class InstanceError(ValueError):
