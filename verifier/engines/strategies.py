@@ -537,18 +537,10 @@ def narrow(dom: Domain, prop: str, variant: str) -> tuple[Domain, Optional[str]]
 
 def variant_possible(setting, prop: str, variant: str) -> Optional[str]:
     """``None`` if ``setting`` contains instances where ``prop``/``variant`` is a distinct check;
-    otherwise why not."""
-    if prop == "sp" and variant == "eligible" and not setting.placement:
-        return "the setting has no placement constraints (no eligible sets to misreport)"
-    if prop == "sp" and variant == "tasks" and not setting.bounds:
-        return "the setting has no task bounds"
-    if prop == "si" and variant == "external" and not setting.external:
-        return "the setting has no external resources"
-    if prop == "si" and variant == "bounded" and not setting.bounds:
-        return "the setting has no task bounds"
-    if prop == "ef" and variant == "literal" and not setting.placement:
-        return "without placement constraints 'literal' is the same check as 'placement-aware'"
-    return None
+    otherwise why not (the property says: ``Property.variant_possible``)."""
+    from ..properties import get_property
+
+    return get_property(prop).variant_possible(setting, variant)
 
 
 def environments_for(setting, prop: str, variant: str, domain: Optional[Domain] = None, **shape: Any):

@@ -218,6 +218,14 @@ class Property:
         """The variants a paper's variant-less claim about this property speaks about."""
         return tuple(self.variants)
 
+    def variant_possible(self, setting, variant: str) -> Optional[str]:
+        """``None`` if ``setting`` has instances where ``variant`` is a distinct check; else why not."""
+        return None
+
+    def canonical_variant(self, setting, variant: str) -> str:
+        """The variant that performs the same check as ``variant`` in ``setting`` (itself by default)."""
+        return variant
+
     def variant_of(self, variant: Optional[str]) -> str:
         v = variant or self.default_variant
         if v not in self.variants:

@@ -58,6 +58,14 @@ class EnvyFreeness(Property):
         # the seeds' EF compares bundles a user could use; "literal" coincides without placement
         return ("placement-aware",)
 
+    def variant_possible(self, setting, variant):
+        if variant == "literal" and not setting.placement:
+            return "without placement constraints 'literal' is the same check as 'placement-aware'"
+        return None
+
+    def canonical_variant(self, setting, variant):
+        return "placement-aware" if not setting.placement else variant
+
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
         alloc = alloc or mech(env, exact=exact)
         aware = variant == "placement-aware"
@@ -120,6 +128,13 @@ class SharingIncentive(Property):
     default_variant = "per-server-split"
     higher_is_worse = False
     threshold = 1
+
+    def variant_possible(self, setting, variant):
+        if variant == "external" and not setting.external:
+            return "the setting has no external resources"
+        if variant == "bounded" and not setting.bounds:
+            return "the setting has no task bounds"
+        return None
 
     def applicable(self, mech, env, variant):
         if variant == "external" and not env.n_external:

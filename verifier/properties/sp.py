@@ -155,6 +155,13 @@ class StrategyProofness(Property):
         # their eligible servers (002 Sec. III-B).  Task-count misreports only where claimed (004 Thm 8).
         return ("demand", "eligible") if mech.setting.placement else ("demand",)
 
+    def variant_possible(self, setting, variant):
+        if variant == "eligible" and not setting.placement:
+            return "the setting has no placement constraints (no eligible sets to misreport)"
+        if variant == "tasks" and not setting.bounds:
+            return "the setting has no task bounds"
+        return None
+
     def deviations(self, mech, env, variant, rng):
         for j in range(env.n_users):
             for rep in _reports(env, j, variant, rng):
