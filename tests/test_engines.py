@@ -241,12 +241,12 @@ def test_minimiser_keeps_the_deviator_and_remaps_the_deviation():
 
 
 def test_minimality_recorded_in_the_store(tmp_path):
-    from verifier.store import replay, store
+    from verifier.store import persist, replay
 
     mech = mechanisms.get("c-drfh")
     res = search(mech, "bf", "per-server", seed=1, budget=60, max_trials=300)
     small, rec = minimize(mech, res.certificate, budget=60)
-    path = store(small, {"kind": "test"}, str(tmp_path), minimality=rec)
+    path = persist(small, None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False, minimality=rec).path
     with open(path) as fh:
         d = json.load(fh)
     assert d["minimality"]["status"] in ("1-minimal", "already 1-minimal")

@@ -30,7 +30,7 @@ from mechverify.allocation import Allocation
 from mechverify.model import load_environment, parse_environment
 from verifier.check import check_property
 from verifier.properties import PROPERTIES, Deviation, Report, get_property
-from verifier.store import replay, store
+from verifier.store import persist, replay
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EX = os.path.join(ROOT, "examples")
@@ -923,8 +923,8 @@ def _run_cli(*args):
 
 def test_store_replay_roundtrip_and_idempotent(tmp_path):
     cert = _po_cert()
-    p1 = store(cert, {"kind": "test"}, str(tmp_path))
-    p2 = store(cert, {"kind": "test"}, str(tmp_path))
+    p1 = persist(cert, None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False).path
+    p2 = persist(cert, None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False).path
     assert p1 == p2 and os.path.dirname(p1) == os.path.join(str(tmp_path), "per-server-drf")
     d = json.load(open(p1))
     assert d["gap"] == "8" and d["measure"] == "5/3" and d["utilities"] == {"sum u": "12", "sum y": "20"}
@@ -949,7 +949,7 @@ def _corrupt(path, edit):
      "content does not match"),
 ])
 def test_replay_detects_corruption(tmp_path, what, edit, expect):
-    path = store(_po_cert(), {"kind": "test"}, str(tmp_path))
+    path = persist(_po_cert(), None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False).path
     _corrupt(path, edit)
     r = replay(path)
     assert not r.ok and expect in r.message, r.message
@@ -960,7 +960,7 @@ def test_store_replay_deviation_certificate(tmp_path):
     changes the content hash, corrupting the stored misreport utility fails the recomputation."""
     sp, m, env, dev = get_property("sp"), get("drfh-first-fit"), _first_fit_env(), mis(0, demand=[3, 2])
     cert = sp.recheck(m, sp.evaluate(m, env, "demand", dev, exact=True).witness)
-    path = store(cert, {"kind": "test"}, str(tmp_path))
+    path = persist(cert, None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False).path
     d = json.load(open(path))
     assert d["deviation"] == {"kind": "misreport", "reports": [{"user": "u1", "demand": ["3", "2"]}]}
     assert d["allocations"]["deviation"]["environment"] == "deviation" and d["gap"] == "1"
@@ -968,14 +968,14 @@ def test_store_replay_deviation_certificate(tmp_path):
     _corrupt(path, lambda d: d["utilities"].__setitem__("u[u1] misreport", "3"))
     r = replay(path)
     assert not r.ok and "utilities" in r.message
-    path = store(cert, {"kind": "test"}, str(tmp_path))
+    path = persist(cert, None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False).path
     _corrupt(path, lambda d: d["deviation"]["reports"][0].__setitem__("demand", ["3", "3"]))
     r = replay(path)
     assert not r.ok and "content does not match" in r.message
 
 
 def test_replay_cli_exit_codes(tmp_path):
-    path = store(_po_cert(), {"kind": "test"}, str(tmp_path))
+    path = persist(_po_cert(), None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False).path
     ok = _run_cli("replay", str(tmp_path))
     assert ok.returncode == 0 and "1 passed, 0 failed" in ok.stdout, ok.stdout + ok.stderr
     _corrupt(path, lambda d: d["utilities"].__setitem__("sum y", "21"))

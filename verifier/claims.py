@@ -61,10 +61,11 @@ def assumption_broken(claim, env: Environment, deviation=None) -> Optional[str]:
     return why
 
 
-def outcome(claim, verdict: str, certificate=None) -> str:
-    """What ``verdict`` (with its ``certificate`` when violated) means for ``claim``."""
+def outcome(claim, verdict: str, witness=None) -> str:
+    """What ``verdict`` (with the violation's ``witness``: its true environment and deviation) means
+    for ``claim``."""
     if verdict == "violated":
-        w = certificate.witness if certificate is not None else None
+        w = witness
         why = assumption_broken(claim, w.env, w.deviation) if w is not None else None
         if claim.status == "holds":
             return REFUTED if why is None else f"not refuted (the violation is outside the claim's domain: {why})"
@@ -76,9 +77,9 @@ def outcome(claim, verdict: str, certificate=None) -> str:
     return "undecided"
 
 
-def outcomes(claims: Sequence, verdict: str, certificate=None) -> list[str]:
+def outcomes(claims: Sequence, verdict: str, witness=None) -> list[str]:
     """:func:`outcome` per claim."""
-    return [outcome(c, verdict, certificate) for c in claims]
+    return [outcome(c, verdict, witness) for c in claims]
 
 
 def claim_record(claims: Sequence) -> Optional[dict]:

@@ -99,7 +99,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     from .check import check_instance
     from .properties import get_property
-    from .store import store
+    from .store import persist
 
     mech = get(args.mechanism)
     props = [s.strip() for s in args.properties.split(",") if s.strip()] if args.properties else None
@@ -111,11 +111,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     env = load_environment(args.instance)
     results = check_instance(mech, env, props, budget=args.budget, seed=args.seed)
     if args.store:
+        from .claims import claims_for
+
         for r in results:
             if r.certificate is not None:
-                claim = {"status": r.claimed, "source": r.claim_source} if r.claimed else None
-                r.path = store(r.certificate, {"kind": "check", "instance": args.instance, "seed": args.seed},
-                               args.store, claim=claim)
+                done = persist(r.certificate, mech, provenance={"kind": "check", "instance": args.instance,
+                                                                "seed": args.seed},
+                               root=args.store, claims=claims_for(mech, r.property, r.variant))
+                r.certificate, r.path = done.certificate, done.path
     if args.format == "json":
         print(json.dumps({"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                           "budget": args.budget, "results": [result_to_json(r) for r in results]}, indent=1))

@@ -20,7 +20,6 @@ constraints mean the placement-aware one).  A claim ``holds`` with a ``violated`
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -30,10 +29,11 @@ from mechverify.numbers import fmt, fmt_exact
 
 from .engines import strategies as strat
 from .engines.search import SearchResult, clock, search
-from .minimize import describe_size, minimize
+from .minimize import describe_size
 from .properties import PROPERTIES, get_property
 from .properties.base import Certificate
-from .store import DEFAULT_DIR, certificate_to_dict, store
+from . import claims as claims_mod
+from .store import DEFAULT_DIR, persist
 
 __all__ = ["CellResult", "RunReport", "run_mechanism", "run_cell", "plan", "claim_for", "claims_for", "CERTIFIERS",
            "register_certifier", "DEFAULT_BUDGET", "verdict_text"]
@@ -134,23 +134,9 @@ class RunReport:
     wall_seconds: float = 0.0
 
 
-_EF_READINGS = {"literal", "placement-aware"}
-
-
 def claims_for(mech, prop: str, variant: str) -> list:
-    """Every registered claim covering ``prop``/``variant`` (see the module docstring)."""
-    out = []
-    for c in mech.claims:
-        if c.property != prop:
-            continue
-        if c.variant == variant:
-            out.append(c)
-        elif c.variant is None:
-            if not (prop == "ef" and variant == "literal" and mech.setting.placement):
-                out.append(c)
-        elif prop == "ef" and not mech.setting.placement and {c.variant, variant} <= _EF_READINGS:
-            out.append(c)  # without placement constraints the two EF readings are one check
-    return out
+    """Every registered claim covering ``prop``/``variant`` (``verifier.claims``)."""
+    return claims_mod.claims_for(mech, prop, variant)
 
 
 def claim_for(mech, prop: str, variant: str):
@@ -196,62 +182,16 @@ def verdict_text(r: CellResult) -> str:
     return f"unknown: {r.note or 'no reason given'}"
 
 
-def _existing_or_store(cert: Certificate, provenance: dict, root: str, minimality: dict, claim) -> tuple[str, bool]:
-    d = certificate_to_dict(cert, provenance, minimality, claim)
-    path = os.path.join(root, d["mechanism"], f"{d['id']}.json")
-    if os.path.exists(path):
-        return path, False
-    return store(cert, provenance, root, minimality, claim), True
-
-
-# a claim's standing assumptions (mechanisms.registry.DOMAIN_CONDITIONS) as search-domain narrowing;
-# unknown conditions are enforced by the ``accept`` filter alone
-_COND_DOMAIN = {"positive_demands": {"zero_demands": False}, "positive_capacities": {"zero_capacities": False},
-                "no_placement": {"placement": False}, "unbounded": {"bounds": False},
-                "unweighted": {"weights": False}, "uniform_demands": {"server_demand": False}}
-
-
 def _claim_domain(claim, base: strat.Domain) -> strat.Domain:
-    from dataclasses import replace
-
-    kw: dict[str, Any] = {}
-    for cond in getattr(claim, "domain", ()) or ():
-        kw.update(_COND_DOMAIN.get(cond, {}))
-    return replace(base, **kw)
+    return claims_mod.search_domain(claim, base)
 
 
 def _inside(claim, cert: Certificate) -> Optional[str]:
-    """``None`` if the counterexample lies inside the claim's domain (true and deviated environments),
-    else the assumption it breaks."""
-    covers = getattr(claim, "covers", None)
-    if covers is None:
-        return None
-    w = cert.witness
-    why = covers(w.env)
-    if why is None and w.deviation is not None and w.deviation.kind == "misreport":
-        why = covers(w.deviation.apply(w.env))
-        if why:
-            why = f"the misreport: {why}"
-    return why
+    return claims_mod.assumption_broken(claim, cert.witness.env, cert.witness.deviation)
 
 
-def _outcomes(cell: CellResult, claims: list) -> list[str]:
-    out = []
-    for c in claims:
-        if cell.verdict == "violated":
-            why = _inside(c, cell.certificate) if cell.certificate is not None else None
-            if c.status == "holds":
-                out.append("REFUTED" if why is None else f"not refuted (the violation is outside the claim's "
-                                                             f"domain: {why})")
-            else:
-                out.append("confirmed" if why is None else f"not reproduced inside the claim's domain ({why})")
-        elif cell.verdict == "certified":
-            out.append("confirmed on the certified domain" if c.status == "holds" else "CONTRADICTED (certified)")
-        elif cell.verdict == "not_refuted":
-            out.append("not refuted" if c.status == "holds" else "not reproduced")
-        else:
-            out.append("undecided")
-    return out
+def _outcomes(cell: CellResult, cl: list) -> list[str]:
+    return claims_mod.outcomes(cl, cell.verdict, cell.certificate.witness if cell.certificate is not None else None)
 
 
 def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0,
@@ -268,7 +208,6 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
 
     prop = get_property(prop_name)
     claims = claims_for(mech, prop.name, variant)
-    claim = claims[0] if claims else None
     cell = CellResult(prop.name, variant, [(c.status, c.source) for c in claims], "unknown")
     t0, w0 = clock(), time.perf_counter()
     if certify and CERTIFIERS:
@@ -282,8 +221,7 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
                 cell.certified = got
                 break
     base = domain if domain is not None else strat.domain_for(mech.setting)
-    scoped = next((c for c in claims if c.status == "holds" and getattr(c, "domain", ())), None) or \
-        next((c for c in claims if getattr(c, "domain", ())), None)
+    scoped = claims_mod.scoped_claim(claims)
     phases: list[tuple[str, strat.Domain, Any]] = []
     if scoped is not None:
         phases.append(("claim", _claim_domain(scoped, base), lambda e, c=scoped: c.covers(e) is None))
@@ -314,20 +252,18 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
         cell.time_to_first = (clock() - t0) - (res.seconds - (res.time_to_first or 0)) if len(phases) > 1 \
             else res.time_to_first
         mb = minimize_budget if minimize_budget is not None else min(15.0, max(3.0, budget))
-        cert, record = minimize(mech, res.certificate, budget=mb, domain=dom_used, accept=accept_used)
+        prov = {"kind": "search", "engine": res.engine, "seed": seed, "hypothesis": hypothesis.__version__,
+                "trials_to_first": trials, "seconds_to_first": round(cell.time_to_first or 0.0, 3),
+                "command": command or f"run {mech.name}"}
+        done = persist(res.certificate, mech, provenance=prov, root=store_dir, claims=claims,
+                       minimize_budget=mb, domain=dom_used, accept=accept_used)
+        cert, record = done.certificate, done.minimality
+        cell.counterexample, cell.stored_new = done.path, done.new
         cell.certificate = cert
         cell.verdict = "violated"
         cell.measure = cert.measure
         cell.size = record["size"]
         cell.minimality = record
-        if store_dir:
-            prov = {"kind": "search", "engine": res.engine, "seed": seed, "hypothesis": hypothesis.__version__,
-                    "trials_to_first": trials, "seconds_to_first": round(cell.time_to_first or 0.0, 3),
-                    "command": command or f"run {mech.name}"}
-            cl = {"status": claim.status, "source": claim.source} if claim else None
-            if len(claims) > 1:
-                cl = dict(cl, all=[{"status": c.status, "source": c.source} for c in claims])
-            cell.counterexample, cell.stored_new = _existing_or_store(cert, prov, store_dir, record, cl)
         if res.note:
             cell.note = res.note
     else:

@@ -94,17 +94,18 @@ def derive(case: SeedCase) -> Optional[Certificate]:
 def regenerate(root: str = "counterexamples") -> list[str]:
     from mechanisms import get
 
-    from .store import store
+    from .claims import claims_for
+    from .store import persist
 
     paths = []
     for case in all_cases():
         cert = derive(case)
         if cert is None:
             raise RuntimeError(f"seed case {case.mechanism}/{case.property}: the stated violation does not hold")
-        claim = get(case.mechanism).claim(case.property, case.variant)
-        paths.append(store(cert, {"kind": "seed", "source": case.source},
-                           root, minimality={"status": "seed instance (as printed in the paper)"},
-                           claim={"status": claim.status, "source": claim.source} if claim else None))
+        mech = get(case.mechanism)
+        paths.append(persist(cert, mech, provenance={"kind": "seed", "source": case.source}, root=root,
+                             minimise=False, minimality={"status": "seed instance (as printed in the paper)"},
+                             claims=claims_for(mech, case.property, case.variant)).path)
     return paths
 
 

@@ -130,10 +130,10 @@ def confirm(mech, prop, variant: str, dom: Domain, values: dict, algebraic: Sequ
         if cert is not None:
             path = None
             if store_dir:
-                from ..store import store
-                c = mech.claim(prop.name, variant)
-                path = store(cert, provenance, store_dir,
-                             claim={"status": c.status, "source": c.source} if c else None)
+                from ..claims import claims_for
+                from ..store import persist
+                path = persist(cert, mech, provenance=provenance, root=store_dir, minimise=False,
+                               claims=claims_for(mech, prop.name, variant)).path
             return cert, path, tried
     return None, None, tried
 

@@ -166,9 +166,10 @@ def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optio
 def _store(mech, prop, variant, cert, store_dir, prov):
     if not store_dir:
         return None
-    from ..store import store
-    c = mech.claim(prop.name, variant)
-    return store(cert, prov, store_dir, claim={"status": c.status, "source": c.source} if c else None)
+    from ..claims import claims_for
+    from ..store import persist
+    return persist(cert, mech, provenance=prov, root=store_dir, minimise=False,
+                   claims=claims_for(mech, prop.name, variant)).path
 
 
 def _sp(mech, prop, variant, spec, env, senv, users, deadline, n_workers, store_dir, joint, res, done):
