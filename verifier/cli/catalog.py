@@ -1,35 +1,19 @@
-"""Command line: ``python -m verifier <command> ...``.
-
-Commands are registered in :data:`COMMANDS` by the modules that implement them, so this file only
-parses arguments and turns user errors into one line on stderr with exit code 2.
-"""
+"""CLI commands ``list`` (mechanisms, settings, claims) and ``allocate`` (a mechanism's allocation).
+Light at import: starting these commands loads neither the search engines nor z3."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError, fmt
 
-EXIT_USAGE = 2
+from .common import CliError, command
 
-COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
-
-
-def command(name: str, help: str):
-    """Register ``(configure(parser), run(args) -> exit code)`` under ``name``."""
-    def deco(configure):
-        def wrap(run):
-            COMMANDS[name] = (configure, run, help)
-            return run
-        return wrap
-    return deco
-
-
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit code 2."""
+#: the commands this module defines (``main`` loads no other command module for them)
+NAMES = ("list", "allocate")
 
 
 # ---------------------------------------------------------------------- list
@@ -39,6 +23,7 @@ def _configure_list(p: argparse.ArgumentParser) -> None:
 
 @command("list", "list mechanisms with their settings and their papers' claims")(_configure_list)
 def cmd_list(args: argparse.Namespace) -> int:
+    """``list``: every registered mechanism with its setting and its papers' claims."""
     from mechanisms import all_mechanisms
 
     mechs = all_mechanisms()
@@ -76,6 +61,7 @@ def _configure_allocate(p: argparse.ArgumentParser) -> None:
 
 
 def allocation_result(mech_name: str, env, exact: bool) -> dict[str, Any]:
+    """The JSON result of ``allocate`` for one instance."""
     from mechanisms import allocate, get
 
     m = get(mech_name)
@@ -107,6 +93,7 @@ def _table(res: dict[str, Any]) -> str:
 
 @command("allocate", "compute a mechanism's allocation on an instance (or a batch)")(_configure_allocate)
 def cmd_allocate(args: argparse.Namespace) -> int:
+    """``allocate``: one instance (table or JSON) or a batch of JSON lines."""
     from mechanisms import get
     from mechverify.model import load_environment, parse_environment
 
@@ -157,59 +144,3 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     else:
         print(_table(res))
     return 0
-
-
-# ---------------------------------------------------------------------- main
-BUILTIN_COMMANDS = ("list", "allocate")  # defined in this file; they need no other command module
-
-
-def build_parser(load_all: bool = True) -> argparse.ArgumentParser:
-    """The full parser; ``load_all=False`` registers only this file's commands (start-up of
-    ``allocate`` / ``list`` then skips the audit commands' imports, e.g. hypothesis: ~0.5 s)."""
-    if load_all:
-        _load_commands()
-    parser = argparse.ArgumentParser(
-        prog="python -m verifier",
-        description="mechverify: audit fair multi-resource allocation mechanisms (SP, EF, SI, PO, BF, ...).",
-        epilog="Instances are JSON (see README.md). Every reported violation is re-checked in exact arithmetic.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (configure, _, help_) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_, description=help_)
-        configure(p)
-    return parser
-
-
-def _load_commands() -> None:
-    """Import the modules that register further commands (check, run, replay, ...)."""
-    import importlib
-
-    for mod in ("verifier.commands", "verifier.commands_run", "verifier.commands_z3"):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    first = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(load_all=first not in BUILTIN_COMMANDS)
-    args = parser.parse_args(argv)
-    if not args.command:
-        parser.print_help()
-        return EXIT_USAGE
-    _, run, _ = COMMANDS[args.command]
-    try:
-        return run(args)
-    except (CliError, InstanceError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except LPError as exc:
-        print(f"solver error: {exc}", file=sys.stderr)
-        return 3
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0

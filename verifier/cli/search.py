@@ -1,7 +1,7 @@
 """CLI commands ``run`` (one mechanism, every property) and ``audit`` (every mechanism, the seeds' tables).
 
-Registered into ``verifier.cli`` (which imports this module when present).  Progress goes to stderr
-(``--quiet`` silences it); stdout carries only the report, so ``--format json`` output is clean JSON.
+Progress goes to stderr (``--quiet`` silences it); stdout carries only the report, so ``--format json``
+output is clean JSON.
 """
 from __future__ import annotations
 
@@ -9,32 +9,11 @@ import argparse
 import json
 import sys
 
-from .cli import CliError, command
-
-
-def _props(text):
-    from .properties import get_property
-
-    if not text:
-        return None
-    names = [s.strip() for s in text.split(",") if s.strip()]
-    for n in names:
-        get_property(n)  # one-line error for an unknown name
-    return names
-
-
-def _progress(args):
-    if args.quiet:
-        return None
-
-    def say(msg: str) -> None:
-        print(msg, file=sys.stderr, flush=True)
-
-    return say
+from .common import CliError, command, parse_properties, progress_printer
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
-    from .run import DEFAULT_BUDGET
+    from ..run import DEFAULT_BUDGET
 
     p.add_argument("mechanism", help="mechanism name (see 'list')")
     p.add_argument("--properties", default=None,
@@ -58,20 +37,21 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
 def cmd_run(args: argparse.Namespace) -> int:
+    """``run``: search every property of one mechanism; print and write the report."""
     from mechanisms import get
 
-    from .report import render_markdown, render_table, write_reports
-    from .run import report_to_json, run_mechanism
+    from ..report import render_markdown, render_table, report_to_json, write_reports
+    from ..run import run_mechanism
 
     mech = get(args.mechanism)
-    props = _props(args.properties)
+    props = parse_properties(args.properties)
     if args.budget <= 0:
         raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
     if args.trials is not None and args.trials <= 0:
         raise CliError(f"--trials: must be > 0 (got {args.trials})")
     rep = run_mechanism(mech, props, budget=args.budget, seed=args.seed,
                         store_dir=None if args.no_store else args.store, max_trials=args.trials,
-                        certify=args.certify, progress=_progress(args))
+                        certify=args.certify, progress=progress_printer(args.quiet))
     if args.format == "json":
         print(json.dumps(report_to_json(rep), indent=1))
     elif args.format == "md":
@@ -86,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _configure_audit(p: argparse.ArgumentParser) -> None:
-    from .audit import DEFAULT_AUDIT_BUDGET
+    from ..audit import DEFAULT_AUDIT_BUDGET
 
     p.add_argument("--budget", type=float, default=DEFAULT_AUDIT_BUDGET,
                    help=f"seconds of search for the whole audit (default: {DEFAULT_AUDIT_BUDGET:g}), shared by "
@@ -104,7 +84,9 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
 
 @command("audit", "regenerate the seed papers' property tables: verdict and evidence per cell")(_configure_audit)
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .audit import audit_to_json, render_audit_markdown, run_audit, write_audit
+    """``audit``: regenerate the seed papers' property tables with evidence per cell."""
+    from ..audit import run_audit
+    from ..report import audit_to_json, render_audit_markdown, write_audit
 
     if args.budget <= 0:
         raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
@@ -115,7 +97,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for n in only:
             get(n)
     result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
-                       only=only, progress=_progress(args))
+                       only=only, progress=progress_printer(args.quiet))
     if args.format == "json":
         print(json.dumps(audit_to_json(result), indent=1))
     else:
