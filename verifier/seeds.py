@@ -3,7 +3,9 @@
 Each case names the mechanism, property/variant, the instance (an ``examples/`` file or inline), the
 deviation if any, and the seed section.  ``derive(case)`` re-derives the violation from scratch:
 it evaluates the property and runs its exact re-check, so a stored counterexample is always a
-fresh exact computation.  ``python -m verifier.seed_cases [DIR]`` (re)writes them into the store.
+fresh exact computation.  ``python -m verifier.seeds [DIR]`` (re)writes them into the store.
+Where a paper states a failure without an instance, the instance was found by a small exhaustive
+search (recorded in the example file's description).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @dataclass(frozen=True)
 class SeedCase:
+    """One violation a seed paper states: the mechanism, property/variant, instance, deviation, source."""
+
     mechanism: str
     property: str
     variant: str
@@ -31,10 +35,6 @@ class SeedCase:
     deviation: Optional[dict] = None
     users: tuple[str, ...] = ()  # for properties whose witness names users (EF pair, SI user...)
     note: str = ""
-
-
-def _inline(d: dict) -> dict:
-    return d
 
 
 # seed 001 Sec. IV-D says DRFH is not SI but prints no instance; this one was found by exhaustive
@@ -47,29 +47,39 @@ CASES: list[SeedCase] = [
              "examples/001-fig1.json"),
     SeedCase("drfh", "si", "per-server-split", "001 Sec. IV-D (DRFH is not SI; instance found by search)",
              "examples/001-drfh-not-si.json"),
+    SeedCase("c-drfh", "bf", "per-server", "002 Sec. II-B, Fig. 1 (weights 1,1,2)", "examples/002-fig1-weighted.json"),
+    SeedCase("tsf", "bf", "per-server", "002 Sec. II-B, Fig. 1 (weights 1,1,2)", "examples/002-fig1-weighted.json"),
+]
+
+# seed 004 (Table 2, Thms 3-4, Fig. 2, App. 9.1-9.2)
+_B_LIES = {"kind": "misreport", "reports": [{"user": "B", "demand": ["4"], "external_demand": ["7"]}]}
+
+CASES += [
+    SeedCase("cru", "sp", "demand", "004 App. 9.1 (B reports (4 CPU, 7 BW); paper: 0.832/0.647 tasks, exact 1 and 7/9)",
+             "examples/004-app91-truthful.json", deviation=_B_LIES),
+    SeedCase("mnw", "sp", "demand", "004 App. 9.2 (B reports (4 CPU, 7 BW): 1 task, true utility 7/9 > 5/8)",
+             "examples/004-app91-truthful.json", deviation=_B_LIES),
+    SeedCase("drf-eq", "po", "fractional", "004 Thm 3, Fig. 2 (DRF-eq leaves both users worse off than 5/5)",
+             "examples/004-fig2.json"),
+    SeedCase("tsf-cpu", "po", "fractional", "004 Thm 4, Fig. 2 (TSF-cpu is Pareto dominated)", "examples/004-fig2.json"),
+    SeedCase("tsf-mem", "si", "external", "004 Thm 4, Table 2 (TSF-alpha not SI; Fig. 2 instance)",
+             "examples/004-fig2.json"),
+    SeedCase("drf-eq", "si", "external", "004 Thm 3, Table 2 (DRF-alpha not SI; instance by search)",
+             "examples/004-drf-eq-not-si.json"),
+    SeedCase("tsf-eq", "si", "external", "004 Thm 4, Table 2 (TSF-alpha not SI; instance by search)",
+             "examples/004-tsf-eq-not-si.json"),
+    SeedCase("drf-er", "si", "external", "004 Table 2 (DRF-ER not SI; instance by search)",
+             "examples/004-drf-er-not-si.json"),
 ]
 
 
-def optional_cases() -> list[SeedCase]:
-    """Cases whose example files are added by other modules (seed 002 weighted Fig. 1, seed 004)."""
-    out = []
-    if os.path.exists(os.path.join(ROOT, "examples/002-fig1-weighted.json")):
-        out += [SeedCase("c-drfh", "bf", "per-server", "002 Sec. II-B, Fig. 1 (weights 1,1,2)",
-                         "examples/002-fig1-weighted.json"),
-                SeedCase("tsf", "bf", "per-server", "002 Sec. II-B, Fig. 1 (weights 1,1,2)",
-                         "examples/002-fig1-weighted.json")]
-    return out
-
-
 def all_cases() -> list[SeedCase]:
-    try:
-        from .seed_cases_004 import CASES as cases_004  # seed-004 mechanisms' stated violations
-    except ImportError:
-        cases_004 = []
-    return CASES + optional_cases() + list(cases_004)
+    """Every stated violation."""
+    return list(CASES)
 
 
 def load_instance(case: SeedCase):
+    """The case's instance as an ``Environment``."""
     if isinstance(case.instance, str):
         with open(os.path.join(ROOT, case.instance), encoding="utf-8") as fh:
             return parse_environment(json.load(fh))
@@ -92,6 +102,7 @@ def derive(case: SeedCase) -> Optional[Certificate]:
 
 
 def regenerate(root: str = "counterexamples") -> list[str]:
+    """Re-derive every case and store it (as printed in the paper: not minimised); returns the paths."""
     from mechanisms import get
 
     from .claims import claims_for
