@@ -151,6 +151,7 @@ def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tu
 def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: str = DEFAULT_DIR,
               fresh: bool = False, only: Optional[Sequence[str]] = None,
               progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
+    """Fill every table cell: replay stored evidence, search the rest within ``budget`` CPU seconds."""
     from mechanisms import get
 
     t0 = time.perf_counter()

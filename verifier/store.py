@@ -40,16 +40,19 @@ _num = json_number
 
 
 def identity(d: dict[str, Any]) -> dict[str, Any]:
+    """What identifies a counterexample: mechanism, property, variant, environment, deviation, users."""
     return {k: d[k] for k in ("mechanism", "property", "variant", "environment", "deviation", "users")}
 
 
 def identity_hash(d: dict[str, Any]) -> str:
+    """First 12 hex digits of the SHA-256 of the canonical JSON of :func:`identity`."""
     canon = json.dumps(identity(d), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
 
 def certificate_to_dict(cert: Certificate, provenance: dict[str, Any],
                         minimality: Optional[dict[str, Any]] = None, claim: Optional[dict] = None) -> dict[str, Any]:
+    """The file content of a certificate: identity, exact numbers, provenance, minimality, claim."""
     w = cert.witness
     env = w.env
     d: dict[str, Any] = {
@@ -106,6 +109,7 @@ def atomic_write_text(path: str, text: str) -> None:
 
 
 def atomic_write_json(path: str, data: Any) -> None:
+    """:func:`atomic_write_text` of indented JSON."""
     atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
 
 
@@ -145,6 +149,8 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
 
 @dataclass
 class ReplayResult:
+    """Outcome of replaying one file: ``ok`` and a one-line message."""
+
     path: str
     ok: bool
     message: str
@@ -184,6 +190,7 @@ def witness_from(d: dict[str, Any]) -> Witness:
 
 
 def replay(path: str) -> ReplayResult:
+    """Re-verify a stored counterexample from scratch (see the module docstring)."""
     from mechanisms import get
 
     try:
