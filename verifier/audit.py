@@ -30,7 +30,7 @@ from .results import Result, verdict_text
 from .run import DEVIATION_WEIGHT, MIN_SHARE, run_cell
 from .store import DEFAULT_DIR, index, load_witness, replay
 
-__all__ = ["TABLES", "AuditCell", "run_audit", "layout", "evidence_to_json", "DEFAULT_AUDIT_BUDGET"]
+__all__ = ["TABLES", "AuditCell", "run_audit", "layout", "DEFAULT_AUDIT_BUDGET"]
 
 DEFAULT_AUDIT_BUDGET = 300.0
 
@@ -251,23 +251,3 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                      for e in cell.evidence if not e.details["covered_by_claim"] and e.verdict == "violated"]
     return {"tables": tables, "cells": cells, "seed": seed, "budget": budget, "store": store_dir,
             "seconds": round(time.perf_counter() - t0, 3), "fresh": fresh}
-
-
-def evidence_to_json(e: Result) -> dict[str, Any]:
-    """One variant's evidence of an audit cell as JSON (``mechverify.audit/1``)."""
-    d = e.details
-    out: dict[str, Any] = {"variant": e.variant, "covered_by_claim": d["covered_by_claim"],
-                           "claims": [{"status": c.status, "source": c.source} for c in e.claims]}
-    if d.get("searched") and "source" not in d:
-        return out  # not searched
-    out.update({"verdict": e.verdict, "counterexample": e.counterexample, "outcomes": list(e.outcomes),
-                "source": d.get("source"), "trials": e.trials, "seconds": round(e.seconds, 3)})
-    if d.get("searched"):
-        out.update({"text": d.get("search_text") or verdict_text(e), "note": e.note or None})
-        for k in ("stored_outside", "stored_outcomes", "replays"):
-            if k in d:
-                out[k] = d[k]
-        if e.certificate is not None:
-            out.update({"time_to_first": round(e.time_to_first or 0, 3), "size": describe_size(e.size),
-                        "minimality": (e.minimality or {}).get("status"), "summary": e.certificate.summary})
-    return out

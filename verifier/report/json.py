@@ -6,9 +6,12 @@ from typing import Any
 
 from mechverify.numbers import fmt_exact, json_number
 
+from ..minimize import describe_size
+
 from ..results import Result, verdict_text
 
-__all__ = ["measure_json", "cell_to_json", "report_to_json", "check_result_to_json", "audit_to_json"]
+__all__ = ["measure_json", "cell_to_json", "report_to_json", "check_result_to_json", "audit_to_json",
+           "evidence_to_json"]
 
 
 def measure_json(m: Any) -> Any:
@@ -83,8 +86,6 @@ def check_result_to_json(r: Result) -> dict[str, Any]:
 
 def audit_to_json(result: dict[str, Any]) -> dict[str, Any]:
     """An ``audit`` (``verifier.audit.run_audit``'s result), schema ``mechverify.audit/1``."""
-    from ..audit import evidence_to_json
-
     tables = []
     for tid, title, cols, props in result["tables"]:
         tcells = [c for c in result["cells"] if c.table == tid]
@@ -102,3 +103,28 @@ def audit_to_json(result: dict[str, Any]) -> dict[str, Any]:
                          "claim_source": "; ".join(src for st, src in c.claims if st == "holds"),
                          "counterexamples": [e.counterexample for e in c.evidence if e.verdict == "violated"]}
                         for c in result["cells"] if c.refuted]}
+
+
+def evidence_to_json(e: Result) -> dict[str, Any]:
+    """One variant's evidence of an audit cell (``AuditCell.evidence``), schema ``mechverify.audit/1``."""
+    d = e.details
+    out: dict[str, Any] = {"variant": e.variant, "covered_by_claim": d["covered_by_claim"],
+                           "claims": [{"status": c.status, "source": c.source} for c in e.claims]}
+    if not d.get("searched"):  # settled by a stored counterexample
+        out.update({"verdict": e.verdict, "counterexample": e.counterexample, "outcomes": list(e.outcomes),
+                    "source": d.get("source"), "seconds": 0.0, "trials": 0})
+        return out
+    for k in ("stored_outside", "stored_outcomes"):
+        if k in d:
+            out[k] = d[k]
+    if "source" not in d:
+        return out  # not searched
+    out.update({"verdict": e.verdict, "counterexample": e.counterexample, "trials": e.trials,
+                "seconds": round(e.seconds, 3), "text": d.get("search_text") or verdict_text(e),
+                "note": e.note or None, "source": d.get("source"), "outcomes": list(e.outcomes)})
+    if "replays" in d:
+        out["replays"] = d["replays"]
+    if e.certificate is not None:
+        out.update({"time_to_first": round(e.time_to_first or 0, 3), "size": describe_size(e.size),
+                    "minimality": (e.minimality or {}).get("status"), "summary": e.certificate.summary})
+    return out
