@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import CliError, command, parse_properties
+from .common import (CliError, add_fail_on, command, finding_exit, non_negative_seed, output_dir, parse_properties,
+                     positive_seconds)
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
@@ -19,6 +20,7 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="store certified violations as counterexample files under DIR (e.g. counterexamples)")
+    add_fail_on(p, "violated")
 
 
 @command("check", "every property's verdict for a mechanism on one instance")(_configure_check)
@@ -34,17 +36,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     mech = get(args.mechanism)
     props = parse_properties(args.properties)
-    if args.budget <= 0:
-        raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
+    positive_seconds(args.budget, "--budget")
+    non_negative_seed(args.seed)
+    output_dir(args.store, "--store")
     env = load_environment(args.instance)
     results = check_instance(mech, env, props, budget=args.budget, seed=args.seed)
     if args.store:
         for r in results:
             if r.certificate is not None:
-                done = persist(r.certificate, mech, provenance={"kind": "check", "instance": args.instance,
-                                                                "seed": args.seed},
-                               root=args.store, claims=claims_for(mech, r.property, r.variant))
-                r.certificate, r.counterexample = done.certificate, done.path
+                # the instance as the user gave it (what the printed verdict describes), not minimised
+                r.counterexample = persist(
+                    r.certificate, mech, provenance={"kind": "check", "instance": args.instance, "seed": args.seed},
+                    root=args.store, claims=claims_for(mech, r.property, r.variant), minimise=False,
+                    minimality={"status": "the instance given to check (not minimised)"}).path
     if args.format == "json":
         print(json.dumps({"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                           "budget": args.budget, "results": [check_result_to_json(r) for r in results]}, indent=1))
@@ -52,7 +56,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"{mech.name} on {args.instance} ({env.describe()})")
         for r in results:
             print("  " + check_line(r))
-    return 0
+    return finding_exit(args.fail_on, results)
 
 
 def _configure_replay(p: argparse.ArgumentParser) -> None:

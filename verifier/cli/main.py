@@ -21,12 +21,20 @@ def _load_command_modules() -> None:
     from .. import commands_z3  # noqa: F401
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake reported as ONE line naming the argument (exit 2)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        print(f"error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser(load_all: bool = True) -> argparse.ArgumentParser:
     """The full parser; ``load_all=False`` registers only ``list`` and ``allocate`` (their start-up then
     skips the audit commands' imports, e.g. hypothesis: ~0.5 s)."""
     if load_all:
         _load_command_modules()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m verifier",
         description="mechverify: audit fair multi-resource allocation mechanisms (SP, EF, SI, PO, BF, ...).",
         epilog="Instances are JSON (see README.md). Every reported violation is re-checked in exact arithmetic.")
