@@ -206,13 +206,18 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
         progress(f"audit: {len(cells)} cells, {settled} variant checks settled by replayed counterexamples, "
                  f"{len(todo)} to search")
     search_t0 = clock()
+    interrupted = False
     for i, (cell, v, w) in enumerate(todo):
         left = budget - (clock() - search_t0)
         share = max(MIN_SHARE, left * w / sum(ww for _, _, ww in todo[i:]))
         mech = get(cell.mechanism)
         if progress:
             progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({share:.1f} s)")
-        r = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir, command="audit")
+        try:
+            r = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir, command="audit")
+        except KeyboardInterrupt:  # Ctrl-C / SIGTERM: the cells that finished are reported
+            interrupted = True
+            break
         k = next(k for k, e in enumerate(cell.evidence) if e.variant == v)
         r.details = dict(cell.evidence[k].details, source="search" if r.verdict != "certified" else "certifier")
         cell.evidence[k] = r
@@ -250,4 +255,4 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
         cell.also = [f"{cell.property}/{e.variant} violated ({e.counterexample}), not covered by the claim"
                      for e in cell.evidence if not e.details["covered_by_claim"] and e.verdict == "violated"]
     return {"tables": tables, "cells": cells, "seed": seed, "budget": budget, "store": store_dir,
-            "seconds": round(time.perf_counter() - t0, 3), "fresh": fresh}
+            "seconds": round(time.perf_counter() - t0, 3), "fresh": fresh, "interrupted": interrupted}

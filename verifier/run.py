@@ -51,6 +51,7 @@ class RunReport:
     skipped: list[tuple[str, str, str]]  # (property, variant, reason)
     seconds: float = 0.0  # CPU seconds (the budget's clock)
     wall_seconds: float = 0.0
+    interrupted: bool = False  # Ctrl-C / SIGTERM: ``results`` holds the cells that finished
 
 
 def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
@@ -189,8 +190,13 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
         share = max(MIN_SHARE, left * w / sum(weights[i:]))
         if progress:
             progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v} (up to {share:.1f} s) ...")
-        r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
-                     certifier=certifier if certify else None, domain=domain)
+        try:
+            r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
+                         certifier=certifier if certify else None, domain=domain)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what finished (stored files are complete)
+            report.interrupted = True
+            report.skipped += [(pp, vv, "interrupted") for pp, vv in cells[i:]]
+            break
         report.results.append(r)
         if progress:
             extra = ""

@@ -5,16 +5,20 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
 from typing import Callable, Optional
 
-__all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "parse_properties",
+__all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
+           "TERMINATED", "sigterm_as_interrupt", "interrupted_exit", "parse_properties",
            "progress_printer", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
            "add_fail_on"]
 
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
 EXIT_USAGE = 2
 EXIT_SOLVER = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C (after printing and writing what finished)
+EXIT_TERMINATED = 143  # SIGTERM (likewise)
 
 #: name -> (configure(parser), run(args) -> exit code, help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
@@ -107,3 +111,24 @@ def finding_exit(fail_on: str, results) -> int:
     if fail_on in ("refuted", "violated") and any(r.refuted for r in results):
         return EXIT_FINDING
     return 0
+
+
+#: set when SIGTERM arrived (the interruption then exits 143 instead of 130)
+TERMINATED: list = []
+
+
+def sigterm_as_interrupt() -> None:
+    """SIGTERM stops a command like Ctrl-C: what finished is printed and written, then exit 143."""
+    def handler(signum, frame):
+        TERMINATED.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        pass
+
+
+def interrupted_exit() -> int:
+    """The exit code of an interrupted command: 143 after SIGTERM, 130 after Ctrl-C."""
+    return EXIT_TERMINATED if TERMINATED else EXIT_INTERRUPTED

@@ -10,7 +10,8 @@ from mechverify.lp import LPError
 from mechverify.numbers import InstanceError
 
 from . import catalog
-from .common import COMMANDS, EXIT_SOLVER, EXIT_USAGE, CliError
+from .common import (COMMANDS, EXIT_SOLVER, EXIT_USAGE, TERMINATED, CliError, interrupted_exit,
+                     sigterm_as_interrupt)
 
 __all__ = ["build_parser", "main"]
 
@@ -55,6 +56,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     _, run, _ = COMMANDS[args.command]
+    sigterm_as_interrupt()
     try:
         return run(args)
     except (CliError, InstanceError) as exc:
@@ -64,7 +66,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"solver error: {exc}", file=sys.stderr)
         return EXIT_SOLVER
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        print("terminated" if TERMINATED else "interrupted", file=sys.stderr)
+        return interrupted_exit()
     except BrokenPipeError:
         return 0
