@@ -35,52 +35,13 @@ from typing import Any
 from mechverify.allocation import Allocation
 from mechverify.lp import LPError, LPSession
 from mechverify.model import Environment
+from mechverify.numbers import is_inf
 from mechverify.polytope import TaskPolytope
 
-from .common import fallback_normaliser, is_inf, leximin_allocation
+from .common import leximin_allocation
+from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, fallback_normaliser,  # noqa: F401
+                          global_dominant_share, tsf_gamma)
 from .registry import Claim, Setting, register
-
-INF = float("inf")
-
-
-# ---------------------------------------------------------------------- helpers
-def dominant_share_per_task(env: Environment, j: int, capacities, ext: bool = True) -> Any:
-    """``max_r d[j,r] / c_r`` over demanded resources (inf if a demanded resource has c_r = 0, 0 if
-    nothing is demanded).  With ``ext``, external resources count as pooled resources."""
-    best: Any = Fraction(0)
-    pairs = list(zip(env.demand[j], capacities))
-    if ext:
-        pairs += list(zip(env.external_demand[j], env.external_capacity))
-    for dr, cr in pairs:
-        if dr > 0:
-            if cr == 0:
-                return INF
-            q = dr / cr
-            if q > best:
-                best = q
-    return best
-
-
-def _norm_from_share(share: Any) -> Any:
-    """Normaliser ``N = 1/share`` (share 0 -> inf, share inf -> 0)."""
-    if is_inf(share):
-        return Fraction(0)
-    if share == 0:
-        return INF
-    return 1 / share
-
-
-def global_dominant_share(env: Environment, j: int) -> Any:
-    """Seed 001 Sec. III-A: ``max_r D[j,r]`` with ``D[j,r] = d[j,r] / C_r`` (pooled capacities)."""
-    return dominant_share_per_task(env, j, env.total_capacity(), ext=False)
-
-
-def tsf_gamma(env: Environment, j: int) -> Any:
-    """TSF/CDRF ``gamma_j = sum_s min_r c[s,r]/d[j,r]`` over every server, ignoring placement."""
-    total: Any = Fraction(0)
-    for s in range(env.n_servers):
-        total = total + env.monopoly_tasks(j, s)
-    return total
 
 
 # ---------------------------------------------------------------------- claims
@@ -122,9 +83,7 @@ PER_SERVER_DRF_CLAIMS = (
 
 # ---------------------------------------------------------------------- drf
 def _drf(env: Environment, exact: bool, name: str = "drf") -> Allocation:
-    cap = env.capacity[0]
-    norms = [_norm_from_share(dominant_share_per_task(env, j, cap)) for j in range(env.n_users)]
-    return leximin_allocation(env, name, exact, norms)
+    return leximin_allocation(env, name, exact, [drf_normaliser(env, j) for j in range(env.n_users)])
 
 
 @register("drf", "Dominant Resource Fairness (single pool, weighted, zero demands, task bounds)",
@@ -155,7 +114,7 @@ def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
 
 # ---------------------------------------------------------------------- drfh / c-drfh
 def _drfh_norms(env: Environment) -> list:
-    return [_norm_from_share(global_dominant_share(env, j)) for j in range(env.n_users)]
+    return [drfh_normaliser(env, j) for j in range(env.n_users)]
 
 
 @register("drfh", "DRFH: leximin of weighted global dominant shares (Wang, Liang, Li)",

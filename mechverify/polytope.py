@@ -94,10 +94,6 @@ class TaskPolytope:
         """Linear form ``scale * x_j = scale * sum_s x[j,s]``."""
         return {c: scale for _, c in self.user_vars[j]}
 
-    def weighted_total(self, j: int, per_server: Sequence[Any]) -> dict[int, Any]:
-        """Linear form ``sum_s per_server[s] * x[j,s]``."""
-        return {c: per_server[s] for s, c in self.user_vars[j] if per_server[s]}
-
     def can_run(self, j: int) -> bool:
         return bool(self.user_vars[j])
 
