@@ -3,7 +3,7 @@
     python benchmarks/sim_online_tsf_er.py                      # 1000 tasks, 40 users, seed 0
     python benchmarks/sim_online_tsf_er.py --seed 3 --slot 64 --tasks 2000 --users 60
 
-Workload: ``mechanisms.tsf_er_online.synthetic_workload`` (three servers (1,1), (1+rho,1-rho),
+Workload: ``simulation.tsf_er_online.synthetic_workload`` (three servers (1,1), (1+rho,1-rho),
 (1-rho,1+rho) as in seed 004 Sec. 6.2, one external link).  Prints the seed's metrics: mean JCT
 factor (Sec. 6.2; standalone = the same simulator with the user alone), and the time-averaged
 MIN-SI-SAT, MIN-EF-SAT (Sec. 6.3), fractional domination factor (Sec. 6.2) and utilisation.

@@ -31,7 +31,6 @@ from typing import Any, Iterable, Optional
 
 from .allocation import Allocation, Bundle
 from .model import Environment, leontief_tasks
-from .numbers import INF
 
 __all__ = ["true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
            "si_benchmark"]

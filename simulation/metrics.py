@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.domination import dominating_allocation

@@ -427,7 +427,7 @@ def test_mnw_float_bounds_contain_every_certified_exact_optimum():
 
 def test_degenerate_instances():
     """Nobody can run anything (cpu capacity 0 everywhere): every mechanism gives 0; the cpu-proportional
-    split is 0/0 there and falls back to the equal split (documented in seed004_rivals)."""
+    split is 0/0 there and falls back to the equal split (documented in docs/seed004-mechanisms.md)."""
     env = parse_environment({"resources": ["cpu", "mem"],
                              "servers": [{"name": "s1", "capacity": [0, 1]}, {"name": "s2", "capacity": [0, 2]}],
                              "external": [{"name": "bw", "capacity": 1}],
