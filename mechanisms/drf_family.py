@@ -90,6 +90,7 @@ def _drf(env: Environment, exact: bool, name: str = "drf") -> Allocation:
           Setting(single_server=True, placement=True, external=True, bounds=True, weights=True),
           DRF_CLAIMS, source="000 Sec. II-A; 001 Sec. III-D")
 def drf(env: Environment, exact: bool = False) -> Allocation:
+    """DRF on one pool: leximin of weighted dominant shares (seed 000 Sec. II-A)."""
     return _drf(env, exact)
 
 
@@ -97,6 +98,7 @@ def drf(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=True, external=False, bounds=False, weights=True),
           PER_SERVER_DRF_CLAIMS, source="001 Sec. III-D")
 def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
+    """DRF run separately on every server among the users that can use it (seed 001 Sec. III-D)."""
     zero: Any = Fraction(0) if exact else 0.0
     x = [[zero] * env.n_servers for _ in range(env.n_users)]
     rounds = 0
@@ -121,6 +123,7 @@ def _drfh_norms(env: Environment) -> list:
           Setting(placement=False, external=False, bounds=True, weights=True),
           DRFH_CLAIMS, source="001 Sec. IV-A eq. (4), Sec. V-A")
 def drfh(env: Environment, exact: bool = False) -> Allocation:
+    """DRFH: leximin of weighted global dominant shares over chi(E) (seed 001 eq. (4))."""
     return leximin_allocation(env, "drfh", exact, _drfh_norms(env))
 
 
@@ -128,6 +131,7 @@ def drfh(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=True, external=False, bounds=True, weights=True),
           C_DRFH_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def c_drfh(env: Environment, exact: bool = False) -> Allocation:
+    """C-DRFH: DRFH's pooled global dominant share, allocation under placement constraints."""
     return leximin_allocation(env, "c-drfh", exact, _drfh_norms(env))
 
 
@@ -195,6 +199,7 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=True, external=False, bounds=True, weights=True),
           TSF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def tsf(env: Environment, exact: bool = False) -> Allocation:
+    """TSF: leximin of ``x_j / (w_j gamma_j)``, gamma ignoring placement, allocation honouring it."""
     return leximin_allocation(env, "tsf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])
 
 
@@ -202,4 +207,5 @@ def tsf(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=False, external=False, bounds=True, weights=True),
           CDRF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def cdrf(env: Environment, exact: bool = False) -> Allocation:
+    """CDRF: TSF without placement constraints (Friedman et al.)."""
     return leximin_allocation(env, "cdrf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])

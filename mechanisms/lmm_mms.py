@@ -136,6 +136,7 @@ def _info(env: Environment, totals, mms_v) -> dict:
 @register("lmm-mms", "LMM-MMS: leximin of x_i/MMS_i, x_i <= B_i, one pool (definition, Sec. 3.2)",
           SETTING, CLAIMS, source="003 Sec. 2.1 Thm 1, Sec. 3.2 program (LMM-MMS)")
 def lmm_mms(env: Environment, exact: bool = False) -> Allocation:
+    """LMM-MMS by its definition: leximin of ``x_i / MMS_i`` with ``x_i <= B_i`` (seed 003 Sec. 3.2)."""
     SETTING.check(env, "lmm-mms")
     mms_v = [mms(env, i) for i in range(env.n_users)]
     alloc = leximin_allocation(env, "lmm-mms", exact, mms_v, placement=False, external=False, bounds=True)
@@ -220,8 +221,10 @@ def algorithm1(env: Environment, median: str = "upper", test: str = "printed", d
           SETTING, LINEAR_CLAIMS, source="003 Sec. 4.1 Algorithm 1, Thm 2, Example 2",
           notes="Readings R1-R8 in mechanisms/lmm_mms.py; line 10 tests every undecided user at its full "
                 "bound B_i as printed (the proof of Thm 2 uses theta_i MMS_i); the final common level is not "
-                "capped by B_i, so x_i > B_i can occur.")
+                "capped by B_i, so x_i > B_i can occur.",
+          may_violate=("bounds",))
 def lmm_mms_linear(env: Environment, exact: bool = False) -> Allocation:
+    """LMM-MMS by Algorithm 1 as printed (readings R1-R8 in the module docstring), exact."""
     SETTING.check(env, "lmm-mms-linear")
     res = algorithm1(env)
     info = {"mms": res["mms"], "theta_max": res["theta_max"], "theta": res["theta_star"],

@@ -196,35 +196,43 @@ class Environment:
     # ------------------------------------------------------------------ sizes
     @property
     def n_users(self) -> int:
+        """Number of users."""
         return len(self.users)
 
     @property
     def n_servers(self) -> int:
+        """Number of servers."""
         return len(self.servers)
 
     @property
     def n_resources(self) -> int:
+        """Number of computational resources."""
         return len(self.resources)
 
     @property
     def n_external(self) -> int:
+        """Number of external resources."""
         return len(self.external)
 
     @property
     def has_placement(self) -> bool:
+        """Some user is not eligible everywhere."""
         full = frozenset(range(self.n_servers))
         return any(e != full for e in self.eligible)
 
     @property
     def has_bounds(self) -> bool:
+        """Some user has a finite task bound."""
         return any(t is not None for t in self.tasks)
 
     @property
     def has_weights(self) -> bool:
+        """Some weight differs from 1."""
         return any(w != 1 for w in self.weight)
 
     @property
     def has_server_demand(self) -> bool:
+        """Some user has a per-server demand override (seed 002 Sec. IV)."""
         return bool(self.server_demand)
 
     # ------------------------------------------------------------------ derived quantities
@@ -358,9 +366,11 @@ class Environment:
         return out
 
     def to_json(self) -> str:
+        """The instance as JSON text (:meth:`to_dict`)."""
         return json.dumps(self.to_dict(), sort_keys=False)
 
     def describe(self) -> str:
+        """The shape, e.g. ``2 users x 1 server x 2 resources`` (:func:`describe_shape`)."""
         return describe_shape(self.n_users, self.n_servers, self.n_resources, self.n_external)
 
 

@@ -95,6 +95,7 @@ class TaskPolytope:
         return {c: scale for _, c in self.user_vars[j]}
 
     def can_run(self, j: int) -> bool:
+        """User ``j`` has a column (an eligible server where it can run)."""
         return bool(self.user_vars[j])
 
     def matrix(self, values: Sequence[Any], exact: bool) -> tuple[tuple[Any, ...], ...]:
@@ -111,4 +112,5 @@ class TaskPolytope:
         return tuple(tuple(r) for r in rows)
 
     def allocation(self, values: Sequence[Any], exact: bool, mechanism: str, info: Optional[dict] = None) -> Allocation:
+        """The ``Allocation`` of LP column values (:meth:`matrix`)."""
         return Allocation(self.env, self.matrix(values, exact), mechanism, exact, dict(info or {}))

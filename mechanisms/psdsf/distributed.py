@@ -82,6 +82,7 @@ def apply_round(env: Environment, mode: str, cur: Matrix, servers: list[int], in
 
 def schedule_step(env: Environment, mode: str, schedule: Schedule, rng: _random.Random,
                    users: Optional[list[int]] = None) -> Callable[[Matrix, int], Matrix]:
+    """One round of ``schedule`` as a function ``(matrix, t) -> matrix`` (reuses the last row sums)."""
     last: dict[str, Any] = {"x": None, "tot": None}  # row sums of the matrix returned last time
 
     def step(cur: Matrix, t: int) -> Matrix:

@@ -47,6 +47,7 @@ DRF_ER_CLAIMS = (
           SEED004_SETTING, DRF_ER_CLAIMS, source="004 Sec. 3.3 and Sec. 8 ([37])",
           notes="alpha as a decision variable = chi(E)'s external row; info['alpha'] is the split used.")
 def drf_er(env: Environment, exact: bool = False) -> Allocation:
+    """Algorithm 1 with DRF-ER's pooled dominant-share normaliser; ``info['alpha']`` is the split used."""
     norms = [pooled_dominant_normaliser(env, j) for j in range(env.n_users)]
     a = algorithm1(env, "drf-er", exact, norms)
     a.info["alpha"] = alpha_used(env, a)
