@@ -110,10 +110,14 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
                 out.append(f"placement: {env.users[j]} is not eligible at {env.servers[s]} but gets {v}")
     if mode == "rdm":
         for s in range(S):
+            held = [(x[j][s], env.d(j, s)) for j in range(J) if x[j][s]]  # zero entries use nothing
+            if not held:
+                continue  # capacities are >= 0
+            cap = env.capacity[s]
             for r in range(R):
-                used = sum((x[j][s] * env.d(j, s)[r] for j in range(J)), 0)
-                if not _le(used, env.capacity[s][r]):
-                    out.append(f"RDM: {env.servers[s]}.{env.resources[r]} uses {used} > {env.capacity[s][r]}")
+                used = sum((v * d[r] for v, d in held), 0)
+                if not _le(used, cap[r]):
+                    out.append(f"RDM: {env.servers[s]}.{env.resources[r]} uses {used} > {cap[r]}")
     else:
         for s in range(S):
             share: Any = 0
@@ -127,9 +131,10 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
                     share = share + x[j][s] / g
             if not _le(share, 1):
                 out.append(f"TDM: time shares at {env.servers[s]} sum to {share} > 1")
-    if check_external:
+    if check_external and env.n_external:
+        tot = [sum(x[j], 0) for j in range(J)]
         for k in range(env.n_external):
-            used = sum((sum(x[j], 0) * env.external_demand[j][k] for j in range(J)), 0)
+            used = sum((tot[j] * env.external_demand[j][k] for j in range(J)), 0)
             if not _le(used, env.external_capacity[k]):
                 out.append(f"external: {env.external[k]} uses {used} > {env.external_capacity[k]}")
     if check_bounds:

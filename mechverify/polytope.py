@@ -9,13 +9,13 @@ task bounds per user.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 from .allocation import Allocation
 from .lp import LinearProgram
 from .model import Environment
+from .numbers import is_inf
 
 __all__ = ["TaskPolytope"]
 
@@ -70,7 +70,7 @@ class TaskPolytope:
                     col = self.var.get((j, s))
                     if col is not None:
                         g = env.monopoly_tasks(j, s)
-                        if not (isinstance(g, float) and math.isinf(g)):
+                        if not is_inf(g):
                             coeffs[col] = 1 / g
                 if coeffs:
                     self.tdm_rows[s] = self.lp.add_row(coeffs, None, 1)

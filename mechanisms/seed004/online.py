@@ -18,8 +18,8 @@ from typing import Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import InstanceError
 
+from ..filling import fill_whole_tasks
 from ..normalisers import eta, finite_normaliser
 from ..registry import Setting, register
 
@@ -139,30 +139,26 @@ class Scheduler:
             fs = {s for s in range(S) if self.server_fits(j, s)}
             if fs:
                 fits[j] = fs
-        placed = []
-        while fits:  # line 2
-            self.steps += 1
-            if len(placed) >= MAX_STEPS:
-                raise InstanceError(f"instance: tsf-er-online would run more than {MAX_STEPS} whole tasks at once; "
-                                    f"give users finite 'tasks' or scale demands up")
-            # lines 3-4: lowest active task share, then lowest 1/(w_j eta_j), then lowest index
-            j = min(fits, key=lambda u: (self.share[u], self.unit[u], u))
-            # lines 5-6: best-fit machine among those where one task fits
-            m = min(fits[j], key=lambda s: (self._fit_score(j, s), s))
+        placed: list[tuple[int, int, int]] = []
+
+        def place(j: int, m: int) -> None:
             task = self._pop(j)  # line 7
             self.running[(j, task)] = m
             self.count[j][m] += 1
             self._take(j, m, +1)  # line 8
             self.share[j] += self.unit[j]  # line 9
             placed.append((j, task, m))
-            # line 10: only server m and the external resources changed
-            ext_used = any(env.external_demand[j])
-            for u in list(fits):
-                fs = fits[u]
-                if m in fs and not self.server_fits(u, m):
-                    fs.discard(m)
-                if not fs or not self.waiting(u) or (ext_used and not self.ext_fits(u)):
-                    del fits[u]
+
+        def user_open(u: int, last: int) -> bool:  # line 10: only server m and the external resources changed
+            return self.waiting(u) and (not any(env.external_demand[last]) or self.ext_fits(u))
+
+        # line 2 loop; lines 3-4: lowest active task share, then lowest 1/(w_j eta_j), then lowest index;
+        # lines 5-6: best-fit machine among those where one task fits (ties: lowest index)
+        self.steps += fill_whole_tasks(
+            fits, lambda u: (self.share[u], self.unit[u], u), lambda j, s: (self._fit_score(j, s), s), place,
+            self.server_fits, user_open, MAX_STEPS,
+            f"instance: tsf-er-online would run more than {MAX_STEPS} whole tasks at once; "
+            f"give users finite 'tasks' or scale demands up")
         return placed
 
 
