@@ -9,7 +9,7 @@ where ``x_j = sum_s x[j,s]`` and the normaliser ``N_j`` is what the mechanism is
 LMM-MMS: MMS_j).  :func:`leximin_allocation` builds the polytope, the scores, runs the one solver
 (``mechverify.lexmaxmin``) and returns the ``Allocation``.
 
-Normaliser conventions (documented in docs/model.md):
+Every ``N_j`` lives in ``mechanisms/normalisers.py``.  Normaliser conventions (docs/model.md):
 * ``N_j = 0`` or a user with no usable server: the user can run nothing; it gets 0 tasks and takes
   no part in the rounds.
 * ``N_j = inf`` (the user's tasks consume nothing the mechanism measures, e.g. all-zero demands):
