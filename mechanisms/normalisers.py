@@ -18,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
-from mechverify.model import Environment
+from mechverify.model import Environment, leontief_tasks
 from mechverify.numbers import INF, is_inf
 
 __all__ = ["dominant_share_per_task", "norm_from_share", "global_dominant_share", "drf_normaliser",
@@ -130,11 +130,10 @@ def tsf_alpha_normaliser(env: Environment, j: int, alpha: Sequence[Sequence[Frac
     total: Any = Fraction(0)
     for s in range(env.n_servers):
         m = env.monopoly_tasks(j, s)
-        for k, dk in enumerate(env.external_demand[j]):
-            if dk > 0:
-                q = alpha[s][k] * env.external_capacity[k] / dk
-                if q < m:
-                    m = q
+        share = [alpha[s][k] * c for k, c in enumerate(env.external_capacity)]  # server s's external part
+        ext = leontief_tasks(share, env.external_demand[j])
+        if ext < m:
+            m = ext
         if is_inf(m):
             return INF
         total += m
