@@ -8,7 +8,18 @@ import numpy as np
 
 from mechverify.lp import LPError
 
-__all__ = ["primal_dual_ipm", "log_barrier", "step_to_boundary"]
+__all__ = ["primal_dual_ipm", "log_barrier", "interior_start", "step_to_boundary"]
+
+
+def interior_start(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A strictly interior start: every column at the same ``delta``, half of what the tightest packing
+    row allows (``LPError`` if no row limits some column, i.e. a total is unbounded)."""
+    loads = A.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        delta = 0.5 * np.min(np.where(loads > 0, b / np.where(loads > 0, loads, 1), np.inf))
+    if not np.isfinite(delta):
+        raise LPError("mnw: a user's total is unbounded (no row limits its tasks)")
+    return np.full(A.shape[1], delta)
 
 
 def step_to_boundary(v: np.ndarray, dv: np.ndarray) -> float:
@@ -28,12 +39,7 @@ def primal_dual_ipm(A: np.ndarray, b: np.ndarray, U: np.ndarray, w: np.ndarray,
     term (``1e-14 tr/n``): with a degenerate optimal face (non-unique split over servers) it is
     otherwise singular.  Steps stay strictly interior (0.99 of the way to the boundary)."""
     m, n = A.shape
-    loads = A.sum(axis=1)
-    with np.errstate(divide="ignore"):
-        delta = 0.5 * np.min(np.where(loads > 0, b / np.where(loads > 0, loads, 1), np.inf))
-    if not np.isfinite(delta):
-        raise LPError("mnw: a user's total is unbounded (no row limits its tasks)")
-    x = np.full(n, delta)
+    x = interior_start(A, b)
     s = b - A @ x
     sw = float(w.sum())
     mu = sw / (m + n)
@@ -76,13 +82,7 @@ def primal_dual_ipm(A: np.ndarray, b: np.ndarray, U: np.ndarray, w: np.ndarray,
 def log_barrier(A: np.ndarray, b: np.ndarray, U: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Primal log-barrier Newton method; returns ``(x, p)`` with ``p_i = mu / slack_i``."""
     m, n = A.shape
-    # strictly interior start: every column at the same delta
-    loads = A.sum(axis=1)
-    with np.errstate(divide="ignore"):
-        delta = 0.5 * np.min(np.where(loads > 0, b / np.where(loads > 0, loads, 1), np.inf))
-    if not np.isfinite(delta):
-        raise LPError("mnw: a user's total is unbounded (no row limits its tasks)")
-    x = np.full(n, delta)
+    x = interior_start(A, b)
     sw = float(w.sum())
     mu = sw / (m + n)
     mu_end = 1e-14 * sw / (m + n)
