@@ -35,11 +35,10 @@ from typing import Any
 from mechverify.allocation import Allocation
 from mechverify.lp import LPError, LPSession
 from mechverify.model import Environment
-from mechverify.numbers import is_inf
 from mechverify.polytope import TaskPolytope
 
 from .common import leximin_allocation
-from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, fallback_normaliser,  # noqa: F401
+from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, finite_normaliser,  # noqa: F401
                           global_dominant_share, tsf_gamma)
 from .registry import Claim, Setting, register
 
@@ -150,15 +149,13 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     active = []
     eq_rows: dict[int, int] = {}
     for j in range(env.n_users):
-        N = norms[j]
-        if is_inf(N):
-            N = fallback_normaliser(env, j)
-        if N is None or N == 0 or not poly.can_run(j):
+        N = finite_normaliser(env, norms[j], j)
+        if N is None or not poly.can_run(j):
             continue
-        coeffs = poly.total(j, 1 / (env.weight[j] * Fraction(N)))
+        coeffs = poly.total(j, 1 / (env.weight[j] * N))
         coeffs[g] = Fraction(-1)
         eq_rows[j] = lp.add_row(coeffs, 0, 0)
-        active.append((j, Fraction(N)))
+        active.append((j, N))
     lp.set_cost({g: 1})
     lp.maximize = True
     zero: Any = Fraction(0) if exact else 0.0
