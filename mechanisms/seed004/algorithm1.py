@@ -46,7 +46,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
     """
     if not exact and extra_rows is None and not env.has_server_demand:
         return algorithm1_float(env, name, normaliser, external=external,
-                                 server_external_caps=server_external_caps, info=info, cg_threshold=cg_threshold)
+                                server_external_caps=server_external_caps, info=info, cg_threshold=cg_threshold)
     poly = TaskPolytope(env, mode="rdm", placement=True, external=external, bounds=False)
     if server_external_caps is not None:
         server_external_rows(poly, server_external_caps)
