@@ -86,6 +86,7 @@ _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 
 
 def is_number_like(value: Any) -> bool:
+    """``value`` has a type :func:`to_fraction` may accept (not ``bool``)."""
     return isinstance(value, (int, float, Fraction, str)) and not isinstance(value, bool)
 
 

@@ -192,8 +192,7 @@ def test_lemma_l9_structure_of_the_tsf_normalisers():
     """L9 needs N = min( sum_s min_r c[s,r]/d[r], min_k c_er[k]/d_er[k] ): check the implementations'
     eta (seed 004 eq. 6) and gamma exactly on random positive instances, and that exactly the specs
     built on them are flagged per_server (the encodings are tied to the implementations by validate)."""
-    from mechanisms.drf_family import tsf_gamma
-    from mechanisms.tsf_er import eta
+    from mechanisms.normalisers import eta, tsf_gamma
     rng = random.Random(9)
     for _ in range(30):
         env = random_env(Shape(users=2, servers=rng.randint(1, 4), resources=rng.randint(1, 3),

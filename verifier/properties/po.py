@@ -20,7 +20,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from mechverify.allocation import Allocation, feasibility_violations
-from mechverify.metrics import dominating_allocation
+from mechverify.domination import dominating_allocation
 from mechverify.utility import utility
 
 from ..exact import exact_run, utility_interval

@@ -1,83 +1,34 @@
 """The seed-004 evaluation metrics on any allocation (Meskar & Liang, TSF-ER, Sec. 6.2-6.3).
 
-Every metric goes through THE utility (``mechverify.utility``); the only LP (domination factor) goes
-through ``mechverify.lp`` on ``mechverify.polytope``'s chi(E).  Exact allocations (``alloc.exact``
-with ``Fraction`` entries) give exact ``Fraction`` metrics; float allocations give floats.
-
-``env`` is the TRUE environment (as in ``utility(true_env, alloc, j)``); ``None`` means
-``alloc.env`` (truthful reports).  Ratios use the convention of ``verifier.properties.base.ratio``:
-``x/0 = inf`` for ``x > 0`` and ``0/0 = 1`` ("nothing to compare, no violation").
-
-Definitions, reconstructed from the seed's prose (the PDF extraction mangles the formulas):
-
-* **SI-SAT** (Sec. 6.2 "task ratio", restated in Sec. 6.3).  ``psi_j`` is "the total number of tasks
-  that user j can execute when the resources are equally split among the users" -- Def. 6's right-hand
-  side ``psi_j = min{ (c_er/|J|)/d_j,er , sum_s min_r (c_s,r/|J|)/d_j,r , n_j }``, i.e.
-  ``u_j`` of the bundle ``(1/|J|) (c, c_er)``.  Task ratio ``sum_s x*_j,s / psi_j``;
-  ``SI-SAT_j = min{ u_j(A_j) / psi_j, 1 }`` and ``MIN-SI-SAT = min_j SI-SAT_j``.  (The seed writes the
-  numerator as ``sum_s x*_j,s``; with truthful reports this is ``u_j(A_j)``, seed Lemma 2 /
-  ``utility.py``.)  Weighted generalisation (not in seed 004, which has no weights): the equal
-  share ``1/|J|`` becomes ``w_j / sum_i w_i`` -- the same formula as the verifier's SI property; for
-  equal weights it is exactly the seed's.
-* **EF-SAT** (Sec. 6.3): ``EF-SAT_j = min{ min_{i in J} u_j(A_j) / u_j(A_i), 1 }`` and
-  ``MIN-EF-SAT = min{ min_{i,j} u_j(A_j)/u_j(A_i), 1 } = min_j EF-SAT_j``.  ``u_j(A_i)`` is
-  ``envy_value`` (the envious user's TRUE demands, ``n_j`` cap, placement-aware by default, weight
-  scaling ``w_j/w_i`` -- identity for the seed's unweighted users).
-* **Domination factor** (Sec. 6.2, Fig. 4): "we find the dominating allocation with the maximum social
-  utility (i.e., maximizing sum_j sum_s x_j,s such that sum_s x_j,s >= sum_s x*_j,s for all j). The
-  domination factor ... is the ratio of the social utility of the found dominating allocation to the
-  social utility of the allocation derived from the allocation rule."  So
-
-      D(x*) = max { sum_j sum_s y_j,s : y in chi(E), sum_s y_j,s >= u_j(A_j) for all j }
-      domination factor = D(x*) / sum_j u_j(A_j)        (>= 1; = 1 iff x* is Pareto optimal, Def. 4)
-
-  ``y`` ranges over the divisible chi(E) (seed eq. (2), TRUE placement, external resources, task
-  bounds), also for indivisible allocations (the seed, Sec. 6.3: integer domination "requires solving
-  an integer program"); it is then an upper bound on the integer domination factor.
-* **JCT factor** (Sec. 6.2): "the ratio of the user's standalone JCT to the user's JCT", where the
-  standalone JCT is "its JCT if it had received all resources of all servers"; at most 1, larger is
-  better.  :func:`jct_factor` is that ratio; the event simulator
-  (``mechanisms.tsf_er_online.simulate``) produces both JCTs.  :func:`static_jct_factor` is the same
-  ratio for a single static allocation held while a fluid user runs (derivation in its docstring).
-* **Utilisation** (Sec. 6.3 uses it as the efficiency proxy): used / capacity per resource.
-
-Indivisible allocations: the seed states its Sec. 6.3 metrics with utility (1), which counts
-fractions of tasks (e.g. an equal split worth 3/10 of a task gives ``psi_j = 3/10``, so a user with no
-whole task has SI-SAT 0), and these functions follow it.  The verifier's properties count whole tasks
-for indivisible mechanisms (``verifier.exact.whole_tasks``); that reading is not available here because
-the core does not import the verifier.
+SI-SAT, EF-SAT, the domination factor, the JCT factor and utilisation.  Every metric goes through THE
+utility (``mechverify.utility``) and the one domination LP (``mechverify.domination``), so the numbers
+mean what the verifier's properties mean.  Exact allocations give exact ``Fraction`` metrics; float
+allocations give floats.  ``env`` is the TRUE environment (``None``: ``alloc.env``, truthful reports).
+Ratios use ``mechverify.numbers.ratio`` (``x/0 = inf``, ``0/0 = 1``).  The definitions, reconstructed
+from the seed's prose, are in docs/seed004-mechanisms.md, section "Evaluation metrics".
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-from .allocation import Allocation, feasibility_violations
-from .lp import solve
-from .model import Environment
-from .numbers import InstanceError
-from .polytope import TaskPolytope
-from .utility import envy_value, equal_split_bundle, si_benchmark, true_tasks, utility
+from mechverify.allocation import Allocation, feasibility_violations
+from mechverify.domination import dominating_allocation
+from mechverify.model import Environment
+from mechverify.numbers import InstanceError, is_inf, ratio
+from mechverify.utility import envy_value, equal_split_bundle, si_benchmark, true_tasks, utility
 
 __all__ = ["si_benchmark", "si_sat", "si_sats", "min_si_sat", "ef_sat", "ef_sats", "min_ef_sat",
            "dominating_allocation", "domination", "domination_factor", "jct_factor", "static_jct_factor", "utilization",
            "Metrics", "all_metrics"]
 
-INF = math.inf
 FLOAT_SHRINK = 1e-9  # float utilities are lowered by this relative amount before the domination LP
-
-
-def _ratio(num: Any, den: Any) -> Any:
-    if den == 0:
-        return Fraction(1) if num == 0 else INF
-    return num / den
 
 
 def _cap1(v: Any, exact: bool) -> Any:
     one = Fraction(1) if exact else 1.0
-    if isinstance(v, float) and math.isinf(v):
+    if is_inf(v):
         return one
     return one if v >= 1 else (v if exact else float(v))
 
@@ -103,10 +54,11 @@ def _exact(alloc: Allocation) -> bool:
 def si_sat(env: Optional[Environment], alloc: Allocation, j: int) -> Any:
     """``SI-SAT_j = min{ u_j(A_j) / psi_j, 1 }`` (seed 004 Sec. 6.2-6.3)."""
     env = _check(env, alloc)
-    return _cap1(_ratio(utility(env, alloc, j), si_benchmark(env, j)), _exact(alloc))
+    return _cap1(ratio(utility(env, alloc, j), si_benchmark(env, j)), _exact(alloc))
 
 
 def si_sats(env: Optional[Environment], alloc: Allocation) -> tuple:
+    """Every user's SI-SAT."""
     env = _check(env, alloc)
     return tuple(si_sat(env, alloc, j) for j in range(env.n_users))
 
@@ -139,13 +91,14 @@ def ef_sat(env: Optional[Environment], alloc: Allocation, j: int, placement_awar
                 v = true_tasks(env, j, _bundles[i], servers)
         else:
             v = envy_value(env, alloc, j, i, placement_aware=placement_aware)
-        r = _cap1(_ratio(own, v), exact)
+        r = _cap1(ratio(own, v), exact)
         if r < worst:
             worst = r
     return worst
 
 
 def ef_sats(env: Optional[Environment], alloc: Allocation, placement_aware: bool = True) -> tuple:
+    """Every user's EF-SAT (each other user's bundle built once)."""
     env = _check(env, alloc)
     bundles = [alloc.bundle(i) for i in range(env.n_users)]
     return tuple(ef_sat(env, alloc, j, placement_aware, bundles) for j in range(env.n_users))
@@ -157,33 +110,6 @@ def min_ef_sat(env: Optional[Environment], alloc: Allocation, placement_aware: b
 
 
 # ---------------------------------------------------------------------- domination factor
-def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exact: bool):
-    """The domination LP of seed 004 Sec. 6.2 for target utilities ``utils``:
-
-        D = max sum_j sum_s y[j,s]  s.t.  y in chi(E) (mode, TRUE placement, external, bounds),
-                                          sum_s y[j,s] >= utils[j]  (all j)
-
-    Returns ``(D, y)`` or ``(None, None)`` when the LP is infeasible or the solver fails (callers
-    report that as solver trouble, never as a verdict)."""
-    poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
-    lp = poly.lp
-    if lp.n_cols == 0:  # nobody can run anything: y = 0 is the only allocation
-        if any(u > 0 for u in utils):
-            return None, None
-        return (Fraction(0) if exact else 0.0), poly.matrix([], exact)
-    for j in range(env.n_users):
-        if utils[j] > 0:
-            if not poly.user_vars[j]:
-                return None, None
-            lp.add_row(poly.total(j), utils[j], None)
-    lp.set_cost({c: 1 for c in range(lp.n_cols)})
-    lp.maximize = True
-    res = solve(lp, exact=exact)
-    if not res.ok:
-        return None, None
-    return res.objective, poly.matrix(res.x, exact)
-
-
 def domination(env: Optional[Environment], alloc: Allocation, mode: str = "rdm",
                exact: Optional[bool] = None) -> tuple[Any, Any, tuple]:
     """``(factor, D, y)``: the domination LP of seed 004 Sec. 6.2 (see the module docstring).
@@ -204,7 +130,7 @@ def domination(env: Optional[Environment], alloc: Allocation, mode: str = "rdm",
         raise RuntimeError("domination LP failed")
     if not exact:
         D = max(float(D), float(total))
-    return _ratio(D, total), D, y
+    return ratio(D, total), D, y
 
 
 def domination_factor(env: Optional[Environment], alloc: Allocation, mode: str = "rdm",
@@ -216,11 +142,11 @@ def domination_factor(env: Optional[Environment], alloc: Allocation, mode: str =
 # ---------------------------------------------------------------------- JCT factor
 def jct_factor(standalone_jct: Any, jct: Any) -> Any:
     """``standalone JCT / JCT`` (seed 004 Sec. 6.2).  ``0/0 = 1``; an unfinished job (``jct = inf``) is 0."""
-    if isinstance(jct, float) and math.isinf(jct):
+    if is_inf(jct):
         return 0.0
     if jct < 0 or standalone_jct < 0:
         raise InstanceError(f"jct: must be >= 0 (got standalone {standalone_jct}, actual {jct})")
-    return _ratio(standalone_jct, jct)
+    return ratio(standalone_jct, jct)
 
 
 def static_jct_factor(env: Optional[Environment], alloc: Allocation, j: int) -> Any:
@@ -233,7 +159,7 @@ def static_jct_factor(env: Optional[Environment], alloc: Allocation, j: int) -> 
     """
     env = _check(env, alloc)
     whole = true_tasks(env, j, equal_split_bundle(env, Fraction(1)))
-    r = _ratio(utility(env, alloc, j), whole)
+    r = ratio(utility(env, alloc, j), whole)
     return r if _exact(alloc) or isinstance(r, float) else float(r)
 
 
@@ -250,11 +176,11 @@ def utilization(env: Optional[Environment], alloc: Allocation) -> dict[str, Any]
     pooled = aenv.total_capacity()
     for r, name in enumerate(aenv.resources):
         used = sum((alloc.x[j][s] * aenv.d(j, s)[r] for j in range(aenv.n_users) for s in range(aenv.n_servers)), zero)
-        out[name] = _ratio(used, pooled[r]) if pooled[r] else zero
+        out[name] = ratio(used, pooled[r]) if pooled[r] else zero
     for k, name in enumerate(aenv.external):
         used = sum((alloc.total(j) * aenv.external_demand[j][k] for j in range(aenv.n_users)), zero)
         cap = aenv.external_capacity[k]
-        out[name] = _ratio(used, cap) if cap else zero
+        out[name] = ratio(used, cap) if cap else zero
     if not exact:
         out = {k: float(v) for k, v in out.items()}
     return out
@@ -263,6 +189,8 @@ def utilization(env: Optional[Environment], alloc: Allocation) -> dict[str, Any]
 # ---------------------------------------------------------------------- all at once
 @dataclass(frozen=True)
 class Metrics:
+    """All seed-004 metrics of one allocation (:func:`all_metrics`)."""
+
     si_sat: tuple
     min_si_sat: Any
     ef_sat: tuple
@@ -274,6 +202,7 @@ class Metrics:
 
 def all_metrics(env: Optional[Environment], alloc: Allocation, mode: str = "rdm",
                 exact: Optional[bool] = None, placement_aware: bool = True) -> Metrics:
+    """Every metric of this module for one allocation."""
     env = _check(env, alloc)
     si = si_sats(env, alloc)
     ef = ef_sats(env, alloc, placement_aware)
