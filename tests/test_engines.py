@@ -15,7 +15,7 @@ from mechverify.model import parse_environment
 from verifier.engines import strategies as S
 from verifier.engines.optimize import optimize_misreports
 from verifier.engines.search import search
-from verifier.minimize import minimize, simpler_numbers
+from verifier.engines.minimize import minimize, simpler_numbers
 from verifier.properties import Deviation, Report, Witness, get_property
 
 QUICK = settings(database=None, max_examples=60, deadline=None, suppress_health_check=list(HealthCheck),
