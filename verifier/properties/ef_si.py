@@ -16,10 +16,8 @@ SI: user ``j`` must get at least what the weighted equal split gives it,
 
     u_j(A_j) >= u_j( (w_j / sum_i w_i) * (c, c_er) )      -- a share of every server and external resource.
 
-The three seed definitions are this one formula on our model: seed 002 Sec. III-B (a ``phi`` share of
-every server, eligible or not), seed 004 Def. 6 (``min{(1/|J|)/d_er, sum_s min_r (c_sr/|J|)/d_jr, n_j}``),
-seed 003 Sec. 2.2 ("x_i = B_i or some resource with x_i d_ij >= c_j/n", i.e. ``x_i >= min(B_i, min_j
-(c_j/n)/d_ij)`` on one server).  The variants name which seed's premise is exercised:
+The three seed definitions (002 Sec. III-B, 004 Def. 6, 003 Sec. 2.2) are this one formula on our model
+(docs/properties.md, "Readings of the seeds").  The variants name which seed's premise is exercised:
 ``per-server-split`` (always applicable), ``external`` (needs external resources), ``bounded``
 (needs task bounds).  Measure: min over users of ``u_j(A_j) / benchmark_j``; violated iff < 1.
 """

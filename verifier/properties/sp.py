@@ -14,11 +14,8 @@ Measure: regret ``(u_j(E') - u_j(E)) / u_j(E)`` (``inf`` if ``u_j(E) = 0 < u_j(E
 
 GSP (seed 003 Sec. 2.2, definition of group strategy-proofness; here in its standard "weak
 domination" form): a coalition ``C`` misreports; GSP is violated iff
-``u_i(E') >= u_i(E)`` for every ``i in C`` and ``u_i(E') > u_i(E)`` for some ``i in C``.  (Seed 003
-states it per member -- "the number of tasks user i can process will be no more than under true
-reporting" -- which read literally for every member and every coalition would make GSP imply SP and
-forbid any gain even when another member loses; we use the standard definition, under which a
-member may sacrifice only if nobody in the coalition loses.)
+``u_i(E') >= u_i(E)`` for every ``i in C`` and ``u_i(E') > u_i(E)`` for some ``i in C`` (why this
+reading of seed 003: docs/properties.md, "Readings of the seeds").
 Measure: the largest relative gain of a member when no member loses (violated iff > 0); when some
 member loses, the (negative) worst relative loss.
 """
