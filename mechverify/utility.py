@@ -33,7 +33,7 @@ from .allocation import Allocation, Bundle
 from .model import Environment, leontief_tasks
 
 __all__ = ["true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
-           "si_benchmark"]
+           "si_benchmark", "scaled"]
 
 
 def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None) -> Any:
@@ -92,10 +92,17 @@ def envy_value(true_env: Environment, alloc: Allocation, j: int, k: int, placeme
     homogeneous of degree one before the ``n_j`` cap, so the scaling is applied to the bundle)."""
     b = alloc.bundle(k)
     if weighted and true_env.weight[j] != true_env.weight[k]:
-        f = true_env.weight[j] / true_env.weight[k]
-        b = Bundle(tuple(tuple(v * f for v in row) for row in b.amounts), tuple(v * f for v in b.external))
+        b = scaled(b, true_env.weight[j] / true_env.weight[k])
     servers = None if placement_aware else range(true_env.n_servers)
     return bundle_value(true_env, j, b, servers, integral)
+
+
+def scaled(bundle: Bundle, factor: Any) -> Bundle:
+    """``factor * bundle`` (every server amount and external amount); ``bundle`` itself for factor 1."""
+    if factor == 1:
+        return bundle
+    return Bundle(tuple(tuple(v * factor for v in row) for row in bundle.amounts),
+                  tuple(v * factor for v in bundle.external))
 
 
 def equal_split_bundle(env: Environment, share: Any) -> Bundle:

@@ -20,7 +20,7 @@ RANKS = [
     ("mechanisms", 1),
     ("simulation", 2),
     ("verifier.properties", 3), ("verifier.exact", 3),
-    ("verifier.engines", 4), ("verifier.minimize", 4),
+    ("verifier.engines", 4),
     ("verifier.claims", 5), ("verifier.results", 5), ("verifier.store", 5),
     ("verifier", 6),
     ("verifier.cli", 7), ("verifier.__main__", 7), ("verifier.commands_z3", 7),

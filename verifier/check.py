@@ -23,9 +23,8 @@ from mechverify.lp import LPError
 from mechverify.model import Environment
 
 from . import claims as claims_mod
-from .properties import Property, get_property
+from .properties import DEFAULT_PROPERTIES, Property, get_property
 from .results import Result
-from .run import DEFAULT_PROPERTIES
 
 __all__ = ["check_property", "check_instance", "refuted_claims"]
 

@@ -19,8 +19,8 @@ from typing import Any, Callable, Optional, Sequence
 from . import claims as claims_mod
 from .engines import strategies as strat
 from .engines.search import SearchResult, clock, search
-from .minimize import describe_size
-from .properties import PROPERTIES, get_property
+from .engines.minimize import describe_size
+from .properties import DEFAULT_PROPERTIES, PROPERTIES, get_property
 from .results import Result, verdict_text
 from .store import DEFAULT_DIR, persist
 
@@ -28,7 +28,6 @@ __all__ = ["RunReport", "run_mechanism", "run_cell", "plan", "DEFAULT_BUDGET", "
            "DEVIATION_WEIGHT", "MIN_SHARE", "z3_certifier"]
 
 DEFAULT_BUDGET = 60.0
-DEFAULT_PROPERTIES = ["sp", "gsp", "ef", "si", "po", "bf", "srf", "pm", "single-server-drf"]
 DEVIATION_WEIGHT = 2.0
 MIN_SHARE = 1.0  # CPU seconds every cell gets even when earlier cells overran
 

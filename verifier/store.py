@@ -132,7 +132,7 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
     (recorded with the file).  Writing is atomic and idempotent: the same counterexample has the same
     path, and an existing file is left as it is."""
     if minimise:
-        from .minimize import minimize
+        from .engines.minimize import minimize
 
         cert, minimality = minimize(mech, cert, budget=minimize_budget, domain=domain, accept=accept)
     minimality = minimality or {"status": "not minimised"}

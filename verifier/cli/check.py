@@ -10,10 +10,12 @@ from .common import (CliError, add_fail_on, command, finding_exit, non_negative_
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
+    from ..properties import names_help
+
     p.add_argument("mechanism", help="mechanism name (see 'list')")
     p.add_argument("instance", help="instance JSON file")
     p.add_argument("--properties", default=None,
-                   help="comma-separated: sp,gsp,ef,si,po,bf,srf,pm,single-server-drf (default: all)")
+                   help=names_help())
     p.add_argument("--budget", type=float, default=10.0,
                    help="seconds for the deviation searches (SP, GSP, PM) in total (default: 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed for deviation search (default: 0)")

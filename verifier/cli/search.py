@@ -13,11 +13,12 @@ from .common import CliError, command, parse_properties, progress_printer
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
+    from ..properties import names_help
     from ..run import DEFAULT_BUDGET
 
     p.add_argument("mechanism", help="mechanism name (see 'list')")
     p.add_argument("--properties", default=None,
-                   help="comma-separated: sp,gsp,ef,si,po,bf,srf,pm,single-server-drf (default: all)")
+                   help=names_help())
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
                    help=f"seconds for the whole run (default: {DEFAULT_BUDGET:g}); shrinking and minimising a "
                         "found counterexample take a few seconds more")

@@ -1,7 +1,7 @@
 """Pieces every renderer shares: the searched domain and a violated cell's details in words."""
 from __future__ import annotations
 
-from ..minimize import describe_size
+from ..engines.minimize import describe_size
 from ..results import Result
 
 __all__ = ["domain_text", "detail"]

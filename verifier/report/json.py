@@ -6,7 +6,7 @@ from typing import Any
 
 from mechverify.numbers import fmt_exact, json_number
 
-from ..minimize import describe_size
+from ..engines.minimize import describe_size
 
 from ..results import Result, verdict_text
 

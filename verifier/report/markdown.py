@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..minimize import describe_size
+from ..engines.minimize import describe_size
 from ..results import Result, verdict_text
 from .common import detail, domain_text
 

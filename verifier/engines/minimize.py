@@ -1,10 +1,13 @@
 """Greedy minimiser of certified violations (delta debugging on the exact certificate).
 
+An engine: it proposes smaller instances, the property's exact ``recheck`` decides, and it returns a
+certificate (it never stores).
+
 From a certificate, repeatedly try ONE simplification and keep it iff ``prop.recheck`` still certifies
 the violation EXACTLY on the result:
 
-1. remove a user (not one the witness is about: the deviator, the envious pair, the SI user, the leaver,
-   the coalition), a server, a resource, an external resource;
+1. remove a user (not one the witness is about when the property's ``Hints.uses_users`` says its re-check
+   reads them -- the envious pair, the SI user, the leaver -- nor a deviator or coalition member), a server, a resource, an external resource;
 2. drop a feature: weight -> 1, task bound -> unbounded, eligible set -> all servers, a per-server demand
    override, a part of a misreport -> truthful, a coalition member (coalitions of 3+);
 3. simplify a number (capacities, demands, external demands, weights, bounds, misreported numbers) to a
@@ -28,16 +31,14 @@ from typing import Any, Callable, Iterator, Optional
 from mechverify.model import Environment, describe_shape
 from mechverify.numbers import InstanceError
 
-from .properties import get_property
-from .properties.base import Certificate, Deviation, Report, Witness
+from ..properties import get_property
+from ..properties.base import Certificate, Deviation, Report, Witness
 
-__all__ = ["minimize", "size_of", "simpler_numbers", "describe_size"]
-
-# properties whose re-check reads ``witness.users`` (others recompute who is hurt)
-_USES_USERS = {"ef", "si", "single-server-drf", "pm"}
+__all__ = ["minimize", "size_of", "simpler_numbers", "describe_size", "complexity"]
 
 
 def complexity(v: Fraction) -> tuple[int, int]:
+    """How complex a number is: ``(denominator, |numerator|)`` (smaller is simpler)."""
     v = Fraction(v)
     return v.denominator, abs(v.numerator)
 
@@ -69,6 +70,7 @@ def simpler_numbers(v: Fraction, allow_zero: bool = True, limit: int = 6) -> lis
 
 
 def size_of(env: Environment) -> dict[str, int]:
+    """The shape and number sizes of ``env`` (the minimality record's ``size``)."""
     return {"users": env.n_users, "servers": env.n_servers, "resources": env.n_resources,
             "external": env.n_external,
             "max_denominator": max([v.denominator for row in env.capacity for v in row]
@@ -78,6 +80,7 @@ def size_of(env: Environment) -> dict[str, int]:
 
 
 def describe_size(size: dict[str, int]) -> str:
+    """``size_of``'s shape in words (``3 users x 1 server x 2 resources``)."""
     return describe_shape(size["users"], size["servers"], size["resources"], size.get("external", 0))
 
 
@@ -261,9 +264,9 @@ def _numbers(w: Witness, zero_demands: bool = True, zero_capacities: bool = True
 
 
 # ---------------------------------------------------------------------- the loop
-def _protected(prop: str, w: Witness) -> set[int]:
+def _protected(uses_users: bool, w: Witness) -> set[int]:
     out: set[int] = set()
-    if prop in _USES_USERS:
+    if uses_users:
         out |= set(w.users)
     if w.deviation is not None:
         out |= set(w.deviation.users)
@@ -304,7 +307,8 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
         while True:
             changed = False
             w = current.witness
-            protected = _protected(prop.name, w)
+            uses_users = prop.hints_for(w.variant).uses_users
+            protected = _protected(uses_users, w)
             for gen in (_safe(_structural(w, protected)), _safe(_features(w)), _safe(_numbers(w, zd, zc))):
                 for desc, env2, dev2, users2 in gen:
                     if time.process_time() > deadline:
@@ -322,7 +326,7 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
                     except InstanceError:
                         continue
                     wit = Witness(w.property, w.variant, w.mechanism, env2, dev2, None,
-                                  users2 if prop.name in _USES_USERS or dev2 is not None else (), {})
+                                  users2 if uses_users or dev2 is not None else ())
                     checks += 1
                     try:
                         c2 = prop.recheck(mech, wit)
@@ -356,7 +360,7 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
 def _finalise(mech, prop, cert: Certificate) -> Certificate:
     """Give properties that recompute who is hurt (PO, BF, SRF) a witness naming the users again."""
     w = cert.witness
-    if prop.name in _USES_USERS or w.deviation is not None or w.users:
+    if prop.hints_for(w.variant).uses_users or w.deviation is not None or w.users:
         return cert
     try:
         ev = prop.evaluate(mech, w.env, w.variant, exact=True)
