@@ -12,8 +12,8 @@ import pytest
 import mechanisms
 from mechverify.model import parse_environment
 from verifier.store import replay
-from verifier.z3engine import SPECS, Shape, certify
-from verifier.z3engine.validate import random_env, validate_spec
+from verifier.engines.z3 import SPECS, Shape, certify
+from verifier.engines.z3.validate import random_env, validate_spec
 
 # ---------------------------------------------------------------------- Lemma L1 (docs/z3.md)
 # Scale invariance of a report: if user j reports lambda * d_j (and lambda * d_er_j), the mechanism gives
@@ -108,7 +108,7 @@ def test_wrong_encoding_is_never_certified(monkeypatch):
     verdict is unknown, never certified -- which also shows the pooled SP query can be satisfied."""
     import dataclasses
 
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
 
     wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
@@ -132,7 +132,7 @@ def test_certify_tsf_er_sp_with_external_resource_on_two_servers():
 def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
     """CRU on seed 004 App. 9.1's truthful instance: z3's misreport of A passes the exact re-check."""
     from mechverify.model import load_environment
-    from verifier.z3engine import instance_query
+    from verifier.engines.z3 import instance_query
 
     env = load_environment("examples/004-app91-truthful.json")
     r = instance_query("cru", env, "sp", users=[0], timeout=60, jobs=1, store_dir=str(tmp_path))
@@ -146,7 +146,7 @@ def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
 
 def test_instance_query_ef_si_po():
     from mechverify.model import load_environment
-    from verifier.z3engine import instance_query
+    from verifier.engines.z3 import instance_query
 
     env = load_environment("examples/004-fig2.json")
     for prop in ("ef", "po"):
@@ -181,7 +181,7 @@ def test_lemma_l7_certifies_two_servers_two_resources(name, lemmas):
 
 def test_direct_l7_query_on_two_servers_for_a_monopoly_sum_normaliser(monkeypatch):
     """The direct S-server L7 query (what L9 is tried before) still certifies tsf-er on 2 x 2 x 2."""
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
     monkeypatch.setattr(specs.Spec, "per_server", property(lambda self: False))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=2, resources=2), timeout=120,
                 method="reduction")
@@ -210,8 +210,8 @@ def test_lemma_l9_scales_to_many_servers_and_refuses_a_bad_per_server_term(monke
     """Through L9, tsf-er SP on 2 x 5 x 5 + 1 (the direct L7 query: unknown at 600 s, docs/z3.md) is a
     one-server question.  With a manipulable per-server term (d[r2] c[s,r1] instead of min_r c/d) the
     one-server inequality is SAT, L9 gives no verdict, the direct query is SAT too: not certified."""
-    from verifier.z3engine import specs
-    from verifier.z3engine.symbolic import vmul, vsum
+    from verifier.engines.z3 import specs
+    from verifier.engines.z3.symbolic import vmul, vsum
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 5, 5, 1), timeout=120, method="reduction")
     assert r.status == "certified" and r.details["method"] == "Lemmas L7 + L9 reduction", r.reason
     assert "any number of users and servers" in r.reason
@@ -228,7 +228,7 @@ def test_lemma_l7_premise_failure_is_no_verdict(monkeypatch):
     violation of SP (the lemma is only sufficient), so method='reduction' gives unknown."""
     import dataclasses
 
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
 
     wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
@@ -250,7 +250,7 @@ def test_dominant_cases_are_one_per_orbit(shape):
     permutation (the representatives must be pairwise inequivalent and as many as the orbits)."""
     import itertools
 
-    from verifier.z3engine.domain import _resource_perms, dominant_cases
+    from verifier.engines.z3.domain import _resource_perms, dominant_cases
 
     J, R, K = shape.users, shape.resources, shape.external
     orbits = set()
@@ -274,7 +274,7 @@ def test_lemma_l8_certifies_ef_and_rejects_a_wrong_normaliser(monkeypatch):
     query is SAT, and the exact re-check of the REAL mechanism rejects the candidate: not certified."""
     import dataclasses
 
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
 
     r = certify(mechanisms.get("tsf-er"), "ef", "placement-aware", Shape(3, 3, 3, 1), timeout=120,
                 method="reduction")

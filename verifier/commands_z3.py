@@ -7,7 +7,7 @@ stored), ``vacuous`` (the control was UNSAT: the domain is empty, nothing is cer
 ``not certified: unknown (reason)`` (timeout / solver unknown).  Exit code 0 for certified, 1 for
 violated, 3 for vacuous or unknown.
 
-``query`` fixes one instance and asks z3 an exact question about it (``z3engine/instance.py``): SP
+``query`` fixes one instance and asks z3 an exact question about it (``engines/z3/instance.py``): SP
 with one user's report symbolic (every support pattern; eligible sets by enumeration), or EF / SI / PO
 of the mechanism's allocation.  It prints ``violated (path)`` (SAT, exact re-check passed, stored),
 ``certified on this instance for space S (z3)`` (every query UNSAT, vacuity control SAT),
@@ -51,7 +51,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from mechanisms import get
 
     from .properties import get_property
-    from .z3engine import SUPPORTED, Shape, certify
+    from .engines.z3 import SUPPORTED, Shape, certify
 
     mech = get(args.mechanism)
     prop = get_property(args.property)
@@ -119,7 +119,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     from mechverify.model import load_environment
 
     from .properties import get_property
-    from .z3engine import instance_query
+    from .engines.z3 import instance_query
 
     mech = get(args.mechanism)
     prop = get_property(args.property)
@@ -152,7 +152,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 def _run_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[dict]:
     """``run --certify``: certify the smallest shape of the mechanism's setting (2 users, 1 server,
     2 resources) when the z3 layer covers the cell; only a real certificate is reported."""
-    from .z3engine import SUPPORTED, Shape, certify
+    from .engines.z3 import SUPPORTED, Shape, certify
 
     if variant not in SUPPORTED.get(prop_name, ()):
         return None

@@ -29,8 +29,8 @@ import z3
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError, fmt_exact
 
-from ..properties import get_property
-from ..properties.base import Deviation, Report, Witness
+from ...properties import get_property
+from ...properties.base import Deviation, Report, Witness
 from .domain import Domain, Shape, build_domain, case_key, dominant_cases, map_side
 from .goals import ef_goal, po_goal, si_goal, sp_goal
 from .pool import Job, default_jobs, run_jobs, split_jobs, to_smt2
@@ -130,8 +130,8 @@ def confirm(mech, prop, variant: str, dom: Domain, values: dict, algebraic: Sequ
         if cert is not None:
             path = None
             if store_dir:
-                from ..claims import claims_for
-                from ..store import persist
+                from ...claims import claims_for
+                from ...store import persist
                 path = persist(cert, mech, provenance=provenance, root=store_dir, minimise=False,
                                claims=claims_for(mech, prop.name, variant)).path
             return cert, path, tried

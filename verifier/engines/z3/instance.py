@@ -31,8 +31,8 @@ from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 from mechverify.utility import utility
 
-from ..properties import get_property
-from ..properties.base import Deviation, Report, Witness
+from ...properties import get_property
+from ...properties.base import Deviation, Report, Witness
 from .certify import rationalisations
 from .goals import ef_goal, po_goal, si_goal, sp_goal
 from .pool import Job, default_jobs, run_jobs, to_smt2
@@ -166,8 +166,8 @@ def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optio
 def _store(mech, prop, variant, cert, store_dir, prov):
     if not store_dir:
         return None
-    from ..claims import claims_for
-    from ..store import persist
+    from ...claims import claims_for
+    from ...store import persist
     return persist(cert, mech, provenance=prov, root=store_dir, minimise=False,
                    claims=claims_for(mech, prop.name, variant)).path
 
