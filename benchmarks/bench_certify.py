@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mechanisms  # noqa: E402
 from verifier.store import atomic_write_text  # noqa: E402
+from verifier.commands_z3 import persist_result  # noqa: E402
 from verifier.engines.z3 import SPECS, Shape, certify  # noqa: E402
 
 AXES = {
@@ -111,21 +112,21 @@ def main(argv=None) -> int:
             for step in range(1, args.max_steps + 1):
                 shape = AXES[axis](step)
                 t0 = time.monotonic()
-                r = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, store_dir=store,
-                            method=args.method)
+                r = persist_result(certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs,
+                                          method=args.method), mech, store)
                 rec = {"mechanism": name, "axis": axis, "method": r.details.get("method", args.method),
-                       "shape": shape.as_dict(), "status": r.status,
-                       "seconds": round(time.monotonic() - t0, 2), "cases": r.cases,
-                       "queries": r.details.get("queries"), "reason": r.reason,
-                       "counterexample": r.counterexample_path}
+                       "shape": shape.as_dict(), "status": r.verdict,
+                       "seconds": round(time.monotonic() - t0, 2), "cases": r.details.get("cases", 0),
+                       "queries": r.details.get("queries"), "reason": r.note,
+                       "counterexample": r.counterexample}
                 results.append(rec)
-                print(f"  {name:14s} {axis:9s} {short(shape):8s} {r.status:9s} {rec['seconds']:8.2f} s  "
-                      f"{r.reason[:90]}", file=sys.stderr, flush=True)
-                if r.status == "certified":
+                print(f"  {name:14s} {axis:9s} {short(shape):8s} {r.verdict:9s} {rec['seconds']:8.2f} s  "
+                      f"{r.note[:90]}", file=sys.stderr, flush=True)
+                if r.verdict == "certified":
                     best = rec
                     continue
                 stop = rec
-                refuted = r.status == "violated"
+                refuted = r.verdict == "violated"
                 break
             rows.append((name, axis, best, stop))
     lines = ["| mechanism | axis | largest certified (time) | next shape |", "|---|---|---|---|"]

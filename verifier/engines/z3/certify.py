@@ -9,8 +9,8 @@
 * every case UNSAT but the control UNSAT in every case  ->  ``vacuous`` (the encoding or the
   domain is empty: nothing was proved);
 * some case SAT  ->  a candidate: its parameters are rounded to rationals, the property's exact
-  re-check (``prop.recheck``) must confirm it, and the certificate goes to the store  ->
-  ``violated``; a candidate the re-check rejects is NOT a violation (the result stays ``unknown``
+  re-check (``prop.recheck``) must confirm it  ->  ``violated``, with the certificate and the
+  provenance to record in the result (the caller stores it); a candidate the re-check rejects is NOT a violation (the result stays ``unknown``
   unless another case decides);
 * anything else (timeouts, z3 ``unknown``, an encoding that disagrees with the implementation on a
   sample) -> ``unknown`` with the reason.  Never ``certified``.
@@ -20,130 +20,35 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Optional, Sequence
-
-import z3
+from typing import Callable, Optional
 
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError, fmt_exact
 
-from ...properties import get_property
-from ...properties.base import Deviation, Report, Witness
+from ...results import Result
 from .domain import Domain, Shape, build_domain, case_key, dominant_cases, map_side
 from .goals import ef_goal, po_goal, si_goal, sp_goal
+from .outcome import Attempt, confirm
 from .pool import Job, default_jobs, run_jobs, split_jobs, to_smt2
 from .specs import NOT_COVERED, Spec, get_spec
-from .symbolic import SymEnv, is_sym, to_fraction_value
 from .validate import random_env, validate_spec
 
-__all__ = ["CertifyResult", "certify", "SUPPORTED", "rationalisations", "substitute_env"]
+__all__ = ["certify", "SUPPORTED", "build_query", "enumerate_cases"]
 
 #: property -> variants certify handles
 SUPPORTED = {"sp": ("demand",), "ef": ("placement-aware", "literal"), "si": ("per-server-split", "external"),
              "po": ("fractional",)}
 
 
-@dataclass
-class CertifyResult:
-    status: str  # 'certified' | 'violated' | 'vacuous' | 'unknown'
-    domain: dict
-    seconds: float
-    reason: str = ""
-    counterexample_path: Optional[str] = None
-    mechanism: str = ""
-    property: str = ""
-    variant: str = ""
-    certificate: Any = None
-    cases: int = 0
-    cases_pruned: int = 0
-    control: str = ""
-    details: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"mechanism": self.mechanism, "property": self.property, "variant": self.variant,
-                "status": self.status, "domain": self.domain, "seconds": round(self.seconds, 3),
-                "reason": self.reason, "counterexample": self.counterexample_path, "cases": self.cases,
-                "cases_pruned": self.cases_pruned, "control": self.control,
-                "details": {k: v for k, v in self.details.items() if k != "case_log"}}
-
-
-# ---------------------------------------------------------------------- values -> concrete data
-def substitute_env(senv: SymEnv, values: dict, params: dict):
-    """The concrete ``Environment`` for parameter values (entries may be expressions of parameters)."""
-    subs = [(params[n], z3.RealVal(v)) for n, v in values.items() if n in params]
-
-    def ev(v):
-        if not is_sym(v):
-            return v
-        return to_fraction_value(z3.simplify(z3.substitute(v, *subs)) if subs else z3.simplify(v))
-
-    from mechverify.model import Environment
-    return Environment(
-        resources=senv.resources, servers=senv.servers,
-        capacity=tuple(tuple(ev(v) for v in row) for row in senv.capacity), users=senv.users,
-        demand=tuple(tuple(ev(v) for v in row) for row in senv.demand), external=senv.external,
-        external_capacity=tuple(ev(v) for v in senv.external_capacity),
-        external_demand=tuple(tuple(ev(v) for v in row) for row in senv.external_demand),
-        weight=tuple(senv.weight), eligible=tuple(senv.eligible), tasks=tuple(senv.tasks)), ev
-
-
-def rationalisations(values: dict, algebraic: Sequence[str]) -> list[dict]:
-    """Candidate rational parameter vectors, simplest first, the model's own values last."""
-    out, seen = [], set()
-    for den in (1, 2, 4, 10, 100, 10 ** 3, 10 ** 4, 10 ** 6, 10 ** 9, 10 ** 12):
-        cand = {}
-        for n, v in values.items():
-            r = v.limit_denominator(den)
-            if v > 0 and r <= 0:
-                r = Fraction(1, den) if Fraction(1, den) < v * 2 else v
-            cand[n] = r
-        key = tuple(sorted(cand.items()))
-        if key not in seen:
-            seen.add(key)
-            out.append(cand)
-    key = tuple(sorted(values.items()))
-    if key not in seen:
-        out.append(dict(values))
-    return out
-
-
-def confirm(mech, prop, variant: str, dom: Domain, values: dict, algebraic: Sequence[str], users: tuple,
-            store_dir: Optional[str], provenance: dict):
-    """Round a SAT model to rationals and run the property's exact re-check; store what survives.
-    Returns ``(certificate, path, tried)``."""
-    tried = 0
-    for cand in rationalisations(values, algebraic):
-        tried += 1
-        try:
-            env, ev = substitute_env(dom.truth, cand, dom.params)
-            dev = None
-            if prop.name == "sp":
-                md, me = dom.misreport
-                dev = Deviation("misreport", (Report(users[0], demand=tuple(ev(v) for v in md),
-                                                     external_demand=tuple(ev(v) for v in me) if me else None),))
-            w = Witness(prop.name, variant, mech.name, env, dev, None, users)
-            cert = prop.recheck(mech, w)
-        except (InstanceError, LPError, ZeroDivisionError, ValueError, ArithmeticError):
-            continue
-        if cert is not None:
-            path = None
-            if store_dir:
-                from ...claims import claims_for
-                from ...store import persist
-                path = persist(cert, mech, provenance=provenance, root=store_dir, minimise=False,
-                               claims=claims_for(mech, prop.name, variant)).path
-            return cert, path, tried
-    return None, None, tried
-
-
 # ---------------------------------------------------------------------- query assembly
 def _targets(prop: str, J: int) -> list[int]:
+    """The users whose allocation the goal reads (the others need no leximin order)."""
     return {"sp": [0], "ef": [0, 1], "si": [0], "po": list(range(J))}[prop]
 
 
 def _fixed_users(prop: str) -> int:
+    """How many leading users the goal names (the rest are interchangeable)."""
     return 2 if prop == "ef" else 1
 
 
@@ -204,10 +109,6 @@ def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[floa
     return out
 
 
-def _describe_case(case) -> str:
-    return repr(case)
-
-
 # ---------------------------------------------------------------------- certify
 class _Budget(Exception):
     """The time budget ran out while the queries were being built (in this process)."""
@@ -219,57 +120,52 @@ def _check_budget(deadline: float, what: str) -> None:
 
 
 def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: Shape = Shape(),
-            timeout: float = 600.0, jobs: Optional[int] = None, store_dir: Optional[str] = None,
-            assume: Optional[Callable[[Domain], list]] = None, crosscheck: int = 2, seed: int = 0,
-            prune: bool = True, split: int = 256, method: str = "auto") -> CertifyResult:
+            timeout: float = 600.0, jobs: Optional[int] = None, assume: Optional[Callable[[Domain], list]] = None,
+            crosscheck: int = 2, seed: int = 0, prune: bool = True, split: int = 256,
+            method: str = "auto") -> Result:
     """Certify ``prop_name`` for ``mech`` on the whole domain of ``shape`` (see the module docstring).
 
     ``timeout`` is the wall-clock budget for everything (seconds); ``jobs`` worker processes
-    (default: CPU count); ``store_dir`` receives confirmed counterexamples (``None``: not stored);
-    ``assume(domain) -> constraints`` narrows the domain (stated in ``details``); ``split`` caps the
-    number of sub-queries each case is split into on its disjunctions (``pool.split_disjunctions``).
-    ``method``: ``"encoding"`` (the mechanism's full encoding), ``"reduction"`` (SP / EF of a
-    common-level mechanism via Lemma L7 / L8, ``reduction.py``; no verdict when L7's premise fails) or
-    ``"auto"`` (the reduction first, the full encoding when it does not decide)."""
-    t0 = time.monotonic()
-    deadline = t0 + timeout
-    if isinstance(mech, str):
-        from mechanisms import get
-        mech = get(mech)
-    prop = get_property(prop_name)
-    variant = prop.variant_of(variant)
-    res = CertifyResult("unknown", {}, 0.0, mechanism=mech.name, property=prop.name, variant=variant)
+    (default: CPU count); ``assume(domain) -> constraints`` narrows the domain (stated in ``domain``);
+    ``split`` caps the number of sub-queries each case is split into on its disjunctions
+    (``pool.split_disjunctions``).  ``method``: ``"encoding"`` (the mechanism's full encoding),
+    ``"reduction"`` (SP / EF of a common-level mechanism via Lemma L7 / L8, ``reduction.py``; no
+    verdict when L7's premise fails) or ``"auto"`` (the reduction first, the full encoding when it
+    does not decide).
 
-    def done(status: str, reason: str = "") -> CertifyResult:
-        res.status, res.reason = status, reason
-        res.seconds = time.monotonic() - t0
-        return res
-
+    The result's ``verdict`` is certified | violated | vacuous | unknown, ``note`` the reason,
+    ``domain`` the certified domain; a violation carries its ``certificate`` and, in
+    ``details["provenance"]``, what the store should record (nothing is stored here).  ``details`` also
+    holds ``cases``, ``cases_pruned``, ``control`` (the vacuity control's outcome), ``method``,
+    ``queries`` and the ``case_log``."""
+    a = Attempt(mech, prop_name, variant, timeout)
+    a.result.details.update(cases=0, cases_pruned=0, control="")
     try:
-        return _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, crosscheck, seed, prune,
-                        split, method, deadline, res, done)
+        return _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
     except _Budget as exc:
-        return done("unknown", f"{exc}; not certified")
+        return a.done("unknown", f"{exc}; not certified")
 
 
-def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, crosscheck, seed, prune, split, method,
-             deadline, res, done) -> CertifyResult:
-
+def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method) -> Result:
+    mech, prop, variant, res = a.mech, a.prop, a.variant, a.result
     spec = get_spec(mech.name)
     if spec is None:
-        return done("unknown", NOT_COVERED.get(mech.name, f"{mech.name}: no symbolic encoding"))
+        return a.done("unknown", NOT_COVERED.get(mech.name, f"{mech.name}: no symbolic encoding"))
     if prop.name not in SUPPORTED or variant not in SUPPORTED[prop.name]:
-        return done("unknown", f"certify handles {', '.join(f'{p}/{v}' for p, vs in SUPPORTED.items() for v in vs)}; "
-                               f"not {prop.name}/{variant}")
+        return a.done("unknown", f"certify handles "
+                                 f"{', '.join(f'{p}/{v}' for p, vs in SUPPORTED.items() for v in vs)}; "
+                                 f"not {prop.name}/{variant}")
     st = mech.setting
     if st.single_server and shape.servers != 1:
         raise InstanceError(f"--servers: {mech.name} is defined for one server (got {shape.servers})")
     if shape.external and not st.external:
         raise InstanceError(f"--external: {mech.name} is defined without external resources")
     if variant == "external" and not shape.external:
-        return done("unknown", "si/external needs --external >= 1")
+        return a.done("unknown", "si/external needs --external >= 1")
     if prop.name == "ef" and shape.users < 2:
-        return done("unknown", "ef needs 2 users")
+        return a.done("unknown", "ef needs 2 users")
+    if method not in ("auto", "encoding", "reduction"):
+        raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
     probe = build_domain(shape, spec.normalisation, None, misreport=(prop.name == "sp"))
     res.domain = dict(probe.description)
     if assume is not None:
@@ -279,76 +175,102 @@ def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, cross
     res.details["encoding"] = f"{spec.family}: {spec.description}"
     n_workers = default_jobs() if jobs is None else jobs
     # 1. the encoding must reproduce the implementation on sample points of the domain
+    why = _crosscheck(a, spec, shape, crosscheck, seed)
+    if why:
+        return a.done("unknown", f"encoding cross-check failed (not certified): {why}")
+    # 2. SP / EF of a common-level mechanism: Lemmas L7 / L8 reduce the question to one inequality
+    if method != "encoding":
+        decided = _by_reduction(a, spec, shape, n_workers, timeout, split, method)
+        if decided is not None:
+            return decided
+    res.details["method"] = "full encoding"
+    return _full_encoding(a, spec, shape, n_workers, timeout, assume, prune, split)
+
+
+def _crosscheck(a: Attempt, spec: Spec, shape: Shape, crosscheck: int, seed: int) -> str:
+    """Why the encoding does not reproduce the implementation on ``crosscheck`` random points of the
+    domain ("" if it does)."""
     rng = random.Random(seed)
     for _ in range(crosscheck):
         env = random_env(shape, rng)
         try:
-            why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, deadline - time.monotonic())))
+            why = validate_spec(a.mech, env, spec, timeout=max(1.0, min(30.0, a.deadline - time.monotonic())))
         except (InstanceError, LPError) as exc:
             why = f"implementation error: {exc}"
         if why:
-            res.details["crosscheck_env"] = env.to_dict()
-            return done("unknown", f"encoding cross-check failed (not certified): {why}")
-    res.details["crosscheck"] = f"encoding reproduces the implementation on {crosscheck} random instance(s)"
-    # 2. SP / EF of a common-level mechanism: Lemmas L7 / L8 reduce the question to one inequality
-    if method not in ("auto", "encoding", "reduction"):
-        raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
-    if method != "encoding":
-        from .reduction import reduced, reducible
-        lemma = {"sp": "L7", "ef": "L8"}.get(prop.name)
-        if lemma and reducible(spec):
-            red = reduced(spec, prop.name, shape, n_workers, deadline, timeout, split)
-            st_red, note, model = red.status, red.note, red.model
-            res.details["reduction"] = f"{st_red}: {note}"
-            if st_red == "certified":
-                res.control = "sat (equal reports meet the reduced query with equality)"
-                res.details["method"] = red.method
-                res.details["queries"] = red.queries
-                return done("certified", note)
-            if st_red == "sat" and prop.name == "ef":  # L8 is an equivalence: a candidate violation
-                dom, values, algebraic = model
-                cert, path, _ = confirm(mech, prop, variant, dom, values, algebraic, (0, 1), store_dir,
-                                        {"kind": "z3-certify", "shape": shape.as_dict(), "method": "Lemma L8",
-                                         "z3": z3.get_version_string()})
-                if cert is not None:
-                    res.certificate, res.counterexample_path = cert, path
-                    res.details["method"] = red.method
-                    return done("violated", cert.summary)
-            if method == "reduction":
-                return done("unknown" if st_red != "vacuous" else "vacuous",
-                            f"Lemma {lemma} reduction: {note}; not certified")
-        elif method == "reduction":
-            return done("unknown", f"Lemmas L7/L8 cover SP and EF of the common-level mechanisms (drf, drfh, c-drfh, "
-                                   f"tsf, cdrf, tsf-er, tsf-er-maxmin, drf-er), not {mech.name} {prop.name}")
-    res.details["method"] = "full encoding"
-    # 3. cases, pruned by single-side feasibility
+            a.result.details["crosscheck_env"] = env.to_dict()
+            return why
+    a.result.details["crosscheck"] = f"encoding reproduces the implementation on {crosscheck} random instance(s)"
+    return ""
+
+
+def _by_reduction(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout: float, split: int,
+                  method: str) -> Optional[Result]:
+    """Lemmas L7 / L8 (``reduction.py``): the verdict, or ``None`` to go on with the full encoding."""
+    from .reduction import reduced, reducible
+
+    mech, prop, res = a.mech, a.prop, a.result
+    lemma = {"sp": "L7", "ef": "L8"}.get(prop.name)
+    if not (lemma and reducible(spec)):
+        if method == "reduction":
+            return a.done("unknown", f"Lemmas L7/L8 cover SP and EF of the common-level mechanisms (drf, drfh, "
+                                     f"c-drfh, tsf, cdrf, tsf-er, tsf-er-maxmin, drf-er), not {mech.name} {prop.name}")
+        return None
+    red = reduced(spec, prop.name, shape, n_workers, a.deadline, timeout, split)
+    res.details["reduction"] = f"{red.status}: {red.note}"
+    if red.status == "certified":
+        res.details["control"] = "sat (equal reports meet the reduced query with equality)"
+        res.details["method"] = red.method
+        res.details["queries"] = red.queries
+        return a.done("certified", red.note)
+    if red.status == "sat" and prop.name == "ef":  # L8 is an equivalence: a candidate violation
+        dom, values, algebraic = red.model
+        cert = confirm(mech, prop, a.variant, dom, values, algebraic, (0, 1))
+        if cert is not None:
+            res.details["method"] = red.method
+            return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "method": "Lemma L8"})
+    if method == "reduction":
+        return a.done("unknown" if red.status != "vacuous" else "vacuous",
+                      f"Lemma {lemma} reduction: {red.note}; not certified")
+    return None
+
+
+def _prune(spec: Spec, prop: str, variant: str, shape: Shape, cases: list, assume, timeout: float,
+           n_workers: int, deadline: float) -> list:
+    """The cases whose every side is feasible on its own (single-side pre-checks)."""
+    dead: set = set()
+    side_names = ["T", "D"] if prop == "sp" else ["T"]
+    pre = {}
+    for case in cases:
+        _check_budget(deadline, "building the pruning queries")
+        for si, name in enumerate(side_names):
+            k = (case[0], si, case_key(case[1 + si]))
+            if k in pre:
+                continue
+            dom, ctx = build_query(spec, prop, variant, shape, tuple(case), True, assume, sides=name)
+            pre[k] = Job(k, to_smt2(ctx.cons), (), timeout=min(60.0, max(1.0, timeout / 20)))
+    for r in run_jobs(list(pre.values()), n_workers, deadline):
+        if r.status == "unsat":
+            dead.add(r.key)
+    return [c for c in cases if not any((c[0], si, case_key(c[1 + si])) in dead for si in range(len(side_names)))]
+
+
+def _full_encoding(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout: float, assume, prune: bool,
+                   split: int) -> Result:
+    """Steps 3-5: the cases (pruned), the main queries (a confirmed SAT model is the violation), the
+    robust retry of rejected candidates, and the vacuity control."""
+    mech, prop, variant, res, deadline = a.mech, a.prop, a.variant, a.result, a.deadline
+    details = res.details
     cases = enumerate_cases(spec, prop.name, shape, deadline)
-    res.cases = len(cases)
+    details["cases"] = len(cases)
     log: list = []
-    res.details["case_log"] = log
+    details["case_log"] = log
     if prune and len(cases) > 1 and any(c is not None for case in cases for c in case[1:]):
-        dead: set = set()
-        side_names = ["T", "D"] if prop.name == "sp" else ["T"]
-        pre = {}
-        for case in cases:
-            _check_budget(deadline, "building the pruning queries")
-            for si, name in enumerate(side_names):
-                k = (case[0], si, case_key(case[1 + si]))
-                if k in pre:
-                    continue
-                full = list(case)
-                dom, ctx = build_query(spec, prop.name, variant, shape, tuple(full), True, assume, sides=name)
-                pre[k] = Job(k, to_smt2(ctx.cons), (), timeout=min(60.0, max(1.0, timeout / 20)))
-        for r in run_jobs(list(pre.values()), n_workers, deadline):
-            if r.status == "unsat":
-                dead.add(r.key)
         before = len(cases)
-        cases = [c for c in cases
-                 if not any((c[0], si, case_key(c[1 + si])) in dead for si in range(len(side_names)))]
-        res.cases_pruned = before - len(cases)
+        cases = _prune(spec, prop.name, variant, shape, cases, assume, timeout, n_workers, deadline)
+        details["cases_pruned"] = before - len(cases)
         if not cases:
-            return done("vacuous", "every case is infeasible on its own (the encoding admits no allocation)")
-    # 4. the main queries
+            return a.done("vacuous", "every case is infeasible on its own (the encoding admits no allocation)")
     users = (0, 1) if prop.name == "ef" else ((0,) if prop.name in ("sp", "si") else ())
     names_of = {}
     jobs_list = []
@@ -357,85 +279,87 @@ def _certify(mech, prop, variant, shape, timeout, jobs, store_dir, assume, cross
         dom, ctx = build_query(spec, prop.name, variant, shape, case, True, assume)
         names_of[idx] = dom
         jobs_list.extend(split_jobs(idx, ctx.cons, list(dom.params), timeout, split))
-    res.details["queries"] = len(jobs_list)
+    details["queries"] = len(jobs_list)
     unknown, rejected = [], []
-    violated = None
     gen = run_jobs(jobs_list, n_workers, deadline)
     try:
         for r in gen:
             idx = r.key[0]
-            log.append((_describe_case(cases[idx]), r.key[1], r.status, round(r.seconds, 3), r.reason))
+            log.append((repr(cases[idx]), r.key[1], r.status, round(r.seconds, 3), r.reason))
             if r.status == "unknown":
                 unknown.append((idx, r.reason))
             elif r.status == "sat":
-                prov = {"kind": "z3-certify", "shape": shape.as_dict(), "case": _describe_case(cases[idx]),
-                        "z3": z3.get_version_string()}
-                cert, path, tried = confirm(mech, prop, variant, names_of[idx], r.values, r.algebraic, users,
-                                            store_dir, prov)
+                cert = confirm(mech, prop, variant, names_of[idx], r.values, r.algebraic, users)
                 if cert is not None:
-                    violated = (cert, path, idx)
-                    break
+                    details["case"] = repr(cases[idx])
+                    return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "case": repr(cases[idx])})
                 if idx not in rejected:
                     rejected.append(idx)
     finally:
         gen.close()
-    if violated is not None:
-        cert, path, key = violated
-        res.certificate, res.counterexample_path = cert, path
-        res.details["case"] = _describe_case(cases[key])
-        return done("violated", cert.summary)
     if rejected:
-        # retry the rejected cases asking for a robust margin, so the rounded point keeps the violation
-        for margin in (Fraction(1, 10), Fraction(1, 1000)):
-            jl = []
-            for key in rejected:
-                dom, ctx = build_query(spec, prop.name, variant, shape, cases[key], True, assume, margin=margin) \
-                    if prop.name == "sp" else build_query(spec, prop.name, variant, shape, cases[key], True, assume)
-                names_of[(key, margin)] = dom
-                jl.extend(split_jobs((key, margin), ctx.cons, list(dom.params), timeout, split))
-            for r in run_jobs(jl, n_workers, deadline):
-                if r.status == "sat":
-                    key = r.key[0]
-                    cert, path, _ = confirm(mech, prop, variant, names_of[key], r.values, r.algebraic, users,
-                                            store_dir, {"kind": "z3-certify", "shape": shape.as_dict(),
-                                                        "case": _describe_case(cases[key[0]]),
-                                                        "margin": fmt_exact(margin), "z3": z3.get_version_string()})
-                    if cert is not None:
-                        res.certificate, res.counterexample_path = cert, path
-                        res.details["case"] = _describe_case(cases[key[0]])
-                        return done("violated", cert.summary)
-            if prop.name != "sp":
-                break
-        return done("unknown", f"z3 found {len(rejected)} candidate(s) that the exact re-check of the "
-                               f"implementation did not confirm (the encoding admits an allocation the "
-                               f"implementation does not return, or rounding lost the violation); not certified")
+        return _retry_rejected(a, spec, shape, cases, rejected, n_workers, timeout, assume, split, users)
     if unknown:
         reasons = sorted({why for _, why in unknown})
-        return done("unknown", f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
-                               f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
-    # 5. vacuity control: the same query with >= must be satisfiable somewhere
+        return a.done("unknown", f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
+                                 f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
+    return _control(a, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
+
+
+def _retry_rejected(a: Attempt, spec: Spec, shape: Shape, cases: list, rejected: list, n_workers: int,
+                    timeout: float, assume, split: int, users: tuple) -> Result:
+    """Retry the cases whose candidates the exact re-check rejected, asking for a robust margin (SP) so
+    the rounded point keeps the violation; ``unknown`` if that does not confirm one either."""
+    mech, prop, variant = a.mech, a.prop, a.variant
+    names_of = {}
+    for margin in (Fraction(1, 10), Fraction(1, 1000)):
+        jl = []
+        for key in rejected:
+            dom, ctx = build_query(spec, prop.name, variant, shape, cases[key], True, assume,
+                                   margin=margin if prop.name == "sp" else Fraction(0))
+            names_of[(key, margin)] = dom
+            jl.extend(split_jobs((key, margin), ctx.cons, list(dom.params), timeout, split))
+        for r in run_jobs(jl, n_workers, a.deadline):
+            if r.status == "sat":
+                key = r.key[0]
+                cert = confirm(mech, prop, variant, names_of[key], r.values, r.algebraic, users)
+                if cert is not None:
+                    a.result.details["case"] = repr(cases[key[0]])
+                    return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(),
+                                             "case": repr(cases[key[0]]), "margin": fmt_exact(margin)})
+        if prop.name != "sp":
+            break
+    return a.done("unknown", f"z3 found {len(rejected)} candidate(s) that the exact re-check of the "
+                             f"implementation did not confirm (the encoding admits an allocation the "
+                             f"implementation does not return, or rounding lost the violation); not certified")
+
+
+def _control(a: Attempt, spec: Spec, shape: Shape, cases: list, n_queries: int, n_workers: int, timeout: float,
+             assume, split: int) -> Result:
+    """Step 5, the vacuity control: the same query with ``>=`` must be satisfiable in some case."""
+    details = a.result.details
     ctl = []
     for idx, case in enumerate(cases):
-        _check_budget(deadline, "building the vacuity controls")
-        dom, ctx = build_query(spec, prop.name, variant, shape, case, False, assume)
+        _check_budget(a.deadline, "building the vacuity controls")
+        dom, ctx = build_query(spec, a.prop.name, a.variant, shape, case, False, assume)
         ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
     ctl_unknown = 0
-    gen = run_jobs(ctl, n_workers, deadline)
+    gen = run_jobs(ctl, n_workers, a.deadline)
     try:
         for r in gen:
             if r.status == "sat":
-                res.control = f"sat (case {_describe_case(cases[r.key[0]])}, split {r.key[1]}, {r.seconds:.2f} s)"
+                details["control"] = f"sat (case {cases[r.key[0]]!r}, split {r.key[1]}, {r.seconds:.2f} s)"
                 break
             if r.status == "unknown":
                 ctl_unknown += 1
     finally:
         gen.close()
-    if res.control:
-        return done("certified", f"all {len(cases)} case(s) ({len(jobs_list)} queries) unsat; "
-                                 f"vacuity control {res.control}")
+    if details["control"]:
+        return a.done("certified", f"all {len(cases)} case(s) ({n_queries} queries) unsat; "
+                                   f"vacuity control {details['control']}")
     if ctl_unknown:
-        return done("unknown", f"main query unsat, but the vacuity control is undecided in {ctl_unknown} case(s) "
-                               f"and unsat elsewhere: not certified")
-    res.control = "unsat in every case"
-    return done("vacuous", "the query is unsat but so is its vacuity control (>= in place of >): the domain "
-                           "or the encoding is empty, nothing was proved")
+        return a.done("unknown", f"main query unsat, but the vacuity control is undecided in {ctl_unknown} case(s) "
+                                 f"and unsat elsewhere: not certified")
+    details["control"] = "unsat in every case"
+    return a.done("vacuous", "the query is unsat but so is its vacuity control (>= in place of >): the domain "
+                             "or the encoding is empty, nothing was proved")

@@ -19,7 +19,6 @@ the same kind) are solved once (the domain and the goal are invariant under thos
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable, Optional, Sequence
@@ -35,6 +34,8 @@ __all__ = ["Shape", "Domain", "build_domain", "dominant_cases", "canonical", "ca
 
 @dataclass(frozen=True)
 class Shape:
+    """A certification shape: J users x S servers x R resources (+ K external); checked on creation."""
+
     users: int = 2
     servers: int = 1
     resources: int = 2
@@ -49,14 +50,19 @@ class Shape:
                 raise ValueError(f"--{name}: must be >= {low} (got {value})")
 
     def describe(self) -> str:
+        """``2 users x 1 server x 2 resources`` (the project's one spelling of a shape)."""
         return describe_shape(self.users, self.servers, self.resources, self.external)
 
     def as_dict(self) -> dict:
+        """JSON-ready ``{"users", "servers", "resources", "external"}``."""
         return {"users": self.users, "servers": self.servers, "resources": self.resources, "external": self.external}
 
 
 @dataclass
 class Domain:
+    """A built certification domain: its constraints, the symbolic truthful (and deviated) environment,
+    user 1's misreport vectors, the parameters and the description stated with a certificate."""
+
     ctx: Ctx
     truth: SymEnv
     deviated: Optional[SymEnv]  # user 0's misreport substituted (SP); None otherwise
@@ -180,23 +186,6 @@ def _canonical_dom(i0: int, rest: Sequence[int], im: Optional[int], groups: Sequ
         for new, old in zip(sorted(g), order):
             relabel[old] = new
     return ((i0,) + tuple(sorted(relabel[i] for i in rest)), None if im is None else relabel[im])
-
-
-def _resource_perms(R: int, K: int, fixed: int, limit: int = 720) -> list:
-    comp = [i for i in range(R) if i != fixed]
-    extl = [R + k for k in range(K) if R + k != fixed]
-    if math.factorial(len(comp)) * math.factorial(len(extl)) > limit:
-        return [list(range(R + K))]
-    perms = []
-    for pc in itertools.permutations(comp):
-        for pe in itertools.permutations(extl):
-            p = list(range(R + K))
-            for a, b in zip(comp, pc):
-                p[a] = b
-            for a, b in zip(extl, pe):
-                p[a] = b
-            perms.append(p)
-    return perms
 
 
 def map_side(case, perm: Sequence[int], family: str):
