@@ -54,11 +54,14 @@ Norm = Optional[tuple]  # (num, den): N = num/den > 0; None = the user takes no 
 
 @dataclass
 class SymAlloc:
+    """An encoded allocation: its polytope (``None``: totals only, Lemma L6) and per-user totals ``X``."""
+
     poly: Poly
     X: list  # totals per user (V)
     note: str = ""
 
     def x(self, j: int, s: int) -> Any:
+        """User ``j``'s tasks on server ``s`` (0 where it has no column)."""
         return self.poly.x.get((j, s), Fraction(0))  # poly None: only totals are encoded (Lemma L6)
 
 
@@ -112,6 +115,8 @@ def leximin_cases(participants: Sequence[int], targets: Sequence[int]) -> list:
 
 
 def leximin(ctx: Ctx, poly: Poly, norms: Sequence[Norm], case, tag: str, style: str = "cs") -> SymAlloc:
+    """``x`` is leximin of the scores ``X_j / (w_j N_j)`` on ``poly`` in the weak order ``case`` (Lemma L3;
+    the module docstring states the constraints)."""
     senv = poly.senv
     X = [poly.total(j) for j in range(senv.J)]
     w = senv.weight
@@ -204,17 +209,7 @@ def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, 
         for j in active:
             num, den = norms[j]
             ctx.add(_const_bool(vmul(den, X[j]) == vmul(vmul(w[j], num), g)))
-        # dual certificate: rows mu >= 0, user rows pi free
-        mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
-        pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part_r}
-        for col in poly.cols:
-            j = col[0]
-            if j not in part_r:
-                continue
-            coef = norms[j][1] if j in active else Fraction(1)
-            ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], coef)]) >= 0))
-        ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in active) <= -1))
-        ctx.add(_const_bool(vsum([dual_objective(poly, mu)] + [vmul(pi[j], senv.tasks[j]) for j in sat]) <= g))
+        _level_dual(ctx, poly, norms, part_r, active, sat, g, rt)
         # saturation decisions of this round
         newly = set(Q) if Q is not None else set()
         for j in active:
@@ -230,6 +225,25 @@ def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, 
             break
         sat_so_far.extend(Q)
     return final
+
+
+def _level_dual(ctx: Ctx, poly: Poly, norms: Sequence[Norm], part: Sequence[int], active: Sequence[int],
+                sat: Sequence[int], g: Any, rt: str) -> None:
+    """A dual certificate that no feasible ``x`` reaches a level above ``g`` in this round of
+    ``max g`` (``X_j = w_j N_j g`` for ``active`` users, ``X_j = n_j`` for the saturated ``sat``):
+    rows ``mu >= 0``, user rows ``pi`` free, ``(A^T mu)_(j,s) + pi_j coef_j >= 0`` on the columns of
+    ``part``, ``sum_active pi_j w_j num_j <= -1`` and ``b^T mu + sum_sat pi_j n_j <= g``."""
+    senv, w = poly.senv, poly.senv.weight
+    mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
+    pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part}
+    for col in poly.cols:
+        j = col[0]
+        if j not in part:
+            continue
+        coef = norms[j][1] if j in active else Fraction(1)
+        ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], coef)]) >= 0))
+    ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in active) <= -1))
+    ctx.add(_const_bool(vsum([dual_objective(poly, mu)] + [vmul(pi[j], senv.tasks[j]) for j in sat]) <= g))
 
 
 def poolable(senv: SymEnv) -> bool:
@@ -306,15 +320,7 @@ def _common_level_one_sided(ctx, senv, norms, tag, need, external, server_extern
         return SymAlloc(poly, X, "algorithm1 (level <= optimum: primal only)")
     # need == "lower": X_j = w_j N_j g and a dual certificate g >= g*
     X = _level_totals(ctx, senv, norms, part, g, rt, fresh=lambda num: False)
-    mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
-    pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part}
-    for col in poly.cols:
-        j = col[0]
-        if j not in part:
-            continue
-        ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], norms[j][1])]) >= 0))
-    ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in part) <= -1))
-    ctx.add(_const_bool(dual_objective(poly, mu) <= g))
+    _level_dual(ctx, poly, norms, part, part, [], g, rt)
     return SymAlloc(poly, X, "algorithm1 (level >= optimum: dual only)")
 
 

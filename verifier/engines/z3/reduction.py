@@ -76,6 +76,7 @@ REDUCIBLE_FAMILIES = ("drf-closed-form", "leximin", "algorithm1")
 
 
 def reducible(spec: Spec) -> bool:
+    """The spec is a common-level mechanism on the certification domain (Lemmas L4, L7, L8 apply)."""
     return spec.family in REDUCIBLE_FAMILIES and spec.norm is not None
 
 
@@ -112,6 +113,8 @@ def _bool(v):
 
 
 class Reduced(NamedTuple):
+    """What :func:`reduced` established (see its docstring)."""
+
     status: str
     note: str
     queries: int
@@ -120,6 +123,7 @@ class Reduced(NamedTuple):
 
     @property
     def method(self) -> str:
+        """``Lemma L7 reduction`` / ``Lemmas L7 + L9 reduction`` / ``Lemma L8 reduction``."""
         return f"Lemma{'s' if '+' in self.lemmas else ''} {self.lemmas} reduction"
 
 

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
+from mechverify.numbers import INF, is_inf
+
 from .encoders import (Norm, SymAlloc, common_level, common_level_cases, drf_closed_form, leximin, leximin_cases,
                        lp_argmax, nash_kkt)
-from .symbolic import INF, Ctx, Row, SymEnv, build_poly, is_inf, is_sym, known_zero, vsum
+from .symbolic import Ctx, Row, SymEnv, build_poly, is_sym, known_zero, vsum
 
 __all__ = ["Spec", "SPECS", "get_spec", "NOT_COVERED"]
 
@@ -52,13 +54,16 @@ def _fallback(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
     """``mechanisms.common.fallback_normaliser``: ``n_j``, else the external limit, else ``None``."""
     if senv.tasks[j] is not None:
         return senv.tasks[j] if senv.tasks[j] > 0 else None
-    pairs = [(senv.external_capacity[k], senv.external_demand[j][k]) for k in senv.ext_demands(j)]
-    if not pairs:
-        return None
-    m = ctx.min_ratio(pairs, f"fb_{tag}_{j}")
-    if known_zero(m):
+    m = _external_limit(ctx, senv, j, f"fb_{tag}_{j}")
+    if is_inf(m) or known_zero(m):
         return None
     return m
+
+
+def _external_limit(ctx: Ctx, senv: SymEnv, j: int, name: str) -> Any:
+    """``min_k c_er[k] / d_er[j,k]`` over the external resources ``j`` demands (``INF``: none)."""
+    return ctx.min_ratio([(senv.external_capacity[k], senv.external_demand[j][k]) for k in senv.ext_demands(j)],
+                         name)
 
 
 def _norm_from_value(ctx, senv, j, N, tag) -> Norm:
@@ -98,6 +103,7 @@ def dominant_share(ctx: Ctx, senv: SymEnv, j: int, tag: str, *, pooled: bool, ex
 
 
 def tsf_gamma(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
+    """TSF's ``gamma_j = sum_s min_r c[s,r] / d[j,r]`` (monopoly tasks summed over servers)."""
     terms = [senv.monopoly(ctx, j, s, tag) for s in range(senv.S)]
     if any(is_inf(t) for t in terms):
         return INF
@@ -105,11 +111,11 @@ def tsf_gamma(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
 
 
 def tsf_er_eta(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
+    """TSF-ER's ``eta_j = min(gamma_j, min_k c_er[k] / d_er[j,k])`` (seed 004 eq. (6))."""
     comp = tsf_gamma(ctx, senv, j, tag)
-    ext = [(senv.external_capacity[k], senv.external_demand[j][k]) for k in senv.ext_demands(j)]
-    if not ext:
+    e = _external_limit(ctx, senv, j, f"eer_{tag}_{j}")
+    if is_inf(e):
         return comp
-    e = ctx.min_ratio(ext, f"eer_{tag}_{j}")
     if is_inf(comp):
         return e
     return ctx.min_of([comp, e], f"eta_{tag}_{j}")
@@ -118,6 +124,8 @@ def tsf_er_eta(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
 # ---------------------------------------------------------------------- specs
 @dataclass
 class Spec:
+    """How one mechanism is encoded: its family, normaliser and certification-domain normalisation."""
+
     name: str
     family: str  # 'drf-closed-form' | 'leximin' | 'algorithm1' | 'lp-argmax' | 'kkt'
     norm: Optional[Callable] = None  # (ctx, senv, j, tag) -> Norm
@@ -137,6 +145,7 @@ class Spec:
 
     # -------------------------------------------------------------- coverage
     def covers(self, senv: SymEnv) -> Optional[str]:
+        """Why ``senv`` is outside what the encoding covers (``None``: covered)."""
         if self.requires_unbounded and any(t is not None for t in senv.tasks):
             return f"{self.name}: the encoding covers unbounded task counts only"
         for j in range(senv.J):
@@ -164,6 +173,7 @@ class Spec:
         return out
 
     def use_closed_form(self, senv: SymEnv) -> bool:
+        """DRF's one-round closed form applies: unbounded tasks, positive capacities and demands."""
         if self.family != "drf-closed-form":
             return False
         if any(t is not None for t in senv.tasks):
@@ -191,6 +201,7 @@ class Spec:
         return True
 
     def cases(self, senv: SymEnv, targets: Sequence[int]) -> list:
+        """The discrete cases the encoding is split into (``targets``: users the goal reads)."""
         if self.family == "drf-closed-form" and self.use_closed_form(senv):
             return [None]
         if self.family in ("leximin", "drf-closed-form"):
@@ -326,4 +337,5 @@ SPECS: dict[str, Spec] = {s.name: s for s in (
 
 
 def get_spec(name: str) -> Optional[Spec]:
+    """The spec of a registered mechanism name (``None``: not encoded, see :data:`NOT_COVERED`)."""
     return SPECS.get(name)
