@@ -1,19 +1,8 @@
-"""Bounded certification: a property over a whole symbolic domain of one shape.
-
-``certify(mech, "sp", shape=Shape(2, 1, 2))`` asks z3 whether ANY environment of the domain (see
-``domain.py``) and any misreport violates the property.  The query is split into cases (``domain.py``,
-``encoders.py``), solved in parallel worker processes with hard time limits (``pool.py``):
-
-* every case UNSAT, and the vacuity control (the same query with ``>=`` in place of ``>``) SAT in
-  some case  ->  ``certified`` on the stated domain;
-* every case UNSAT but the control UNSAT in every case  ->  ``vacuous`` (the encoding or the
-  domain is empty: nothing was proved);
-* some case SAT  ->  a candidate: its parameters are rounded to rationals, the property's exact
-  re-check (``prop.recheck``) must confirm it  ->  ``violated``, with the certificate and the
-  provenance to record in the result (the caller stores it); a candidate the re-check rejects is NOT a violation (the result stays ``unknown``
-  unless another case decides);
-* anything else (timeouts, z3 ``unknown``, an encoding that disagrees with the implementation on a
-  sample) -> ``unknown`` with the reason.  Never ``certified``.
+"""Bounded certification: a property over a whole symbolic domain of one shape (:func:`certify`).
+Cases are split (``domain.py``, ``encoders.py``) and solved in worker processes with hard time limits
+(``pool.py``).  ``certified`` needs every case UNSAT and a SAT vacuity control; a SAT model is
+``violated`` only once the property's exact re-check confirms it; otherwise ``vacuous`` or
+``unknown`` with the reason, never ``certified`` (docs/z3.md, "Verdicts").
 """
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
-"""Certification domains: a shape, its symbolic parameters, and the case split.
-
-Domain of ``certify`` for a shape ``(J users, S servers, R resources, K external)`` (docs/z3.md):
-
-* capacities ``c[s,r] > 0`` with every pooled capacity normalised, ``sum_s c[s,r] = 1`` (Lemma L2,
-  unit invariance), and ``c_er[k] = 1``;
-* true demands ``d[j,r] > 0``, ``d_er[j,k] > 0`` (every user demands every resource), equal weights,
-  no placement constraints, unbounded task counts;
-* the misreport of user ``u1`` (WLOG, users are symmetric): ``d'[r] > 0``, ``d'_er[k] > 0`` (a
-  zero entry on a resource the user truly needs gives it zero utility, so it never helps);
-* every symbolic demand vector normalised by Lemma L1 (scale invariance): ``d[j,r1] = 1``
-  (``first``) or its largest pooled share is 1 (``dominant``; the dominant entry is a case or a
-  disjunction).
-
-Cases: a query is split into ``(dominant entries, case of the truthful side, case of the deviated
-side)``; cases equivalent under permuting users ``u2..uJ`` (and, with ``dominant``, resources of
-the same kind) are solved once (the domain and the goal are invariant under those permutations).
+"""Certification domains: a :class:`Shape`, its symbolic parameters (:func:`build_domain`; the domain D
+of docs/z3.md: pooled capacities 1, positive demands normalised by Lemma L1, u1's misreport) and the
+case split up to symmetry (:func:`dominant_cases`, :func:`canonical`).
 """
 from __future__ import annotations
 

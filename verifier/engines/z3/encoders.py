@@ -1,38 +1,7 @@
-"""Encodings of "x is the mechanism's allocation" for symbolic environments.
-
-Every encoder adds constraints to a :class:`~.symbolic.Ctx` that hold iff ``x`` (the polytope's
-column variables) is an allocation the mechanism's DEFINITION allows on the symbolic environment.
-Where the definition allows several splits of the (unique) totals over servers, every one of them
-satisfies the encoding, so an UNSAT query speaks about all of them (the returned allocation
-included); a SAT model is only a candidate until the exact re-check.
-
-Encoders (proofs in docs/z3.md):
-
-* :func:`leximin` -- lexicographic max-min of scores ``X_j / (w_j N_j)`` over a polytope, by a
-  CLOSED CHARACTERISATION instead of one level per round.  A case fixes the weak order of the
-  scores up to the last group that contains a *target* user (ordered groups ``G_1 < ... < G_q``,
-  the remaining users ``above``).  Constraints: ``x`` feasible; equal scores inside a group,
-  strictly increasing between groups, ``above`` strictly higher; and for every group one LP dual
-  certificate that the group's total cannot grow while no user of ``G_1..G_q`` loses:
-
-      mu >= 0, nu >= 0:   (A^T mu)_(k,s) >= nu_k [k in G_<=q] + [k in G_q]   for every column (k,s)
-                          b^T mu <= sum_{k in G_q} X_k + sum_{k in G_<=q} nu_k X_k
-
-  (``style="cs"``, the default, states optimality of ``y = x`` by complementary slackness instead
-  of the last inequality: a priced row is tight at ``x``, a used column is priced exactly.  Same
-  meaning, no products ``nu_k X_k``: linear when the data are concrete.)
-  Lemma L3 (docs/z3.md): if these hold, every user whose score is at most a target's score has
-  exactly its leximin score, and the true leximin allocation satisfies the case of its own order.
-* :func:`common_level` -- seed 004 Algorithm 1 (TSF-ER, DRF-ER, DRF/TSF-alpha): one LP per round
-  (``max g`` with active users at ``X_j = w_j N_j g``, saturated users at ``n_j``), each round by
-  primal feasibility + a dual certificate (weak duality gives optimality); the case is the sequence
-  of saturating sets.
-* :func:`lp_argmax` -- one LP ``max c.X`` (CRU): primal feasibility + dual feasibility + strong
-  duality (``b^T y <= c^T x``).
-* :func:`nash_kkt` -- ``max sum w_j log X_j`` (MNW): KKT conditions (exact: concave objective,
-  linear constraints).
-* :func:`drf_closed_form` -- DRF on one server when every user demands every resource: progressive
-  filling ends in one round, ``X_j D_j = w_j t`` and some resource saturated.
+"""Encodings of "x is the mechanism's allocation" for symbolic environments: :func:`leximin` (Lemma L3),
+:func:`common_level` (seed 004 Algorithm 1), :func:`lp_argmax` (CRU), :func:`nash_kkt` (MNW),
+:func:`drf_closed_form`.  Every split of the totals the definition allows satisfies an encoding, so an
+UNSAT query speaks about all of them; a SAT model is only a candidate (docs/z3.md, "Encoders").
 """
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
-"""Per-instance queries: one concrete environment, an exact question.
-
-SP (``variant="demand"``): the truthful environment is fixed; user ``i``'s report is symbolic over
-every support pattern (entries the user truly demands stay positive -- a zero there gives it zero
-utility; entries it does not demand are either 0 or any positive number: one query per pattern),
-normalised by Lemma L1 when the mechanism is scale invariant and ``i`` has no task bound.  The
-question "does some report give ``i`` more than its truthful utility?" is
-
-* SAT   -> the model's report (rounded to rationals, simplest first) goes through ``prop.recheck``:
-           a certificate (returned; the caller stores it), or nothing if the re-check rejects it;
-* UNSAT -> for every pattern and case: no demand report of ``i`` helps on this instance (the
-           stated space), provided the vacuity control (the truthful report meets ``>=``) is SAT.
-
-``variant="eligible"`` enumerates the eligible sets ``E' != E_i`` (demands truthful, or symbolic too
-with ``joint=True``).  EF / SI / PO encode the allocation exactly (every case) and ask for a
-violating pair / user / dominating allocation: useful where the allocation is not rational (MNW)
-and as an independent check of ``check``.
+"""Per-instance queries (:func:`instance_query`): one concrete environment, one exact question --
+SP with a user's report symbolic over every support pattern (or eligible set), EF / SI / PO of the
+allocation encoded exactly.  SAT models go through the property's exact re-check; UNSAT needs a SAT
+vacuity control (docs/z3.md, "Per-instance queries").
 """
 from __future__ import annotations
 

@@ -1,25 +1,7 @@
-"""Which mechanisms have a symbolic encoding, and how (one :class:`Spec` per registered name).
-
-A spec turns a :class:`~.symbolic.SymEnv` into constraints "x is this mechanism's allocation"
-(``encode``), lists the discrete cases the encoding is split into (``cases``), and says when an
-environment is outside what the encoding covers (``covers`` -> reason or ``None``).  The
-normalisers mirror the implementations in ``mechanisms/`` (checked by :func:`.validate.validate_spec`
-on concrete instances, and by tests/test_z3.py):
-
-| spec | mechanism module | normaliser ``N_j`` | encoder |
-|---|---|---|---|
-| drf | drf_family | ``1 / max_{r in R + K} d/c`` (one server, external pooled) | closed form when every user demands every resource and tasks are unbounded, else leximin |
-| drfh, c-drfh | drf_family | ``1 / max_r d[j,r]/C_r`` (pooled capacities) | leximin |
-| tsf, cdrf | drf_family | ``sum_s min_r c[s,r]/d[j,r]`` (all servers) | leximin |
-| tsf-er-maxmin | tsf_er | ``eta_j`` (seed 004 eq. (6)) | leximin |
-| tsf-er | tsf_er | ``eta_j`` | Algorithm 1 (common level per round) |
-| drf-er | seed004_rivals | ``1 / max(d/C, d_er/c_er)`` | Algorithm 1 |
-| cru | seed004_rivals | objective ``sum X_j / eta_j`` with EF and SI rows | one LP (unbounded users only) |
-| mnw | seed004_rivals | ``max sum w_j log X_j`` | KKT |
-
-``N = inf`` falls back to the task bound or the external limit and ``N = 0`` takes the user out, as
-``mechanisms/common.py`` does.  Every spec's mechanism is invariant under rescaling one user's
-demand vector when that user has no task bound (Lemma L1, docs/z3.md; tested).
+"""Which mechanisms have a symbolic encoding, and how: one :class:`Spec` per registered name (its
+family, normaliser and cases; ``covers`` says when an environment is outside the encoding).  The
+normalisers mirror ``mechanisms/`` and are checked against them by :func:`.validate.validate_spec`
+(table: docs/z3.md, "Specs").
 """
 from __future__ import annotations
 

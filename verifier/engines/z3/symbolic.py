@@ -1,21 +1,6 @@
-"""Symbolic environments and the building blocks every encoding shares.
-
-A :class:`SymEnv` mirrors ``mechverify.model.Environment`` but an entry may be a z3 real
-(a *parameter*) instead of a ``Fraction``.  Sign convention (the whole package relies on it):
-
-* a concrete ``Fraction`` entry is what it is; a concrete ``0`` demand means "not demanded"
-  (skipped in every ``min_r`` / ``max_r``, as in ``docs/model.md``);
-* a symbolic entry is constrained ``> 0`` by the domain that created it.  So the *support* of every
-  demand vector and the set of servers a user can use are known structurally, and every ``min``
-  / ``max`` below ranges over a known finite set of terms.
-
-:class:`Ctx` collects constraints and fresh auxiliary variables.  Concrete arithmetic stays in
-``Fraction`` (so an all-concrete sub-expression never reaches z3); mixed arithmetic builds z3 terms.
-
-``min_ratio`` / ``max_ratio`` encode ``m = min_i num_i / den_i`` EXACTLY without division:
-``m * den_i <= num_i`` for every ``i`` and ``OR_i m * den_i == num_i`` (``den_i > 0``).  Where only
-one direction is needed (a lower bound on a utility, for a goal ``utility > something``), the
-``*_lower`` helpers add the conjunction only -- existential and exact for such goals.
+"""Symbolic environments (:class:`SymEnv`: entries are ``Fraction`` or positive z3 reals), the
+constraint collector :class:`Ctx` with exact division-free ``min`` / ``max`` of ratios, and the
+polytope chi(E) as rows (:func:`build_poly`).  Sign convention: docs/z3.md, "Symbolic environments".
 """
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""Cross-check an encoding against the registered implementation on concrete environments.
-
-``validate_spec(mech, env)`` fixes every parameter, encodes "x is the mechanism's allocation" for
-every case, and asks z3 (exactly) whether
-
-* some case admits the implementation's totals (must be SAT), and
-* some case admits totals different from the implementation's for some user (must be UNSAT).
-
-Together: the encoding determines exactly the implementation's totals.  For mechanisms whose
-allocation is not rational (MNW) the implementation's certified intervals are used instead.
-``certify`` runs it on random points of the domain before trusting an UNSAT, and tests/test_z3.py
-runs it on fixed and random instances for every spec.
+"""Cross-check an encoding against the registered implementation on concrete environments:
+:func:`validate_spec` asks z3 whether some case admits the implementation's totals (must be SAT) and
+whether some case admits other totals (must be UNSAT), i.e. the encoding pins exactly the
+implementation's allocation (certified intervals where it is not rational, MNW).  ``certify`` runs it on
+random points of the domain before trusting an UNSAT.
 """
 from __future__ import annotations
 
