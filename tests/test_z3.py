@@ -318,3 +318,33 @@ def test_certify_cli_names_the_bad_shape_field():
                       (["--external", "-1"], "--external: must be >= 0 (got -1)")):
         p = subprocess.run([sys.executable, "-m", "verifier", "certify", "tsf"] + args, capture_output=True, text=True)
         assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+# ---------------------------------------------------------------------- size and time limits of per-instance queries
+def test_case_counts_match_the_enumerations():
+    """The counts the size guard uses equal the enumerated cases (an upper bound for 2 targets of 4+)."""
+    from verifier.engines.z3.encoders import (common_level_case_count, common_level_cases, leximin_case_count,
+                                              leximin_cases)
+    for p in range(6):
+        for t in range(p + 1):
+            n, c = len(leximin_cases(list(range(p)), list(range(t)))), leximin_case_count(p, t)
+            assert n == c if t in (0, 1, p) else n <= c, (p, t, n, c)
+    for b in range(5):
+        assert len(common_level_cases(list(range(b)))) == common_level_case_count(b)
+
+
+def test_instance_query_too_large_is_unknown_at_once():
+    """20 users x 10 servers with placement: the leximin cases alone are ~10^20; the query answers
+    unknown at once (it used to run out of memory enumerating them)."""
+    from verifier.engines.z3 import instance_query
+    env = random_env(Shape(20, 10, 2), random.Random(3), placement=True)
+    r = instance_query("tsf", env, "sp", timeout=60, jobs=1)
+    assert r.verdict == "unknown" and r.note.startswith("too large for an exact query (") and r.seconds < 10, r
+
+
+def test_instance_query_honours_its_timeout_while_building():
+    """The 120-server cluster: the cross-check and the query building stop at the deadline."""
+    from mechverify.model import load_environment
+    from verifier.engines.z3 import instance_query
+    r = instance_query("tsf", load_environment("examples/002-fig5-cluster.json"), "sp", timeout=3, jobs=1)
+    assert r.verdict == "unknown" and "time budget exhausted" in r.note and r.seconds < 8, (r.note, r.seconds)

@@ -18,7 +18,7 @@ from mechverify.numbers import InstanceError, fmt_exact
 from ...results import Result
 from .domain import Domain, Shape, build_domain, case_key, dominant_cases, map_side
 from .goals import ef_goal, po_goal, si_goal, sp_goal
-from .outcome import Attempt, confirm
+from .outcome import Attempt, Budget, check_budget, confirm
 from .pool import Job, default_jobs, run_jobs, split_jobs, to_smt2
 from .specs import NOT_COVERED, Spec, get_spec
 from .validate import random_env, validate_spec
@@ -86,7 +86,7 @@ def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[floa
     out, seen = [], set()
     for d in doms:
         if deadline is not None:
-            _check_budget(deadline, "enumerating the cases")
+            check_budget(deadline, "enumerating the cases")
         for combo in itertools.product(*side_lists):
             if len(perms) > 1 and any(c is not None for c in combo):
                 imgs = [tuple(map_side(c, p, spec.family) for c in combo) for p in perms]
@@ -99,15 +99,6 @@ def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[floa
 
 
 # ---------------------------------------------------------------------- certify
-class _Budget(Exception):
-    """The time budget ran out while the queries were being built (in this process)."""
-
-
-def _check_budget(deadline: float, what: str) -> None:
-    if time.monotonic() > deadline:
-        raise _Budget(f"time budget exhausted while {what}")
-
-
 def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: Shape = Shape(),
             timeout: float = 600.0, jobs: Optional[int] = None, assume: Optional[Callable[[Domain], list]] = None,
             crosscheck: int = 2, seed: int = 0, prune: bool = True, split: int = 256,
@@ -131,7 +122,7 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
     a.result.details.update(cases=0, cases_pruned=0, control="")
     try:
         return _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
-    except _Budget as exc:
+    except Budget as exc:
         return a.done("unknown", f"{exc}; not certified")
 
 
@@ -183,7 +174,8 @@ def _crosscheck(a: Attempt, spec: Spec, shape: Shape, crosscheck: int, seed: int
     for _ in range(crosscheck):
         env = random_env(shape, rng)
         try:
-            why = validate_spec(a.mech, env, spec, timeout=max(1.0, min(30.0, a.deadline - time.monotonic())))
+            why = validate_spec(a.mech, env, spec, timeout=max(1.0, min(30.0, a.deadline - time.monotonic())),
+                                deadline=a.deadline)
         except (InstanceError, LPError) as exc:
             why = f"implementation error: {exc}"
         if why:
@@ -231,7 +223,7 @@ def _prune(spec: Spec, prop: str, variant: str, shape: Shape, cases: list, assum
     side_names = ["T", "D"] if prop == "sp" else ["T"]
     pre = {}
     for case in cases:
-        _check_budget(deadline, "building the pruning queries")
+        check_budget(deadline, "building the pruning queries")
         for si, name in enumerate(side_names):
             k = (case[0], si, case_key(case[1 + si]))
             if k in pre:
@@ -264,7 +256,7 @@ def _full_encoding(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout
     names_of = {}
     jobs_list = []
     for idx, case in enumerate(cases):
-        _check_budget(deadline, f"building the queries ({idx} of {len(cases)} cases built)")
+        check_budget(deadline, f"building the queries ({idx} of {len(cases)} cases built)")
         dom, ctx = build_query(spec, prop.name, variant, shape, case, True, assume)
         names_of[idx] = dom
         jobs_list.extend(split_jobs(idx, ctx.cons, list(dom.params), timeout, split))
@@ -329,7 +321,7 @@ def _control(a: Attempt, spec: Spec, shape: Shape, cases: list, n_queries: int, 
     details = a.result.details
     ctl = []
     for idx, case in enumerate(cases):
-        _check_budget(a.deadline, "building the vacuity controls")
+        check_budget(a.deadline, "building the vacuity controls")
         dom, ctx = build_query(spec, a.prop.name, a.variant, shape, case, False, assume)
         ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
     ctl_unknown = 0

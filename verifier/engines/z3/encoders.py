@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
+from math import comb
 from typing import Any, Optional, Sequence
 
 import z3
@@ -15,7 +17,8 @@ import z3
 from .symbolic import (Ctx, Poly, Row, SymEnv, build_poly, column_dual, dual_objective, is_sym,
                        known_zero, vmul, vsum)
 
-__all__ = ["SymAlloc", "leximin", "leximin_cases", "common_level", "common_level_cases", "lp_argmax",
+__all__ = ["SymAlloc", "leximin", "leximin_cases", "leximin_case_count", "common_level", "common_level_cases",
+           "common_level_case_count", "lp_argmax",
            "nash_kkt", "drf_closed_form", "Norm"]
 
 Norm = Optional[tuple]  # (num, den): N = num/den > 0; None = the user takes no part
@@ -52,16 +55,39 @@ def _const_bool(v):
 
 
 # ---------------------------------------------------------------------- leximin
-def _ordered_partitions(items: list) -> list:
+def _ordered_partitions(items: list):
+    """Every ordered partition (weak order) of ``items``, generated one at a time."""
     if not items:
-        return [[]]
-    first, out = items[0], []
+        yield []
+        return
+    first = items[0]
     for rest in _ordered_partitions(items[1:]):
         for i in range(len(rest)):
-            out.append(rest[:i] + [rest[i] + [first]] + rest[i + 1:])
+            yield rest[:i] + [rest[i] + [first]] + rest[i + 1:]
         for i in range(len(rest) + 1):
-            out.append(rest[:i] + [[first]] + rest[i:])
-    return out
+            yield rest[:i] + [[first]] + rest[i:]
+
+
+@lru_cache(maxsize=None)
+def _fubini(n: int) -> int:
+    """Number of ordered partitions of ``n`` items (ordered Bell number)."""
+    return 1 if n == 0 else sum(comb(n, k) * _fubini(n - k) for k in range(1, n + 1))
+
+
+def leximin_case_count(participants: int, targets: int) -> int:
+    """How many cases :func:`leximin_cases` gives (exact for 0, 1 or every participant a target; an
+    upper bound otherwise), without enumerating them."""
+    if participants == 0 or targets == 0:
+        return 1
+    if targets == 1:  # the others below the target (ordered) or in its group; the rest above
+        last = [sum(comb(m, j) * _fubini(m - j) for j in range(m + 1)) for m in range(participants)]
+        return sum(comb(participants - 1, k) * last[k] for k in range(participants))
+    return _fubini(participants)
+
+
+def common_level_case_count(bounded: int) -> int:
+    """How many cases :func:`common_level_cases` gives for ``bounded`` users, without enumerating."""
+    return sum(comb(bounded, k) * _fubini(k) for k in range(bounded + 1))
 
 
 def leximin_cases(participants: Sequence[int], targets: Sequence[int]) -> list:

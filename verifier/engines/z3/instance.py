@@ -19,15 +19,19 @@ from mechverify.utility import utility
 from ...properties.base import Deviation, Report, Witness
 from ...results import Result
 from .goals import ef_goal, po_goal, si_goal, sp_goal
-from .outcome import Attempt, evaluator, first_confirmed, rationalisations
+from .outcome import Attempt, Budget, check_budget, evaluator, first_confirmed, rationalisations
 from .pool import Job, JobResult, default_jobs, run_jobs, to_smt2
 from .specs import NOT_COVERED, get_spec
 from .symbolic import Ctx, SymEnv
 from .validate import validate_spec
 
-__all__ = ["instance_query", "MAX_PATTERNS"]
+__all__ = ["instance_query", "query_size", "MAX_PATTERNS", "MAX_VARIABLES"]
 
 MAX_PATTERNS = 64
+
+#: a per-instance question whose queries would have more variables than this (estimated by
+#: :func:`query_size`) is answered ``unknown`` at once instead of being built
+MAX_VARIABLES = 200_000
 
 
 def _patterns(env: Environment, i: int) -> tuple[list, str]:
@@ -98,17 +102,49 @@ def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optio
     why = spec.covers(senv)
     if why:
         return a.done("unknown", f"not covered: {why}")
-    if validate:
-        why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)))
-        if why:
-            return a.done("unknown", f"the encoding does not reproduce the implementation here: {why}")
-    n_workers = default_jobs() if jobs is None else jobs
     users = list(range(env.n_users)) if users is None else list(users)
-    if prop.name == "sp":
-        return _sp(a, spec, env, senv, users, n_workers, joint)
-    if prop.name in ("ef", "si", "po"):
+    if prop.name not in ("sp", "ef", "si", "po"):
+        return a.done("unknown", f"per-instance z3 queries handle sp, ef, si, po; not {prop.name}")
+    size = query_size(spec, env, senv, prop.name, a.variant, users, joint)
+    if size > MAX_VARIABLES:
+        return a.done("unknown", f"too large for an exact query ({size if size < 10 ** 9 else f'{size:.1e}'} "
+                                 f"variables)")
+    n_workers = default_jobs() if jobs is None else jobs
+    try:
+        if validate:
+            why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)), deadline=a.deadline)
+            if why:
+                return a.done("unknown", f"the encoding does not reproduce the implementation here: {why}")
+        if prop.name == "sp":
+            return _sp(a, spec, env, senv, users, n_workers, joint)
         return _instance_prop(a, spec, env, senv, users, n_workers)
-    return a.done("unknown", f"per-instance z3 queries handle sp, ef, si, po; not {prop.name}")
+    except Budget as exc:
+        return a.done("unknown", str(exc))
+
+
+def query_size(spec, env: Environment, senv: SymEnv, prop: str, variant: str, users: Sequence[int],
+               joint: bool = False) -> int:
+    """Estimated number of variables of a per-instance question, without building anything: the
+    number of queries (and of the cross-check's encodings) times the columns and rows of chi(E)."""
+    J, S = env.n_users, env.n_servers
+    per_query = sum(1 for j in range(J) for s in range(S) if senv.usable(j, s, spec.placement)) \
+        + S * env.n_resources + env.n_external + sum(1 for t in env.tasks if t is not None)
+    n = spec.case_count(senv, range(J))  # the cross-check (validate_spec)
+    for i in users:
+        if prop == "sp":
+            reports = len(_patterns(env, i)[0])
+            if variant == "eligible":
+                reports = (2 ** S - 2) * (reports if joint else 1)
+            elif variant != "demand":
+                reports = 0  # not encoded
+            n += reports * spec.case_count(senv, [i])
+        elif prop == "ef":
+            n += 2 * sum(spec.case_count(senv, [i, k]) for k in range(J) if k != i)
+        elif prop == "si":
+            n += 2 * spec.case_count(senv, [i])
+    if prop == "po":
+        n += 2 * spec.case_count(senv, range(J))
+    return n * per_query
 
 
 def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
@@ -163,6 +199,7 @@ def _sp(a: Attempt, spec, env, senv, users, n_workers, joint) -> Result:
         if spec.covers(dev):
             return
         for case in spec.cases(dev, [i]):
+            check_budget(deadline, f"building the queries ({len(jobs_list) + len(control)} built)")
             ctx = Ctx()
             ctx.add(*cons)
             if exact_truth:
@@ -248,6 +285,7 @@ def _instance_prop(a: Attempt, spec, env, senv, users, n_workers) -> Result:
         targets = list(it) if it else list(range(J))
         for case in spec.cases(senv, targets):
             for strict in (True, False):
+                check_budget(deadline, f"building the queries ({len(jobs_list) + len(ctl)} built)")
                 ctx = Ctx()
                 alloc = spec.encode(ctx, senv, case, "T", need="exact" if prop.name == "ef" else "lower")
                 # the control: PO with >= (y = x meets it); EF/SI: the encoding alone, i.e. the goal's

@@ -17,11 +17,21 @@ from ...properties.base import Deviation, Report, Witness
 from ...results import Result
 from .symbolic import SymEnv, is_sym, to_fraction_value
 
-__all__ = ["Attempt", "evaluator", "substitute_env", "rationalisations", "first_confirmed", "confirm",
+__all__ = ["Attempt", "Budget", "check_budget", "evaluator", "substitute_env", "rationalisations", "first_confirmed", "confirm",
            "RECHECK_ERRORS"]
 
 #: what an exact re-check of a rounded model may raise: the candidate is then simply not confirmed
 RECHECK_ERRORS = (InstanceError, LPError, ZeroDivisionError, ValueError, ArithmeticError)
+
+
+class Budget(Exception):
+    """The time budget ran out while queries were being built or checked in this process."""
+
+
+def check_budget(deadline: Optional[float], what: str) -> None:
+    """Raise :class:`Budget` ("time budget exhausted while ``what``") once ``deadline`` has passed."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise Budget(f"time budget exhausted while {what}")
 
 
 class Attempt:

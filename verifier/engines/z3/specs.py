@@ -11,8 +11,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from mechverify.numbers import INF, is_inf
 
-from .encoders import (Norm, SymAlloc, common_level, common_level_cases, drf_closed_form, leximin, leximin_cases,
-                       lp_argmax, nash_kkt)
+from .encoders import (Norm, SymAlloc, common_level, common_level_case_count, common_level_cases, drf_closed_form,
+                       leximin, leximin_case_count, leximin_cases, lp_argmax, nash_kkt)
 from .symbolic import Ctx, Row, SymEnv, build_poly, is_sym, known_zero, vsum
 
 __all__ = ["Spec", "SPECS", "get_spec", "NOT_COVERED"]
@@ -194,6 +194,19 @@ class Spec:
             bounded = [j for j in self.participants(senv) if senv.tasks[j] is not None]
             return common_level_cases(bounded)
         return [None]
+
+    def case_count(self, senv: SymEnv, targets: Sequence[int]) -> int:
+        """How many cases :meth:`cases` gives (an upper bound), without enumerating them."""
+        if self.family == "drf-closed-form" and self.use_closed_form(senv):
+            return 1
+        if self.family in ("leximin", "drf-closed-form"):
+            if self.positive_domain(senv):
+                return 1
+            parts = self.participants(senv)
+            return leximin_case_count(len(parts), len([t for t in set(targets) if t in parts]))
+        if self.family == "algorithm1":
+            return common_level_case_count(len([j for j in self.participants(senv) if senv.tasks[j] is not None]))
+        return 1
 
     # -------------------------------------------------------------- encoding
     def encode(self, ctx: Ctx, senv: SymEnv, case, tag: str, need: str = "exact") -> SymAlloc:

@@ -7,6 +7,7 @@ random points of the domain before trusting an UNSAT.
 from __future__ import annotations
 
 import random
+import time
 from fractions import Fraction
 from typing import Optional
 
@@ -15,6 +16,7 @@ import z3
 from mechverify.model import Environment
 
 from .domain import Shape
+from .outcome import check_budget
 from .specs import Spec, get_spec
 from .symbolic import Ctx, SymEnv
 
@@ -38,8 +40,11 @@ def _solver(cons, timeout: float) -> z3.Solver:
     return sol
 
 
-def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: float = 30.0) -> Optional[str]:
-    """``None`` if the encoding pins exactly the implementation's totals on ``env``; else a reason."""
+def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: float = 30.0,
+                  deadline: Optional[float] = None) -> Optional[str]:
+    """``None`` if the encoding pins exactly the implementation's totals on ``env``; else a reason.
+    ``timeout`` limits each z3 check; past ``deadline`` (``time.monotonic()``) it raises
+    :class:`.outcome.Budget`."""
     spec = spec or get_spec(mech.name)
     if spec is None:
         return f"{mech.name}: no encoding"
@@ -52,7 +57,10 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
         return "the implementation gives no exact totals or bounds"
     cases = spec.cases(senv, list(range(env.n_users)))
     matched = False
-    for case in cases:
+    for k, case in enumerate(cases):
+        check_budget(deadline, f"cross-checking the encoding ({k} of {len(cases)} cases)")
+        if deadline is not None:
+            timeout = max(0.1, min(timeout, deadline - time.monotonic()))
         ctx = Ctx()
         alloc = spec.encode(ctx, senv, case, "v")
         inside = [z3.And(X >= lo, X <= hi) if not isinstance(X, Fraction) else z3.BoolVal(lo <= X <= hi)
