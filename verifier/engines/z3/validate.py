@@ -16,7 +16,7 @@ import z3
 from mechverify.model import Environment
 
 from .domain import Shape
-from .outcome import check_budget
+from .outcome import Budget, check_budget
 from .specs import Spec, get_spec
 from .symbolic import Ctx, SymEnv
 
@@ -40,6 +40,13 @@ def _solver(cons, timeout: float) -> z3.Solver:
     return sol
 
 
+def _cut(clipped: bool, what: str) -> None:
+    """An undecided check whose limit the deadline cut short is the budget running out, not a
+    disagreement of the encoding."""
+    if clipped:
+        raise Budget(f"time budget exhausted while {what}")
+
+
 def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: float = 30.0,
                   deadline: Optional[float] = None) -> Optional[str]:
     """``None`` if the encoding pins exactly the implementation's totals on ``env``; else a reason.
@@ -58,16 +65,16 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
     cases = spec.cases(senv, list(range(env.n_users)))
     matched = False
     for k, case in enumerate(cases):
-        check_budget(deadline, f"cross-checking the encoding ({k} of {len(cases)} cases)")
-        if deadline is not None:
-            timeout = max(0.1, min(timeout, deadline - time.monotonic()))
+        what = f"cross-checking the encoding ({k} of {len(cases)} cases)"
+        check_budget(deadline, what)
+        limit = timeout if deadline is None else max(0.1, min(timeout, deadline - time.monotonic()))
         ctx = Ctx()
         alloc = spec.encode(ctx, senv, case, "v")
         inside = [z3.And(X >= lo, X <= hi) if not isinstance(X, Fraction) else z3.BoolVal(lo <= X <= hi)
                   for X, (lo, hi) in zip(alloc.X, bounds)]
         # two fresh solvers rather than push/pop: z3's push preprocesses the whole formula outside
         # the timeout (22 s on 50 servers x 12 resources); a fresh check stays within it
-        other = _solver(list(ctx.cons) + [z3.Not(z3.And(inside))], timeout)
+        other = _solver(list(ctx.cons) + [z3.Not(z3.And(inside))], limit)
         r = other.check()
         if r == z3.sat:
             m = other.model()
@@ -75,12 +82,14 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
             return (f"case {case}: the encoding allows totals {got}, the implementation gives "
                     f"{[lo if lo == hi else (lo, hi) for lo, hi in bounds]}")
         if r != z3.unsat:
+            _cut(limit < timeout, what)
             return f"case {case}: z3 {r} ({other.reason_unknown()})"
-        same = _solver(list(ctx.cons) + [z3.And(inside)], timeout)
+        same = _solver(list(ctx.cons) + [z3.And(inside)], limit)
         r = same.check()
         if r == z3.sat:
             matched = True
         elif r != z3.unsat:
+            _cut(limit < timeout, what)
             return f"case {case}: z3 {r} ({same.reason_unknown()})"
     if not matched:
         return "no case of the encoding admits the implementation's allocation"
