@@ -3,8 +3,8 @@ sideways, never up; and no two modules import each other at module level (no imp
 
     mechverify  <-  mechanisms  <-  simulation
                          ^
-    verifier: properties (+ exact)  <-  engines (+ minimize)  <-  claims, results, store
-              <-  run, check, audit, seeds, report  <-  cli
+    verifier: properties (+ exact)  <-  claims, results (the vocabulary every engine returns)
+              <-  engines (+ minimize, z3)  <-  store  <-  run, check, audit, seeds, report  <-  cli
 """
 from __future__ import annotations
 
@@ -20,10 +20,11 @@ RANKS = [
     ("mechanisms", 1),
     ("simulation", 2),
     ("verifier.properties", 3), ("verifier.exact", 3),
+    ("verifier.claims", 3.5), ("verifier.results", 3.5),
     ("verifier.engines", 4),
-    ("verifier.claims", 5), ("verifier.results", 5), ("verifier.store", 5),
+    ("verifier.store", 5),
     ("verifier", 6),
-    ("verifier.cli", 7), ("verifier.__main__", 7), ("verifier.commands_z3", 7),
+    ("verifier.cli", 7), ("verifier.__main__", 7),
 ]
 # verifier (rank 6 and below) has no reason to use the simulation layer
 FORBIDDEN = [("verifier", "simulation"), ("mechanisms", "simulation")]

@@ -70,14 +70,14 @@ def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[s
 def z3_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[dict]:
     """``run --certify``: certify the smallest shape (2 users, 1 server, 2 resources) when the z3 layer
     covers the cell; only a real certificate is reported."""
-    from .z3engine import SUPPORTED, Shape, certify
+    from .engines.z3 import SUPPORTED, Shape, certify
 
     if variant not in SUPPORTED.get(prop_name, ()):
         return None
     res = certify(mech, prop_name, variant, Shape(users=2, servers=1, resources=2), timeout=budget)
-    if res.status != "certified":
+    if res.verdict != "certified":
         return None
-    return {"domain": res.domain, "method": res.details.get("method", "full encoding"), "note": f"z3: {res.reason}"}
+    return {"domain": res.domain, "method": res.details.get("method", "full encoding"), "note": f"z3: {res.note}"}
 
 
 def _certified(cell: Result, mech, prop: str, variant: str, budget: float, certifier: Certifier) -> None:

@@ -7,12 +7,14 @@ import os
 from ..store import atomic_write_json, atomic_write_text
 from .common import detail, domain_text
 from .html import render_html
-from .json import audit_to_json, cell_to_json, check_result_to_json, report_to_json
+from .json import (audit_to_json, cell_to_json, certify_json, check_result_to_json, evidence_to_json, query_json,
+                   report_to_json)
 from .markdown import render_audit_markdown, render_markdown
-from .text import check_line, render_table
+from .text import check_line, render_table, z3_verdict_text
 
 __all__ = ["render_table", "render_markdown", "render_html", "report_to_json", "cell_to_json",
-           "check_result_to_json", "audit_to_json", "check_line", "render_audit_markdown", "write_audit", "write_reports", "domain_text", "detail"]
+           "check_result_to_json", "audit_to_json", "check_line", "render_audit_markdown", "write_audit",
+           "certify_json", "query_json", "evidence_to_json", "z3_verdict_text", "write_reports", "domain_text", "detail"]
 
 
 def write_reports(rep, out_dir: str) -> list[str]:

@@ -11,7 +11,7 @@ from ..engines.minimize import describe_size
 from ..results import Result, verdict_text
 
 __all__ = ["measure_json", "cell_to_json", "report_to_json", "check_result_to_json", "audit_to_json",
-           "evidence_to_json"]
+           "evidence_to_json", "certify_json", "query_json"]
 
 
 def measure_json(m: Any) -> Any:
@@ -128,3 +128,27 @@ def evidence_to_json(e: Result) -> dict[str, Any]:
         out.update({"time_to_first": round(e.time_to_first or 0, 3), "size": describe_size(e.size),
                     "minimality": (e.minimality or {}).get("status"), "summary": e.certificate.summary})
     return out
+
+
+#: ``Result.details`` entries of ``certify`` that its JSON shows at the top level (or not at all)
+_CERTIFY_TOP = ("cases", "cases_pruned", "control", "case_log", "provenance")
+
+
+def certify_json(res: Result) -> dict:
+    """``certify --format json``: one object (mechanism, property, variant, status, domain, seconds,
+    reason, counterexample, cases, cases_pruned, control, details)."""
+    d = res.details
+    return {"mechanism": res.mechanism, "property": res.property, "variant": res.variant,
+            "status": res.verdict, "domain": res.domain, "seconds": round(res.seconds, 3),
+            "reason": res.note, "counterexample": res.counterexample, "cases": d.get("cases", 0),
+            "cases_pruned": d.get("cases_pruned", 0), "control": d.get("control", ""),
+            "details": {k: v for k, v in d.items() if k not in _CERTIFY_TOP}}
+
+
+def query_json(res: Result, instance: str) -> dict:
+    """``query --format json``: one object (mechanism, property, variant, status, space, seconds, reason,
+    counterexample, queries, instance)."""
+    return {"mechanism": res.mechanism, "property": res.property, "variant": res.variant,
+            "status": res.verdict, "space": res.details.get("space", ""), "seconds": round(res.seconds, 3),
+            "reason": res.note, "counterexample": res.counterexample, "queries": res.details.get("queries", 0),
+            "instance": instance}

@@ -6,7 +6,7 @@ from mechverify.numbers import fmt
 from ..results import Result, verdict_text
 from .common import detail, domain_text
 
-__all__ = ["render_table", "check_line", "CHECK_VERDICT_TEXT"]
+__all__ = ["render_table", "check_line", "CHECK_VERDICT_TEXT", "z3_verdict_text"]
 
 
 def render_table(rep) -> str:
@@ -78,3 +78,14 @@ def check_line(r: Result) -> str:
     if wrong:
         refuted = "  << CLAIM REFUTED" + (f" ({'; '.join(wrong)})" if len(r.claims) > 1 else "")
     return f"{head:28s} {text}   ({claim}){refuted}"
+
+
+def z3_verdict_text(head: str, res: Result, certified: str, lines: list) -> str:
+    """``certify`` / ``query``: one verdict line, plus the certified domain or space when certified."""
+    if res.verdict == "certified":
+        return "\n".join([f"{head}: {certified} in {res.seconds:.2f} s"] + [f"  {line}" for line in lines + [res.note]])
+    if res.verdict == "violated":
+        return f"{head}: violated ({res.counterexample or 'not stored'}) -- {res.note}"
+    if res.verdict == "vacuous":
+        return f"{head}: vacuous -- the vacuity control is UNSAT, so nothing is certified ({res.note})"
+    return f"{head}: not certified: unknown ({res.note})"

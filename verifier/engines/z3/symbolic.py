@@ -1,25 +1,9 @@
-"""Symbolic environments and the building blocks every encoding shares.
-
-A :class:`SymEnv` mirrors ``mechverify.model.Environment`` but an entry may be a z3 real
-(a *parameter*) instead of a ``Fraction``.  Sign convention (the whole package relies on it):
-
-* a concrete ``Fraction`` entry is what it is; a concrete ``0`` demand means "not demanded"
-  (skipped in every ``min_r`` / ``max_r``, as in ``docs/model.md``);
-* a symbolic entry is constrained ``> 0`` by the domain that created it.  So the *support* of every
-  demand vector and the set of servers a user can use are known structurally, and every ``min``
-  / ``max`` below ranges over a known finite set of terms.
-
-:class:`Ctx` collects constraints and fresh auxiliary variables.  Concrete arithmetic stays in
-``Fraction`` (so an all-concrete sub-expression never reaches z3); mixed arithmetic builds z3 terms.
-
-``min_ratio`` / ``max_ratio`` encode ``m = min_i num_i / den_i`` EXACTLY without division:
-``m * den_i <= num_i`` for every ``i`` and ``OR_i m * den_i == num_i`` (``den_i > 0``).  Where only
-one direction is needed (a lower bound on a utility, for a goal ``utility > something``), the
-``*_lower`` helpers add the conjunction only -- existential and exact for such goals.
+"""Symbolic environments (:class:`SymEnv`: entries are ``Fraction`` or positive z3 reals), the
+constraint collector :class:`Ctx` with exact division-free ``min`` / ``max`` of ratios, and the
+polytope chi(E) as rows (:func:`build_poly`).  Sign convention: docs/z3.md, "Symbolic environments".
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -27,20 +11,17 @@ from typing import Any, Iterable, Optional, Sequence, Union
 import z3
 
 from mechverify.model import Environment
+from mechverify.numbers import INF, is_inf
 
-__all__ = ["V", "INF", "is_sym", "is_inf", "known_zero", "Ctx", "SymEnv", "Poly", "build_poly",
+__all__ = ["V", "is_sym", "known_zero", "Ctx", "SymEnv", "Poly", "build_poly",
            "value_of", "to_fraction_value"]
 
 V = Union[Fraction, z3.ArithRef]
-INF = math.inf
 
 
 def is_sym(v: Any) -> bool:
+    """``v`` is a z3 term (a parameter or an expression of parameters)."""
     return isinstance(v, z3.ExprRef)
-
-
-def is_inf(v: Any) -> bool:
-    return isinstance(v, float) and math.isinf(v)
 
 
 def known_zero(v: Any) -> bool:
@@ -49,6 +30,7 @@ def known_zero(v: Any) -> bool:
 
 
 def _F(v: Any) -> Any:
+    """``v`` as a ``Fraction`` unless it is symbolic or infinite."""
     if is_sym(v) or is_inf(v) or isinstance(v, Fraction):
         return v
     return Fraction(v)
@@ -72,6 +54,7 @@ def vsum(terms: Iterable[Any]) -> Any:
 
 
 def vmul(a: Any, b: Any) -> Any:
+    """Product of concrete/symbolic terms (concrete products in ``Fraction``; ``0`` and ``1`` folded)."""
     if not is_sym(a) and not is_sym(b):
         return _F(a) * _F(b)
     if (not is_sym(a) and a == 0) or (not is_sym(b) and b == 0):
@@ -99,6 +82,7 @@ def to_fraction_value(v: z3.ExprRef, digits: int = 30) -> Fraction:
 
 
 def value_of(model: z3.ModelRef, v: Any, digits: int = 30) -> Any:
+    """``v``'s value in ``model`` (a ``Fraction``; concrete ``v`` as it is)."""
     if not is_sym(v):
         return v
     return to_fraction_value(model.eval(v, model_completion=True), digits)
@@ -121,10 +105,12 @@ class Ctx:
         return (kind,) + tuple(tuple(x.sexpr() if is_sym(x) else repr(x) for x in it) for it in items)
 
     def var(self, base: str) -> z3.ArithRef:
+        """A fresh real variable named after ``base``."""
         self._n += 1
         return z3.Real(f"{base}!{self._n}")
 
     def add(self, *cs: Any) -> None:
+        """Add constraints (a Python ``True`` is dropped, ``False`` becomes z3 ``False``)."""
         for c in cs:
             if isinstance(c, bool):
                 if not c:
@@ -133,6 +119,7 @@ class Ctx:
             self.cons.append(c)
 
     def nonneg(self, base: str) -> z3.ArithRef:
+        """A fresh variable constrained ``>= 0``."""
         v = self.var(base)
         self.add(v >= 0)
         return v
@@ -143,41 +130,35 @@ class Ctx:
         pairs = [(n, d) for n, d in pairs if not is_inf(n)]
         if not pairs:
             return INF
-        if all(not is_sym(n) and not is_sym(d) for n, d in pairs):
-            return min(_F(n) / _F(d) for n, d in pairs)
-        if len(pairs) == 1 and not is_sym(pairs[0][1]):
-            return pairs[0][0] * (1 / _F(pairs[0][1]))
-        key = self._key("min" + ("~" if self.relaxed else ""), pairs)
-        if key in self._memo:
-            return self._memo[key]
-        m = self.var(base)
-        for n, d in pairs:
-            self.add(vmul(m, d) <= n)
-        if not self.relaxed:
-            self.add(z3.Or([vmul(m, d) == n for n, d in pairs]))
-        self._memo[key] = m
-        return m
+        return self._extreme_ratio(pairs, base, "min")
 
     def max_ratio(self, pairs: Sequence[tuple[Any, Any]], base: str) -> Any:
         """``max_i num_i/den_i`` (``den_i > 0``, ``num_i >= 0``); ``0`` for no terms."""
         if not pairs:
             return Fraction(0)
+        return self._extreme_ratio(pairs, base, "max")
+
+    def _extreme_ratio(self, pairs: Sequence[tuple[Any, Any]], base: str, kind: str) -> Any:
+        """``min`` / ``max`` (``kind``) of a non-empty list of ratios: concrete when every term is, else
+        one memoised variable ``m`` with ``m * den_i <= num_i`` (min) / ``>=`` (max) for every ``i``
+        and, unless relaxed, ``OR_i m * den_i == num_i``."""
         if all(not is_sym(n) and not is_sym(d) for n, d in pairs):
-            return max(_F(n) / _F(d) for n, d in pairs)
+            return (min if kind == "min" else max)(_F(n) / _F(d) for n, d in pairs)
         if len(pairs) == 1 and not is_sym(pairs[0][1]):
             return pairs[0][0] * (1 / _F(pairs[0][1]))
-        key = self._key("max" + ("~" if self.relaxed else ""), pairs)
+        key = self._key(kind + ("~" if self.relaxed else ""), pairs)
         if key in self._memo:
             return self._memo[key]
         m = self.var(base)
         for n, d in pairs:
-            self.add(vmul(m, d) >= n)
+            self.add(vmul(m, d) <= n if kind == "min" else vmul(m, d) >= n)
         if not self.relaxed:
             self.add(z3.Or([vmul(m, d) == n for n, d in pairs]))
         self._memo[key] = m
         return m
 
     def min_of(self, terms: Sequence[Any], base: str) -> Any:
+        """``min`` of terms (infinite ones dropped; ``INF`` for none), exact unless relaxed."""
         terms = [t for t in terms if not is_inf(t)]
         if not terms:
             return INF
@@ -221,24 +202,15 @@ class SymEnv:
     #: capacity (external resources included) is exactly 1 (pooled capacities are 1 then)
     unit_dominant: Optional[list] = None
 
-    @property
-    def J(self) -> int:
-        return len(self.users)
-
-    @property
-    def S(self) -> int:
-        return len(self.servers)
-
-    @property
-    def R(self) -> int:
-        return len(self.resources)
-
-    @property
-    def K(self) -> int:
-        return len(self.external)
+    # sizes (``Environment.n_users`` ...), in the short names the encodings' formulas use
+    J = property(lambda self: len(self.users), doc="number of users")
+    S = property(lambda self: len(self.servers), doc="number of servers")
+    R = property(lambda self: len(self.resources), doc="number of resources")
+    K = property(lambda self: len(self.external), doc="number of external resources")
 
     @staticmethod
     def from_env(env: Environment) -> "SymEnv":
+        """The (all-concrete) symbolic twin of ``env`` (per-server demands are not encoded)."""
         if env.server_demand:
             raise ValueError("per-server demands are not encoded symbolically")
         return SymEnv(env.resources, env.servers, env.users, env.external,
@@ -249,6 +221,7 @@ class SymEnv:
     def with_user(self, j: int, demand: Optional[Sequence[Any]] = None,
                   external_demand: Optional[Sequence[Any]] = None,
                   eligible: Optional[frozenset] = None, params: Optional[dict] = None) -> "SymEnv":
+        """A copy with user ``j``'s report replaced (and ``params`` added to the parameters)."""
         dem = [list(r) for r in self.demand]
         ext = [list(r) for r in self.external_demand]
         el = list(self.eligible)
@@ -268,6 +241,7 @@ class SymEnv:
         return [r for r in range(self.R) if not known_zero(self.demand[j][r])]
 
     def ext_demands(self, j: int) -> list[int]:
+        """External resources user ``j`` demands."""
         return [k for k in range(self.K) if not known_zero(self.external_demand[j][k])]
 
     def usable(self, j: int, s: int, placement: bool = True) -> bool:
@@ -286,6 +260,7 @@ class SymEnv:
         return ctx.min_ratio(pairs, f"mono_{tag}_{j}_{s}")
 
     def total_capacity(self, r: int) -> Any:
+        """Pooled capacity of resource ``r`` (sum over servers)."""
         return vsum(self.capacity[s][r] for s in range(self.S))
 
     # ------------------------------------------------------------------ models
@@ -297,6 +272,11 @@ class SymEnv:
             if is_sym(v) and rounder is not None:
                 f = rounder(f)
             return f
+        return self.concrete_with(ev)
+
+    def concrete_with(self, ev) -> Environment:
+        """The concrete environment whose every entry is ``ev(entry)`` (``ev`` maps a symbolic entry to
+        a ``Fraction`` and leaves a concrete one as it is)."""
         return Environment(
             resources=self.resources, servers=self.servers,
             capacity=tuple(tuple(ev(v) for v in row) for row in self.capacity), users=self.users,
@@ -309,6 +289,8 @@ class SymEnv:
 # ---------------------------------------------------------------------- the polytope chi(E)
 @dataclass
 class Row:
+    """One row ``sum coeffs[j,s] * x[j,s] <= rhs`` of a polytope."""
+
     coeffs: dict  # (j, s) -> V
     rhs: Any
     kind: str  # 'cap' | 'ext' | 'bound' | 'extra'
@@ -325,9 +307,11 @@ class Poly:
     user_cols: list  # [j] -> [s]
 
     def total(self, j: int) -> Any:
+        """User ``j``'s total tasks (sum of its columns)."""
         return vsum(self.x[(j, s)] for s in self.user_cols[j])
 
     def can_run(self, j: int) -> bool:
+        """User ``j`` has at least one column (a server it may use)."""
         return bool(self.user_cols[j])
 
 
@@ -383,4 +367,5 @@ def column_dual(poly: Poly, mu: Sequence[Any], col: tuple[int, int]) -> Any:
 
 
 def dual_objective(poly: Poly, mu: Sequence[Any]) -> Any:
+    """``b^T mu`` for the rows of ``poly``."""
     return vsum(vmul(m, row.rhs) for m, row in zip(mu, poly.rows))

@@ -1,25 +1,10 @@
-"""Certification domains: a shape, its symbolic parameters, and the case split.
-
-Domain of ``certify`` for a shape ``(J users, S servers, R resources, K external)`` (docs/z3.md):
-
-* capacities ``c[s,r] > 0`` with every pooled capacity normalised, ``sum_s c[s,r] = 1`` (Lemma L2,
-  unit invariance), and ``c_er[k] = 1``;
-* true demands ``d[j,r] > 0``, ``d_er[j,k] > 0`` (every user demands every resource), equal weights,
-  no placement constraints, unbounded task counts;
-* the misreport of user ``u1`` (WLOG, users are symmetric): ``d'[r] > 0``, ``d'_er[k] > 0`` (a
-  zero entry on a resource the user truly needs gives it zero utility, so it never helps);
-* every symbolic demand vector normalised by Lemma L1 (scale invariance): ``d[j,r1] = 1``
-  (``first``) or its largest pooled share is 1 (``dominant``; the dominant entry is a case or a
-  disjunction).
-
-Cases: a query is split into ``(dominant entries, case of the truthful side, case of the deviated
-side)``; cases equivalent under permuting users ``u2..uJ`` (and, with ``dominant``, resources of
-the same kind) are solved once (the domain and the goal are invariant under those permutations).
+"""Certification domains: a :class:`Shape`, its symbolic parameters (:func:`build_domain`; the domain D
+of docs/z3.md: pooled capacities 1, positive demands normalised by Lemma L1, u1's misreport) and the
+case split up to symmetry (:func:`dominant_cases`, :func:`canonical`).
 """
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable, Optional, Sequence
@@ -35,6 +20,8 @@ __all__ = ["Shape", "Domain", "build_domain", "dominant_cases", "canonical", "ca
 
 @dataclass(frozen=True)
 class Shape:
+    """A certification shape: J users x S servers x R resources (+ K external); checked on creation."""
+
     users: int = 2
     servers: int = 1
     resources: int = 2
@@ -49,14 +36,19 @@ class Shape:
                 raise ValueError(f"--{name}: must be >= {low} (got {value})")
 
     def describe(self) -> str:
+        """``2 users x 1 server x 2 resources`` (the project's one spelling of a shape)."""
         return describe_shape(self.users, self.servers, self.resources, self.external)
 
     def as_dict(self) -> dict:
+        """JSON-ready ``{"users", "servers", "resources", "external"}``."""
         return {"users": self.users, "servers": self.servers, "resources": self.resources, "external": self.external}
 
 
 @dataclass
 class Domain:
+    """A built certification domain: its constraints, the symbolic truthful (and deviated) environment,
+    user 1's misreport vectors, the parameters and the description stated with a certificate."""
+
     ctx: Ctx
     truth: SymEnv
     deviated: Optional[SymEnv]  # user 0's misreport substituted (SP); None otherwise
@@ -180,23 +172,6 @@ def _canonical_dom(i0: int, rest: Sequence[int], im: Optional[int], groups: Sequ
         for new, old in zip(sorted(g), order):
             relabel[old] = new
     return ((i0,) + tuple(sorted(relabel[i] for i in rest)), None if im is None else relabel[im])
-
-
-def _resource_perms(R: int, K: int, fixed: int, limit: int = 720) -> list:
-    comp = [i for i in range(R) if i != fixed]
-    extl = [R + k for k in range(K) if R + k != fixed]
-    if math.factorial(len(comp)) * math.factorial(len(extl)) > limit:
-        return [list(range(R + K))]
-    perms = []
-    for pc in itertools.permutations(comp):
-        for pe in itertools.permutations(extl):
-            p = list(range(R + K))
-            for a, b in zip(comp, pc):
-                p[a] = b
-            for a, b in zip(extl, pe):
-                p[a] = b
-            perms.append(p)
-    return perms
 
 
 def map_side(case, perm: Sequence[int], family: str):

@@ -1,61 +1,7 @@
-"""Lemma L7: SP of a common-level mechanism reduces to one inequality about its normaliser.
-
-Setting (the certification domain of ``domain.py``: positive capacities and demands, no placement
-constraints, unbounded task counts).  A *common-level* mechanism gives every user
-``X_j = w_j N_j g`` with ``g* = max{g : (w_j N_j g)_j feasible}``, where ``N_j`` depends only on user
-``j``'s report and the capacities.  This is Algorithm 1 of seed 004 without task bounds (tsf-er,
-drf-er: one round), DRF's closed form, and -- by Lemma L4 -- every leximin spec on this domain (drfh,
-c-drfh, tsf, cdrf, tsf-er-maxmin).  The set ``F`` of feasible total vectors is down-closed.
-
-**Lemma L7.** Let user ``i`` (true demand ``d``, external ``d_er``) report ``d'`` (``d'_er``), all
-positive, and let ``rho = min( min_r d'_r / d_r, min_k d'_er,k / d_er,k )``.  If
-
-        rho * N_i(d') <= N_i(d)                                                     (L7)
-
-for every such ``d, d'`` and capacities, then the mechanism is SP on the domain, for ANY number of
-users.
-
-*Proof.*  Under the report user ``i`` gets ``x'_{i,s}`` tasks of ``d'`` on server ``s``, so its true
-utility is ``sum_s x'_{i,s} min_r d'_r/d_r`` capped by ``X'_i min_k d'_er,k/d_er,k``; both factors
-are ``>= rho``, and the minimum of the two is exactly ``rho X'_i`` (the same ratio on every server).
-Running ``rho x'_{i,s}`` TRUE tasks on ``s`` uses ``rho x'_{i,s} d_r <= x'_{i,s} d'_r`` of each resource
-and ``rho X'_i d_er <= X'_i d'_er`` externally, so ``Y = (rho X'_i, X'_k (k != i))`` is in the TRUE
-``F``.  Other users' normalisers do not change, so ``X'_k = w_k N_k g'``.
-If ``g' <= g*``: ``Y_i = rho w_i N_i(d') g' <= w_i N_i(d) g* = X_i`` by (L7).
-If ``g' > g*`` and ``Y_i > X_i``: with ``h = min(g', Y_i / (w_i N_i(d))) > g*`` the vector
-``(w_j N_j(d) h)_j <= Y`` is feasible (down-closed), contradicting the maximality of ``g*``.
-So ``u_i(misreport) = Y_i <= X_i`` in both cases.  QED.
-
-(L7) holds for the specs' normalisers: dominant shares ``N = 1 / max_r d_r/C_r`` (``max_r d'_r/C_r
->= d'_{r*}/C_{r*} >= rho d_{r*}/C_{r*}`` at ``d``'s dominant ``r*``), and monopoly sums ``N = sum_s
-min_r c_sr/d_r`` (termwise ``rho c_sr/d'_r <= c_sr/d_r``), and their ``min`` with external terms.  The
-module does not rely on these hand proofs: :func:`reduced` asks z3 for a violation of (L7) over the
-domain, with the spec's own normaliser, and certifies only on UNSAT with a SAT vacuity control
-(``>=``: the truthful report meets it with equality).  A SAT answer is NOT a violation of SP (the
-lemma is only sufficient): the caller falls back to the full encoding.
-
-**Lemma L9 (per-server normalisers).**  Let ``N(d) = min( sum_s m(c_s, d), m(c_er, d_er) )`` with
-``m(c, v) = min_i c_i / v_i`` (TSF's ``gamma``, TSF-ER's ``eta``; no external term when ``K = 0``;
-``Spec.per_server``).  If the one-server inequality
-
-        rho_n * m(1, v') <= m(1, v)   for all v, v' > 0 in n dimensions, rho_n = min_i v'_i / v_i   (L9)
-
-holds for ``n = R`` and (when ``K > 0``) ``n = K``, then (L7) holds for every number of servers.
-*Proof.*  Fix a server ``s`` and put ``v_r = d_r / c_sr``, ``v'_r = d'_r / c_sr``: then ``m(c_s, d) =
-m(1, v)`` and ``rho_R = min_r d'_r / d_r = min_r v'_r / v_r >= rho``, so ``rho m(c_s, d') <= rho_R m(1, v')
-<= m(1, v) = m(c_s, d)``.  Summing over ``s``, and likewise for the external term (``rho_K >= rho``),
-``rho min(A', E') = min(rho A', rho E') <= min(A, E)``.  QED.  (L9) is scale-free in ``v`` and ``v'``
-separately (both sides scale alike), so the one-server domain's normalisation (capacities 1,
-``v_1 = 1``) loses nothing, and the query is exactly the reduced query of the SAME spec on the shape
-``users x 1 server x n resources``, whose normaliser is ``m(1, .)``.  A failure of (L9) says nothing:
-the direct S-server query is tried next.
-
-**Lemma L8 (EF).** On the same domain, for a common-level mechanism with equal weights, user ``j``
-envies ``k`` iff ``rho_jk N_k > N_j`` with ``rho_jk = min( min_r d_k,r / d_j,r, min_k' d_er k / d_er j)``.
-*Proof.* ``k``'s bundle is ``x_{k,s} d_k`` on each server (and ``X_k d_er,k``), so ``j`` runs exactly
-``rho_jk X_k`` true tasks with it (the same ratio on every server; no placement), and ``X_j = N_j g*``,
-``X_k = N_k g*`` with ``g* > 0`` on D.  An equivalence: a SAT model IS a violation candidate (it still
-goes through the exact re-check before it is reported).
+"""Lemmas L7 / L9 (SP) and L8 (EF): SP or EF of a common-level mechanism reduces to one inequality
+about its normaliser, which z3 proves over the domain with the spec's own normaliser (statements and
+proofs: docs/z3.md, "Proofs of Lemmas L7, L8, L9").  For SP a SAT answer is not a violation (the lemma is
+only sufficient); for EF (L8, an equivalence) it is a candidate for the exact re-check.
 """
 from __future__ import annotations
 
@@ -76,6 +22,7 @@ REDUCIBLE_FAMILIES = ("drf-closed-form", "leximin", "algorithm1")
 
 
 def reducible(spec: Spec) -> bool:
+    """The spec is a common-level mechanism on the certification domain (Lemmas L4, L7, L8 apply)."""
     return spec.family in REDUCIBLE_FAMILIES and spec.norm is not None
 
 
@@ -112,6 +59,8 @@ def _bool(v):
 
 
 class Reduced(NamedTuple):
+    """What :func:`reduced` established (see its docstring)."""
+
     status: str
     note: str
     queries: int
@@ -120,6 +69,7 @@ class Reduced(NamedTuple):
 
     @property
     def method(self) -> str:
+        """``Lemma L7 reduction`` / ``Lemmas L7 + L9 reduction`` / ``Lemma L8 reduction``."""
         return f"Lemma{'s' if '+' in self.lemmas else ''} {self.lemmas} reduction"
 
 

@@ -1,19 +1,13 @@
-"""Cross-check an encoding against the registered implementation on concrete environments.
-
-``validate_spec(mech, env)`` fixes every parameter, encodes "x is the mechanism's allocation" for
-every case, and asks z3 (exactly) whether
-
-* some case admits the implementation's totals (must be SAT), and
-* some case admits totals different from the implementation's for some user (must be UNSAT).
-
-Together: the encoding determines exactly the implementation's totals.  For mechanisms whose
-allocation is not rational (MNW) the implementation's certified intervals are used instead.
-``certify`` runs it on random points of the domain before trusting an UNSAT, and tests/test_z3.py
-runs it on fixed and random instances for every spec.
+"""Cross-check an encoding against the registered implementation on concrete environments:
+:func:`validate_spec` asks z3 whether some case admits the implementation's totals (must be SAT) and
+whether some case admits other totals (must be UNSAT), i.e. the encoding pins exactly the
+implementation's allocation (certified intervals where it is not rational, MNW).  ``certify`` runs it on
+random points of the domain before trusting an UNSAT.
 """
 from __future__ import annotations
 
 import random
+import time
 from fractions import Fraction
 from typing import Optional
 
@@ -22,6 +16,7 @@ import z3
 from mechverify.model import Environment
 
 from .domain import Shape
+from .outcome import Budget, check_budget
 from .specs import Spec, get_spec
 from .symbolic import Ctx, SymEnv
 
@@ -45,8 +40,18 @@ def _solver(cons, timeout: float) -> z3.Solver:
     return sol
 
 
-def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: float = 30.0) -> Optional[str]:
-    """``None`` if the encoding pins exactly the implementation's totals on ``env``; else a reason."""
+def _cut(clipped: bool, what: str) -> None:
+    """An undecided check whose limit the deadline cut short is the budget running out, not a
+    disagreement of the encoding."""
+    if clipped:
+        raise Budget(f"time budget exhausted while {what}")
+
+
+def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: float = 30.0,
+                  deadline: Optional[float] = None) -> Optional[str]:
+    """``None`` if the encoding pins exactly the implementation's totals on ``env``; else a reason.
+    ``timeout`` limits each z3 check; past ``deadline`` (``time.monotonic()``) it raises
+    :class:`.outcome.Budget`."""
     spec = spec or get_spec(mech.name)
     if spec is None:
         return f"{mech.name}: no encoding"
@@ -59,14 +64,17 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
         return "the implementation gives no exact totals or bounds"
     cases = spec.cases(senv, list(range(env.n_users)))
     matched = False
-    for case in cases:
+    for k, case in enumerate(cases):
+        what = f"cross-checking the encoding ({k} of {len(cases)} cases)"
+        check_budget(deadline, what)
+        limit = timeout if deadline is None else max(0.1, min(timeout, deadline - time.monotonic()))
         ctx = Ctx()
         alloc = spec.encode(ctx, senv, case, "v")
         inside = [z3.And(X >= lo, X <= hi) if not isinstance(X, Fraction) else z3.BoolVal(lo <= X <= hi)
                   for X, (lo, hi) in zip(alloc.X, bounds)]
         # two fresh solvers rather than push/pop: z3's push preprocesses the whole formula outside
         # the timeout (22 s on 50 servers x 12 resources); a fresh check stays within it
-        other = _solver(list(ctx.cons) + [z3.Not(z3.And(inside))], timeout)
+        other = _solver(list(ctx.cons) + [z3.Not(z3.And(inside))], limit)
         r = other.check()
         if r == z3.sat:
             m = other.model()
@@ -74,12 +82,14 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
             return (f"case {case}: the encoding allows totals {got}, the implementation gives "
                     f"{[lo if lo == hi else (lo, hi) for lo, hi in bounds]}")
         if r != z3.unsat:
+            _cut(limit < timeout, what)
             return f"case {case}: z3 {r} ({other.reason_unknown()})"
-        same = _solver(list(ctx.cons) + [z3.And(inside)], timeout)
+        same = _solver(list(ctx.cons) + [z3.And(inside)], limit)
         r = same.check()
         if r == z3.sat:
             matched = True
         elif r != z3.unsat:
+            _cut(limit < timeout, what)
             return f"case {case}: z3 {r} ({same.reason_unknown()})"
     if not matched:
         return "no case of the encoding admits the implementation's allocation"

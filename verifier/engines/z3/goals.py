@@ -12,8 +12,10 @@ from typing import Any, Sequence
 
 import z3
 
+from mechverify.numbers import INF, is_inf
+
 from .encoders import SymAlloc
-from .symbolic import INF, Ctx, SymEnv, build_poly, is_inf, known_zero, vmul, vsum
+from .symbolic import Ctx, SymEnv, build_poly, known_zero, vmul, vsum
 
 __all__ = ["bundle_utility_lower", "alloc_bundle", "sp_goal", "ef_goal", "si_goal", "po_goal"]
 
@@ -53,11 +55,18 @@ def bundle_utility_lower(ctx: Ctx, true: SymEnv, j: int, amounts: Sequence[Seque
         if not is_inf(comp):
             ctx.add(v <= comp)
             bounded = True
-    else:
+    return _bound_rest(ctx, true, j, v, mask, bounded, lambda kk: ext[kk])
+
+
+def _bound_rest(ctx: Ctx, true: SymEnv, j: int, v: Any, mask: Sequence[int], bounded: bool,
+                ext_amount) -> Any:
+    """The bounds on ``v <= u_j(bundle)`` every bundle shares: ``0`` without a usable server, the
+    external amounts ``ext_amount(k)``, the task bound; a ``ValueError`` if nothing bounds ``v``."""
+    if not mask:
         ctx.add(v <= 0)
         bounded = True
     for kk in true.ext_demands(j):
-        ctx.add(vmul(v, true.external_demand[j][kk]) <= ext[kk])
+        ctx.add(vmul(v, true.external_demand[j][kk]) <= ext_amount(kk))
         bounded = True
     if true.tasks[j] is not None:
         ctx.add(v <= true.tasks[j])
@@ -68,6 +77,7 @@ def bundle_utility_lower(ctx: Ctx, true: SymEnv, j: int, amounts: Sequence[Seque
 
 
 def _cmp(a, b, strict: bool):
+    """``a > b`` (``a >= b`` unless strict) as a z3 Boolean."""
     r = a > b if strict else a >= b
     return z3.BoolVal(r) if isinstance(r, bool) else r
 
@@ -88,22 +98,11 @@ def alloc_utility_lower(ctx: Ctx, true: SymEnv, j: int, rep: SymEnv, alloc: SymA
     bounded = False
     if mask:
         dem = true.demands(j)
-        if dem:
-            for r in dem:
-                ctx.add(vmul(v, true.demand[j][r]) <= vmul(vmul(scale, Xm), rep.demand[k][r]))
-            bounded = True
-    else:
-        ctx.add(v <= 0)
-        bounded = True
-    for kk in true.ext_demands(j):
-        ctx.add(vmul(v, true.external_demand[j][kk]) <= vmul(vmul(scale, alloc.X[k]), rep.external_demand[k][kk]))
-        bounded = True
-    if true.tasks[j] is not None:
-        ctx.add(v <= true.tasks[j])
-        bounded = True
-    if not bounded:
-        raise ValueError(f"users[{j}]: infinite utility")
-    return v
+        for r in dem:
+            ctx.add(vmul(v, true.demand[j][r]) <= vmul(vmul(scale, Xm), rep.demand[k][r]))
+        bounded = bool(dem)
+    return _bound_rest(ctx, true, j, v, mask, bounded,
+                       lambda kk: vmul(vmul(scale, alloc.X[k]), rep.external_demand[k][kk]))
 
 
 def sp_goal(ctx: Ctx, true: SymEnv, deviated: SymEnv, alloc_dev: SymAlloc, i: int, truthful_utility: Any,

@@ -1,25 +1,7 @@
-"""Which mechanisms have a symbolic encoding, and how (one :class:`Spec` per registered name).
-
-A spec turns a :class:`~.symbolic.SymEnv` into constraints "x is this mechanism's allocation"
-(``encode``), lists the discrete cases the encoding is split into (``cases``), and says when an
-environment is outside what the encoding covers (``covers`` -> reason or ``None``).  The
-normalisers mirror the implementations in ``mechanisms/`` (checked by :func:`.validate.validate_spec`
-on concrete instances, and by tests/test_z3.py):
-
-| spec | mechanism module | normaliser ``N_j`` | encoder |
-|---|---|---|---|
-| drf | drf_family | ``1 / max_{r in R + K} d/c`` (one server, external pooled) | closed form when every user demands every resource and tasks are unbounded, else leximin |
-| drfh, c-drfh | drf_family | ``1 / max_r d[j,r]/C_r`` (pooled capacities) | leximin |
-| tsf, cdrf | drf_family | ``sum_s min_r c[s,r]/d[j,r]`` (all servers) | leximin |
-| tsf-er-maxmin | tsf_er | ``eta_j`` (seed 004 eq. (6)) | leximin |
-| tsf-er | tsf_er | ``eta_j`` | Algorithm 1 (common level per round) |
-| drf-er | seed004_rivals | ``1 / max(d/C, d_er/c_er)`` | Algorithm 1 |
-| cru | seed004_rivals | objective ``sum X_j / eta_j`` with EF and SI rows | one LP (unbounded users only) |
-| mnw | seed004_rivals | ``max sum w_j log X_j`` | KKT |
-
-``N = inf`` falls back to the task bound or the external limit and ``N = 0`` takes the user out, as
-``mechanisms/common.py`` does.  Every spec's mechanism is invariant under rescaling one user's
-demand vector when that user has no task bound (Lemma L1, docs/z3.md; tested).
+"""Which mechanisms have a symbolic encoding, and how: one :class:`Spec` per registered name (its
+family, normaliser and cases; ``covers`` says when an environment is outside the encoding).  The
+normalisers mirror ``mechanisms/`` and are checked against them by :func:`.validate.validate_spec`
+(table: docs/z3.md, "Specs").
 """
 from __future__ import annotations
 
@@ -27,9 +9,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
-from .encoders import (Norm, SymAlloc, common_level, common_level_cases, drf_closed_form, leximin, leximin_cases,
-                       lp_argmax, nash_kkt)
-from .symbolic import INF, Ctx, Row, SymEnv, build_poly, is_inf, is_sym, known_zero, vsum
+from mechverify.numbers import INF, is_inf
+
+from .encoders import (Norm, SymAlloc, common_level, common_level_case_count, common_level_cases, drf_closed_form,
+                       leximin, leximin_case_count, leximin_cases, lp_argmax, nash_kkt)
+from .symbolic import Ctx, Row, SymEnv, build_poly, is_sym, known_zero, vsum
 
 __all__ = ["Spec", "SPECS", "get_spec", "NOT_COVERED"]
 
@@ -52,13 +36,16 @@ def _fallback(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
     """``mechanisms.common.fallback_normaliser``: ``n_j``, else the external limit, else ``None``."""
     if senv.tasks[j] is not None:
         return senv.tasks[j] if senv.tasks[j] > 0 else None
-    pairs = [(senv.external_capacity[k], senv.external_demand[j][k]) for k in senv.ext_demands(j)]
-    if not pairs:
-        return None
-    m = ctx.min_ratio(pairs, f"fb_{tag}_{j}")
-    if known_zero(m):
+    m = _external_limit(ctx, senv, j, f"fb_{tag}_{j}")
+    if is_inf(m) or known_zero(m):
         return None
     return m
+
+
+def _external_limit(ctx: Ctx, senv: SymEnv, j: int, name: str) -> Any:
+    """``min_k c_er[k] / d_er[j,k]`` over the external resources ``j`` demands (``INF``: none)."""
+    return ctx.min_ratio([(senv.external_capacity[k], senv.external_demand[j][k]) for k in senv.ext_demands(j)],
+                         name)
 
 
 def _norm_from_value(ctx, senv, j, N, tag) -> Norm:
@@ -98,6 +85,7 @@ def dominant_share(ctx: Ctx, senv: SymEnv, j: int, tag: str, *, pooled: bool, ex
 
 
 def tsf_gamma(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
+    """TSF's ``gamma_j = sum_s min_r c[s,r] / d[j,r]`` (monopoly tasks summed over servers)."""
     terms = [senv.monopoly(ctx, j, s, tag) for s in range(senv.S)]
     if any(is_inf(t) for t in terms):
         return INF
@@ -105,11 +93,11 @@ def tsf_gamma(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
 
 
 def tsf_er_eta(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
+    """TSF-ER's ``eta_j = min(gamma_j, min_k c_er[k] / d_er[j,k])`` (seed 004 eq. (6))."""
     comp = tsf_gamma(ctx, senv, j, tag)
-    ext = [(senv.external_capacity[k], senv.external_demand[j][k]) for k in senv.ext_demands(j)]
-    if not ext:
+    e = _external_limit(ctx, senv, j, f"eer_{tag}_{j}")
+    if is_inf(e):
         return comp
-    e = ctx.min_ratio(ext, f"eer_{tag}_{j}")
     if is_inf(comp):
         return e
     return ctx.min_of([comp, e], f"eta_{tag}_{j}")
@@ -118,6 +106,8 @@ def tsf_er_eta(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
 # ---------------------------------------------------------------------- specs
 @dataclass
 class Spec:
+    """How one mechanism is encoded: its family, normaliser and certification-domain normalisation."""
+
     name: str
     family: str  # 'drf-closed-form' | 'leximin' | 'algorithm1' | 'lp-argmax' | 'kkt'
     norm: Optional[Callable] = None  # (ctx, senv, j, tag) -> Norm
@@ -137,6 +127,7 @@ class Spec:
 
     # -------------------------------------------------------------- coverage
     def covers(self, senv: SymEnv) -> Optional[str]:
+        """Why ``senv`` is outside what the encoding covers (``None``: covered)."""
         if self.requires_unbounded and any(t is not None for t in senv.tasks):
             return f"{self.name}: the encoding covers unbounded task counts only"
         for j in range(senv.J):
@@ -164,6 +155,7 @@ class Spec:
         return out
 
     def use_closed_form(self, senv: SymEnv) -> bool:
+        """DRF's one-round closed form applies: unbounded tasks, positive capacities and demands."""
         if self.family != "drf-closed-form":
             return False
         if any(t is not None for t in senv.tasks):
@@ -191,6 +183,7 @@ class Spec:
         return True
 
     def cases(self, senv: SymEnv, targets: Sequence[int]) -> list:
+        """The discrete cases the encoding is split into (``targets``: users the goal reads)."""
         if self.family == "drf-closed-form" and self.use_closed_form(senv):
             return [None]
         if self.family in ("leximin", "drf-closed-form"):
@@ -201,6 +194,19 @@ class Spec:
             bounded = [j for j in self.participants(senv) if senv.tasks[j] is not None]
             return common_level_cases(bounded)
         return [None]
+
+    def case_count(self, senv: SymEnv, targets: Sequence[int]) -> int:
+        """How many cases :meth:`cases` gives (an upper bound), without enumerating them."""
+        if self.family == "drf-closed-form" and self.use_closed_form(senv):
+            return 1
+        if self.family in ("leximin", "drf-closed-form"):
+            if self.positive_domain(senv):
+                return 1
+            parts = self.participants(senv)
+            return leximin_case_count(len(parts), len([t for t in set(targets) if t in parts]))
+        if self.family == "algorithm1":
+            return common_level_case_count(len([j for j in self.participants(senv) if senv.tasks[j] is not None]))
+        return 1
 
     # -------------------------------------------------------------- encoding
     def encode(self, ctx: Ctx, senv: SymEnv, case, tag: str, need: str = "exact") -> SymAlloc:
@@ -326,4 +332,5 @@ SPECS: dict[str, Spec] = {s.name: s for s in (
 
 
 def get_spec(name: str) -> Optional[Spec]:
+    """The spec of a registered mechanism name (``None``: not encoded, see :data:`NOT_COVERED`)."""
     return SPECS.get(name)

@@ -24,11 +24,14 @@ GRACE = 2.0
 
 
 def default_jobs() -> int:
+    """Worker processes by default: one per core."""
     return max(1, os.cpu_count() or 1)
 
 
 @dataclass
 class Job:
+    """One query: SMT-LIB text, the names whose values a model should return, a time limit."""
+
     key: Any
     smt2: str
     names: Sequence[str] = ()  # constants whose model values are returned (as Fractions / approximations)
@@ -38,6 +41,8 @@ class Job:
 
 @dataclass
 class JobResult:
+    """A query's outcome: ``sat`` (with values) | ``unsat`` | ``unknown`` (with z3's reason)."""
+
     key: Any
     status: str  # 'sat' | 'unsat' | 'unknown'
     seconds: float
@@ -47,6 +52,7 @@ class JobResult:
 
 
 def to_smt2(constraints: Iterable[Any]) -> str:
+    """Constraints as SMT-LIB text (what a worker process receives)."""
     s = z3.Solver()
     for c in constraints:
         s.add(c)
@@ -109,6 +115,7 @@ class _Worker:
         self.started = 0.0
 
     def kill(self) -> None:
+        """Kill the worker process (a job overran its limit)."""
         try:
             self.proc.kill()
         finally:
@@ -116,6 +123,7 @@ class _Worker:
             self.parent.close()
 
     def stop(self) -> None:
+        """Ask the idle worker to exit; kill it if it does not."""
         try:
             self.parent.send(None)
         except (OSError, BrokenPipeError):

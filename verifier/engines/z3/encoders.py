@@ -1,44 +1,15 @@
-"""Encodings of "x is the mechanism's allocation" for symbolic environments.
-
-Every encoder adds constraints to a :class:`~.symbolic.Ctx` that hold iff ``x`` (the polytope's
-column variables) is an allocation the mechanism's DEFINITION allows on the symbolic environment.
-Where the definition allows several splits of the (unique) totals over servers, every one of them
-satisfies the encoding, so an UNSAT query speaks about all of them (the returned allocation
-included); a SAT model is only a candidate until the exact re-check.
-
-Encoders (proofs in docs/z3.md):
-
-* :func:`leximin` -- lexicographic max-min of scores ``X_j / (w_j N_j)`` over a polytope, by a
-  CLOSED CHARACTERISATION instead of one level per round.  A case fixes the weak order of the
-  scores up to the last group that contains a *target* user (ordered groups ``G_1 < ... < G_q``,
-  the remaining users ``above``).  Constraints: ``x`` feasible; equal scores inside a group,
-  strictly increasing between groups, ``above`` strictly higher; and for every group one LP dual
-  certificate that the group's total cannot grow while no user of ``G_1..G_q`` loses:
-
-      mu >= 0, nu >= 0:   (A^T mu)_(k,s) >= nu_k [k in G_<=q] + [k in G_q]   for every column (k,s)
-                          b^T mu <= sum_{k in G_q} X_k + sum_{k in G_<=q} nu_k X_k
-
-  (``style="cs"``, the default, states optimality of ``y = x`` by complementary slackness instead
-  of the last inequality: a priced row is tight at ``x``, a used column is priced exactly.  Same
-  meaning, no products ``nu_k X_k``: linear when the data are concrete.)
-  Lemma L3 (docs/z3.md): if these hold, every user whose score is at most a target's score has
-  exactly its leximin score, and the true leximin allocation satisfies the case of its own order.
-* :func:`common_level` -- seed 004 Algorithm 1 (TSF-ER, DRF-ER, DRF/TSF-alpha): one LP per round
-  (``max g`` with active users at ``X_j = w_j N_j g``, saturated users at ``n_j``), each round by
-  primal feasibility + a dual certificate (weak duality gives optimality); the case is the sequence
-  of saturating sets.
-* :func:`lp_argmax` -- one LP ``max c.X`` (CRU): primal feasibility + dual feasibility + strong
-  duality (``b^T y <= c^T x``).
-* :func:`nash_kkt` -- ``max sum w_j log X_j`` (MNW): KKT conditions (exact: concave objective,
-  linear constraints).
-* :func:`drf_closed_form` -- DRF on one server when every user demands every resource: progressive
-  filling ends in one round, ``X_j D_j = w_j t`` and some resource saturated.
+"""Encodings of "x is the mechanism's allocation" for symbolic environments: :func:`leximin` (Lemma L3),
+:func:`common_level` (seed 004 Algorithm 1), :func:`lp_argmax` (CRU), :func:`nash_kkt` (MNW),
+:func:`drf_closed_form`.  Every split of the totals the definition allows satisfies an encoding, so an
+UNSAT query speaks about all of them; a SAT model is only a candidate (docs/z3.md, "Encoders").
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
+from math import comb
 from typing import Any, Optional, Sequence
 
 import z3
@@ -46,7 +17,8 @@ import z3
 from .symbolic import (Ctx, Poly, Row, SymEnv, build_poly, column_dual, dual_objective, is_sym,
                        known_zero, vmul, vsum)
 
-__all__ = ["SymAlloc", "leximin", "leximin_cases", "common_level", "common_level_cases", "lp_argmax",
+__all__ = ["SymAlloc", "leximin", "leximin_cases", "leximin_case_count", "common_level", "common_level_cases",
+           "common_level_case_count", "lp_argmax",
            "nash_kkt", "drf_closed_form", "Norm"]
 
 Norm = Optional[tuple]  # (num, den): N = num/den > 0; None = the user takes no part
@@ -54,11 +26,14 @@ Norm = Optional[tuple]  # (num, den): N = num/den > 0; None = the user takes no 
 
 @dataclass
 class SymAlloc:
+    """An encoded allocation: its polytope (``None``: totals only, Lemma L6) and per-user totals ``X``."""
+
     poly: Poly
     X: list  # totals per user (V)
     note: str = ""
 
     def x(self, j: int, s: int) -> Any:
+        """User ``j``'s tasks on server ``s`` (0 where it has no column)."""
         return self.poly.x.get((j, s), Fraction(0))  # poly None: only totals are encoded (Lemma L6)
 
 
@@ -80,16 +55,39 @@ def _const_bool(v):
 
 
 # ---------------------------------------------------------------------- leximin
-def _ordered_partitions(items: list) -> list:
+def _ordered_partitions(items: list):
+    """Every ordered partition (weak order) of ``items``, generated one at a time."""
     if not items:
-        return [[]]
-    first, out = items[0], []
+        yield []
+        return
+    first = items[0]
     for rest in _ordered_partitions(items[1:]):
         for i in range(len(rest)):
-            out.append(rest[:i] + [rest[i] + [first]] + rest[i + 1:])
+            yield rest[:i] + [rest[i] + [first]] + rest[i + 1:]
         for i in range(len(rest) + 1):
-            out.append(rest[:i] + [[first]] + rest[i:])
-    return out
+            yield rest[:i] + [[first]] + rest[i:]
+
+
+@lru_cache(maxsize=None)
+def _fubini(n: int) -> int:
+    """Number of ordered partitions of ``n`` items (ordered Bell number)."""
+    return 1 if n == 0 else sum(comb(n, k) * _fubini(n - k) for k in range(1, n + 1))
+
+
+def leximin_case_count(participants: int, targets: int) -> int:
+    """How many cases :func:`leximin_cases` gives (exact for 0, 1 or every participant a target; an
+    upper bound otherwise), without enumerating them."""
+    if participants == 0 or targets == 0:
+        return 1
+    if targets == 1:  # the others below the target (ordered) or in its group; the rest above
+        last = [sum(comb(m, j) * _fubini(m - j) for j in range(m + 1)) for m in range(participants)]
+        return sum(comb(participants - 1, k) * last[k] for k in range(participants))
+    return _fubini(participants)
+
+
+def common_level_case_count(bounded: int) -> int:
+    """How many cases :func:`common_level_cases` gives for ``bounded`` users, without enumerating."""
+    return sum(comb(bounded, k) * _fubini(k) for k in range(bounded + 1))
 
 
 def leximin_cases(participants: Sequence[int], targets: Sequence[int]) -> list:
@@ -112,6 +110,8 @@ def leximin_cases(participants: Sequence[int], targets: Sequence[int]) -> list:
 
 
 def leximin(ctx: Ctx, poly: Poly, norms: Sequence[Norm], case, tag: str, style: str = "cs") -> SymAlloc:
+    """``x`` is leximin of the scores ``X_j / (w_j N_j)`` on ``poly`` in the weak order ``case`` (Lemma L3;
+    the module docstring states the constraints)."""
     senv = poly.senv
     X = [poly.total(j) for j in range(senv.J)]
     w = senv.weight
@@ -204,17 +204,7 @@ def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, 
         for j in active:
             num, den = norms[j]
             ctx.add(_const_bool(vmul(den, X[j]) == vmul(vmul(w[j], num), g)))
-        # dual certificate: rows mu >= 0, user rows pi free
-        mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
-        pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part_r}
-        for col in poly.cols:
-            j = col[0]
-            if j not in part_r:
-                continue
-            coef = norms[j][1] if j in active else Fraction(1)
-            ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], coef)]) >= 0))
-        ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in active) <= -1))
-        ctx.add(_const_bool(vsum([dual_objective(poly, mu)] + [vmul(pi[j], senv.tasks[j]) for j in sat]) <= g))
+        _level_dual(ctx, poly, norms, part_r, active, sat, g, rt)
         # saturation decisions of this round
         newly = set(Q) if Q is not None else set()
         for j in active:
@@ -230,6 +220,25 @@ def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, 
             break
         sat_so_far.extend(Q)
     return final
+
+
+def _level_dual(ctx: Ctx, poly: Poly, norms: Sequence[Norm], part: Sequence[int], active: Sequence[int],
+                sat: Sequence[int], g: Any, rt: str) -> None:
+    """A dual certificate that no feasible ``x`` reaches a level above ``g`` in this round of
+    ``max g`` (``X_j = w_j N_j g`` for ``active`` users, ``X_j = n_j`` for the saturated ``sat``):
+    rows ``mu >= 0``, user rows ``pi`` free, ``(A^T mu)_(j,s) + pi_j coef_j >= 0`` on the columns of
+    ``part``, ``sum_active pi_j w_j num_j <= -1`` and ``b^T mu + sum_sat pi_j n_j <= g``."""
+    senv, w = poly.senv, poly.senv.weight
+    mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
+    pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part}
+    for col in poly.cols:
+        j = col[0]
+        if j not in part:
+            continue
+        coef = norms[j][1] if j in active else Fraction(1)
+        ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], coef)]) >= 0))
+    ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in active) <= -1))
+    ctx.add(_const_bool(vsum([dual_objective(poly, mu)] + [vmul(pi[j], senv.tasks[j]) for j in sat]) <= g))
 
 
 def poolable(senv: SymEnv) -> bool:
@@ -306,15 +315,7 @@ def _common_level_one_sided(ctx, senv, norms, tag, need, external, server_extern
         return SymAlloc(poly, X, "algorithm1 (level <= optimum: primal only)")
     # need == "lower": X_j = w_j N_j g and a dual certificate g >= g*
     X = _level_totals(ctx, senv, norms, part, g, rt, fresh=lambda num: False)
-    mu = [ctx.nonneg(f"mu_{rt}") for _ in poly.rows]
-    pi = {j: ctx.var(f"pi_{rt}_{j}") for j in part}
-    for col in poly.cols:
-        j = col[0]
-        if j not in part:
-            continue
-        ctx.add(_const_bool(vsum([column_dual(poly, mu, col), vmul(pi[j], norms[j][1])]) >= 0))
-    ctx.add(_const_bool(vsum(vmul(vmul(pi[j], w[j]), norms[j][0]) for j in part) <= -1))
-    ctx.add(_const_bool(dual_objective(poly, mu) <= g))
+    _level_dual(ctx, poly, norms, part, part, [], g, rt)
     return SymAlloc(poly, X, "algorithm1 (level >= optimum: dual only)")
 
 

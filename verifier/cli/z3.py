@@ -1,17 +1,6 @@
-"""CLI ``certify`` (bounded certification by z3), ``query`` (exact per-instance z3 queries) and the
-``run --certify`` hook.
-
-``certify`` prints exactly one of: ``certified for domain D (z3)`` (every case UNSAT and the vacuity
-control SAT), ``violated (counterexample path)`` (a SAT model that passed the exact re-check and was
-stored), ``vacuous`` (the control was UNSAT: the domain is empty, nothing is certified) or
-``not certified: unknown (reason)`` (timeout / solver unknown).  Exit code 0 for certified, 1 for
-violated, 3 for vacuous or unknown.
-
-``query`` fixes one instance and asks z3 an exact question about it (``z3engine/instance.py``): SP
-with one user's report symbolic (every support pattern; eligible sets by enumeration), or EF / SI / PO
-of the mechanism's allocation.  It prints ``violated (path)`` (SAT, exact re-check passed, stored),
-``certified on this instance for space S (z3)`` (every query UNSAT, vacuity control SAT),
-``vacuous`` or ``not certified: unknown (reason)``; same exit codes.
+"""CLI ``certify`` (z3 on a whole symbolic domain) and ``query`` (z3 on one instance).  The engine proposes; these commands store a confirmed violation through ``store.persist`` and
+print ``certified ...`` / ``violated (path)`` / ``vacuous`` / ``not certified: unknown (reason)``, exit
+code 0 / 1 / 3 / 3 (docs/z3.md).
 """
 from __future__ import annotations
 
@@ -21,12 +10,43 @@ from typing import Optional
 
 from mechverify.model import describe_shape
 
-from .cli import CliError, command
+from .. import report
+from ..results import Result
+from .common import CliError, command
 
 EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
 
 
+def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[dict] = None) -> Result:
+    """Record the claims covering the cell (``claims_for``) and what the verdict means for them; a
+    violation's certificate goes through THE store gate (``store.persist``: minimised, then written under
+    ``root``; ``None``: not written).  Minimising keeps the counterexample inside every claim it lies in
+    and, for ``certify``, inside the domain's positive data.  Afterwards ``certificate`` and
+    ``counterexample`` are the stored (minimised) counterexample, while ``note`` still states the
+    violation as found on the instance or domain that was asked about.  ``provenance`` extends the
+    engine's."""
+    from ..claims import assumption_broken, claims_for, outcomes
+    from ..store import persist
+
+    res.claims = claims_for(mech, res.property, res.variant)
+    if res.verdict == "violated" and res.certificate is not None:
+        w = res.certificate.witness
+        inside = [c for c in res.claims if assumption_broken(c, w.env, w.deviation) is None]
+        domain = None
+        if res.domain:  # certify: D has positive demands and capacities
+            from ..engines.strategies import Domain
+            domain = Domain(zero_demands=False, zero_capacities=False)
+        done = persist(res.certificate, mech, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
+                       root=root, claims=res.claims, domain=domain,
+                       accept=(lambda env: all(c.covers(env) is None for c in inside)) if inside else None)
+        res.certificate, res.counterexample, res.stored_new = done.certificate, done.path, done.new
+        res.minimality = done.minimality
+    res.outcomes = outcomes(res.claims, res.verdict, res.certificate.witness if res.certificate is not None else None)
+    return res
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
+    """``certify``'s arguments."""
     p.add_argument("mechanism", help="mechanism name (see 'list')")
     p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
     p.add_argument("--variant", default=None, help="property variant (default: the property's default)")
@@ -48,10 +68,11 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 @command("certify", "z3: certify a property on a whole symbolic domain of one shape (UNSAT = no violation)")(_configure)
 def cmd_certify(args: argparse.Namespace) -> int:
+    """``certify MECH --property P --users J --servers S --resources R [--external K]``."""
     from mechanisms import get
 
-    from .properties import get_property
-    from .z3engine import SUPPORTED, Shape, certify
+    from ..properties import get_property
+    from ..engines.z3 import SUPPORTED, Shape, certify
 
     mech = get(args.mechanism)
     prop = get_property(args.property)
@@ -69,33 +90,27 @@ def cmd_certify(args: argparse.Namespace) -> int:
         raise CliError(str(exc))
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
-    res = certify(mech, prop.name, variant, shape, timeout=args.timeout, store_dir=args.store, method=args.method,
-                  jobs=args.jobs)
+    res = certify(mech, prop.name, variant, shape, timeout=args.timeout, method=args.method, jobs=args.jobs)
+    persist_result(res, mech, args.store)
     if args.format == "json":
-        print(json.dumps(res.to_dict(), indent=1))
-        return EXIT.get(res.status, 3)
+        print(json.dumps(report.certify_json(res), indent=1))
+        return EXIT.get(res.verdict, 3)
     head = f"{mech.name} {prop.name}/{variant} on " \
            f"{describe_shape(args.users, args.servers, args.resources, args.external)}"
     return _print_verdict(head, res, f"certified for domain D (z3, {res.details.get('method', 'full encoding')})",
                           [f"D.{k}: {v}" for k, v in res.domain.items()])
 
 
-def _print_verdict(head: str, res, certified: str, lines: list) -> int:
-    """One verdict line (plus the certified domain / space) for ``certify`` and ``query``."""
-    if res.status == "certified":
-        print(f"{head}: {certified} in {res.seconds:.2f} s")
-        for line in lines + [res.reason]:
-            print(f"  {line}")
-    elif res.status == "violated":
-        print(f"{head}: violated ({res.counterexample_path or 'not stored'}) -- {res.reason}")
-    elif res.status == "vacuous":
-        print(f"{head}: vacuous -- the vacuity control is UNSAT, so nothing is certified ({res.reason})")
-    else:
-        print(f"{head}: not certified: unknown ({res.reason})")
-    return EXIT.get(res.status, 3)
+def _print_verdict(head: str, res: Result, certified: str, lines: list) -> int:
+    """Print the verdict (``report.z3_verdict_text``); the exit code."""
+    from ..report import z3_verdict_text
+
+    print(z3_verdict_text(head, res, certified, lines))
+    return EXIT.get(res.verdict, 3)
 
 
 def _configure_query(p: argparse.ArgumentParser) -> None:
+    """``query``'s arguments."""
     p.add_argument("mechanism", help="mechanism name (see 'list')")
     p.add_argument("instance", help="instance JSON file (the truthful environment)")
     p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
@@ -115,11 +130,12 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
 @command("query", "z3: exact question on one instance (can a user's misreport gain? EF/SI/PO of the allocation)")(
     _configure_query)
 def cmd_query(args: argparse.Namespace) -> int:
+    """``query MECH INSTANCE [--property P] [--user NAME] ...``."""
     from mechanisms import get
     from mechverify.model import load_environment
 
-    from .properties import get_property
-    from .z3engine import instance_query
+    from ..properties import get_property
+    from ..engines.z3 import instance_query
 
     mech = get(args.mechanism)
     prop = get_property(args.property)
@@ -139,35 +155,11 @@ def cmd_query(args: argparse.Namespace) -> int:
                 raise CliError(f"--user: {name!r} is not a user of {args.instance} (users: {', '.join(env.users)})")
             users.append(env.users.index(name))
     res = instance_query(mech, env, prop.name, variant, users=users, timeout=args.timeout, jobs=args.jobs,
-                         store_dir=args.store, joint=args.joint)
+                         joint=args.joint)
+    persist_result(res, mech, args.store, provenance={"instance": args.instance})
     if args.format == "json":
-        out = res.to_dict()
-        out["instance"] = args.instance
-        print(json.dumps(out, indent=1))
-        return EXIT.get(res.status, 3)
+        print(json.dumps(report.query_json(res, args.instance), indent=1))
+        return EXIT.get(res.verdict, 3)
     head = f"{mech.name} {prop.name}/{variant} on {args.instance} ({env.describe()})"
-    return _print_verdict(head, res, "certified on this instance for space S (z3)", [f"S: {res.space}"])
-
-
-def _run_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[dict]:
-    """``run --certify``: certify the smallest shape of the mechanism's setting (2 users, 1 server,
-    2 resources) when the z3 layer covers the cell; only a real certificate is reported."""
-    from .z3engine import SUPPORTED, Shape, certify
-
-    if variant not in SUPPORTED.get(prop_name, ()):
-        return None
-    res = certify(mech, prop_name, variant, Shape(users=2, servers=1, resources=2), timeout=budget)
-    if res.status != "certified":
-        return None
-    return {"domain": res.domain, "method": res.details.get("method", "full encoding"), "note": f"z3: {res.reason}"}
-
-
-def _register() -> None:
-    try:
-        from .run import register_certifier
-    except ImportError:  # pragma: no cover
-        return
-    register_certifier(_run_certifier)
-
-
-_register()
+    return _print_verdict(head, res, "certified on this instance for space S (z3)",
+                          [f"S: {res.details.get('space', '')}"])
