@@ -37,40 +37,18 @@ class SeedCase:
     note: str = ""
 
 
-# seed 001 Sec. IV-D says DRFH is not SI but prints no instance; this one was found by exhaustive
-# small search (examples/001-drfh-not-si.json) and is re-derived by hand in tests/test_seed_cases.py.
-CASES: list[SeedCase] = [
-    SeedCase("c-drfh", "bf", "per-server", "000 Sec. II-B, Fig. 1 (C-DRFH gives 5.45/6.54, not 6/6)",
-             "examples/000-fig1.json"),
-    SeedCase("tsf", "bf", "per-server", "000 Sec. II-B, Fig. 1 (TSF gives 4/8, not 6/6)", "examples/000-fig1.json"),
-    SeedCase("per-server-drf", "po", "fractional", "001 Sec. III-D, Figs. 1-3 (6+6 tasks vs 10+10)",
-             "examples/001-fig1.json"),
-    SeedCase("drfh", "si", "per-server-split", "001 Sec. IV-D (DRFH is not SI; instance found by search)",
-             "examples/001-drfh-not-si.json"),
-    SeedCase("c-drfh", "bf", "per-server", "002 Sec. II-B, Fig. 1 (weights 1,1,2)", "examples/002-fig1-weighted.json"),
-    SeedCase("tsf", "bf", "per-server", "002 Sec. II-B, Fig. 1 (weights 1,1,2)", "examples/002-fig1-weighted.json"),
-]
+#: the cases, as data (instances are files under examples/)
+CASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds.json")
 
-# seed 004 (Table 2, Thms 3-4, Fig. 2, App. 9.1-9.2)
-_B_LIES = {"kind": "misreport", "reports": [{"user": "B", "demand": ["4"], "external_demand": ["7"]}]}
 
-CASES += [
-    SeedCase("cru", "sp", "demand", "004 App. 9.1 (B reports (4 CPU, 7 BW); paper: 0.832/0.647 tasks, exact 1 and 7/9)",
-             "examples/004-app91-truthful.json", deviation=_B_LIES),
-    SeedCase("mnw", "sp", "demand", "004 App. 9.2 (B reports (4 CPU, 7 BW): 1 task, true utility 7/9 > 5/8)",
-             "examples/004-app91-truthful.json", deviation=_B_LIES),
-    SeedCase("drf-eq", "po", "fractional", "004 Thm 3, Fig. 2 (DRF-eq leaves both users worse off than 5/5)",
-             "examples/004-fig2.json"),
-    SeedCase("tsf-cpu", "po", "fractional", "004 Thm 4, Fig. 2 (TSF-cpu is Pareto dominated)", "examples/004-fig2.json"),
-    SeedCase("tsf-mem", "si", "external", "004 Thm 4, Table 2 (TSF-alpha not SI; Fig. 2 instance)",
-             "examples/004-fig2.json"),
-    SeedCase("drf-eq", "si", "external", "004 Thm 3, Table 2 (DRF-alpha not SI; instance by search)",
-             "examples/004-drf-eq-not-si.json"),
-    SeedCase("tsf-eq", "si", "external", "004 Thm 4, Table 2 (TSF-alpha not SI; instance by search)",
-             "examples/004-tsf-eq-not-si.json"),
-    SeedCase("drf-er", "si", "external", "004 Table 2 (DRF-ER not SI; instance by search)",
-             "examples/004-drf-er-not-si.json"),
-]
+def _load_cases() -> list[SeedCase]:
+    with open(CASES_FILE, encoding="utf-8") as fh:
+        rows = json.load(fh)["cases"]
+    return [SeedCase(r["mechanism"], r["property"], r["variant"], r["source"], r["instance"], r.get("deviation"))
+            for r in rows]
+
+
+CASES: list[SeedCase] = _load_cases()
 
 
 def all_cases() -> list[SeedCase]:
