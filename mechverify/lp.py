@@ -36,7 +36,7 @@ try:  # pragma: no cover - import guard
 except ImportError as exc:  # pragma: no cover
     raise ImportError("mechverify needs highspy (pip install highspy)") from exc
 
-__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve"]
+__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3"]
 
 _INF = highspy.kHighsInf
 _BS = highspy.HighsBasisStatus
@@ -281,15 +281,15 @@ class LPSession:
         if ms == highspy.HighsModelStatus.kInfeasible:
             res = LPResult("infeasible", method="highs")
             if exact:
-                return _z3_solve(self.lp)  # confirm infeasibility exactly
+                return solve_z3(self.lp)  # confirm infeasibility exactly
             return res
         if ms in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
             if exact:
-                return _z3_solve(self.lp)
+                return solve_z3(self.lp)
             return LPResult("unbounded", method="highs")
         if ms != highspy.HighsModelStatus.kOptimal:
             if exact:
-                return _z3_solve(self.lp)
+                return solve_z3(self.lp)
             return LPResult("error", method="highs", reason=f"HiGHS status {self.h.modelStatusToString(ms)}")
         sol = self.h.getSolution()
         x = list(sol.col_value)
@@ -304,7 +304,7 @@ class LPSession:
         ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
         if ex is not None:
             return ex
-        return _z3_solve(self.lp)
+        return solve_z3(self.lp)
 
 
 def solve(lp: LinearProgram, exact: bool = False, time_limit: Optional[float] = None) -> LPResult:
@@ -449,7 +449,7 @@ def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> 
 
 
 # ---------------------------------------------------------------------- exact fallback (z3)
-def _z3_solve(lp: LinearProgram, timeout_ms: int = 60000) -> LPResult:
+def solve_z3(lp: LinearProgram, timeout_ms: int = 60000) -> LPResult:
     """Exact LP by z3's rational simplex (Optimize).  Primal only (no duals)."""
     import z3
 

@@ -46,6 +46,7 @@ def env_of(resources, servers, users, external=None):
 
 
 def example(name):
+    """An instance of ``examples/`` by file name."""
     return load_environment(os.path.join(EX, name))
 
 
@@ -285,9 +286,10 @@ def po_cert():
     return p.recheck(m, p.evaluate(m, env, "fractional", exact=True).witness)
 
 
-def run_cli(*args):
+def run_cli(*args, timeout=300, input=None):
+    """``python -m verifier ARGS`` in a real subprocess from the repository root (stdout, stderr, exit code)."""
     return subprocess.run([sys.executable, "-m", "verifier", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=timeout, input=input)
 
 
 def corrupt(path, edit):

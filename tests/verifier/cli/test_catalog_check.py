@@ -15,14 +15,14 @@ import pytest
 
 import mechanisms
 from verifier.cli import main
+from tests.helpers import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIG1_000 = os.path.join(ROOT, "examples", "000-fig1.json")
 FIG1_001 = os.path.join(ROOT, "examples", "001-fig1.json")
 RESULT_KEYS = {"mechanism", "users", "servers", "tasks", "totals", "exact"}
 
 
-def cli(capsys, *argv):
+def run_main(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
@@ -39,11 +39,11 @@ def small(**user_over):
 def test_list_names_every_registered_mechanism(capsys):
     names = [m.name for m in mechanisms.all_mechanisms()]
     assert len(names) >= 9
-    code, out, _ = cli(capsys, "list")
+    code, out, _ = run_main(capsys, "list")
     assert code == 0
     listed = {line.split()[0] for line in out.splitlines() if line and not line.startswith(" ")}
     assert listed == set(names)
-    code, out, _ = cli(capsys, "list", "--format", "json")
+    code, out, _ = run_main(capsys, "list", "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert [d["name"] for d in data] == names
@@ -53,7 +53,7 @@ def test_list_names_every_registered_mechanism(capsys):
 
 # ---------------------------------------------------------------------- allocate
 def test_allocate_json_schema_float(capsys):
-    code, out, err = cli(capsys, "allocate", "tsf", FIG1_000, "--format", "json")
+    code, out, err = run_main(capsys, "allocate", "tsf", FIG1_000, "--format", "json")
     assert code == 0 and err == ""
     res = json.loads(out)
     assert set(res) == RESULT_KEYS
@@ -66,7 +66,7 @@ def test_allocate_json_schema_float(capsys):
 
 
 def test_allocate_json_schema_exact(capsys):
-    code, out, _ = cli(capsys, "allocate", "c-drfh", FIG1_000, "--format", "json", "--exact")
+    code, out, _ = run_main(capsys, "allocate", "c-drfh", FIG1_000, "--format", "json", "--exact")
     assert code == 0
     res = json.loads(out)
     assert set(res) == RESULT_KEYS and res["exact"] is True
@@ -79,7 +79,7 @@ def test_allocate_json_schema_exact(capsys):
 
 
 def test_allocate_table(capsys):
-    code, out, _ = cli(capsys, "allocate", "per-server-drf", FIG1_001, "--exact")
+    code, out, _ = run_main(capsys, "allocate", "per-server-drf", FIG1_001, "--exact")
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "mechanism: per-server-drf  (exact)"
@@ -91,7 +91,7 @@ def test_allocate_stdin(capsys, monkeypatch):
 
     with open(FIG1_001) as fh:
         monkeypatch.setattr(sys, "stdin", io.StringIO(fh.read()))
-    code, out, _ = cli(capsys, "allocate", "drfh", "-", "--format", "json", "--exact")
+    code, out, _ = run_main(capsys, "allocate", "drfh", "-", "--format", "json", "--exact")
     assert code == 0 and json.loads(out)["totals"] == ["10", "10"]  # seed 001 Fig. 3
 
 
@@ -99,7 +99,7 @@ def test_batch_one_json_line_per_instance(capsys, tmp_path):
     insts = [json.load(open(FIG1_000)), json.load(open(FIG1_001)), small()]
     path = tmp_path / "b.jsonl"
     path.write_text("".join(json.dumps(i) + "\n" for i in insts) + "\n")  # a blank line is skipped
-    code, out, err = cli(capsys, "allocate", "tsf", "--batch", str(path), "--exact")
+    code, out, err = run_main(capsys, "allocate", "tsf", "--batch", str(path), "--exact")
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert len(lines) == 3
@@ -111,7 +111,7 @@ def test_batch_one_json_line_per_instance(capsys, tmp_path):
     for inst, r in zip(insts, res):
         p = tmp_path / "one.json"
         p.write_text(json.dumps(inst))
-        code, out, _ = cli(capsys, "allocate", "tsf", str(p), "--format", "json", "--exact")
+        code, out, _ = run_main(capsys, "allocate", "tsf", str(p), "--format", "json", "--exact")
         assert code == 0 and json.loads(out) == r
 
 
@@ -121,7 +121,7 @@ def test_batch_bad_line_gives_error_line_and_nonzero_exit(capsys, tmp_path):
     lines = [json.dumps(small()), "{not json", json.dumps(bad_capacity), json.dumps(small())]
     path = tmp_path / "b.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    code, out, err = cli(capsys, "allocate", "drfh", "--batch", str(path))
+    code, out, err = run_main(capsys, "allocate", "drfh", "--batch", str(path))
     assert code != 0 and err == ""
     res = [json.loads(line) for line in out.splitlines()]
     assert len(res) == 4
@@ -189,7 +189,7 @@ MALFORMED = {
 def test_malformed_instance_one_line_exit_2(case, capsys, tmp_path):
     mech, content, expect = MALFORMED[case]
     path = str(tmp_path / "missing.json") if content is None else _write(tmp_path, content)
-    code, out, err = cli(capsys, "allocate", mech, path)
+    code, out, err = run_main(capsys, "allocate", mech, path)
     assert code == 2, (code, out, err)
     assert out == ""
     lines = err.splitlines()
@@ -198,7 +198,7 @@ def test_malformed_instance_one_line_exit_2(case, capsys, tmp_path):
 
 def test_malformed_batch_file_not_utf8(capsys, tmp_path):
     path = _write(tmp_path, b"\xff\xfe{}\n", "b.jsonl")
-    code, out, err = cli(capsys, "allocate", "drfh", "--batch", path)
+    code, out, err = run_main(capsys, "allocate", "drfh", "--batch", path)
     assert code == 1 and err == ""
     assert [json.loads(line) for line in out.splitlines()] == [{"error": "line 1: not UTF-8 text (byte 0)"}]
 

@@ -24,8 +24,9 @@ from mechverify.allocation import feasibility_violations
 from mechverify.model import Environment, load_environment, parse_environment
 from mechverify.numbers import InstanceError
 from simulation.psdsf_distributed import run_distributed
+from tests.helpers import ROOT
 
-EX = Path(__file__).resolve().parent.parent / "examples"
+EX = Path(ROOT) / "examples"
 
 
 def env_of(name: str) -> Environment:

@@ -14,15 +14,11 @@ import pytest
 
 from mechanisms import SettingError, allocate, get
 from mechanisms.lmm_mms import AlgorithmStall, algorithm1, mms, theta_max
-from mechverify.model import load_environment, parse_environment
+from mechverify.model import parse_environment
 from mechverify.utility import utilities
+from tests.helpers import ROOT, example
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MECHS = ("lmm-mms", "lmm-mms-linear")
-
-
-def example(name):
-    return load_environment(os.path.join(ROOT, "examples", name))
 
 
 def run(mech, env):

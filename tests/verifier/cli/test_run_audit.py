@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -15,16 +13,12 @@ from verifier.results import verdict_text
 from verifier.run import plan, run_mechanism
 from verifier.store import replay
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYS = {"property", "variant", "claimed", "verdict", "counterexample", "measure", "trials", "seconds"}
 
 
-def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "verifier", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout)
 
 
-def test_run_json_schema_and_stored_counterexample(tmp_path):
+def test_run_json_schema_and_stored_counterexample(tmp_path, cli):
     store = tmp_path / "ce"
     out = cli("run", "c-drfh", "--properties", "bf", "--budget", "20", "--trials", "300", "--seed", "0",
               "--format", "json", "--store", str(store))
@@ -51,7 +45,7 @@ def test_run_json_schema_and_stored_counterexample(tmp_path):
     assert "[" in out.stderr  # progress lines on stderr
 
 
-def test_run_table_and_markdown_say_what_they_mean(tmp_path):
+def test_run_table_and_markdown_say_what_they_mean(tmp_path, cli):
     out = cli("run", "drf", "--properties", "srf,ef", "--trials", "25", "--budget", "30", "--no-store")
     assert out.returncode == 0, out.stderr
     text = out.stdout
@@ -66,7 +60,7 @@ def test_run_table_and_markdown_say_what_they_mean(tmp_path):
     assert "| srf/max-min |" in md.stdout and md.stderr == ""
 
 
-def test_out_dir_writes_md_json_html(tmp_path):
+def test_out_dir_writes_md_json_html(tmp_path, cli):
     out = cli("run", "tsf", "--properties", "bf", "--trials", "300", "--budget", "30", "--store",
               str(tmp_path / "ce"), "--out", str(tmp_path / "rep"), "--quiet")
     assert out.returncode == 0, out.stderr
@@ -86,7 +80,7 @@ def test_out_dir_writes_md_json_html(tmp_path):
     (["run", "drf", "--trials", "-1"], "--trials"),
     (["audit", "--mechanisms", "nope"], "mechanism"),
 ])
-def test_bad_input_is_one_line_exit_2(args, field):
+def test_bad_input_is_one_line_exit_2(args, field, cli):
     out = cli(*args)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
@@ -133,7 +127,7 @@ def test_refuted_claim_is_flagged_and_backed_by_a_replayable_file(tmp_path):
     assert "si/per-server-split" in report_to_json(rep)["refuted"]
 
 
-def test_audit_tables(tmp_path):
+def test_audit_tables(tmp_path, cli):
     out = cli("audit", "--mechanisms", "c-drfh,tsf", "--budget", "8", "--store", str(tmp_path / "ce"),
               "--format", "json", "--quiet", timeout=600)
     assert out.returncode == 0, out.stderr

@@ -21,8 +21,9 @@ from mechverify.allocation import feasibility_violations
 from mechverify.model import load_environment, parse_environment
 from mechverify.numbers import InstanceError
 from mechverify.utility import utility
+from tests.helpers import ROOT
 
-EX = Path(__file__).resolve().parent.parent / "examples"
+EX = Path(ROOT) / "examples"
 
 
 def env_of(name):

@@ -8,7 +8,6 @@ Notation: x[j][s] tasks of user j on server s, x_j = sum_s x[j][s]; N_j the mech
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from fractions import Fraction as F
@@ -19,13 +18,10 @@ import mechanisms
 from mechanisms.drf_family import global_dominant_share
 from mechanisms.registry import SettingError
 from mechverify.allocation import feasibility_violations
-from mechverify.model import load_environment, parse_environment
+from mechverify.model import parse_environment
+from tests.helpers import ROOT
+from tests.helpers import example as ex
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def ex(name: str):
-    return load_environment(os.path.join(ROOT, "examples", name))
 
 
 def run(mech: str, env, exact: bool = True):

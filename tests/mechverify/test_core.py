@@ -172,13 +172,13 @@ def test_lp_infeasible_and_unbounded():
 
 
 def test_z3_fallback_is_exact():
-    from mechverify.lp import _z3_solve
+    from mechverify.lp import solve_z3
 
     lp = LinearProgram(maximize=True)
     x, y = lp.add_var(0, None, 1), lp.add_var(0, None, 1)
     lp.add_row({x: 1, y: 2}, None, 4)
     lp.add_row({x: 3, y: 1}, None, 6)
-    r = _z3_solve(lp)
+    r = solve_z3(lp)
     assert r.ok and r.objective == F(14, 5)
 
 
