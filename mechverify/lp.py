@@ -36,7 +36,7 @@ try:  # pragma: no cover - import guard
 except ImportError as exc:  # pragma: no cover
     raise ImportError("mechverify needs highspy (pip install highspy)") from exc
 
-__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3"]
+__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs"]
 
 _INF = highspy.kHighsInf
 _BS = highspy.HighsBasisStatus
@@ -62,6 +62,15 @@ def _acquire_highs() -> Any:
         h.setOptionValue("random_seed", 0)
         return h
     h.clearSolver()
+    return h
+
+
+def new_highs() -> Any:
+    """A fresh, quiet HiGHS solver object (no banner, no log, fixed random seed) for code that drives HiGHS
+    directly (e.g. a column-generation loop); ``LPSession`` is the usual way in."""
+    h = _HighsSolver()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("random_seed", 0)
     return h
 
 

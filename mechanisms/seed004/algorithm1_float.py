@@ -21,7 +21,7 @@ import highspy
 import numpy as np
 
 from mechverify.allocation import Allocation
-from mechverify.lp import LPError
+from mechverify.lp import LPError, new_highs
 from mechverify.model import Environment
 
 from ..normalisers import finite_normaliser
@@ -93,9 +93,7 @@ class TaskShareLP:
         self.eq_row = {j: eq0 + i for i, j in enumerate(active)}
         row_lo += [0.0] * len(active)
         row_up += [0.0] * len(active)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("random_seed", 0)
+        h = new_highs()
         self.g = 0
         h.addVar(0.0, INFH if active else 0.0)
         h.changeColCost(self.g, -1.0 if active else 0.0)  # HiGHS minimises

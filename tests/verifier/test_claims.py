@@ -47,3 +47,36 @@ def test_psdsf_papers_disagree_and_both_are_recorded():
     assert {c.source[:3] for c in po} == {"000", "002"}
     rec = claims.claim_record(po)
     assert {a["source"][:3] for a in rec["all"]} == {"000", "002"}
+
+
+def test_check_and_run_report_the_same_claims_for_every_mechanism():
+    """One interpreter: on one instance per registered mechanism, ``check`` and ``run`` (one trial per
+    cell) attach the same claims to every property/variant they both report."""
+    from verifier.check import check_instance
+    from verifier.engines.strategies import decode_environment, domain_for
+    from verifier.run import run_mechanism
+
+    for mech in mechanisms.all_mechanisms():
+        dom = domain_for(mech.setting)
+        env = decode_environment(dom, 2, dom.min_servers, dom.min_resources, 0, b"")  # the simplest instance
+        by_check = {(r.property, r.variant): [(c.status, c.source) for c in r.claims]
+                    for r in check_instance(mech, env, budget=0.3)}
+        rep = run_mechanism(mech, budget=5, max_trials=1, store_dir=None)
+        assert rep.results
+        for r in rep.results:
+            assert by_check[(r.property, r.variant)] == [(c.status, c.source) for c in r.claims], \
+                (mech.name, r.property, r.variant)
+
+
+def test_stored_counterexamples_record_the_claims_the_interpreter_gives():
+    import json
+    from verifier.store import find_files
+    from tests.helpers import ROOT
+
+    files = find_files([f"{ROOT}/counterexamples"])
+    assert files
+    for path in files:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        expected = claims.claim_record(claims.claims_for(mechanisms.get(d["mechanism"]), d["property"], d["variant"]))
+        assert d["claim"] == expected, path

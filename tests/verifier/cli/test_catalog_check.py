@@ -209,3 +209,11 @@ def test_malformed_subprocess_no_traceback(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.splitlines() == ["error: servers[0].capacity: expected 2 numbers (one per resource), got 1: [1]"]
+
+
+def test_stdout_is_only_the_result(cli):
+    """A fresh process whose first HiGHS solver is the TSF-ER/DRF-alpha float path prints no solver banner:
+    ``--format json`` output is pure JSON (HiGHS used to print its copyright lines on stdout)."""
+    out = cli("allocate", "drf-cpu", "examples/004-fig2.json", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["mechanism"] == "drf-cpu"
