@@ -195,8 +195,10 @@ def replay(path: str) -> ReplayResult:
 
     try:
         d = load(path)
-    except (OSError, ValueError) as exc:
-        return ReplayResult(path, False, f"cannot read: {exc}")
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: absurdly nested JSON
+        return ReplayResult(path, False, f"cannot read: {type(exc).__name__}: {str(exc)[:200]}")
+    if not isinstance(d, dict):
+        return ReplayResult(path, False, f"not a counterexample file (a JSON {type(d).__name__})")
     try:
         if d.get("schema") != SCHEMA:
             return ReplayResult(path, False, f"unknown schema {d.get('schema')!r}")
