@@ -45,11 +45,12 @@ def detail(r: Result) -> str:
 
 def is_within_tolerance(prop: str, m: Any) -> bool:
     """A FLOAT measure that differs from the property's threshold by no more than the project's float
-    tolerance (``FLOAT_REL`` relative to ``max(1, |threshold|)``): float noise, not a finding."""
+    tolerance (``FLOAT_REL`` relative to ``max(1, |threshold|)``) without being equal to it: float noise,
+    not a finding."""
     if not isinstance(m, float) or math.isinf(m) or math.isnan(m):
         return False
     thr = MEASURES.get(prop, ("", 0, ">"))[1]
-    return abs(m - thr) <= FLOAT_REL * max(1.0, abs(thr))
+    return m != thr and abs(m - thr) <= FLOAT_REL * max(1.0, abs(thr))
 
 
 def num_text(v: Any, digits: int = 4) -> str:

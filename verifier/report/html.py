@@ -169,7 +169,8 @@ def instance_tables(env: Environment, deviation: Any = None) -> str:
 
 def _deviation_table(env: Environment, dev: Any) -> str:
     if dev.kind == "leave":
-        return f"<p class='dev'>Deviation: {esc(', '.join(env.users[j] for j in dev.leave))} leave(s).</p>"
+        who = [env.users[j] for j in dev.leave]
+        return f"<p class='dev'>Deviation: {esc(', '.join(who))} {'leaves' if len(who) == 1 else 'leave'}.</p>"
     rows = []
     for r in dev.reports:
         bits = []
@@ -199,9 +200,11 @@ def _true_tasks(true_env: Environment, alloc, i: int, tj: int) -> Any:
 
 def _alloc_label(v: CounterexampleView, name: str) -> str:
     a = v.allocations[name]
+    leave = v.deviation is not None and v.deviation.kind == "leave"
     if a.env == v.env:
-        return "truthful reports" if v.deviation is not None else "true environment"
-    if v.deviation is not None and v.deviation.kind == "leave":
+        return "before the departure" if leave else "truthful reports" if v.deviation is not None \
+            else "true environment"
+    if leave:
         return "after the departure"
     return "the mechanism saw the misreport"
 
@@ -220,7 +223,9 @@ def allocation_tables(v: CounterexampleView) -> str:
             row += [_n(a.total(i)), "<b>" + _n(tt) + "</b>"]
             rows.append(row)
         note = "" if a.exact else " (floating point: ~ marks rounded numbers)"
-        out.append(_table(["user"] + [esc(s) for s in env.servers] + ["assigned", "true tasks"], rows, "num",
+        misreported = v.deviation is not None and v.deviation.kind == "misreport" and a.env != v.env
+        assigned = "assigned (as reported)" if misreported else "assigned"
+        out.append(_table(["user"] + [esc(s) for s in env.servers] + [assigned, "true tasks"], rows, "num",
                           f"<b>{esc(name)}</b> ({esc(_alloc_label(v, name))}): tasks per server{note}"))
     if v.utilities:
         out.append(_table(["quantity", "value"],
@@ -247,7 +252,8 @@ def allocation_figure(v: CounterexampleView) -> str:
     panel_h = top + H + 44
     cols = min(len(names), max(1, 1100 // panel_w))
     prow = (len(names) + cols - 1) // cols
-    width = cols * panel_w + 10
+    lab_w, bar_max, rh = 170, 360, 16
+    width = max(cols * panel_w + 10, lab_w + bar_max + 90)
     parts = []
     for p, name in enumerate(names):
         a = v.allocations[name]
@@ -310,7 +316,6 @@ def allocation_figure(v: CounterexampleView) -> str:
                 rows.append((name, idx[i], t))
                 vmax = max(vmax, float(t))
     ty = prow * panel_h + 10
-    lab_w, bar_max, rh = 150, min(520, width - 260), 15
     parts.append(f"<text x='8' y='{ty + 12}' class='pt'>True tasks of each user (its true demands, the "
                  f"bundle it received; common scale)</text>")
     y = ty + 22
@@ -325,7 +330,7 @@ def allocation_figure(v: CounterexampleView) -> str:
             parts.append(f"<text x='{lab_w - 6}' y='{y + 11}' class='tick' text-anchor='end'>"
                          f"{esc(env.users[j])}, {esc(_short(name, 18))}</text>")
             if t is None:
-                parts.append(f"<text x='{lab_w + 4}' y='{y + 11}' class='tick'>(not in this allocation)</text>")
+                parts.append(f"<text x='{lab_w + 4}' y='{y + 11}' class='tick'>(left)</text>")
             else:
                 parts.append(f"<rect x='{lab_w}' y='{y}' width='{wpx:.2f}' height='{rh - 3}' fill='{col}'/>"
                              f"<text x='{lab_w + wpx + 5:.2f}' y='{y + 10}' class='val'>{esc(num_text(t))}</text>")
@@ -501,7 +506,8 @@ def render_audit_html(result: dict[str, Any]) -> str:
              "<p class='small'>Each cell: the paper's mark (✓ claimed to hold, ✗ claimed to fail, – no claim "
              "registered) → our verdict. <b>REFUTED</b>: the paper says it holds and an exact, stored, replayable "
              "counterexample shows it does not. <i>not refuted</i> / <i>not reproduced</i>: no counterexample "
-             "found within the budget (not a proof). Numbers in brackets link to the counterexamples.</p>"]
+             "found within the budget (not a proof). Numbers in brackets link to the counterexamples; a starred one "
+             "([5*]) violates a reading of the property the paper's claim does not cover.</p>"]
     props_seen: list[str] = []
     for tid, title, cols, props in result["tables"]:
         props_seen += props
@@ -511,8 +517,10 @@ def render_audit_html(result: dict[str, Any]) -> str:
             row = [f"<td><b>{esc(p)}</b></td>"]
             for label, name in cols:
                 c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
-                refs = [note(e.counterexample) for e in c.evidence if e.verdict == "violated" and e.counterexample]
-                sup = "".join(f" <a href='#ace-{n}'>[{n}]</a>" for n in refs)
+                refs = [(note(e.counterexample), e) for e in c.evidence if e.verdict == "violated" and e.counterexample]
+                sup = "".join(f" <a href='#ace-{n}'>[{n}]</a>" if e.details.get("covered_by_claim", True) else
+                              f" <a href='#ace-{n}' title='{esc(p)}/{esc(e.variant)}: a reading the paper&#39;s "
+                              f"claim does not cover'>[{n}*]</a>" for n, e in refs)
                 cls = "cell-refuted" if c.refuted else f"cell-{c.verdict}"
                 row.append(f"<td class='{cls}'>{esc(c.short().replace('**', ''))}{sup}</td>")
             body.append("<tr>" + "".join(row) + "</tr>")

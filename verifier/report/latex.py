@@ -37,14 +37,16 @@ def latex_escape(text: str) -> str:
     return "".join(out)
 
 
-def _cell(c, notes: dict[str, int]) -> str:
+def _cell(c, notes: dict[str, tuple[int, str]]) -> str:
     text = latex_escape(c.short().replace("**", ""))
     refs = []
     for e in c.evidence:
         if e.verdict == "violated" and e.counterexample:
             if e.counterexample not in notes:
-                notes[e.counterexample] = len(notes) + 1
-            refs.append(str(notes[e.counterexample]))
+                outside = "" if e.details.get("covered_by_claim", True) else \
+                    f"{c.property}/{e.variant}, a reading the paper's claim does not cover"
+                notes[e.counterexample] = (len(notes) + 1, outside)
+            refs.append(str(notes[e.counterexample][0]) + ("*" if notes[e.counterexample][1] else ""))
     if c.refuted:
         text = r"\textbf{" + text + "}"
     return text + (r"\textsuperscript{" + ",".join(refs) + "}" if refs else "")
@@ -62,7 +64,7 @@ def render_audit_latex(result: dict[str, Any]) -> str:
            "% needs \\usepackage{amssymb} (\\checkmark); superscripts are stored counterexamples",
            "% (replay them with: python -m verifier replay FILE)", ""]
     for tid, title, cols, props in result["tables"]:
-        notes: dict[str, int] = {}
+        notes: dict[str, tuple[int, str]] = {}
         rows = []
         for p in props:
             row = [latex_escape(p)]
@@ -79,11 +81,13 @@ def render_audit_latex(result: dict[str, Any]) -> str:
         out += rows
         out += [r"\hline", r"\end{tabular}"]
         foot = []
-        for path, n in notes.items():
+        for path, (n, outside) in notes.items():
             cid = os.path.splitext(os.path.basename(path))[0]
             mech = os.path.basename(os.path.dirname(path))
-            foot.append(r"\textsuperscript{" + str(n) + r"}\,\texttt{" + latex_escape(f"{mech}/{cid}") + "}")
-        legend = r"\checkmark{}: claimed to hold; $\times$: claimed to fail; --: no claim registered."
+            foot.append(r"\textsuperscript{" + str(n) + r"}\,\texttt{" + latex_escape(f"{mech}/{cid}") + "}"
+                        + (f" ({latex_escape(outside)})" if outside else ""))
+        legend = (r"\checkmark{}: claimed to hold; $\times$: claimed to fail; --: no claim registered; "
+                  r"a starred note is a violation of a reading the claim does not cover.")
         if codes:
             legend += " Sources: " + "; ".join(f"{c} = {latex_escape(SEED_SHORT[c])}" for c in codes) + "."
         out += ["", r"\par\smallskip{\footnotesize " + legend
