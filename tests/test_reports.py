@@ -157,9 +157,9 @@ def test_columns_env_limits_the_run_table(tmp_path):
 # ---------------------------------------------------------------------- noise, legend, allocations
 def test_float_noise_prints_as_the_threshold_with_the_tolerance():
     r = Result("tsf-er", "sp", "demand", verdict="not_refuted", measure=2.24506e-09, trials=10, seconds=1.0)
-    assert "worst measure 0 (within the float tolerance 1e-07)" in verdict_words(r)
+    assert "worst measure 0 (within float tolerance 1e-7)" in verdict_words(r)
     assert "e-09" not in verdict_words(r)
-    assert measure_text("ef", 1.00000000003).startswith("1 (within the float tolerance")
+    assert measure_text("ef", 1.00000000003).startswith("1 (within float tolerance 1e-7)")
     assert measure_text("sp", 0.25) == "0.25" and measure_text("si", __import__("fractions").Fraction(2, 3)) == "2/3"
 
 

@@ -15,7 +15,13 @@ from .citations import MEASURES
 __all__ = ["domain_text", "detail", "measure_text", "verdict_words", "num_text", "is_within_tolerance",
            "TOLERANCE_TEXT"]
 
-TOLERANCE_TEXT = f"within the float tolerance {FLOAT_REL:g}"
+def _sci(v: float) -> str:
+    """``1e-07`` -> ``1e-7``."""
+    mant, _, exp = f"{v:.0e}".partition("e")
+    return f"{mant}e{int(exp)}"
+
+
+TOLERANCE_TEXT = f"within float tolerance {_sci(FLOAT_REL)}"
 
 
 def domain_text(d: dict) -> str:

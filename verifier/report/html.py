@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from mechverify.model import Environment, parse_environment
-from mechverify.numbers import FLOAT_REL, to_fraction
+from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks
 
 from ..results import Result
 from .citations import MEASURES, SEEDS, codes_in, measure_meaning
-from .common import detail, domain_text, measure_text, num_text, verdict_words
+from .common import TOLERANCE_TEXT, detail, domain_text, measure_text, num_text, verdict_words
 
 __all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
            "link_name"]
@@ -418,7 +418,8 @@ def measures_section(props: Sequence[str]) -> str:
     rows = [[f"<b>{esc(p)}</b>", esc(MEASURES[p][0]), f"{esc(MEASURES[p][2])} {MEASURES[p][1]}"] for p in seen]
     return ("<h2>Measures</h2>" + _table(["property", "measure", "violated when"], rows) +
             f"<p class='small'>Verdicts come from exact rational arithmetic. A float measure within the float "
-            f"tolerance {FLOAT_REL:g} of its threshold is float noise and is printed as the threshold.</p>")
+            f"tolerance {TOLERANCE_TEXT.split()[-1]} of its threshold is float noise and is printed as the threshold."
+            f"</p>")
 
 
 def sources_section(texts: Sequence[Optional[str]]) -> str:

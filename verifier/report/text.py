@@ -123,24 +123,30 @@ def _fit(natural: list[int], width: int, fixed: Sequence[int], minimum: int = 10
 
 
 def _table_wrapped(rep, width: int, color: bool) -> list[str]:
-    """The table wrapped to ``width``: long cells wrap inside their column; a violated cell's
-    counterexample path and details follow on their own (full-width, indented) lines."""
-    head = ("property/variant", "paper claims", "verdict", "claim")
+    """The table within ``width``: the four columns when they fit; otherwise three (property/variant,
+    verdict, claim) with the paper's claims on a line of their own under each row.  Long cells wrap inside
+    their column; a violated cell's counterexample path and details follow on their own indented lines."""
     rows = []
     for r in rep.results:
         v = "violated" if r.verdict == "violated" else verdict_words(r)
         rows.append((f"{r.property}/{r.variant}", r.claims_text(), v, r.claim_status()))
-    natural = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
-    widths = _fit(natural, width, fixed=(0, 3))
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+    head4 = ("property/variant", "paper claims", "verdict", "claim")
+    natural = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head4)]
+    four = sum(natural) + 6 <= width
+    cols = (0, 1, 2, 3) if four else (0, 2, 3)
+    head = [head4[i] for i in cols]
+    widths = _fit([natural[i] for i in cols], width, fixed=(0, len(cols) - 1))
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(), "  ".join("-" * w for w in widths)]
     for r, row in zip(rep.results, rows):
-        wrapped = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] for c, w in zip(row, widths)]
+        cells = [row[i] for i in cols]
+        wrapped = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] for c, w in zip(cells, widths)]
         style = _verdict_style(r)
         for k in range(max(len(c) for c in wrapped)):
-            cells = [(c[k] if k < len(c) else "").ljust(w) for c, w in zip(wrapped, widths)]
-            cells[2], cells[3] = _paint(cells[2], style, color), _paint(cells[3].rstrip(), style, color)
-            lines.append("  ".join(cells).rstrip())
+            out = [(c[k] if k < len(c) else "").ljust(w) for c, w in zip(wrapped, widths)]
+            out[-2], out[-1] = _paint(out[-2], style, color), _paint(out[-1].rstrip(), style, color)
+            lines.append("  ".join(out).rstrip())
+        if not four and r.claims:
+            lines += wrap_line(r.claims_text(), width, "      ", "    paper: ")
         if r.verdict == "violated":
             lines += wrap_line(r.counterexample or "not stored", width, "      ", "    counterexample: ")
             lines += wrap_line(detail(r), width, "      ", "    ")
@@ -175,7 +181,8 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
     refuted = [r for r in rep.results if r.refuted]
     lines.append("")
     if refuted:
-        lines.append(_paint("CLAIMS REFUTED (each backed by a stored, replayable counterexample):", "red", color))
+        lines += [_paint(ln, "red", color) for ln in
+                  wrap_line("CLAIMS REFUTED (each backed by a stored, replayable counterexample):", width, "")]
         for r in refuted:
             src = "; ".join(r.refuted_sources())
             lines += wrap_line(f"{r.property}/{r.variant}: paper [{src}] says it holds; {verdict_words(r)}",
