@@ -13,15 +13,16 @@ __all__ = ["SEEDS", "SEED_SHORT", "seed_legend", "expand_codes", "codes_in", "ME
 
 #: code -> full citation
 SEEDS: dict[str, str] = {
-    "000": ("M. Khamse-Ashari, I. Lambadaris, G. Kesidis, B. Urgaonkar, Y. Zhao, \"Per-Server Dominant-Share "
-            "Fairness (PS-DSF): A Multi-Resource Fair Allocation Mechanism for Heterogeneous Servers\" "
-            "(short version)"),
-    "001": ("W. Wang, B. Liang, B. Li, \"Multi-Resource Fair Allocation in Heterogeneous Cloud Computing "
-            "Systems\" (DRFH), IEEE Transactions on Parallel and Distributed Systems"),
-    "002": ("M. Khamse-Ashari et al., \"Per-Server Dominant-Share Fairness (PS-DSF)\", long version (arXiv)"),
+    "000": ("J. Khamse-Ashari et al., \"Per-Server Dominant-Share Fairness (PS-DSF): A Multi-Resource Fair "
+            "Allocation Mechanism for Heterogeneous Servers\" (short version)"),
+    "001": ("Wang, Liang, Li, \"Multi-Resource Fair Allocation in Heterogeneous Cloud Computing "
+            "Systems\" (DRFH)"),
+    "002": ("J. Khamse-Ashari, I. Lambadaris, G. Kesidis, B. Urgaonkar, Y. Zhao, \"Per-Server Dominant-Share "
+            "Fairness (PS-DSF): A Multi-Resource Fair Allocation Mechanism for Heterogeneous Servers\", long "
+            "version (arXiv)"),
     "003": ("Li et al., \"Max-Min Share-Based Mechanism for Multi-Resource Fair Allocation with Bounded Number "
-            "of Tasks\" (LMM-MMS), Mathematics, 2025"),
-    "004": ("S. Meskar, B. Liang, \"Fair Multi-Resource Allocation in Heterogeneous Servers with an External "
+            "of Tasks in Cloud Computing System\" (LMM-MMS), Mathematics, 2025"),
+    "004": ("Meskar, Liang, \"Fair Multi-Resource Allocation in Heterogeneous Servers with an External "
             "Resource Type\" (TSF-ER)"),
 }
 
