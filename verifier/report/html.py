@@ -144,7 +144,7 @@ def instance_tables(env: Environment, deviation: Any = None) -> str:
                   "num", "Capacities c[s, r]")]
     if env.n_external:
         out.append(_table([esc(k) for k in env.external], [[_n(c) for c in env.external_capacity]], "num",
-                          "External capacities (shared by all servers)"))
+                          "External capacities (shared)"))
     head = ["user", "weight"] + [f"d[{esc(r)}]" for r in env.resources]
     head += [f"d<sub>er</sub>[{esc(k)}]" for k in env.external]
     head += ["eligible servers", "task bound"]
@@ -201,9 +201,11 @@ def _true_tasks(true_env: Environment, alloc, i: int, tj: int) -> Any:
 def _alloc_label(v: CounterexampleView, name: str) -> str:
     a = v.allocations[name]
     leave = v.deviation is not None and v.deviation.kind == "leave"
+    if v.deviation is None and name != next(iter(v.allocations)):
+        return "benchmark, not the mechanism's allocation"
     if a.env == v.env:
         return "before the departure" if leave else "truthful reports" if v.deviation is not None \
-            else "true environment"
+            else "the mechanism's allocation"
     if leave:
         return "after the departure"
     return "the mechanism saw the misreport"
@@ -385,7 +387,7 @@ body{font-family:'DejaVu Serif',Georgia,serif;margin:2em auto;max-width:1200px;c
 h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:1px solid #999;margin-top:1.6em}
 h3{margin-top:1.4em} h4{margin:.8em 0 .3em}
 table{border-collapse:collapse;margin:.4em 1.2em .8em 0;font-size:13px}
-caption{caption-side:top;text-align:left;font-size:12px;color:#444;padding-bottom:2px}
+caption{caption-side:top;text-align:left;font-size:12px;color:#444;padding-bottom:2px;white-space:nowrap}
 td,th{border:1px solid #bbb;padding:3px 7px;vertical-align:top} th{background:#f2f2f2}
 table.num td{text-align:right;font-family:'DejaVu Sans Mono',monospace;font-size:12px}
 table.num td:first-child{text-align:left;font-family:inherit}
