@@ -189,7 +189,8 @@ def test_check_every_format():
     po = next(r for r in results if r.property == "po")
     assert po.verdict == "violated"
     for r in results:
-        assert check_line(r).startswith(f"{r.property}/{r.variant}")
+        assert check_line(r).startswith(f"{r.property}/{r.variant}") and "\n" not in check_line(r)
+        assert max(len(ln) for ln in check_line(r, width=70).splitlines()) <= 70
         json.dumps(check_result_to_json(r))
     sec = counterexample_section(view_from_certificate(po.certificate), "ce-1", "check")
     _visible_numbers_ok(sec)
@@ -243,3 +244,14 @@ def test_view_from_file_rebuilds_exact_allocations():
     stored = json.load(open(path))
     for name, a in v.allocations.items():
         assert [[str(x) for x in row] for row in a.x] == stored["allocations"][name]["tasks"]
+
+
+def test_audit_cli_writes_html_and_prints_latex(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "verifier", "audit", "--mechanisms", "c-drfh", "--budget", "2",
+                          "--store", str(tmp_path / "ce"), "--out", str(tmp_path / "aud"), "--format", "latex",
+                          "--quiet"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr
+    _latex_structure_ok(out.stdout)
+    assert out.stdout.count(r"\begin{table}") == out.stdout.count(r"\end{table}") >= 1
+    _check_page(str(tmp_path / "aud" / "audit.html"))
+    assert (tmp_path / "aud" / "audit.tex").read_text() == out.stdout

@@ -204,8 +204,9 @@ CHECK_VERDICT_TEXT = {
 }
 
 
-def check_line(r: Result) -> str:
-    """One ``check`` result as one line: verdict, evidence, the papers' claims, a refutation flag."""
+def check_line(r: Result, width: Optional[int] = None) -> str:
+    """One ``check`` result as one line: verdict, evidence, the papers' claims, a refutation flag;
+    with ``width``, wrapped to it (continuation lines indented)."""
     head = f"{r.property}/{r.variant}"
     text = CHECK_VERDICT_TEXT[r.verdict]
     if r.verdict == "violated":
@@ -229,7 +230,8 @@ def check_line(r: Result) -> str:
     refuted = ""
     if wrong:
         refuted = "  << CLAIM REFUTED" + (f" ({'; '.join(wrong)})" if len(r.claims) > 1 else "")
-    return f"{head:28s} {text}   ({claim}){refuted}"
+    line = f"{head:28s} {text}   ({claim}){refuted}"
+    return line if width is None else "\n".join(wrap_line(line, width, " " * 6))
 
 
 # ---------------------------------------------------------------------- allocations
