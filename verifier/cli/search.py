@@ -27,7 +27,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="at most this many candidates per property/variant (makes a run exactly reproducible)")
     p.add_argument("--format", choices=["table", "json", "md"], default="table", help="stdout format")
     p.add_argument("--out", metavar="DIR", default=None,
-                   help="also write DIR/<mechanism>.md, .json and .html (with plots of counterexamples)")
+                   help="also write DIR/<mechanism>.md, .json and .html (every counterexample's instance, exact "
+                        "allocations and figures; the counterexample files it links to are copied to "
+                        "DIR/counterexamples/)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where new minimal counterexamples are stored (default: counterexamples)")
     p.add_argument("--no-store", action="store_true", help="do not store counterexamples")
@@ -41,7 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``run``: search every property of one mechanism; print and write the report."""
     from mechanisms import get
 
-    from ..report import render_markdown, render_table, report_to_json, write_reports
+    from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
     from ..run import run_mechanism
 
     mech = get(args.mechanism)
@@ -58,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.format == "md":
         print(render_markdown(rep), end="")
     else:
-        print(render_table(rep))
+        print(render_table(rep, width=terminal_width(), color=use_color()))
     if args.out:
         for path in write_reports(rep, args.out):
             if not args.quiet:
@@ -73,8 +75,11 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
                    help=f"seconds of search for the whole audit (default: {DEFAULT_AUDIT_BUDGET:g}), shared by "
                         "the cells a stored counterexample does not already settle")
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
-    p.add_argument("--format", choices=["md", "json"], default="md", help="stdout format (default: md)")
-    p.add_argument("--out", metavar="DIR", default=None, help="also write DIR/audit.md and DIR/audit.json")
+    p.add_argument("--format", choices=["md", "json", "latex"], default="md",
+                   help="stdout format (default: md); latex: each seed table as a LaTeX table for a paper")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="also write DIR/audit.md, .json, .html and .tex (the counterexample files the HTML links "
+                        "to are copied to DIR/counterexamples/)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="counterexample store: replayed as evidence, new ones written (default: counterexamples)")
     p.add_argument("--fresh", action="store_true",
@@ -87,7 +92,7 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     """``audit``: regenerate the seed papers' property tables with evidence per cell."""
     from ..audit import run_audit
-    from ..report import audit_to_json, render_audit_markdown, write_audit
+    from ..report import audit_to_json, render_audit_latex, render_audit_markdown, write_audit
 
     if args.budget <= 0:
         raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
@@ -101,6 +106,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
                        only=only, progress=progress_printer(args.quiet))
     if args.format == "json":
         print(json.dumps(audit_to_json(result), indent=1))
+    elif args.format == "latex":
+        print(render_audit_latex(result), end="")
     else:
         print(render_audit_markdown(result), end="")
     if args.out:

@@ -1,10 +1,27 @@
-"""Pieces every renderer shares: the searched domain and a violated cell's details in words."""
+"""Pieces every renderer shares: the searched domain, a violated cell's details in words, measures in
+words (float noise shown as the threshold it is indistinguishable from), exact numbers."""
 from __future__ import annotations
 
-from ..engines.minimize import describe_size
-from ..results import Result
+import math
+from fractions import Fraction
+from typing import Any
 
-__all__ = ["domain_text", "detail"]
+from mechverify.numbers import FLOAT_REL, fmt, fmt_exact
+
+from ..engines.minimize import describe_size
+from ..results import Result, verdict_text
+from .citations import MEASURES
+
+__all__ = ["domain_text", "detail", "measure_text", "verdict_words", "num_text", "is_within_tolerance",
+           "TOLERANCE_TEXT"]
+
+def _sci(v: float) -> str:
+    """``1e-07`` -> ``1e-7``."""
+    mant, _, exp = f"{v:.0e}".partition("e")
+    return f"{mant}e{int(exp)}"
+
+
+TOLERANCE_TEXT = f"within float tolerance {_sci(FLOAT_REL)}"
 
 
 def domain_text(d: dict) -> str:
@@ -30,3 +47,56 @@ def detail(r: Result) -> str:
     if r.certificate is not None:
         bits.append(r.certificate.summary)
     return "; ".join(b for b in bits if b)
+
+
+def is_within_tolerance(prop: str, m: Any) -> bool:
+    """A FLOAT measure that differs from the property's threshold by no more than the project's float
+    tolerance (``FLOAT_REL`` relative to ``max(1, |threshold|)``) without being equal to it: float noise,
+    not a finding."""
+    if not isinstance(m, float) or math.isinf(m) or math.isnan(m):
+        return False
+    thr = MEASURES.get(prop, ("", 0, ">"))[1]
+    return m != thr and abs(m - thr) <= FLOAT_REL * max(1.0, abs(thr))
+
+
+def num_text(v: Any, digits: int = 4) -> str:
+    """A number for people: exact ``p/q`` for exact numbers (integers as integers), floats rounded to
+    ``digits`` significant digits and marked ``~``; ``inf``; ``-`` for None."""
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, (int, Fraction)):
+        return fmt_exact(v)
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v == int(v) and abs(v) < 1e15:
+            return str(int(v))
+        return "~" + fmt(v, digits)
+    if isinstance(v, (tuple, list)) and len(v) == 2:  # an interval
+        return f"[{num_text(v[0], digits)}, {num_text(v[1], digits)}]"
+    return str(v)
+
+
+def measure_text(prop: str, m: Any) -> str:
+    """A measure in words-ready form: float noise prints as the threshold with the tolerance stated
+    (``0 (within the float tolerance 1e-07)``), exact numbers as ``p/q``, other floats short."""
+    if m is None:
+        return "-"
+    if is_within_tolerance(prop, m):
+        thr = MEASURES.get(prop, ("", 0, ">"))[1]
+        return f"{thr} ({TOLERANCE_TEXT})"
+    if isinstance(m, float):
+        return fmt(m)
+    return num_text(m)
+
+
+def verdict_words(r: Result) -> str:
+    """:func:`verdict_text`, with a float-noise worst measure printed as the threshold (tolerance stated)."""
+    if r.verdict == "not_refuted" and is_within_tolerance(r.property, r.measure):
+        return f"no violation found in {r.trials} trials / {r.seconds:.1f} s; " \
+               f"worst measure {measure_text(r.property, r.measure)}"
+    return verdict_text(r)

@@ -1,76 +1,577 @@
-"""HTML rendering of ``run`` reports: the table plus a small SVG plot of each counterexample's
-allocations, like the papers' bar figures."""
+"""HTML reports of ``run`` and ``audit``: one self-contained page each (inline CSS and SVG).
+
+Per counterexample the page shows the instance as tables (capacities per server x resource, the users'
+demands, weights, eligible servers, task bounds, external demands; what a deviator reported), the
+allocations involved with exact numbers (``p/q``), and one figure in the style of the seed papers: per
+server, one bar per resource, stacked with each user's share of that resource's capacity -- every bar of
+the figure on the same 0-100% scale -- and each user's TRUE tasks (its true demands applied to the bundle
+it received) under each allocation, on one common scale.  Numbers are exact; a float (a mechanism without
+an exact allocation) is rounded and marked ``~``.
+
+Stored counterexample files are linked relatively (``write_reports``/``write_audit`` copy them beside the
+page, under ``counterexamples/``) and embedded in the page as well, so it stays readable on its own.
+"""
 from __future__ import annotations
 
 import html
-from fractions import Fraction
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
 
-from mechverify.numbers import fmt
+from mechverify.model import Environment, parse_environment
+from mechverify.numbers import to_fraction
+from mechverify.utility import true_tasks
 
-from ..results import verdict_text
-from .common import detail, domain_text
+from ..results import Result
+from .citations import MEASURES, SEEDS, codes_in, measure_meaning
+from .common import TOLERANCE_TEXT, detail, domain_text, measure_text, num_text, verdict_words
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
+           "link_name"]
 
-_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"]
-
-
-def _svg_allocation(name: str, alloc) -> str:
-    """Horizontal stacked bars: one bar per user, one segment per server (tasks)."""
-    env = alloc.env
-    totals = [float(sum(row, Fraction(0))) if alloc.exact else float(sum(row)) for row in alloc.x]
-    top = max(totals + [1e-9])
-    bar_h, gap, left, width = 18, 6, 60, 360
-    h = len(env.users) * (bar_h + gap) + 30
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 80}" height="{h}">',
-             f'<text x="0" y="12" font-size="12" font-weight="bold">{html.escape(name)}</text>']
-    for j, u in enumerate(env.users):
-        y = 20 + j * (bar_h + gap)
-        parts.append(f'<text x="0" y="{y + 13}" font-size="11">{html.escape(u)}</text>')
-        x = left
-        for s, v in enumerate(alloc.x[j]):
-            wpx = float(v) / top * width
-            if wpx > 0:
-                parts.append(f'<rect x="{x:.1f}" y="{y}" width="{wpx:.1f}" height="{bar_h}" '
-                             f'fill="{_COLORS[s % len(_COLORS)]}"><title>{html.escape(env.servers[s])}: '
-                             f'{html.escape(str(v))} tasks</title></rect>')
-                x += wpx
-        parts.append(f'<text x="{x + 4:.1f}" y="{y + 13}" font-size="11">{fmt(totals[j], 4)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+_USER_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+                "#9c755f", "#bab0ac"]
+MAX_FIG_SERVERS = 12  # a figure shows at most this many servers (minimal counterexamples are far smaller)
+MAX_TABLE_ROWS = 40
+EMBED_LIMIT = 40_000  # embed stored JSON up to this many characters
 
 
+def esc(s: Any) -> str:
+    return html.escape(str(s), quote=True)
+
+
+def link_name(path: str) -> str:
+    """Where ``write_reports``/``write_audit`` copy a stored counterexample, relative to the page."""
+    return "counterexamples/" + os.path.basename(path)
+
+
+# ---------------------------------------------------------------------- what a counterexample shows
+@dataclass
+class CounterexampleView:
+    """Everything the page shows of one counterexample (from a certificate or a stored file)."""
+
+    id: str
+    mechanism: str
+    property: str
+    variant: str
+    env: Environment  # the TRUE environment
+    deviation: Any = None  # verifier.properties.Deviation or None
+    users: tuple = ()
+    summary: str = ""
+    gap: Any = None
+    measure: Any = None
+    utilities: dict = field(default_factory=dict)  # name -> number or text
+    allocations: dict = field(default_factory=dict)  # name -> Allocation
+    path: Optional[str] = None
+    raw_json: Optional[str] = None
+    method: str = "exact"
+
+
+def view_from_certificate(cert, path: Optional[str] = None, mechanism: str = "") -> CounterexampleView:
+    """The view of a :class:`verifier.properties.Certificate` (and its stored file, if any)."""
+    w = cert.witness
+    raw = _read(path)
+    cid = json.loads(raw).get("id", "") if raw else ""
+    return CounterexampleView(cid or f"{w.property}-{w.variant}", w.mechanism or mechanism, w.property, w.variant,
+                              w.env, w.deviation, tuple(w.users), cert.summary, cert.gap, cert.measure,
+                              dict(cert.utilities), dict(cert.allocations), path, raw, cert.method)
+
+
+def view_from_file(path: str) -> Optional[CounterexampleView]:
+    """The view of a stored counterexample file (allocations rebuilt from its exact numbers); None if it
+    cannot be read."""
+    from mechverify.allocation import Allocation
+
+    from ..properties import Deviation
+
+    raw = _read(path)
+    if raw is None:
+        return None
+    try:
+        d = json.loads(raw)
+        env = parse_environment(d["environment"])
+        dev = Deviation.from_dict(d.get("deviation"), env)
+        allocs = {}
+        for name, a in (d.get("allocations") or {}).items():
+            aenv = dev.apply(env) if (dev is not None and a.get("environment") == "deviation") else env
+            conv = (lambda v: to_fraction(v, "tasks")) if a.get("exact") else float
+            allocs[name] = Allocation(aenv, tuple(tuple(conv(v) for v in row) for row in a["tasks"]),
+                                      d["mechanism"], bool(a.get("exact")))
+        return CounterexampleView(d.get("id", os.path.basename(path)), d["mechanism"], d["property"], d["variant"],
+                                  env, dev, tuple(env.users.index(u) for u in d.get("users", [])),
+                                  d.get("summary", ""), d.get("gap"), d.get("measure"), d.get("utilities") or {},
+                                  allocs, path, raw, d.get("method", "exact"))
+    except Exception:  # noqa: BLE001 - an unreadable file is shown as a plain link
+        return None
+
+
+def _read(path: Optional[str]) -> Optional[str]:
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------------- tables
+def _n(v: Any) -> str:
+    return esc(num_text(v))
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "", caption: str = "") -> str:
+    """An HTML table; cells are already-escaped HTML."""
+    more = ""
+    if len(rows) > MAX_TABLE_ROWS:
+        more = f"<tr><td colspan='{len(head)}'>... {len(rows) - MAX_TABLE_ROWS} more rows (see the JSON)</td></tr>"
+        rows = rows[:MAX_TABLE_ROWS]
+    cap = f"<caption>{caption}</caption>" if caption else ""
+    return (f"<table class='{cls}'>{cap}<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows) + more + "</table>")
+
+
+def _swatch(j: int) -> str:
+    return f"<span class='sw' style='background:{_USER_COLORS[j % len(_USER_COLORS)]}'></span>"
+
+
+def instance_tables(env: Environment, deviation: Any = None) -> str:
+    """The instance: capacities (servers x resources, external capacities) and the users' data."""
+    R, S = env.n_resources, env.n_servers
+    out = [_table(["server"] + [esc(r) for r in env.resources],
+                  [[esc(env.servers[s])] + [_n(env.capacity[s][r]) for r in range(R)] for s in range(S)],
+                  "num", "Capacities c[s, r]")]
+    if env.n_external:
+        out.append(_table([esc(k) for k in env.external], [[_n(c) for c in env.external_capacity]], "num",
+                          "External capacities (shared)"))
+    head = ["user", "weight"] + [f"d[{esc(r)}]" for r in env.resources]
+    head += [f"d<sub>er</sub>[{esc(k)}]" for k in env.external]
+    head += ["eligible servers", "task bound"]
+    rows = []
+    for j in range(env.n_users):
+        el = env.eligible[j]
+        elig = "all" if len(el) == S else ", ".join(esc(env.servers[s]) for s in sorted(el)) or "none"
+        row = [_swatch(j) + esc(env.users[j]), _n(env.weight[j])] + [_n(v) for v in env.demand[j]]
+        row += [_n(v) for v in env.external_demand[j]]
+        row += [elig, "unbounded" if env.tasks[j] is None else _n(env.tasks[j])]
+        rows.append(row)
+    out.append(_table(head, rows, "num", "Users (true data): per-task demands, weights, placement, task bounds"))
+    if env.server_demand:
+        rows = [[esc(env.users[j]), esc(env.servers[s])] + [_n(v) for v in vec]
+                for (j, s), vec in sorted(env.server_demand.items())]
+        out.append(_table(["user", "server"] + [f"d[{esc(r)}]" for r in env.resources], rows, "num",
+                          "Server-specific demands d[j, s, r]"))
+    if deviation is not None:
+        out.append(_deviation_table(env, deviation))
+    return "<div class='tables'>" + "".join(out) + "</div>"
+
+
+def _deviation_table(env: Environment, dev: Any) -> str:
+    if dev.kind == "leave":
+        who = [env.users[j] for j in dev.leave]
+        return f"<p class='dev'>Deviation: {esc(', '.join(who))} {'leaves' if len(who) == 1 else 'leave'}.</p>"
+    rows = []
+    for r in dev.reports:
+        bits = []
+        if r.demand is not None:
+            bits.append("demand (" + ", ".join(_n(v) for v in r.demand) + ")")
+        if r.external_demand is not None:
+            bits.append("external demand (" + ", ".join(_n(v) for v in r.external_demand) + ")")
+        if r.eligible is not None:
+            bits.append("eligible {" + ", ".join(esc(env.servers[s]) for s in sorted(r.eligible)) + "}")
+        if r.tasks != "keep":
+            bits.append("task bound " + ("unbounded" if r.tasks is None else _n(r.tasks)))
+        rows.append([_swatch(r.user) + esc(env.users[r.user]), "; ".join(bits)])
+    return _table(["user", "reports instead of the truth"], rows, "", "Deviation (misreport)")
+
+
+def _user_index(true_env: Environment, alloc) -> list[Optional[int]]:
+    """For each user of ``alloc.env``: its index in the true environment (users may have left)."""
+    return [true_env.users.index(u) if u in true_env.users else None for u in alloc.env.users]
+
+
+def _true_tasks(true_env: Environment, alloc, i: int, tj: int) -> Any:
+    try:
+        return true_tasks(true_env, tj, alloc.bundle(i))
+    except Exception:  # noqa: BLE001 - shapes that cannot be compared (should not happen)
+        return None
+
+
+def _alloc_label(v: CounterexampleView, name: str) -> str:
+    a = v.allocations[name]
+    leave = v.deviation is not None and v.deviation.kind == "leave"
+    if v.deviation is None and name != next(iter(v.allocations)):
+        return "benchmark, not the mechanism's allocation"
+    if a.env == v.env:
+        return "before the departure" if leave else "truthful reports" if v.deviation is not None \
+            else "the mechanism's allocation"
+    if leave:
+        return "after the departure"
+    return "the mechanism saw the misreport"
+
+
+def allocation_tables(v: CounterexampleView) -> str:
+    """Per allocation: tasks per user x server as assigned (exact), their total, and the user's TRUE tasks."""
+    out = []
+    for name, a in v.allocations.items():
+        env = a.env
+        idx = _user_index(v.env, a)
+        rows = []
+        for i, u in enumerate(env.users):
+            tj = idx[i]
+            tt = _true_tasks(v.env, a, i, tj) if tj is not None else None
+            row = [(_swatch(tj) if tj is not None else "") + esc(u)] + [_n(x) for x in a.x[i]]
+            row += [_n(a.total(i)), "<b>" + _n(tt) + "</b>"]
+            rows.append(row)
+        note = "" if a.exact else " (floating point: ~ marks rounded numbers)"
+        misreported = v.deviation is not None and v.deviation.kind == "misreport" and a.env != v.env
+        assigned = "assigned (as reported)" if misreported else "assigned"
+        out.append(_table(["user"] + [esc(s) for s in env.servers] + [assigned, "true tasks"], rows, "num",
+                          f"<b>{esc(name)}</b> ({esc(_alloc_label(v, name))}): tasks per server{note}"))
+    if v.utilities:
+        out.append(_table(["quantity", "value"],
+                          [[esc(k), _n(val if not isinstance(val, str) else val)] for k, val in v.utilities.items()],
+                          "num", "Exact numbers of the violation"))
+    return "<div class='tables'>" + "".join(out) + "</div>"
+
+
+# ---------------------------------------------------------------------- figure
+def allocation_figure(v: CounterexampleView) -> str:
+    """One SVG: a panel per allocation (per server, one bar per resource stacked with each user's share of
+    its capacity; every bar on the same 0-100% scale) and below, every user's TRUE tasks under each
+    allocation on one common scale."""
+    env = v.env
+    names = list(v.allocations)
+    if not names:
+        return ""
+    S = min(env.n_servers, MAX_FIG_SERVERS)
+    R, K = env.n_resources, env.n_external
+    bw, bgap, ggap, H = 18, 3, 16, 150
+    group_w = R * (bw + bgap) - bgap
+    panel_w = max(170, 46 + S * (group_w + ggap) + (K * (bw + bgap) + ggap if K else 0))
+    top, axis_x = 34, 38
+    panel_h = top + H + 44
+    cols = min(len(names), max(1, 1100 // panel_w))
+    prow = (len(names) + cols - 1) // cols
+    lab_w, bar_max, rh = 170, 360, 16
+    width = max(cols * panel_w + 10, lab_w + bar_max + 90)
+    parts = []
+    for p, name in enumerate(names):
+        a = v.allocations[name]
+        ox, oy = (p % cols) * panel_w, (p // cols) * panel_h
+        idx = _user_index(env, a)
+        parts.append(f"<text x='{ox + axis_x}' y='{oy + 14}' class='pt'>{esc(name)}</text>"
+                     f"<text x='{ox + axis_x}' y='{oy + 27}' class='ps'>{esc(_alloc_label(v, name))}</text>")
+        y0 = oy + top + H
+        for t in (0, 50, 100):
+            y = y0 - H * t / 100
+            parts.append(f"<line x1='{ox + axis_x - 3}' x2='{ox + panel_w - 8}' y1='{y}' y2='{y}' class='grid'/>"
+                         f"<text x='{ox + axis_x - 5}' y='{y + 3}' class='tick' text-anchor='end'>{t}%</text>")
+        bundles = [a.bundle(i) for i in range(a.env.n_users)]
+
+        def bar(x: float, cap: Any, shares: list[tuple[int, Any, Any]], label: str, title: str) -> None:
+            parts.append(f"<rect x='{x}' y='{y0 - H}' width='{bw}' height='{H}' class='cap'/>")
+            if not cap:
+                parts.append(f"<text x='{x + bw / 2}' y='{y0 - 4}' class='tick' text-anchor='middle'>n/a</text>")
+            y = float(y0)
+            for i, amount, frac in shares:
+                h = float(frac) * H
+                if h <= 0:
+                    continue
+                tj = idx[i]
+                color = _USER_COLORS[(tj if tj is not None else i) % len(_USER_COLORS)]
+                y -= h
+                parts.append(f"<rect x='{x}' y='{y:.2f}' width='{bw}' height='{h:.2f}' fill='{color}'>"
+                             f"<title>{esc(a.env.users[i])} holds {esc(num_text(amount))} of {esc(title)} "
+                             f"({esc(num_text(frac))} of its capacity {esc(num_text(cap))})</title></rect>")
+            parts.append(f"<text x='{x + bw / 2}' y='{y0 + 11}' class='tick' text-anchor='middle'>"
+                         f"{esc(label)}</text>")
+
+        x = ox + axis_x + 6
+        for s in range(S):
+            for r in range(R):
+                cap = env.capacity[s][r]
+                shares = [(i, b.amounts[s][r], (b.amounts[s][r] / cap) if cap else 0) for i, b in enumerate(bundles)]
+                bar(x + r * (bw + bgap), cap, shares, _short(env.resources[r]), f"{env.resources[r]} on {env.servers[s]}")
+            parts.append(f"<text x='{x + group_w / 2}' y='{y0 + 24}' class='sv' text-anchor='middle'>"
+                         f"{esc(env.servers[s])}</text>")
+            x += group_w + ggap
+        if K:
+            for k in range(K):
+                cap = env.external_capacity[k]
+                shares = [(i, b.external[k], (b.external[k] / cap) if cap else 0) for i, b in enumerate(bundles)]
+                bar(x + k * (bw + bgap), cap, shares, _short(env.external[k]), f"external {env.external[k]}")
+            parts.append(f"<text x='{x + (K * (bw + bgap) - bgap) / 2}' y='{y0 + 24}' class='sv' "
+                         f"text-anchor='middle'>external</text>")
+    # true tasks, one common scale
+    rows = []
+    vmax = 0.0
+    for name in names:
+        a = v.allocations[name]
+        idx = _user_index(env, a)
+        for i in range(a.env.n_users):
+            if idx[i] is None:
+                continue
+            t = _true_tasks(env, a, i, idx[i])
+            if t is not None and t != float("inf"):
+                rows.append((name, idx[i], t))
+                vmax = max(vmax, float(t))
+    ty = prow * panel_h + 10
+    parts.append(f"<text x='8' y='{ty + 12}' class='pt'>True tasks of each user (its true demands, the "
+                 f"bundle it received; common scale)</text>")
+    y = ty + 22
+    for j in range(env.n_users):
+        for name in names:
+            hit = [t for (nm, tj, t) in rows if nm == name and tj == j]
+            if not hit and not any(tj == j for (_, tj, _) in rows):
+                continue
+            t = hit[0] if hit else None
+            wpx = 0 if (t is None or vmax <= 0) else float(t) / vmax * bar_max
+            col = _USER_COLORS[j % len(_USER_COLORS)]
+            parts.append(f"<text x='{lab_w - 6}' y='{y + 11}' class='tick' text-anchor='end'>"
+                         f"{esc(env.users[j])}, {esc(_short(name, 18))}</text>")
+            if t is None:
+                parts.append(f"<text x='{lab_w + 4}' y='{y + 11}' class='tick'>(left)</text>")
+            else:
+                parts.append(f"<rect x='{lab_w}' y='{y}' width='{wpx:.2f}' height='{rh - 3}' fill='{col}'/>"
+                             f"<text x='{lab_w + wpx + 5:.2f}' y='{y + 10}' class='val'>{esc(num_text(t))}</text>")
+            y += rh
+        y += 4
+    height = y + 8
+    legend = " ".join(f"{_swatch(j)}{esc(u)}" for j, u in enumerate(env.users))
+    more = (f" Only the first {MAX_FIG_SERVERS} of {env.n_servers} servers are drawn."
+            if env.n_servers > MAX_FIG_SERVERS else "")
+    return (f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+            f"viewBox='0 0 {width} {height}' role='img'>{''.join(parts)}</svg>"
+            f"<figcaption>Each bar is one resource of one server, 0-100% of its capacity (the same scale in "
+            f"every panel); its segments are the users' bundles as allocated. Users: {legend}.{more}"
+            f"</figcaption></figure>")
+
+
+def _short(s: str, n: int = 6) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def counterexample_section(v: CounterexampleView, anchor: str, heading: str) -> str:
+    """One counterexample: summary, the instance, the allocations and the figure, the stored file."""
+    link = ""
+    if v.path:
+        link = f"<p class='file'>Stored file: <a href='{esc(link_name(v.path))}'>{esc(os.path.basename(v.path))}</a>"
+        link += f" (replay: <code>python -m verifier replay {esc(v.path)}</code>)</p>"
+    embedded = ""
+    if v.raw_json and len(v.raw_json) <= EMBED_LIMIT:
+        embedded = (f"<details><summary>counterexample JSON</summary><pre>{esc(v.raw_json)}</pre></details>")
+    measure = ""
+    if v.measure is not None:
+        measure = (f"<p>Measure: <b>{esc(measure_text(v.property, _num(v.measure)))}</b> "
+                   f"({esc(measure_meaning(v.property))}); exact margin {esc(num_text(_num(v.gap)))}.</p>")
+    return (f"<section class='ce' id='{esc(anchor)}'><h3>{heading}</h3>"
+            f"<p class='summary'>{esc(v.summary)}</p>{measure}"
+            f"<h4>Instance</h4>{instance_tables(v.env, v.deviation)}"
+            f"<h4>Allocations</h4>{allocation_tables(v)}{allocation_figure(v)}{link}{embedded}</section>")
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, str) and v not in ("inf", "-inf"):
+        try:
+            return to_fraction(v, "number")
+        except ValueError:
+            return v
+    return v
+
+
+# ---------------------------------------------------------------------- page pieces
+_CSS = """
+body{font-family:'DejaVu Serif',Georgia,serif;margin:2em auto;max-width:1200px;color:#222;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:1px solid #999;margin-top:1.6em}
+h3{margin-top:1.4em} h4{margin:.8em 0 .3em}
+table{border-collapse:collapse;margin:.4em 1.2em .8em 0;font-size:13px}
+caption{caption-side:top;text-align:left;font-size:12px;color:#444;padding-bottom:2px;white-space:nowrap}
+td,th{border:1px solid #bbb;padding:3px 7px;vertical-align:top} th{background:#f2f2f2}
+table.num td{text-align:right;font-family:'DejaVu Sans Mono',monospace;font-size:12px}
+table.num td:first-child{text-align:left;font-family:inherit}
+.tables{display:flex;flex-wrap:wrap;align-items:flex-start}
+tr.refuted td{background:#fbdada} tr.violated td{background:#fff1dc} tr.certified td{background:#dff3df}
+td.cell-refuted{background:#fbdada;font-weight:bold} td.cell-violated{background:#fff1dc}
+td.cell-certified{background:#dff3df}
+.sw{display:inline-block;width:10px;height:10px;margin:0 4px 0 0;border:1px solid #555;vertical-align:middle}
+figure{margin:.6em 0 1em} figcaption{font-size:12px;color:#444;max-width:900px}
+svg .pt{font:bold 12px sans-serif} svg .ps{font:11px sans-serif;fill:#555} svg .tick{font:10px sans-serif;fill:#333}
+svg .sv{font:bold 11px sans-serif} svg .val{font:11px monospace} svg .grid{stroke:#ddd;stroke-width:1}
+svg .cap{fill:#fafafa;stroke:#888;stroke-width:.8}
+section.ce{border-top:1px solid #ccc;padding-top:.4em}
+.summary{font-style:italic} .meta{color:#444;font-size:14px} .small{font-size:12px;color:#444}
+dl.legend dt{font-weight:bold;float:left;clear:left;width:4.5em} dl.legend dd{margin-left:5em;margin-bottom:.2em}
+pre{background:#f7f7f7;padding:.6em;font-size:11px;max-height:300px;overflow:auto}
+"""
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>"
+            f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def measures_section(props: Sequence[str]) -> str:
+    """What each property's measure means and its violation threshold."""
+    seen = [p for i, p in enumerate(props) if p in MEASURES and p not in props[:i]]
+    if not seen:
+        return ""
+    rows = [[f"<b>{esc(p)}</b>", esc(MEASURES[p][0]), f"{esc(MEASURES[p][2])} {MEASURES[p][1]}"] for p in seen]
+    return ("<h2>Measures</h2>" + _table(["property", "measure", "violated when"], rows) +
+            f"<p class='small'>Verdicts come from exact rational arithmetic. A float measure within the float "
+            f"tolerance {TOLERANCE_TEXT.split()[-1]} of its threshold is float noise and is printed as the threshold."
+            f"</p>")
+
+
+def sources_section(texts: Sequence[Optional[str]]) -> str:
+    """The full citations of the seed codes mentioned (all five if none is)."""
+    codes = codes_in(texts) or sorted(SEEDS)
+    return ("<h2>Sources</h2><p class='small'>Claims cite the seed papers by code, e.g. “004 Table 2” is "
+            "Table 2 of paper 004.</p><dl class='legend'>"
+            + "".join(f"<dt>{c}</dt><dd>{esc(SEEDS[c])}</dd>" for c in codes) + "</dl>")
+
+
+def _ce_heading(r: Result) -> str:
+    return f"{esc(r.mechanism)}: {esc(r.property)}/{esc(r.variant)}"
+
+
+# ---------------------------------------------------------------------- run
 def render_html(rep) -> str:
     """A ``run`` report as one HTML page."""
-    rows = []
-    for r in rep.results:
+    rows, sections = [], []
+    for k, r in enumerate(rep.results):
         cls = "refuted" if r.refuted else r.verdict
-        rows.append(f"<tr class='{cls}'><td>{html.escape(r.property)}/{html.escape(r.variant)}</td>"
-                    f"<td>{html.escape(r.claims_text())}</td><td>{html.escape(verdict_text(r))}</td>"
-                    f"<td>{html.escape(r.claim_status())}</td><td>{html.escape(detail(r) or r.note or '')}</td></tr>")
-    plots = []
-    for r in rep.results:
-        if r.certificate is None:
-            continue
-        servers = r.certificate.witness.env.servers
-        legend = " ".join(f"<span style='color:{_COLORS[s % len(_COLORS)]}'>&#9632; {html.escape(n)}</span>"
-                          for s, n in enumerate(servers))
-        svgs = "".join(f"<div class='plot'>{_svg_allocation(k, a)}</div>" for k, a in r.certificate.allocations.items())
-        plots.append(f"<h3>{html.escape(r.property)}/{html.escape(r.variant)}: "
-                     f"{html.escape(r.counterexample or '')}</h3><p>{html.escape(r.certificate.summary)}</p>"
-                     f"<p>servers: {legend}</p>{svgs}")
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>mechverify run {html.escape(rep.mechanism)}</title>
-<style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;vertical-align:top}}
-tr.refuted{{background:#fdd}} tr.violated{{background:#fee8d0}} tr.certified{{background:#dfd}}
-.plot{{display:inline-block;margin:6px}}</style></head><body>
-<h1>mechverify run: {html.escape(rep.mechanism)}</h1>
-<p>{html.escape(rep.title)}<br>setting: {html.escape(rep.setting)}<br>
-domain searched: {html.escape(domain_text(rep.domain))}<br>seed {rep.seed}, budget {rep.budget:g} CPU s,
-took {rep.seconds:.1f} CPU s ({rep.wall_seconds:.1f} s wall)</p>
-<table><tr><th>property/variant</th><th>paper claims</th><th>verdict</th><th>claim</th><th>details</th></tr>
-{''.join(rows)}</table>
-<h2>Counterexamples</h2>{''.join(plots) or '<p>none</p>'}
-</body></html>
-"""
+        anchor = f"ce-{k + 1}"
+        verdict = esc(verdict_words(r))
+        if r.verdict == "violated":
+            file_link = (f" [<a href='{esc(link_name(r.counterexample))}'>JSON</a>]" if r.counterexample else "")
+            verdict = f"<a href='#{anchor}'>violated</a> (counterexample {len(sections) + 1}){file_link}"
+        rows.append(f"<tr class='{cls}'><td>{esc(r.property)}/{esc(r.variant)}</td>"
+                    f"<td>{esc(r.claims_text())}</td><td>{verdict}</td>"
+                    f"<td>{'<b>' if r.refuted else ''}{esc(r.claim_status())}{'</b>' if r.refuted else ''}</td>"
+                    f"<td>{esc(_detail_without_summary(r) or r.note or '')}</td></tr>")
+        if r.certificate is not None:
+            v = view_from_certificate(r.certificate, r.counterexample, rep.mechanism)
+            sections.append(counterexample_section(
+                v, anchor, f"Counterexample {len(sections) + 1}: {_ce_heading(r)}"
+                + (" — <span class='bad'>refutes " + esc('; '.join(r.refuted_sources())) + "</span>"
+                   if r.refuted else "")))
+    refuted = [r for r in rep.results if r.refuted]
+    ref = ("<p><b>Claims refuted</b> (each backed by a stored, replayable counterexample): "
+           + "; ".join(f"{esc(r.property)}/{esc(r.variant)} (paper: {esc('; '.join(r.refuted_sources()))})"
+                       for r in refuted) + "</p>") if refuted else "<p>No claim of the paper was refuted in this run.</p>"
+    skipped = ("<p class='small'>Not searched: " + "; ".join(f"{esc(p)}/{esc(v)} ({esc(w)})" for p, v, w in rep.skipped)
+               + "</p>") if rep.skipped else ""
+    body = (f"<h1>mechverify run: {esc(rep.mechanism)}</h1>"
+            f"<p class='meta'>{esc(rep.title)}<br>setting: {esc(rep.setting)}<br>"
+            f"domain searched: {esc(domain_text(rep.domain))}<br>seed {rep.seed}, budget {rep.budget:g} CPU s, "
+            f"took {rep.seconds:.1f} CPU s ({rep.wall_seconds:.1f} s wall)</p>"
+            f"<table><tr><th>property/variant</th><th>paper claims</th><th>verdict</th><th>claim</th>"
+            f"<th>details</th></tr>{''.join(rows)}</table>{skipped}{ref}"
+            + measures_section([r.property for r in rep.results])
+            + sources_section([r.claims_text() for r in rep.results] + [rep.title])
+            + f"<h2>Counterexamples</h2>{''.join(sections) or '<p>none</p>'}")
+    return _page(f"mechverify run {rep.mechanism}", body)
+
+
+def _detail_without_summary(r: Result) -> str:
+    """The details column: size, minimality, time to first (the summary is in the counterexample section)."""
+    if r.verdict != "violated" or r.certificate is None:
+        return detail(r)
+    full, summary = detail(r), r.certificate.summary
+    return full[: -len(summary)].rstrip("; ") if summary and full.endswith(summary) else full
+
+
+# ---------------------------------------------------------------------- audit
+_VERDICT_WORD = {"violated": "violated", "certified": "certified", "not_refuted": "not refuted",
+                 "unknown": "unknown", "not_applicable": "n/a", "not_registered": "not registered"}
+
+
+def render_audit_html(result: dict[str, Any]) -> str:
+    """An ``audit`` as one HTML page: each seed table (paper's mark -> verdict, counterexamples as numbered
+    notes linking to their sections), the evidence, refuted claims, measures, sources, counterexamples."""
+    from .markdown import _evidence_text
+
+    cells = result["cells"]
+    notes: dict[str, int] = {}  # counterexample path -> number
+    views: list[tuple[str, Any]] = []
+
+    def note(path: str) -> int:
+        if path not in notes:
+            notes[path] = len(notes) + 1
+            views.append((path, view_from_file(path)))
+        return notes[path]
+
+    parts = [f"<h1>mechverify audit</h1><p class='meta'>seed {result['seed']}, search budget "
+             f"{result['budget']:g} CPU s, took {result['seconds']:.1f} s wall; evidence store "
+             f"<code>{esc(result['store'])}</code>{' (ignored: --fresh)' if result.get('fresh') else ''}</p>"
+             "<p class='small'>Each cell: the paper's mark (✓ claimed to hold, ✗ claimed to fail, – no claim "
+             "registered) → our verdict. <b>REFUTED</b>: the paper says it holds and an exact, stored, replayable "
+             "counterexample shows it does not. <i>not refuted</i> / <i>not reproduced</i>: no counterexample "
+             "found within the budget (not a proof). Numbers in brackets link to the counterexamples; a starred one "
+             "([5*]) violates a reading of the property the paper's claim does not cover.</p>"]
+    props_seen: list[str] = []
+    for tid, title, cols, props in result["tables"]:
+        props_seen += props
+        head = "<tr><th>property</th>" + "".join(f"<th>{esc(lab)}</th>" for lab, _ in cols) + "</tr>"
+        body = []
+        for p in props:
+            row = [f"<td><b>{esc(p)}</b></td>"]
+            for label, name in cols:
+                c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
+                refs = [(note(e.counterexample), e) for e in c.evidence if e.verdict == "violated" and e.counterexample]
+                sup = "".join(f" <a href='#ace-{n}'>[{n}]</a>" if e.details.get("covered_by_claim", True) else
+                              f" <a href='#ace-{n}' title='{esc(p)}/{esc(e.variant)}: a reading the paper&#39;s "
+                              f"claim does not cover'>[{n}*]</a>" for n, e in refs)
+                cls = "cell-refuted" if c.refuted else f"cell-{c.verdict}"
+                row.append(f"<td class='{cls}'>{esc(c.short().replace('**', ''))}{sup}</td>")
+            body.append("<tr>" + "".join(row) + "</tr>")
+        ev = []
+        for label, name in cols:
+            for p in props:
+                c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
+                if c.verdict == "not_registered":
+                    continue
+                claim = "paper: " + c.claims_text() if c.claims else "no claim registered"
+                text = "; ".join(_evidence_text(e) for e in c.evidence) or c.verdict
+                for path, n in notes.items():
+                    text = text.replace(path, f"[{n}]")
+                ev.append(f"<li><code>{esc(name)}</code> {esc(p)} ({esc(claim)}): {esc(text)}</li>")
+        parts.append(f"<h2 id='{esc(tid)}'>{esc(title)}</h2><table>{head}{''.join(body)}</table>"
+                     f"<details><summary>Evidence per cell</summary><ul class='small'>{''.join(ev)}</ul></details>")
+    refuted = [c for c in cells if c.refuted]
+    if refuted:
+        items = []
+        for c in refuted:
+            refs = [note(e.counterexample) for e in c.evidence if e.verdict == "violated" and e.counterexample]
+            src = "; ".join(s for st, s in c.claims if st == "holds")
+            items.append(f"<li><code>{esc(c.mechanism)}</code> {esc(c.property)}: paper [{esc(src)}] says it holds; "
+                         "counterexample(s) " + ", ".join(f"<a href='#ace-{n}'>[{n}]</a>" for n in refs) + "</li>")
+        parts.append("<h2>Refuted claims</h2><ul>" + "".join(items) + "</ul>")
+    else:
+        parts.append("<h2>Refuted claims</h2><p>none</p>")
+    parts.append(measures_section(props_seen))
+    parts.append(sources_section([t[1] for t in result["tables"]] + [s for c in cells for _, s in c.claims]))
+    secs = []
+    for path, v in views:
+        n = notes[path]
+        if v is None:
+            secs.append(f"<section class='ce' id='ace-{n}'><h3>[{n}] <a href='{esc(link_name(path))}'>"
+                        f"{esc(os.path.basename(path))}</a></h3><p>(file could not be read)</p></section>")
+        else:
+            secs.append(counterexample_section(v, f"ace-{n}", f"[{n}] {esc(v.mechanism)}: {esc(v.property)}/"
+                                                              f"{esc(v.variant)}"))
+    parts.append("<h2>Counterexamples</h2>" + ("".join(secs) or "<p>none</p>"))
+    return _page("mechverify audit", "".join(parts))
+
+
+def counterexample_paths(cells_or_results: Sequence[Any]) -> list[str]:
+    """The stored counterexample files a report links to."""
+    out: list[str] = []
+    for x in cells_or_results:
+        for e in getattr(x, "evidence", [x]):
+            p = getattr(e, "counterexample", None)
+            if e.verdict == "violated" and p and p not in out:
+                out.append(p)
+    return out

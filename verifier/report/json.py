@@ -7,8 +7,8 @@ from typing import Any
 from mechverify.numbers import fmt_exact, json_number
 
 from ..engines.minimize import describe_size
-
 from ..results import Result, verdict_text
+from .common import verdict_words
 
 __all__ = ["measure_json", "cell_to_json", "report_to_json", "check_result_to_json", "audit_to_json",
            "evidence_to_json", "certify_json", "query_json"]
@@ -38,7 +38,7 @@ def cell_to_json(r: Result) -> dict[str, Any]:
         "claims": [{"status": c.status, "source": c.source, "outcome": (r.outcomes[i] if i < len(r.outcomes) else None)}
                    for i, c in enumerate(r.claims)],
         "refuted": r.refuted, "claim_status": r.claim_status(),
-        "text": verdict_text(r), "note": r.note or None, "engine": r.engine or None,
+        "text": verdict_words(r), "note": r.note or None, "engine": r.engine or None,
         "time_to_first": None if r.time_to_first is None else round(r.time_to_first, 3),
         "wall_seconds": round(r.wall_seconds, 3),
         "wall_to_first": None if r.wall_to_first is None else round(r.wall_to_first, 3),

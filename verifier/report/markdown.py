@@ -5,9 +5,18 @@ from typing import Any
 
 from ..engines.minimize import describe_size
 from ..results import Result, verdict_text
-from .common import detail, domain_text
+from .citations import codes_in, seed_legend
+from .common import detail, domain_text, verdict_words
 
-__all__ = ["render_markdown", "render_audit_markdown"]
+__all__ = ["render_markdown", "render_audit_markdown", "markdown_legend"]
+
+
+def markdown_legend(texts) -> list[str]:
+    """``Sources: **000** ...; **004** ...`` for the seed codes mentioned in ``texts`` (empty if none)."""
+    codes = codes_in(texts)
+    if not codes:
+        return []
+    return ["", "Sources: " + "; ".join(f"**{c}** = {cite}" for c, cite in seed_legend(codes, full=True)) + "."]
 
 
 def _md_escape(s: str) -> str:
@@ -27,7 +36,7 @@ def render_markdown(rep) -> str:
     for r in rep.results:
         status = f"**{r.claim_status()}**" if r.refuted else r.claim_status()
         det = detail(r) or (r.note or "")
-        out.append(f"| {r.property}/{r.variant} | {_md_escape(r.claims_text())} | {_md_escape(verdict_text(r))} | "
+        out.append(f"| {r.property}/{r.variant} | {_md_escape(r.claims_text())} | {_md_escape(verdict_words(r))} | "
                    f"{status} | {_md_escape(det)} |")
     if rep.skipped:
         out += ["", "Not searched: " + "; ".join(f"{p}/{v} ({why})" for p, v, why in rep.skipped)]
@@ -36,10 +45,11 @@ def render_markdown(rep) -> str:
     if refuted:
         out.append("## Claims refuted")
         out += [f"- **{r.property}/{r.variant}**: the paper ("
-                f"{'; '.join(r.refuted_sources())}) says it holds; {verdict_text(r)}"
+                f"{'; '.join(r.refuted_sources())}) says it holds; {verdict_words(r)}"
                 for r in refuted]
     else:
         out.append("No claim of the paper was refuted in this run.")
+    out += markdown_legend([r.claims_text() for r in rep.results] + [rep.title])
     return "\n".join(out) + "\n"
 
 
@@ -55,7 +65,7 @@ def _evidence_text(e: Result) -> str:
     if v == "not_refuted":
         return f"{e.variant}: no violation found in {e.trials} trials / {round(e.seconds, 3)} s"
     if v == "certified":
-        return f"{e.variant}: certified ({verdict_text(e)})"
+        return f"{e.variant}: certified ({verdict_words(e)})"
     return f"{e.variant}: unknown -- {e.note or (verdict_text(e) if src else 'not searched')}"
 
 
@@ -100,4 +110,6 @@ def render_audit_markdown(result: dict[str, Any]) -> str:
                        f"counterexample(s): {', '.join(p for p in paths if p)}")
     else:
         out.append("none")
+    out += markdown_legend([title for _, title, _, _ in result["tables"]]
+                           + [src for c in cells for _, src in c.claims])
     return "\n".join(out) + "\n"
