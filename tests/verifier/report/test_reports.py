@@ -23,8 +23,8 @@ from verifier.report import (audit_to_json, check_line, check_result_to_json, ex
 from verifier.report.html import counterexample_section, view_from_certificate, view_from_file
 from verifier.results import Result
 from verifier.run import run_mechanism
+from tests.helpers import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LONG_FLOAT = re.compile(r"\d\.\d{5,}")
 ANSI = re.compile(r"\033\[[0-9;]*m")
 
