@@ -24,9 +24,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from . import claims as claims_mod
 from .engines.search import clock
-from .engines.minimize import describe_size
 from .properties import PROPERTIES, get_property
-from .results import Result, verdict_text
+from .results import Result, describe_size, verdict_text
 from .run import DEVIATION_WEIGHT, MIN_SHARE, run_cell
 from .store import DEFAULT_DIR, index, load_witness, replay
 

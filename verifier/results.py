@@ -14,7 +14,7 @@ from mechverify.numbers import fmt
 
 from .claims import REFUTED
 
-__all__ = ["VERDICTS", "Result", "verdict_text", "is_noise"]
+__all__ = ["VERDICTS", "Result", "verdict_text", "is_noise", "describe_size"]
 
 #: verdict -> what it means
 VERDICTS = {
@@ -124,3 +124,8 @@ def verdict_text(r: Result) -> str:
     if r.verdict == "vacuous":
         return f"vacuous -- the vacuity control is UNSAT, so nothing is certified ({r.note})"
     return f"unknown: {r.note or 'no reason given'}"
+
+
+def describe_size(size: dict) -> str:
+    """A counterexample's size (``engines.minimize.size_of``) in words: ``3 users x 1 server x 2 resources``."""
+    return describe_shape(size["users"], size["servers"], size["resources"], size.get("external", 0))

@@ -19,9 +19,8 @@ from typing import Any, Callable, Optional, Sequence
 from . import claims as claims_mod
 from .engines import strategies as strat
 from .engines.search import SearchResult, clock, search
-from .engines.minimize import describe_size
 from .properties import DEFAULT_PROPERTIES, PROPERTIES, get_property
-from .results import Result, verdict_text
+from .results import Result, describe_size, verdict_text
 from .store import DEFAULT_DIR, persist
 
 __all__ = ["RunReport", "run_mechanism", "run_cell", "plan", "DEFAULT_BUDGET", "DEFAULT_PROPERTIES",

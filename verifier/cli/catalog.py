@@ -46,6 +46,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"    claims:  {claims}")
         if m.notes:
             print(f"    notes:   {m.notes}")
+    from ..report.text import legend_lines, terminal_width
+
+    for line in [""] + legend_lines([m.source for m in mechs] + [c.source for m in mechs for c in m.claims],
+                                     terminal_width()):
+        print(line)
     return 0
 
 
@@ -56,6 +61,8 @@ def _configure_allocate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", metavar="FILE.jsonl",
                    help="one instance per line; prints one JSON result per line (errors as {\"error\": ...})")
     p.add_argument("--exact", action="store_true", help="exact rational allocation, numbers as 'p/q' strings")
+    p.add_argument("--full", action="store_true",
+                   help="table: every user and server even when the allocation is large (default: a summary then)")
     p.add_argument("--format", choices=["json", "table"], default=None,
                    help="output format (default: table for one instance, json for --batch)")
 
@@ -74,21 +81,12 @@ def allocation_result(mech_name: str, env, exact: bool) -> dict[str, Any]:
     return out
 
 
-def _table(res: dict[str, Any]) -> str:
-    users, servers = res["users"], res["servers"]
-    def show(v):
-        return v if isinstance(v, str) else fmt(v)
-    w0 = max(len("user"), *(len(u) for u in users))
-    cols = [max(len(s), *(len(show(res["tasks"][j][i])) for j in range(len(users)))) for i, s in enumerate(servers)]
-    wt = max(len("total"), *(len(show(t)) for t in res["totals"]))
-    lines = [f"mechanism: {res['mechanism']}" + ("  (exact)" if res.get("exact") else "")]
-    lines.append("  ".join(["user".ljust(w0)] + [s.rjust(c) for s, c in zip(servers, cols)] + ["total".rjust(wt)]))
-    for j, u in enumerate(users):
-        lines.append("  ".join([u.ljust(w0)] + [show(res["tasks"][j][i]).rjust(c) for i, c in enumerate(cols)]
-                               + [show(res["totals"][j]).rjust(wt)]))
-    if res.get("note"):
-        lines.append(f"note: {res['note']}")
-    return "\n".join(lines)
+def _table(res: dict[str, Any], full: bool) -> str:
+    """``allocate``'s terminal output: the task table, summarised when it would not fit (``--full``: all)."""
+    from ..report.text import summarise_allocation, terminal_width
+
+    text = summarise_allocation(res, full=full, width=terminal_width())
+    return text + (f"\nnote: {res['note']}" if res.get("note") else "")
 
 
 @command("allocate", "compute a mechanism's allocation on an instance (or a batch)")(_configure_allocate)
@@ -142,5 +140,5 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     if (args.format or "table") == "json":
         print(json.dumps(res))
     else:
-        print(_table(res))
+        print(_table(res, args.full))
     return 0

@@ -55,9 +55,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps({"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                           "budget": args.budget, "results": [check_result_to_json(r) for r in results]}, indent=1))
     else:
+        from ..report.text import legend_lines, terminal_width
+
+        width = terminal_width()
         print(f"{mech.name} on {args.instance} ({env.describe()})")
         for r in results:
-            print("  " + check_line(r))
+            print("  " + check_line(r, width=None if width is None else width - 2).replace("\n", "\n  "))
+        for line in legend_lines([c.source for r in results for c in r.claims], width):
+            print(line)
     return finding_exit(args.fail_on, results)
 
 

@@ -28,13 +28,13 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional
 
-from mechverify.model import Environment, describe_shape
+from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
 from ..properties import get_property
 from ..properties.base import Certificate, Deviation, Report, Witness
 
-__all__ = ["minimize", "size_of", "simpler_numbers", "describe_size", "complexity"]
+__all__ = ["minimize", "size_of", "simpler_numbers", "complexity"]
 
 
 def complexity(v: Fraction) -> tuple[int, int]:
@@ -77,11 +77,6 @@ def size_of(env: Environment) -> dict[str, int]:
                                    + [v.denominator for row in env.demand for v in row] + [1]),
             "max_number": int(max([abs(v) for row in env.capacity for v in row]
                                   + [abs(v) for row in env.demand for v in row] + [Fraction(0)]))}
-
-
-def describe_size(size: dict[str, int]) -> str:
-    """``size_of``'s shape in words (``3 users x 1 server x 2 resources``)."""
-    return describe_shape(size["users"], size["servers"], size["resources"], size.get("external", 0))
 
 
 # ---------------------------------------------------------------------- moves

@@ -8,8 +8,7 @@ from typing import Any
 
 from mechverify.numbers import FLOAT_REL, fmt, fmt_exact
 
-from ..engines.minimize import describe_size
-from ..results import Result, verdict_text
+from ..results import Result, describe_size, verdict_text
 from .citations import MEASURES
 
 __all__ = ["domain_text", "detail", "measure_text", "verdict_words", "num_text", "is_within_tolerance",

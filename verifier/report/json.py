@@ -6,8 +6,7 @@ from typing import Any
 
 from mechverify.numbers import fmt_exact, json_number
 
-from ..engines.minimize import describe_size
-from ..results import Result, verdict_text
+from ..results import Result, describe_size, verdict_text
 from .common import verdict_words
 
 __all__ = ["measure_json", "cell_to_json", "report_to_json", "check_result_to_json", "audit_to_json",

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engines.minimize import describe_size
-from ..results import Result, verdict_text
+from ..results import Result, describe_size, verdict_text
 from .citations import codes_in, seed_legend
 from .common import detail, domain_text, verdict_words
 

@@ -41,8 +41,10 @@ def test_list_names_every_registered_mechanism(capsys):
     assert len(names) >= 9
     code, out, _ = run_main(capsys, "list")
     assert code == 0
-    listed = {line.split()[0] for line in out.splitlines() if line and not line.startswith(" ")}
+    body, _, legend = out.partition("\nsources: ")
+    listed = {line.split()[0] for line in body.splitlines() if line and not line.startswith(" ")}
     assert listed == set(names)
+    assert "004 = Meskar & Liang" in legend  # the seed codes the claims cite, expanded once
     code, out, _ = run_main(capsys, "list", "--format", "json")
     assert code == 0
     data = json.loads(out)
