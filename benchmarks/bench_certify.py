@@ -4,8 +4,8 @@ Not a test; run on demand (it takes long):
     python benchmarks/bench_certify.py [--timeout 600] [--mechanisms drf,tsf-er] [--axes users,resources]
                                        [--max-steps 8] [--json OUT.json] [--markdown OUT.md]
 
-For every mechanism with a symbolic encoding (``verifier/z3engine/specs.py``) and every AXIS, shapes
-grow one step at a time; each is given to ``verifier.z3engine.certify`` with ``--timeout`` seconds
+For every mechanism with a symbolic encoding (``verifier/engines/z3/specs.py``) and every AXIS, shapes
+grow one step at a time; each is given to ``verifier.engines.z3.certify`` with ``--timeout`` seconds
 (all worker processes: one per core) and the walk along that axis stops at the first shape that is
 not certified (unknown, vacuous or violated).  Axes (users x servers x resources + external):
 
@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mechanisms  # noqa: E402
 from verifier.store import atomic_write_text  # noqa: E402
-from verifier.z3engine import SPECS, Shape, certify  # noqa: E402
+from verifier.cli.z3 import persist_result  # noqa: E402
+from verifier.engines.z3 import SPECS, Shape, certify  # noqa: E402
 
 AXES = {
     "users": lambda n: Shape(users=n + 1, servers=1, resources=2),
@@ -111,21 +112,21 @@ def main(argv=None) -> int:
             for step in range(1, args.max_steps + 1):
                 shape = AXES[axis](step)
                 t0 = time.monotonic()
-                r = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, store_dir=store,
-                            method=args.method)
+                r = persist_result(certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs,
+                                          method=args.method), mech, store)
                 rec = {"mechanism": name, "axis": axis, "method": r.details.get("method", args.method),
-                       "shape": shape.as_dict(), "status": r.status,
-                       "seconds": round(time.monotonic() - t0, 2), "cases": r.cases,
-                       "queries": r.details.get("queries"), "reason": r.reason,
-                       "counterexample": r.counterexample_path}
+                       "shape": shape.as_dict(), "status": r.verdict,
+                       "seconds": round(time.monotonic() - t0, 2), "cases": r.details.get("cases", 0),
+                       "queries": r.details.get("queries"), "reason": r.note,
+                       "counterexample": r.counterexample}
                 results.append(rec)
-                print(f"  {name:14s} {axis:9s} {short(shape):8s} {r.status:9s} {rec['seconds']:8.2f} s  "
-                      f"{r.reason[:90]}", file=sys.stderr, flush=True)
-                if r.status == "certified":
+                print(f"  {name:14s} {axis:9s} {short(shape):8s} {r.verdict:9s} {rec['seconds']:8.2f} s  "
+                      f"{r.note[:90]}", file=sys.stderr, flush=True)
+                if r.verdict == "certified":
                     best = rec
                     continue
                 stop = rec
-                refuted = r.status == "violated"
+                refuted = r.verdict == "violated"
                 break
             rows.append((name, axis, best, stop))
     lines = ["| mechanism | axis | largest certified (time) | next shape |", "|---|---|---|---|"]

@@ -3,7 +3,7 @@
     python benchmarks/sim_online_tsf_er.py                      # 1000 tasks, 40 users, seed 0
     python benchmarks/sim_online_tsf_er.py --seed 3 --slot 64 --tasks 2000 --users 60
 
-Workload: ``mechanisms.tsf_er_online.synthetic_workload`` (three servers (1,1), (1+rho,1-rho),
+Workload: ``simulation.tsf_er_online.synthetic_workload`` (three servers (1,1), (1+rho,1-rho),
 (1-rho,1+rho) as in seed 004 Sec. 6.2, one external link).  Prints the seed's metrics: mean JCT
 factor (Sec. 6.2; standalone = the same simulator with the user alone), and the time-averaged
 MIN-SI-SAT, MIN-EF-SAT (Sec. 6.3), fractional domination factor (Sec. 6.2) and utilisation.
@@ -20,9 +20,9 @@ from fractions import Fraction
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mechanisms.tsf_er_online import (jct_factors, simulate, synthetic_workload,  # noqa: E402
-                                      time_averaged_metrics, tsf_er_online)
-from mechverify import metrics as M  # noqa: E402
+from mechanisms.seed004.online import tsf_er_online  # noqa: E402
+from simulation import metrics as M  # noqa: E402
+from simulation.tsf_er_online import jct_factors, simulate, synthetic_workload, time_averaged_metrics  # noqa: E402
 from mechverify.numbers import fmt_exact  # noqa: E402
 
 

@@ -7,10 +7,8 @@ from .registry import Claim, Mechanism, Setting, SettingError, all_mechanisms, a
 
 from . import drf_family  # noqa: F401,E402
 from . import drfh_indivisible  # noqa: E402,F401
-from . import tsf_er  # noqa: E402,F401
-from . import seed004_rivals  # noqa: E402,F401
+from . import seed004  # noqa: E402,F401
 from . import lmm_mms  # noqa: E402,F401
 from . import psdsf  # noqa: E402,F401
-from . import tsf_er_online  # noqa: E402,F401
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]

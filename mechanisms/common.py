@@ -9,7 +9,7 @@ where ``x_j = sum_s x[j,s]`` and the normaliser ``N_j`` is what the mechanism is
 LMM-MMS: MMS_j).  :func:`leximin_allocation` builds the polytope, the scores, runs the one solver
 (``mechverify.lexmaxmin``) and returns the ``Allocation``.
 
-Normaliser conventions (documented in docs/model.md):
+Every ``N_j`` lives in ``mechanisms/normalisers.py``.  Normaliser conventions (docs/model.md):
 * ``N_j = 0`` or a user with no usable server: the user can run nothing; it gets 0 tasks and takes
   no part in the rounds.
 * ``N_j = inf`` (the user's tasks consume nothing the mechanism measures, e.g. all-zero demands):
@@ -18,31 +18,18 @@ Normaliser conventions (documented in docs/model.md):
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.lexmaxmin import lex_max_min
 from mechverify.model import Environment
+from mechverify.numbers import is_inf
 from mechverify.polytope import TaskPolytope
 
-__all__ = ["leximin_allocation", "fallback_normaliser", "is_inf"]
+from .normalisers import fallback_normaliser
 
-
-def is_inf(v: Any) -> bool:
-    return isinstance(v, float) and math.isinf(v)
-
-
-def fallback_normaliser(env: Environment, j: int) -> Optional[Fraction]:
-    """Finite stand-in for an infinite normaliser (see module docstring)."""
-    if env.tasks[j] is not None:
-        return env.tasks[j] if env.tasks[j] > 0 else None
-    limits = [env.external_capacity[k] / d for k, d in enumerate(env.external_demand[j]) if d > 0]
-    if limits:
-        m = min(limits)
-        return m if m > 0 else None
-    return None
+__all__ = ["leximin_allocation", "fallback_normaliser"]
 
 
 def leximin_allocation(env: Environment, name: str, exact: bool, normaliser: Sequence[Any], *,
@@ -61,7 +48,7 @@ def leximin_allocation(env: Environment, name: str, exact: bool, normaliser: Seq
             N = fallback_normaliser(env, j)
         if N is None or N == 0 or not poly.can_run(j):
             scores.append({})
-            used_norm.append(N)
+            used_norm.append(N)  # as given (0 stays 0 in the diagnostics)
             continue
         coef = 1 / (env.weight[j] * Fraction(N))
         scores.append(poly.total(j, coef))

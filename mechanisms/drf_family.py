@@ -37,50 +37,10 @@ from mechverify.lp import LPError, LPSession
 from mechverify.model import Environment
 from mechverify.polytope import TaskPolytope
 
-from .common import fallback_normaliser, is_inf, leximin_allocation
+from .common import leximin_allocation
+from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, finite_normaliser,  # noqa: F401
+                          global_dominant_share, tsf_gamma)
 from .registry import Claim, Setting, register
-
-INF = float("inf")
-
-
-# ---------------------------------------------------------------------- helpers
-def dominant_share_per_task(env: Environment, j: int, capacities, ext: bool = True) -> Any:
-    """``max_r d[j,r] / c_r`` over demanded resources (inf if a demanded resource has c_r = 0, 0 if
-    nothing is demanded).  With ``ext``, external resources count as pooled resources."""
-    best: Any = Fraction(0)
-    pairs = list(zip(env.demand[j], capacities))
-    if ext:
-        pairs += list(zip(env.external_demand[j], env.external_capacity))
-    for dr, cr in pairs:
-        if dr > 0:
-            if cr == 0:
-                return INF
-            q = dr / cr
-            if q > best:
-                best = q
-    return best
-
-
-def _norm_from_share(share: Any) -> Any:
-    """Normaliser ``N = 1/share`` (share 0 -> inf, share inf -> 0)."""
-    if is_inf(share):
-        return Fraction(0)
-    if share == 0:
-        return INF
-    return 1 / share
-
-
-def global_dominant_share(env: Environment, j: int) -> Any:
-    """Seed 001 Sec. III-A: ``max_r D[j,r]`` with ``D[j,r] = d[j,r] / C_r`` (pooled capacities)."""
-    return dominant_share_per_task(env, j, env.total_capacity(), ext=False)
-
-
-def tsf_gamma(env: Environment, j: int) -> Any:
-    """TSF/CDRF ``gamma_j = sum_s min_r c[s,r]/d[j,r]`` over every server, ignoring placement."""
-    total: Any = Fraction(0)
-    for s in range(env.n_servers):
-        total = total + env.monopoly_tasks(j, s)
-    return total
 
 
 # ---------------------------------------------------------------------- claims
@@ -122,15 +82,14 @@ PER_SERVER_DRF_CLAIMS = (
 
 # ---------------------------------------------------------------------- drf
 def _drf(env: Environment, exact: bool, name: str = "drf") -> Allocation:
-    cap = env.capacity[0]
-    norms = [_norm_from_share(dominant_share_per_task(env, j, cap)) for j in range(env.n_users)]
-    return leximin_allocation(env, name, exact, norms)
+    return leximin_allocation(env, name, exact, [drf_normaliser(env, j) for j in range(env.n_users)])
 
 
 @register("drf", "Dominant Resource Fairness (single pool, weighted, zero demands, task bounds)",
           Setting(single_server=True, placement=True, external=True, bounds=True, weights=True),
           DRF_CLAIMS, source="000 Sec. II-A; 001 Sec. III-D")
 def drf(env: Environment, exact: bool = False) -> Allocation:
+    """DRF on one pool: leximin of weighted dominant shares (seed 000 Sec. II-A)."""
     return _drf(env, exact)
 
 
@@ -138,6 +97,7 @@ def drf(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=True, external=False, bounds=False, weights=True),
           PER_SERVER_DRF_CLAIMS, source="001 Sec. III-D")
 def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
+    """DRF run separately on every server among the users that can use it (seed 001 Sec. III-D)."""
     zero: Any = Fraction(0) if exact else 0.0
     x = [[zero] * env.n_servers for _ in range(env.n_users)]
     rounds = 0
@@ -155,13 +115,14 @@ def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
 
 # ---------------------------------------------------------------------- drfh / c-drfh
 def _drfh_norms(env: Environment) -> list:
-    return [_norm_from_share(global_dominant_share(env, j)) for j in range(env.n_users)]
+    return [drfh_normaliser(env, j) for j in range(env.n_users)]
 
 
 @register("drfh", "DRFH: leximin of weighted global dominant shares (Wang, Liang, Li)",
           Setting(placement=False, external=False, bounds=True, weights=True),
           DRFH_CLAIMS, source="001 Sec. IV-A eq. (4), Sec. V-A")
 def drfh(env: Environment, exact: bool = False) -> Allocation:
+    """DRFH: leximin of weighted global dominant shares over chi(E) (seed 001 eq. (4))."""
     return leximin_allocation(env, "drfh", exact, _drfh_norms(env))
 
 
@@ -169,6 +130,7 @@ def drfh(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=True, external=False, bounds=True, weights=True),
           C_DRFH_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def c_drfh(env: Environment, exact: bool = False) -> Allocation:
+    """C-DRFH: DRFH's pooled global dominant share, allocation under placement constraints."""
     return leximin_allocation(env, "c-drfh", exact, _drfh_norms(env))
 
 
@@ -187,15 +149,13 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     active = []
     eq_rows: dict[int, int] = {}
     for j in range(env.n_users):
-        N = norms[j]
-        if is_inf(N):
-            N = fallback_normaliser(env, j)
-        if N is None or N == 0 or not poly.can_run(j):
+        N = finite_normaliser(env, norms[j], j)
+        if N is None or not poly.can_run(j):
             continue
-        coeffs = poly.total(j, 1 / (env.weight[j] * Fraction(N)))
+        coeffs = poly.total(j, 1 / (env.weight[j] * N))
         coeffs[g] = Fraction(-1)
         eq_rows[j] = lp.add_row(coeffs, 0, 0)
-        active.append((j, Fraction(N)))
+        active.append((j, N))
     lp.set_cost({g: 1})
     lp.maximize = True
     zero: Any = Fraction(0) if exact else 0.0
@@ -236,6 +196,7 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=True, external=False, bounds=True, weights=True),
           TSF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def tsf(env: Environment, exact: bool = False) -> Allocation:
+    """TSF: leximin of ``x_j / (w_j gamma_j)``, gamma ignoring placement, allocation honouring it."""
     return leximin_allocation(env, "tsf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])
 
 
@@ -243,4 +204,5 @@ def tsf(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=False, external=False, bounds=True, weights=True),
           CDRF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def cdrf(env: Environment, exact: bool = False) -> Allocation:
+    """CDRF: TSF without placement constraints (Friedman et al.)."""
     return leximin_allocation(env, "cdrf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])

@@ -1,6 +1,6 @@
 """First-Fit and Best-Fit DRFH for indivisible tasks (seed 001 Sec. V-B).
 
-Progressive filling with whole tasks: at every step the scheduler picks the active user with the
+Progressive filling with whole tasks (``mechanisms.filling``): at every step the scheduler picks the active user with the
 lowest weighted global dominant share ``G_j / w_j = x_j max_r D[j,r] / w_j`` (ties: lowest index)
 and places ONE task of it on a server where it fits:
 
@@ -25,9 +25,10 @@ from typing import Any
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import InstanceError
+from mechverify.numbers import INF, is_inf
 
-from .drf_family import global_dominant_share
+from .filling import fill_whole_tasks
+from .normalisers import global_dominant_share
 from .registry import Setting, register
 
 MAX_STEPS = 2_000_000
@@ -45,35 +46,40 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
     share = [global_dominant_share(env, j) for j in range(J)]
     limit = [math.floor(env.tasks[j]) if env.tasks[j] is not None else None for j in range(J)]
     total = [0] * J
-    active = [j for j in range(J) if env.eligible[j] and not (isinstance(share[j], float))]
-    steps = 0
-    while active:
-        steps += 1
-        if steps > MAX_STEPS:
-            raise InstanceError(f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
-                                f"scale capacities/demands down")
-        j = min(active, key=lambda u: (Fraction(total[u]) * share[u] / env.weight[u], u))
-        if limit[j] is not None and total[j] >= limit[j]:
-            active.remove(j)
-            continue
-        d = env.demand[j]
-        fits = [s for s in sorted(env.eligible[j]) if all(remaining[s][r] >= d[r] for r in range(R))]
-        if all(v == 0 for v in d):
-            if limit[j] is None:  # guarded by the model; keep the loop finite anyway
-                active.remove(j)
-                continue
-            fits = fits[:1]
-        if not fits:
-            active.remove(j)
-            continue
-        if best_fit:
-            s = min(fits, key=lambda l: (_h(d, remaining[l], pooled), l))
-        else:
-            s = fits[0]
+
+    def server_fits(j: int, s: int) -> bool:
+        return all(remaining[s][r] >= env.demand[j][r] for r in range(R))
+
+    def user_open(j: int, _last: int = -1) -> bool:
+        return limit[j] is None or total[j] < limit[j]
+
+    def place(j: int, s: int) -> None:
         for r in range(R):
-            remaining[s][r] -= d[r]
+            remaining[s][r] -= env.demand[j][r]
         x[j][s] += 1
         total[j] += 1
+
+    fits: dict[int, set[int]] = {}
+    for j in range(J):
+        if not env.eligible[j] or is_inf(share[j]) or not user_open(j):
+            continue
+        if all(v == 0 for v in env.demand[j]):  # only with a finite bound (the model's guard)
+            if limit[j] is not None:
+                fits[j] = {min(env.eligible[j])}
+            continue
+        fs = {s for s in env.eligible[j] if server_fits(j, s)}
+        if fs:
+            fits[j] = fs
+    if best_fit:
+        def server_key(j: int, s: int) -> Any:
+            return (_h(env.demand[j], remaining[s], pooled), s)
+    else:
+        def server_key(j: int, s: int) -> Any:
+            return s
+    steps = fill_whole_tasks(fits, lambda u: (Fraction(total[u]) * share[u] / env.weight[u], u), server_key, place,
+                             server_fits, user_open, MAX_STEPS,
+                             f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
+                             f"scale capacities/demands down")
     return Allocation(env, tuple(tuple(Fraction(v) for v in row) for row in x), name, True, {"steps": steps})
 
 
@@ -85,7 +91,7 @@ def _h(d, rem, pooled) -> Any:
     D = [d[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
     cbar = [rem[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
     if cbar[r0] == 0:
-        return float("inf")
+        return INF
     return sum((abs(D[r] / D[r0] - cbar[r] / cbar[r0]) for r in range(len(d))), Fraction(0))
 
 
@@ -95,10 +101,12 @@ _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, di
 @register("drfh-first-fit", "First-Fit DRFH: progressive filling with whole tasks, first fitting server",
           _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B")
 def drfh_first_fit(env: Environment, exact: bool = False) -> Allocation:
+    """First-Fit DRFH (seed 001 Sec. V-B): whole tasks, first fitting server."""
     return _progressive_fill(env, False, "drfh-first-fit")
 
 
 @register("drfh-best-fit", "Best-Fit DRFH: progressive filling with whole tasks, server by H(i,l) of eq. (9)",
           _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B eq. (9)")
 def drfh_best_fit(env: Environment, exact: bool = False) -> Allocation:
+    """Best-Fit DRFH (seed 001 Sec. V-B): whole tasks, the fitting server minimising eq. (9)."""
     return _progressive_fill(env, True, "drfh-best-fit")

@@ -17,66 +17,20 @@ Definitions (reconstructed from the extracted text and checked against Examples 
 ``lmm-mms`` is that definition, solved by the shared leximin solver (``common.leximin_allocation``
 with normaliser ``MMS_i``); exact in exact mode.
 
-``lmm-mms-linear``: Algorithm 1 (Sec. 4.1) AS PRINTED
--------------------------------------------------------
-The printed pseudo-code (steps 1-4), as extracted::
+``lmm-mms-linear`` is Algorithm 1 (Sec. 4.1) AS PRINTED.  Taken literally it cannot run, so eight
+readings are needed (full text, the pseudo-code and why: docs/lmm-mms.md):
 
-    Step 1  theta*_i = 0; U = [n]; U_dum = {}; Q = (theta^max_1..theta^max_n); theta_dum = 0; delta_j = 0
-    Step 2  PICK median theta in Q; theta_i = min(theta^max_i, theta) for all i; theta_dum = theta
-            if theta_dum delta_j + sum_{i in U} B_i d_ij <= c_j  for all j:            (line 10)
-                c_j -= sum_{i: theta*_i = theta^max_i} B_i d_ij                          (line 11)
-                U   -= {i : theta*_i = theta^max_i}                                      (line 12)
-            else
-                delta_j += sum_{i: theta*_i < theta^max_i} MMS_i d_ij                    (line 14)
-                U_dum   += {i : theta*_i < theta^max_i and i in U};  U -= the same       (lines 15-16)
-    Step 3  if U != {}: go to Step 2
-            else for i in U_dum: theta^max_i <- min_j (c_j - sum_{i: theta^max_i <= theta} B_i d_ij) / delta_j
-    Step 4  output theta*
-
-Taken literally it cannot run: ``theta*_i`` is only ever set to 0, so line 11/12 remove nobody (the
-if-branch loops forever) and line 14 moves everybody.  Every place where we had to read the text,
-and the reading chosen (R1-R8), is listed here; the one place where the printed text is explicit
-but disagrees with the proof of Theorem 2 (R3) is implemented AS PRINTED:
-
-R1 (lines 11-16) ``theta*_i`` in the branch conditions is this iteration's ``theta_i =
-   min(theta^max_i, theta)`` (the proof of Thm 2 reasons with ``theta_i``; the output ``theta*`` is
-   only known at the end).
-R2 (line 8) ``Q`` is ``{theta^max_i : i in U}``, the users still undecided.  The printed ``Q`` is
-   fixed at Step 1; with it the median never changes and the algorithm stalls after the first
-   if-branch.  The proof: "find the median value theta in {theta^max_i | i is the remaining user and
-   is not the dummy user}".
-R3 (line 10) the feasibility test is AS PRINTED: ``theta delta_j + sum_{i in U} B_i d_ij <= c_j``,
-   i.e. every undecided user at its FULL bound ``B_i``.  The proof of Thm 2 tests instead
-   ``x_i = theta_i MMS_i = min(theta^max_i, theta) MMS_i``.  The two differ as soon as some ``i in
-   U`` has ``theta^max_i > theta`` (3+ users with the upper median); the printed test then fails
-   where the proof's passes, users are wrongly sent to ``U_dum``, and the final common level can
-   exceed their ``theta^max_i`` (``x_i > B_i``).  ``test="proof"`` (not registered) runs the
-   proof's test for comparison (benchmarks/compare_lmm_mms.py).
-R4 (lines 14-16) dummies are the users with ``theta_i = theta`` (``theta^max_i >= theta``), as in
-   the proof of Thm 2 case (2) and the trace of Example 2 (users 2 and 3, ``theta^max = 3 = theta``,
-   enter ``U_dum``).  The printed strict ``theta_i < theta^max_i`` (``theta^max_i > theta``) moves
-   nobody when the median user itself is not satisfied: on Example 2 it loops forever
-   (``dummy_rule="gt"`` raises :class:`AlgorithmStall`; tested).
-R5 (lines 11, 14) the sums run over ``i in U`` only (lines 15-16 say so; line 11 read over all
-   users would subtract previously satisfied users' resources a second time).
-R6 (line 8, even ``|Q|``) "median" is the UPPER median (the ``floor(|Q|/2)+1``-th smallest).  Both
-   choices satisfy the halving argument of Thm 2; with the lower median the printed algorithm
-   breaks the paper's own Example 1 (it gives ``x_1 = 4/3 > B_1 = 1``; tested), with the upper
-   median it reproduces it.  ``median="lower"`` is available for comparison.  PICK (linear-time
-   selection) is replaced by sorting: same value, ``O(n log n)``.
-R7 (line 23) the assignment target ``theta^max_i`` is read as ``theta*_i`` (the output); the
-   satisfied users' ``theta*_i = theta^max_i`` (never assigned in the pseudo-code) is taken from the
-   proof ("let their LMM-optimal MMS ratio be theta*_i = theta^max_i").
-R8 (line 23) ``c_j`` there is the capacity already reduced by line 11, and the printed
-   ``- sum_{i: theta^max_i <= theta} B_i d_ij`` names those same satisfied users (proof: "after
-   decreasing the resources consumed by these users i with theta^max_i <= theta^max_k"); it is
-   not subtracted twice and never includes a dummy (a dummy whose ``theta^max`` equals the last
-   median would otherwise be counted both at ``B_i`` and in ``delta``).  Resources with
-   ``delta_j = 0`` cannot occur (``d_ij > 0``).  The common level is NOT capped by the dummies'
-   ``theta^max_i`` (not printed); ``info["bound_exceeded"]`` lists users with ``x_i > B_i``.
+R1 ``theta*_i`` in the branch conditions is this iteration's ``min(theta^max_i, theta)``;
+R2 ``Q`` is ``{theta^max_i : i in U}`` (the undecided users);
+R3 line 10's test is AS PRINTED (every undecided user at its full ``B_i``; the proof of Thm 2 differs);
+R4 dummies are the users with ``theta_i = theta`` (``dummy_rule="gt"`` is the printed strict rule);
+R5 the sums of lines 11 and 14 run over ``i in U``;
+R6 "median" is the UPPER median (``median="lower"`` for comparison);
+R7 line 23 assigns the output ``theta*_i``;
+R8 line 23's ``c_j`` is the capacity already reduced by line 11 (satisfied users subtracted once).
 
 All arithmetic is exact (``Fraction``) whatever ``exact`` says; ``info["trace"]`` records every
-iteration (median, test, who moved).
+iteration and ``info["bound_exceeded"]`` the users with ``x_i > B_i``.
 """
 from __future__ import annotations
 
@@ -136,6 +90,7 @@ def _info(env: Environment, totals, mms_v) -> dict:
 @register("lmm-mms", "LMM-MMS: leximin of x_i/MMS_i, x_i <= B_i, one pool (definition, Sec. 3.2)",
           SETTING, CLAIMS, source="003 Sec. 2.1 Thm 1, Sec. 3.2 program (LMM-MMS)")
 def lmm_mms(env: Environment, exact: bool = False) -> Allocation:
+    """LMM-MMS by its definition: leximin of ``x_i / MMS_i`` with ``x_i <= B_i`` (seed 003 Sec. 3.2)."""
     SETTING.check(env, "lmm-mms")
     mms_v = [mms(env, i) for i in range(env.n_users)]
     alloc = leximin_allocation(env, "lmm-mms", exact, mms_v, placement=False, external=False, bounds=True)
@@ -220,8 +175,10 @@ def algorithm1(env: Environment, median: str = "upper", test: str = "printed", d
           SETTING, LINEAR_CLAIMS, source="003 Sec. 4.1 Algorithm 1, Thm 2, Example 2",
           notes="Readings R1-R8 in mechanisms/lmm_mms.py; line 10 tests every undecided user at its full "
                 "bound B_i as printed (the proof of Thm 2 uses theta_i MMS_i); the final common level is not "
-                "capped by B_i, so x_i > B_i can occur.")
+                "capped by B_i, so x_i > B_i can occur.",
+          may_violate=("bounds",))
 def lmm_mms_linear(env: Environment, exact: bool = False) -> Allocation:
+    """LMM-MMS by Algorithm 1 as printed (readings R1-R8 in the module docstring), exact."""
     SETTING.check(env, "lmm-mms-linear")
     res = algorithm1(env)
     info = {"mms": res["mms"], "theta_max": res["theta_max"], "theta": res["theta_star"],

@@ -11,15 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from mechverify.allocation import Allocation
+from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, fmt_exact
 
-__all__ = ["Claim", "Setting", "Mechanism", "register", "get", "all_mechanisms", "allocate", "SettingError"]
+__all__ = ["Claim", "Setting", "Mechanism", "register", "get", "all_mechanisms", "allocate", "SettingError",
+           "MechanismOutputError", "check_output"]
 
 
 class SettingError(InstanceError):
     """The environment uses a part of the model the mechanism is not defined for."""
+
+
+class MechanismOutputError(InstanceError):
+    """A mechanism returned an allocation outside chi(E) of its own setting (a bug, never a verdict)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,7 @@ class Setting:
     positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
 
     def describe(self) -> str:
+        """One line naming the setting's parts (as ``list`` prints it)."""
         parts = ["1 server" if self.single_server else "many servers", self.feasibility.upper()]
         for flag, label in ((self.placement, "placement"), (self.external, "external"), (self.bounds, "bounds"),
                             (self.weights, "weights"), (self.server_demand, "per-server demands")):
@@ -98,6 +104,7 @@ class Setting:
         return ", ".join(parts)
 
     def check(self, env: Environment, name: str) -> None:
+        """Raise :class:`SettingError` naming the field if ``env`` lies outside this setting."""
         if env.n_resources < self.min_resources:
             raise SettingError(f"resources: {name} needs at least {self.min_resources} resources, "
                                f"got {env.n_resources}")
@@ -139,6 +146,7 @@ class Setting:
 
 @dataclass(frozen=True)
 class Mechanism:
+    """A registered mechanism: its allocation function, setting, the paper's claims and notes."""
     name: str
     title: str
     func: Callable[[Environment, bool], Allocation]
@@ -146,6 +154,9 @@ class Mechanism:
     claims: tuple[Claim, ...] = ()
     source: str = ""
     notes: str = ""
+    #: constraints of chi(E) the mechanism may violate BY DESIGN (e.g. ``("bounds",)`` for an algorithm
+    #: reproduced as printed that overshoots task bounds); :func:`allocate` does not check them
+    may_violate: tuple[str, ...] = ()
 
     def claims_for(self, prop: str, variant: Optional[str] = None) -> list[Claim]:
         """Every claim about ``prop`` (a variant-less claim covers every variant).  Papers can
@@ -154,6 +165,7 @@ class Mechanism:
                 if c.property == prop and (variant is None or c.variant in (None, variant))]
 
     def claim(self, prop: str, variant: Optional[str] = None) -> Optional[Claim]:
+        """The first claim about ``prop`` (and ``variant``), or ``None``."""
         found = self.claims_for(prop, variant)
         return found[0] if found else None
 
@@ -165,17 +177,23 @@ _REGISTRY: dict[str, Mechanism] = {}
 
 
 def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
-             notes: str = "") -> Callable:
+             notes: str = "", may_violate: tuple[str, ...] = ()) -> Callable:
+    """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`)."""
+    unknown = set(may_violate) - {"placement", "external", "bounds"}
+    if unknown:
+        raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
+
     def deco(func: Callable[[Environment, bool], Allocation]):
         if name in _REGISTRY:
             raise ValueError(f"mechanism {name!r} registered twice")
-        _REGISTRY[name] = Mechanism(name, title, func, setting, tuple(claims), source, notes)
+        _REGISTRY[name] = Mechanism(name, title, func, setting, tuple(claims), source, notes, tuple(may_violate))
         return func
 
     return deco
 
 
 def get(name: str) -> Mechanism:
+    """The mechanism registered under ``name`` (``InstanceError`` listing the known names otherwise)."""
     _ensure_loaded()
     try:
         return _REGISTRY[name]
@@ -184,16 +202,30 @@ def get(name: str) -> Mechanism:
 
 
 def all_mechanisms() -> list[Mechanism]:
+    """Every registered mechanism, sorted by name."""
     _ensure_loaded()
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
 def allocate(mech: Mechanism | str, env: Environment, exact: bool = False) -> Allocation:
-    """Check the setting, run the mechanism, and sanity-check its output is feasible."""
+    """Check the setting, run the mechanism, and check its output is in chi(E) (:func:`check_output`)."""
     m = get(mech) if isinstance(mech, str) else mech
     m.setting.check(env, m.name)
     alloc = m.func(env, exact)
+    check_output(m, env, alloc)
     return alloc
+
+
+def check_output(m: Mechanism, env: Environment, alloc: Allocation) -> None:
+    """Raise :class:`MechanismOutputError` naming the first constraint of chi(E) (the setting's
+    feasibility, placement, external resources and bounds) that ``alloc`` violates.  Exact entries are
+    checked exactly, floats within ``mechverify.numbers.FLOAT_REL``."""
+    st, skip = m.setting, m.may_violate
+    bad = feasibility_violations(env, alloc.x, st.feasibility, check_placement="placement" not in skip,
+                                 check_external=st.external and "external" not in skip,
+                                 check_bounds=st.bounds and "bounds" not in skip)
+    if bad:
+        raise MechanismOutputError(f"{m.name}: output is not feasible: {bad[0]}")
 
 
 def _ensure_loaded() -> None:

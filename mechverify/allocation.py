@@ -17,17 +17,14 @@ Feasibility (``x`` in chi(E), seed 004 eq. (2); seed 002 Defs. 3-4):
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 from .model import Environment
-from .numbers import fmt_exact
+from .numbers import FLOAT_REL, fmt_exact, is_inf
 
 __all__ = ["Allocation", "Bundle", "feasibility_violations", "is_feasible"]
-
-FLOAT_TOL = 1e-7
 
 
 @dataclass(frozen=True)
@@ -59,6 +56,7 @@ class Allocation:
         return sum(row[1:], row[0]) if row else 0
 
     def totals(self) -> tuple[Any, ...]:
+        """Every user's total ``x_j``."""
         return tuple(self.total(j) for j in range(self.env.n_users))
 
     def bundle(self, j: int) -> Bundle:
@@ -68,10 +66,6 @@ class Allocation:
         tot = self.total(j)
         ext = tuple(tot * v for v in env.external_demand[j])
         return Bundle(amounts=amounts, external=ext)
-
-    def as_float(self) -> "Allocation":
-        return Allocation(self.env, tuple(tuple(float(v) for v in row) for row in self.x),
-                          self.mechanism, False, self.info)
 
     def to_dict(self, exact: Optional[bool] = None) -> dict[str, Any]:
         """JSON result: ``{"mechanism", "users", "servers", "tasks", "totals"}`` (+ ``exact``)."""
@@ -90,7 +84,7 @@ class Allocation:
 def _le(a: Any, b: Any) -> bool:
     if isinstance(a, Fraction) and isinstance(b, Fraction):
         return a <= b
-    return float(a) <= float(b) + FLOAT_TOL * max(1.0, abs(float(b)))
+    return float(a) <= float(b) + FLOAT_REL * max(1.0, abs(float(b)))
 
 
 def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm",
@@ -98,7 +92,7 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
                            check_bounds: bool = True) -> list[str]:
     """Every violated constraint of chi(E) as a readable line (empty list = feasible).
 
-    Exact for ``Fraction`` entries; floats get a relative tolerance of ``1e-7``.
+    Exact for ``Fraction`` entries; floats get the relative tolerance ``FLOAT_REL``.
     ``mode`` is ``"rdm"`` (per-resource capacities) or ``"tdm"`` (time shares, seed 002 eq. (10)).
     """
     if mode not in ("rdm", "tdm"):
@@ -116,10 +110,14 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
                 out.append(f"placement: {env.users[j]} is not eligible at {env.servers[s]} but gets {v}")
     if mode == "rdm":
         for s in range(S):
+            held = [(x[j][s], env.d(j, s)) for j in range(J) if x[j][s]]  # zero entries use nothing
+            if not held:
+                continue  # capacities are >= 0
+            cap = env.capacity[s]
             for r in range(R):
-                used = sum((x[j][s] * env.d(j, s)[r] for j in range(J)), 0)
-                if not _le(used, env.capacity[s][r]):
-                    out.append(f"RDM: {env.servers[s]}.{env.resources[r]} uses {used} > {env.capacity[s][r]}")
+                used = sum((v * d[r] for v, d in held), 0)
+                if not _le(used, cap[r]):
+                    out.append(f"RDM: {env.servers[s]}.{env.resources[r]} uses {used} > {cap[r]}")
     else:
         for s in range(S):
             share: Any = 0
@@ -129,13 +127,14 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
                 g = env.monopoly_tasks(j, s)
                 if g == 0:
                     out.append(f"TDM: {env.users[j]} gets tasks at {env.servers[s]} where gamma = 0")
-                elif not (isinstance(g, float) and math.isinf(g)):
+                elif not is_inf(g):
                     share = share + x[j][s] / g
             if not _le(share, 1):
                 out.append(f"TDM: time shares at {env.servers[s]} sum to {share} > 1")
-    if check_external:
+    if check_external and env.n_external:
+        tot = [sum(x[j], 0) for j in range(J)]
         for k in range(env.n_external):
-            used = sum((sum(x[j], 0) * env.external_demand[j][k] for j in range(J)), 0)
+            used = sum((tot[j] * env.external_demand[j][k] for j in range(J)), 0)
             if not _le(used, env.external_capacity[k]):
                 out.append(f"external: {env.external[k]} uses {used} > {env.external_capacity[k]}")
     if check_bounds:
@@ -146,4 +145,5 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
 
 
 def is_feasible(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm") -> bool:
+    """``x`` is in chi(E) (no :func:`feasibility_violations`)."""
     return not feasibility_violations(env, x, mode)

@@ -40,6 +40,7 @@ FLOAT_DUAL_TOL = 1e-9
 
 @dataclass
 class LexResult:
+    """Outcome of :func:`lex_max_min`: column values, every user's leximin level, rounds."""
     x: list  # LP column values
     levels: list  # per user: the leximin level of its score (None for non-participants)
     rounds: int

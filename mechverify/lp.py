@@ -76,6 +76,7 @@ class LPError(RuntimeError):
 
 @dataclass
 class LPResult:
+    """Outcome of an LP solve (exact ``Fraction`` values when ``exact``)."""
     status: str  # 'optimal' | 'infeasible' | 'unbounded' | 'error'
     x: Optional[list] = None  # column values (Fraction if exact else float)
     objective: Any = None
@@ -87,6 +88,7 @@ class LPResult:
 
     @property
     def ok(self) -> bool:
+        """The LP was solved to optimality."""
         return self.status == "optimal"
 
 
@@ -128,13 +130,16 @@ class LinearProgram:
 
     @property
     def n_cols(self) -> int:
+        """Number of columns (variables)."""
         return len(self.cost)
 
     @property
     def n_rows(self) -> int:
+        """Number of rows (constraints)."""
         return len(self.rows)
 
     def add_var(self, lower: Any = 0, upper: Any = None, cost: Any = 0, name: str = "") -> int:
+        """Add a column with bounds and cost; returns its index."""
         self.col_lower.append(_F(lower))
         self.col_upper.append(_F(upper))
         self.cost.append(_F(cost) or _ZERO)
@@ -143,6 +148,7 @@ class LinearProgram:
 
     def add_row(self, coeffs: Mapping[int, Any] | Iterable[tuple[int, Any]], lower: Any = None,
                 upper: Any = None) -> int:
+        """Add the row ``lower <= sum coeffs[c] x_c <= upper`` (``None`` = free); returns its index."""
         items = coeffs.items() if isinstance(coeffs, Mapping) else coeffs
         row: dict[int, Fraction] = {}
         for c, v in items:
@@ -156,14 +162,17 @@ class LinearProgram:
         return len(self.rows) - 1
 
     def set_cost(self, coeffs: Mapping[int, Any]) -> None:
+        """Replace the objective by ``coeffs`` (columns not named cost 0)."""
         self.cost = [Fraction(0)] * self.n_cols
         for c, v in coeffs.items():
             self.cost[c] = _F(v)
 
     def activity(self, x: Sequence[Any], i: int) -> Any:
+        """``sum_c A[i,c] x_c`` of row ``i`` at ``x``."""
         return sum((v * x[c] for c, v in self.rows[i].items()), Fraction(0) if isinstance(x[0] if x else 0, Fraction) else 0.0)
 
     def copy(self) -> "LinearProgram":
+        """An independent copy (rows, bounds, cost, names)."""
         lp = LinearProgram(self.maximize)
         lp.col_lower, lp.col_upper, lp.cost = list(self.col_lower), list(self.col_upper), list(self.cost)
         lp.row_lower, lp.row_upper = list(self.row_lower), list(self.row_upper)
@@ -227,10 +236,12 @@ class LPSession:
 
     # -------------------------------------------------------------- modifications
     def set_row_bounds(self, i: int, lower: Any, upper: Any) -> None:
+        """Change row ``i``'s bounds (kept in the warm-started model)."""
         self.lp.row_lower[i], self.lp.row_upper[i] = _F(lower), _F(upper)
         self.h.changeRowBounds(i, _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF))
 
     def set_coef(self, i: int, col: int, value: Any) -> None:
+        """Change the coefficient of ``col`` in row ``i``."""
         v = _F(value) or Fraction(0)
         if v == 0:
             self.lp.rows[i].pop(col, None)
@@ -239,10 +250,12 @@ class LPSession:
         self.h.changeCoeff(i, col, float(v))
 
     def set_col_bounds(self, col: int, lower: Any, upper: Any) -> None:
+        """Change a column's bounds."""
         self.lp.col_lower[col], self.lp.col_upper[col] = _F(lower), _F(upper)
         self.h.changeColBounds(col, _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF))
 
     def set_cost(self, coeffs: Mapping[int, Any], maximize: Optional[bool] = None) -> None:
+        """Replace the objective (and optionally its sense)."""
         if maximize is not None:
             self.lp.maximize = maximize
         self.lp.set_cost(coeffs)
@@ -252,6 +265,7 @@ class LPSession:
                               np.array([sign * float(c) for c in self.lp.cost], dtype=float))
 
     def add_row(self, coeffs: Mapping[int, Any], lower: Any = None, upper: Any = None) -> int:
+        """Add a row to the session's LP; returns its index."""
         i = self.lp.add_row(coeffs, lower, upper)
         row = self.lp.rows[i]
         cols = np.array(list(row.keys()), dtype=np.int32)
@@ -261,6 +275,7 @@ class LPSession:
 
     # -------------------------------------------------------------- solving
     def solve(self, exact: bool = False) -> LPResult:
+        """Solve the current LP (warm-started in floats; re-solved exactly when ``exact``)."""
         self.h.run()
         ms = self.h.getModelStatus()
         if ms == highspy.HighsModelStatus.kInfeasible:

@@ -40,13 +40,25 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from .numbers import InstanceError, fmt_exact, to_fraction
+from .numbers import INF, InstanceError, fmt_exact, to_fraction
 
-__all__ = ["Environment", "InstanceError", "describe_shape", "instance_schema", "load_environment", "loads_instance",
-           "parse_environment", "parse_environment_text"]
+__all__ = ["Environment", "InstanceError", "describe_shape", "instance_schema", "leontief_tasks", "load_environment",
+           "loads_instance", "parse_environment", "parse_environment_text"]
 
 Num = Fraction
-INF = math.inf
+
+
+def leontief_tasks(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
+    """``min_{k: demand[k] > 0} amounts[k] / demand[k]`` (``inf`` if nothing is demanded): the Leontief
+    number of tasks that ``amounts`` (a server's capacities, the external capacities, a bundle's part)
+    allow a per-task ``demand``.  Zero demands are skipped (docs/model.md)."""
+    best: Any = INF
+    for a, dk in zip(amounts, demand):
+        if dk > 0:
+            q = a / dk
+            if q < best:
+                best = q
+    return best
 
 
 def _name_list(raw: Any, field_name: str, allow_empty: bool = False) -> tuple[str, ...]:
@@ -184,35 +196,43 @@ class Environment:
     # ------------------------------------------------------------------ sizes
     @property
     def n_users(self) -> int:
+        """Number of users."""
         return len(self.users)
 
     @property
     def n_servers(self) -> int:
+        """Number of servers."""
         return len(self.servers)
 
     @property
     def n_resources(self) -> int:
+        """Number of computational resources."""
         return len(self.resources)
 
     @property
     def n_external(self) -> int:
+        """Number of external resources."""
         return len(self.external)
 
     @property
     def has_placement(self) -> bool:
+        """Some user is not eligible everywhere."""
         full = frozenset(range(self.n_servers))
         return any(e != full for e in self.eligible)
 
     @property
     def has_bounds(self) -> bool:
+        """Some user has a finite task bound."""
         return any(t is not None for t in self.tasks)
 
     @property
     def has_weights(self) -> bool:
+        """Some weight differs from 1."""
         return any(w != 1 for w in self.weight)
 
     @property
     def has_server_demand(self) -> bool:
+        """Some user has a per-server demand override (seed 002 Sec. IV)."""
         return bool(self.server_demand)
 
     # ------------------------------------------------------------------ derived quantities
@@ -224,16 +244,19 @@ class Environment:
         """``min_{r: d[j,s,r]>0} c[s,r]/d[j,s,r]`` ignoring eligibility (``inf`` if ``d[j,s]`` is all zero)."""
         key = ("mono", j, s)
         best = self._memo.get(key)
-        if best is not None:
-            return best
-        best = INF
-        cap = self.capacity[s]
-        for r, dr in enumerate(self.d(j, s)):
-            if dr > 0:
-                q = cap[r] / dr
-                if q < best:
-                    best = q
-        self._memo[key] = best
+        if best is None:
+            best = leontief_tasks(self.capacity[s], self.d(j, s))
+            self._memo[key] = best
+        return best
+
+    def external_limit(self, j: int) -> Fraction | float:
+        """``min_{k: d_er[j,k] > 0} c_er[k] / d_er[j,k]``: tasks the external resources alone allow
+        user ``j`` (``inf`` when it demands no external resource).  THE one definition of the limit."""
+        key = ("ext", j)
+        best = self._memo.get(key)
+        if best is None:
+            best = leontief_tasks(self.external_capacity, self.external_demand[j])
+            self._memo[key] = best
         return best
 
     def gamma(self, j: int, s: int) -> Fraction | float:
@@ -343,9 +366,11 @@ class Environment:
         return out
 
     def to_json(self) -> str:
+        """The instance as JSON text (:meth:`to_dict`)."""
         return json.dumps(self.to_dict(), sort_keys=False)
 
     def describe(self) -> str:
+        """The shape, e.g. ``2 users x 1 server x 2 resources`` (:func:`describe_shape`)."""
         return describe_shape(self.n_users, self.n_servers, self.n_resources, self.n_external)
 
 

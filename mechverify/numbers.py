@@ -58,8 +58,8 @@ def gt(a: Any, b: Any, exact: bool) -> bool:
 
 def json_number(v: Any, floats: str = "exact") -> Any:
     """A number as JSON: ``Fraction``/int -> ``"p/q"``, infinity -> ``"inf"``, ``None`` stays ``None``.
-    Finite floats: ``floats="exact"`` -> their exact ``"p/q"`` value, ``"keep"`` -> the float itself.
-    Tuples (intervals) become lists."""
+    Finite floats and ints: ``floats="exact"`` -> their exact ``"p/q"`` text, ``"keep"`` -> the JSON number
+    itself.  Tuples (intervals) become lists."""
     if v is None:
         return None
     if isinstance(v, (tuple, list)):
@@ -70,6 +70,8 @@ def json_number(v: Any, floats: str = "exact") -> Any:
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
         return v if floats == "keep" else fmt_exact(Fraction(v))
+    if isinstance(v, int) and floats == "keep":
+        return v
     if isinstance(v, (Fraction, int)):
         return fmt_exact(v)
     return v
@@ -84,6 +86,7 @@ _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 
 
 def is_number_like(value: Any) -> bool:
+    """``value`` has a type :func:`to_fraction` may accept (not ``bool``)."""
     return isinstance(value, (int, float, Fraction, str)) and not isinstance(value, bool)
 
 

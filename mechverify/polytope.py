@@ -9,13 +9,13 @@ task bounds per user.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 from .allocation import Allocation
 from .lp import LinearProgram
 from .model import Environment
+from .numbers import is_inf
 
 __all__ = ["TaskPolytope"]
 
@@ -70,7 +70,7 @@ class TaskPolytope:
                     col = self.var.get((j, s))
                     if col is not None:
                         g = env.monopoly_tasks(j, s)
-                        if not (isinstance(g, float) and math.isinf(g)):
+                        if not is_inf(g):
                             coeffs[col] = 1 / g
                 if coeffs:
                     self.tdm_rows[s] = self.lp.add_row(coeffs, None, 1)
@@ -94,11 +94,8 @@ class TaskPolytope:
         """Linear form ``scale * x_j = scale * sum_s x[j,s]``."""
         return {c: scale for _, c in self.user_vars[j]}
 
-    def weighted_total(self, j: int, per_server: Sequence[Any]) -> dict[int, Any]:
-        """Linear form ``sum_s per_server[s] * x[j,s]``."""
-        return {c: per_server[s] for s, c in self.user_vars[j] if per_server[s]}
-
     def can_run(self, j: int) -> bool:
+        """User ``j`` has a column (an eligible server where it can run)."""
         return bool(self.user_vars[j])
 
     def matrix(self, values: Sequence[Any], exact: bool) -> tuple[tuple[Any, ...], ...]:
@@ -115,4 +112,5 @@ class TaskPolytope:
         return tuple(tuple(r) for r in rows)
 
     def allocation(self, values: Sequence[Any], exact: bool, mechanism: str, info: Optional[dict] = None) -> Allocation:
+        """The ``Allocation`` of LP column values (:meth:`matrix`)."""
         return Allocation(self.env, self.matrix(values, exact), mechanism, exact, dict(info or {}))

@@ -30,11 +30,10 @@ from fractions import Fraction
 from typing import Any, Iterable, Optional
 
 from .allocation import Allocation, Bundle
-from .model import Environment
+from .model import Environment, leontief_tasks
 
-__all__ = ["true_tasks", "whole_tasks", "utility", "utilities", "envy_value", "equal_split_bundle", "si_benchmark"]
-
-INF = math.inf
+__all__ = ["true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
+           "si_benchmark", "scaled"]
 
 
 def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None) -> Any:
@@ -42,20 +41,11 @@ def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Itera
     mask = env.eligible[j] if servers is None else servers
     total: Any = 0
     for s in mask:
-        amt = bundle.amounts[s]
-        per: Any = INF
-        for r, dr in enumerate(env.d(j, s)):
-            if dr > 0:
-                q = amt[r] / dr
-                if q < per:
-                    per = q
-        total = total + per
+        total = total + leontief_tasks(bundle.amounts[s], env.d(j, s))
     result = total
-    for k, dk in enumerate(env.external_demand[j]):
-        if dk > 0:
-            q = bundle.external[k] / dk
-            if q < result:
-                result = q
+    ext = leontief_tasks(bundle.external, env.external_demand[j])
+    if ext < result:
+        result = ext
     nj = env.tasks[j]
     if nj is not None and nj < result:
         result = nj
@@ -91,6 +81,7 @@ def utility(true_env: Environment, alloc: Allocation, j: int, integral: bool = F
 
 
 def utilities(true_env: Environment, alloc: Allocation, integral: bool = False) -> tuple[Any, ...]:
+    """``u_j`` of every user's own bundle (:func:`utility` for each ``j``)."""
     return tuple(utility(true_env, alloc, j, integral) for j in range(true_env.n_users))
 
 
@@ -101,10 +92,17 @@ def envy_value(true_env: Environment, alloc: Allocation, j: int, k: int, placeme
     homogeneous of degree one before the ``n_j`` cap, so the scaling is applied to the bundle)."""
     b = alloc.bundle(k)
     if weighted and true_env.weight[j] != true_env.weight[k]:
-        f = true_env.weight[j] / true_env.weight[k]
-        b = Bundle(tuple(tuple(v * f for v in row) for row in b.amounts), tuple(v * f for v in b.external))
+        b = scaled(b, true_env.weight[j] / true_env.weight[k])
     servers = None if placement_aware else range(true_env.n_servers)
     return bundle_value(true_env, j, b, servers, integral)
+
+
+def scaled(bundle: Bundle, factor: Any) -> Bundle:
+    """``factor * bundle`` (every server amount and external amount); ``bundle`` itself for factor 1."""
+    if factor == 1:
+        return bundle
+    return Bundle(tuple(tuple(v * factor for v in row) for row in bundle.amounts),
+                  tuple(v * factor for v in bundle.external))
 
 
 def equal_split_bundle(env: Environment, share: Any) -> Bundle:

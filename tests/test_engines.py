@@ -15,7 +15,7 @@ from mechverify.model import parse_environment
 from verifier.engines import strategies as S
 from verifier.engines.optimize import optimize_misreports
 from verifier.engines.search import search
-from verifier.minimize import minimize, simpler_numbers
+from verifier.engines.minimize import minimize, simpler_numbers
 from verifier.properties import Deviation, Report, Witness, get_property
 
 QUICK = settings(database=None, max_examples=60, deadline=None, suppress_health_check=list(HealthCheck),
@@ -70,15 +70,17 @@ def test_environments_cover_the_boundary_cases():
 
 def test_environments_shrink_to_small_simple_instances():
     setting = mechanisms.get("c-drfh").setting
+    # derandomize: an unseeded find() stopped at 3 users in about 1 run of 4 (shrinking is a heuristic)
     env = find(S.environments(setting), lambda e: e.n_users >= 2 and e.n_servers >= 2,
-               settings=settings(database=None))
+               settings=settings(database=None, derandomize=True))
     assert (env.n_users, env.n_servers, env.n_resources) == (2, 2, 1)
     assert all(v == 1 for row in env.capacity for v in row) and all(v == 1 for row in env.demand for v in row)
 
 
 def test_simple_rationals_shrink_to_one():
-    assert find(S.simple_rationals(0, 10), lambda v: v > 0, settings=settings(database=None)) == 1
-    assert find(S.simple_rationals(0, 10), lambda v: v.denominator > 1, settings=settings(database=None)) == F(1, 2)
+    det = settings(database=None, derandomize=True)
+    assert find(S.simple_rationals(0, 10), lambda v: v > 0, settings=det) == 1
+    assert find(S.simple_rationals(0, 10), lambda v: v.denominator > 1, settings=det) == F(1, 2)
 
 
 def test_deviation_strategies_always_deviate():
@@ -241,12 +243,12 @@ def test_minimiser_keeps_the_deviator_and_remaps_the_deviation():
 
 
 def test_minimality_recorded_in_the_store(tmp_path):
-    from verifier.store import replay, store
+    from verifier.store import persist, replay
 
     mech = mechanisms.get("c-drfh")
     res = search(mech, "bf", "per-server", seed=1, budget=60, max_trials=300)
     small, rec = minimize(mech, res.certificate, budget=60)
-    path = store(small, {"kind": "test"}, str(tmp_path), minimality=rec)
+    path = persist(small, None, provenance={"kind": "test"}, root=str(tmp_path), minimise=False, minimality=rec).path
     with open(path) as fh:
         d = json.load(fh)
     assert d["minimality"]["status"] in ("1-minimal", "already 1-minimal")

@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 
 import mechanisms
 from mechverify import model
+from mechverify.lp import LPError
 from mechverify.model import (MAX_INSTANCE_BYTES, MAX_NESTING, InstanceError, instance_schema, load_environment,
                               loads_instance, parse_environment, parse_environment_text)
 from verifier.cli import main
@@ -197,8 +198,12 @@ EXTREME = [
 @pytest.mark.parametrize("mech", [m.name for m in mechanisms.all_mechanisms() if m.setting.divisible])
 def test_extreme_legal_instances_run_through_the_float_path(mech):
     """At the numeric limits, LP coefficients stay far below HiGHS's 1e15 (the largest are products of
-    three inputs, <= 1e12): no overflow, no model rejection.  (Indivisible mechanisms place tasks one by
-    one, so 1e8 tasks are a matter of time, not of numbers: not run here.)"""
+    three inputs, <= 1e12): no overflow, no model rejection.  What the limits do not promise is float
+    accuracy: on such badly scaled instances a float allocation may be refused by the output check
+    (a one-line error, never a verdict; the exact path is unaffected).  (Indivisible mechanisms place
+    tasks one by one, so 1e8 tasks are a matter of time, not of numbers: not run here.)"""
+    from mechanisms.registry import MechanismOutputError
+
     m = mechanisms.get(mech)
     ran = 0
     for inst in EXTREME:
@@ -207,8 +212,13 @@ def test_extreme_legal_instances_run_through_the_float_path(mech):
             m.setting.check(env, m.name)
         except InstanceError:
             continue
-        a = mechanisms.allocate(m, env, exact=False)
-        assert all(t >= 0 for t in a.totals())
+        try:
+            a = mechanisms.allocate(m, env, exact=False)
+            assert all(t >= 0 for t in a.totals())
+        except MechanismOutputError as exc:  # float accuracy, not a rejection
+            assert "output is not feasible" in str(exc) and "\n" not in str(exc)
+        except LPError as exc:
+            assert "rejected" not in str(exc), exc
         ran += 1
     if not ran:
         pytest.skip(f"{mech} takes neither extreme instance's setting")

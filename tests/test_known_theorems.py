@@ -20,7 +20,7 @@ from mechverify.model import parse_environment
 from verifier.engines import strategies as S
 from verifier.engines.search import search
 from verifier.properties import get_property
-from verifier.run import _claim_domain, claims_for
+from verifier.claims import assumption_broken, claims_for, search_domain
 
 SEED = 0
 N_HOLD = 60
@@ -104,7 +104,7 @@ def test_claims_exist():
 def _search(mech, prop, v, claim, n):
     """Search inside the claim's standing assumptions (``Claim.domain``): only there can a violation
     confirm or refute it."""
-    dom = _claim_domain(claim, S.domain_for(mech.setting))
+    dom = search_domain(claim, S.domain_for(mech.setting))
     accept = (lambda e: claim.covers(e) is None) if getattr(claim, "domain", ()) else None
     return search(mech, prop, v, seed=SEED, budget=CPU_CAP, max_trials=n, domain=dom, accept=accept)
 
@@ -136,7 +136,6 @@ def test_known_theorem(name, prop, variants, expect, why, claim):
 def test_violation_outside_the_claims_assumptions(key):
     """The search over the mechanism's whole setting finds the violation, and it lies outside the claim's
     standing assumptions -- so ``run`` reports it without calling the claim refuted."""
-    from verifier.run import _inside
 
     name, prop, src = key
     mech = mechanisms.get(name)
@@ -146,7 +145,8 @@ def test_violation_outside_the_claims_assumptions(key):
             continue
         res = search(mech, prop, v, seed=SEED, budget=CPU_CAP, max_trials=N_FAIL)
         if res.verdict == "violated":
-            assert _inside(claim, res.certificate) is not None, OUTSIDE_DOMAIN[key]
+            w = res.certificate.witness
+            assert assumption_broken(claim, w.env, w.deviation) is not None, OUTSIDE_DOMAIN[key]
             return
     pytest.fail(f"{key}: expected a violation outside the claim's domain: {OUTSIDE_DOMAIN[key]}")
 

@@ -12,7 +12,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechverify import metrics as M
+from simulation import metrics as M
 from mechverify.allocation import Allocation
 from mechverify.model import parse_environment
 from mechverify.numbers import InstanceError

@@ -23,6 +23,7 @@ from mechanisms.registry import SettingError
 from mechverify.allocation import feasibility_violations
 from mechverify.model import Environment, load_environment, parse_environment
 from mechverify.numbers import InstanceError
+from simulation.psdsf_distributed import run_distributed
 
 EX = Path(__file__).resolve().parent.parent / "examples"
 
@@ -105,7 +106,9 @@ def test_theorem_checks_reject_non_psdsf():
 
 def test_output_failing_theorem_raises(monkeypatch):
     env = env_of("000-fig1.json")
-    monkeypatch.setattr(P, "algorithm_i", lambda *a, **k: ([[F(3), F(0)], [F(3), F(6)]], 1, "fixed-point"))
+    import mechanisms.psdsf.iteration as iteration
+
+    monkeypatch.setattr(iteration, "algorithm_i", lambda *a, **k: ([[F(3), F(0)], [F(3), F(6)]], 1, "fixed-point"))
     with pytest.raises(P.PSDSFError, match="Theorem 1"):
         mechanisms.allocate("psdsf-rdm", env, exact=True)
 
@@ -121,7 +124,7 @@ def test_table2_procedure_equals_water_filling():
                 for s in range(env.n_servers):
                     col, steps = P.server_procedure_table2(env, x, s, mode)
                     assert col == P.server_response(env, x, s, mode), (name, mode, s)
-                P._gauss_seidel_pass(env, x, mode)
+                P.gauss_seidel_pass(env, x, mode)
 
 
 def test_geometric_convergence_uses_pattern_lp():
@@ -294,7 +297,7 @@ def test_distributed_user4_leaves_and_returns(cluster):
     to the PS-DSF allocation of the active users within 3 rounds of each change."""
     env = cluster
     act = lambda t: [0, 1, 2] if 5 < t <= 10 else [0, 1, 2, 3]  # noqa: E731
-    traj = P.run_distributed(env, 15, "sequential", active=act)
+    traj = run_distributed(env, 15, "sequential", active=act)
     assert len(traj) == 16 and traj[0].info["round"] == 0
 
     def is_psdsf(a):
@@ -315,7 +318,7 @@ def test_synchronous_schedule_oscillates_on_fig5(cluster):
     states for ever (user 2 gets everything of class A-D it can, then user 1 does).  So the
     distributed algorithm needs servers to act one at a time (or it oscillates); ``psdsf-distributed``
     therefore uses the asynchronous one-server-per-round schedule."""
-    traj = P.run_distributed(cluster, 6, "sync")
+    traj = run_distributed(cluster, 6, "sync")
     assert traj[2].x == traj[4].x == traj[6].x and traj[3].x == traj[5].x and traj[2].x != traj[3].x
     assert totals(traj[2]) == [0, F(585, 2), 0, 0]
     with pytest.raises(P.PSDSFError, match="period 2"):
@@ -333,18 +336,18 @@ def test_run_distributed_schedules_and_bad_input():
     env = env_of("000-fig2.json")
     final = run("psdsf-rdm", env).x
     for sched in ("sequential", "round-robin", [[0], [1]], lambda t: [t % 2]):
-        traj = P.run_distributed(env, 8, sched)
+        traj = run_distributed(env, 8, sched)
         assert traj[-1].x == final, sched
-    traj = P.run_distributed(env, 3, "sync", initial=final)
+    traj = run_distributed(env, 3, "sync", initial=final)
     assert all(a.x == final for a in traj)  # a PS-DSF allocation is a fixed point
     for kwargs, field in (({"schedule": "bogus"}, "schedule"), ({"schedule": [[5]]}, "schedule"),
                           ({"active": [[7]]}, "active"), ({"initial": [[1]]}, "initial")):
         with pytest.raises(ValueError, match=f"^{field}:"):
-            P.run_distributed(env, 2, **kwargs)
+            run_distributed(env, 2, **kwargs)
     with pytest.raises(ValueError, match="^rounds:"):
-        P.run_distributed(env, -1)
+        run_distributed(env, -1)
     with pytest.raises(ValueError, match="^mode:"):
-        P.run_distributed(env, 1, mode="fdm")
+        run_distributed(env, 1, mode="fdm")
 
 
 # ---------------------------------------------------------------------- setting / bad input

@@ -9,8 +9,10 @@ import sys
 import pytest
 
 import mechanisms
-from verifier.report import render_markdown, render_table
-from verifier.run import claims_for, plan, report_to_json, run_mechanism, verdict_text
+from verifier.claims import claims_for
+from verifier.report import render_markdown, render_table, report_to_json
+from verifier.results import verdict_text
+from verifier.run import plan, run_mechanism
 from verifier.store import replay
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -155,30 +157,24 @@ def test_audit_tables(tmp_path):
 def test_certifier_hook(tmp_path):
     """A certifier (the z3 layer plugs in the same way) turns 'no violation found' into 'certified' on its
     domain; a violation found by the search still wins."""
-    from verifier import run as R
-
     calls = []
 
     def fake(mech, prop, variant, budget):
         calls.append((mech.name, prop, variant))
         return {"domain": {"users": 2, "resources": 2}, "note": "test certifier"}
 
-    R.register_certifier(fake)
-    try:
-        rep = run_mechanism(mechanisms.get("drf"), ["srf"], budget=10, max_trials=5, certify=True,
-                            store_dir=str(tmp_path))
-        (r,) = rep.results
-        assert r.verdict == "certified" and r.certified["domain"] == {"users": 2, "resources": 2}
-        assert verdict_text(r).startswith("certified for domain D")
-        # the z3 hook's domain carries its shape and method: the verdict spells both out
-        r.certified = {"domain": {"shape": {"users": 2, "servers": 1, "resources": 2, "external": 0}},
-                       "method": "Lemma L7 reduction"}
-        assert verdict_text(r) == ("certified for domain D (z3, Lemma L7 reduction): 2 users x 1 server x "
-                                   "2 resources; positive data, equal weights, no placement, unbounded tasks "
-                                   "(docs/z3.md)")
-        rep = run_mechanism(mechanisms.get("c-drfh"), ["bf"], budget=20, max_trials=300, certify=True,
-                            store_dir=str(tmp_path))
-        assert {r.variant: r.verdict for r in rep.results}["per-server"] == "violated"
-        assert calls
-    finally:
-        R.CERTIFIERS.remove(fake)
+    rep = run_mechanism(mechanisms.get("drf"), ["srf"], budget=10, max_trials=5, certify=True,
+                        certifier=fake, store_dir=str(tmp_path))
+    (r,) = rep.results
+    assert r.verdict == "certified" and r.certified["domain"] == {"users": 2, "resources": 2}
+    assert verdict_text(r).startswith("certified for domain D")
+    # the z3 hook's domain carries its shape and method: the verdict spells both out
+    r.certified = {"domain": {"shape": {"users": 2, "servers": 1, "resources": 2, "external": 0}},
+                   "method": "Lemma L7 reduction"}
+    assert verdict_text(r) == ("certified for domain D (z3, Lemma L7 reduction): 2 users x 1 server x "
+                               "2 resources; positive data, equal weights, no placement, unbounded tasks "
+                               "(docs/z3.md)")
+    rep = run_mechanism(mechanisms.get("c-drfh"), ["bf"], budget=20, max_trials=300, certify=True,
+                        certifier=fake, store_dir=str(tmp_path))
+    assert {r.variant: r.verdict for r in rep.results}["per-server"] == "violated"
+    assert calls

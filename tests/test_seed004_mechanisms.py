@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import mechanisms
+from mechanisms.normalisers import etas
 from mechanisms.registry import SettingError
-from mechanisms.seed004_rivals import make_alpha_mechanism, resolve_alpha
-from mechanisms.tsf_er import etas
+from mechanisms.seed004 import make_alpha_mechanism, resolve_alpha
 from mechverify.allocation import feasibility_violations
 from mechverify.model import load_environment, parse_environment
 from mechverify.numbers import InstanceError
@@ -358,8 +358,9 @@ def test_float_path_and_column_generation_match_the_exact_path(monkeypatch):
     (``TaskPolytope`` + exact LP)."""
     import random
 
-    import mechanisms.tsf_er as T
-    from mechanisms.tsf_er import algorithm1, etas_float
+    import mechanisms.seed004.algorithm1_float as T
+    from mechanisms.normalisers import etas_float
+    from mechanisms.seed004 import algorithm1
 
     monkeypatch.setattr(T, "CG_INITIAL_SERVERS", 1)
     monkeypatch.setattr(T, "CG_ADD_PER_USER", 1)
@@ -426,7 +427,7 @@ def test_mnw_float_bounds_contain_every_certified_exact_optimum():
 
 def test_degenerate_instances():
     """Nobody can run anything (cpu capacity 0 everywhere): every mechanism gives 0; the cpu-proportional
-    split is 0/0 there and falls back to the equal split (documented in seed004_rivals)."""
+    split is 0/0 there and falls back to the equal split (documented in docs/seed004-mechanisms.md)."""
     env = parse_environment({"resources": ["cpu", "mem"],
                              "servers": [{"name": "s1", "capacity": [0, 1]}, {"name": "s2", "capacity": [0, 2]}],
                              "external": [{"name": "bw", "capacity": 1}],

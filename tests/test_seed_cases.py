@@ -25,7 +25,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from verifier.seed_cases import all_cases, derive
+from verifier.seeds import all_cases, derive
 from verifier.store import find_files, replay
 
 EXPECTED_GAPS = {
@@ -53,7 +53,7 @@ def test_seed_violation_rederived_exactly(case):
 
 def test_drfh_not_si_allocation_exact():
     import mechanisms
-    from verifier.seed_cases import load_instance
+    from verifier.seeds import load_instance
 
     case = next(c for c in all_cases() if c.mechanism == "drfh" and c.property == "si")
     a = mechanisms.allocate("drfh", load_instance(case), exact=True)

@@ -8,9 +8,10 @@ import pytest
 
 import mechanisms
 from mechanisms.registry import SettingError
-from mechanisms.tsf_er_online import (Scheduler, eta, jct_factors, simulate, synthetic_workload,
-                                      time_averaged_metrics, tsf_er_online)
-from mechverify import metrics as M
+from mechanisms.normalisers import eta
+from mechanisms.seed004.online import Scheduler, tsf_er_online
+from simulation import metrics as M
+from simulation.tsf_er_online import jct_factors, simulate, synthetic_workload, time_averaged_metrics
 from mechverify.allocation import feasibility_violations
 from mechverify.model import parse_environment
 from mechverify.numbers import InstanceError
@@ -212,7 +213,7 @@ def test_verifier_audits_it_like_any_mechanism():
 
 
 def test_step_guard(monkeypatch):
-    import mechanisms.tsf_er_online as mod
+    import mechanisms.seed004.online as mod
 
     monkeypatch.setattr(mod, "MAX_STEPS", 3)
     with pytest.raises(InstanceError, match="^instance:"):

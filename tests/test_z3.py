@@ -12,8 +12,8 @@ import pytest
 import mechanisms
 from mechverify.model import parse_environment
 from verifier.store import replay
-from verifier.z3engine import SPECS, Shape, certify
-from verifier.z3engine.validate import random_env, validate_spec
+from verifier.engines.z3 import SPECS, Shape, certify
+from verifier.engines.z3.validate import random_env, validate_spec
 
 # ---------------------------------------------------------------------- Lemma L1 (docs/z3.md)
 # Scale invariance of a report: if user j reports lambda * d_j (and lambda * d_er_j), the mechanism gives
@@ -59,22 +59,26 @@ def test_encoding_pins_the_implementation(name):
 def test_certify_drf_sp_2x2_is_certified_with_sat_control():
     r = certify(mechanisms.get("drf"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60,
                 method="encoding")
-    assert r.status == "certified", r.reason
-    assert r.control.startswith("sat") and r.details["method"] == "full encoding"
+    assert r.verdict == "certified", r.note
+    assert r.details["control"].startswith("sat") and r.details["method"] == "full encoding"
     assert r.domain["shape"] == {"users": 2, "servers": 1, "resources": 2, "external": 0}
 
 
 def test_tiny_timeout_is_unknown_never_certified():
     r = certify(mechanisms.get("drf"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=0.001)
-    assert r.status == "unknown"
+    assert r.verdict == "unknown"
 
 
 def test_certify_cru_sp_finds_a_violation_that_rechecks_exactly(tmp_path):
     """CRU is not SP (seed 004 App. 9.1); z3's SAT model goes through the exact re-check and the store."""
-    r = certify(mechanisms.get("cru"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=120,
-                store_dir=str(tmp_path))
-    assert r.status == "violated", r.reason
-    assert r.counterexample_path and replay(r.counterexample_path).ok
+    from verifier.cli.z3 import persist_result
+
+    cru = mechanisms.get("cru")
+    r = certify(cru, "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=120)
+    assert r.verdict == "violated", r.note
+    assert r.counterexample is None and r.details["provenance"]["kind"] == "z3-certify"  # the engine stores nothing
+    persist_result(r, cru, str(tmp_path))
+    assert r.counterexample and replay(r.counterexample).ok
 
 
 def test_certify_cli():
@@ -108,15 +112,15 @@ def test_wrong_encoding_is_never_certified(monkeypatch):
     verdict is unknown, never certified -- which also shows the pooled SP query can be satisfied."""
     import dataclasses
 
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
 
     wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60,
                 crosscheck=0)
-    assert r.status == "unknown" and "did not confirm" in r.reason, (r.status, r.reason)
+    assert r.verdict == "unknown" and "did not confirm" in r.note, (r.verdict, r.note)
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60)
-    assert r.status == "unknown" and "cross-check failed" in r.reason, (r.status, r.reason)
+    assert r.verdict == "unknown" and "cross-check failed" in r.note, (r.verdict, r.note)
 
 
 def test_certify_tsf_er_sp_with_external_resource_on_two_servers():
@@ -124,37 +128,40 @@ def test_certify_tsf_er_sp_with_external_resource_on_two_servers():
     resource leaves no free demand entry): with an external resource the misreport has a free entry."""
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=2, resources=1, external=1),
                 timeout=120, method="encoding")
-    assert r.status == "certified", r.reason
-    assert r.control.startswith("sat")
+    assert r.verdict == "certified", r.note
+    assert r.details["control"].startswith("sat")
 
 
 # ---------------------------------------------------------------------- per-instance queries
 def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
     """CRU on seed 004 App. 9.1's truthful instance: z3's misreport of A passes the exact re-check."""
     from mechverify.model import load_environment
-    from verifier.z3engine import instance_query
+    from verifier.cli.z3 import persist_result
+    from verifier.engines.z3 import instance_query
 
     env = load_environment("examples/004-app91-truthful.json")
-    r = instance_query("cru", env, "sp", users=[0], timeout=60, jobs=1, store_dir=str(tmp_path))
-    assert r.status == "violated", r.reason
-    assert r.certificate.gap > 0 and replay(r.counterexample_path).ok
+    r = instance_query("cru", env, "sp", users=[0], timeout=60, jobs=1)
+    assert r.verdict == "violated", r.note
+    assert r.counterexample is None and not list(tmp_path.iterdir())  # the engine stores nothing
+    persist_result(r, mechanisms.get("cru"), str(tmp_path))
+    assert r.certificate.gap > 0 and replay(r.counterexample).ok
     t = instance_query("tsf-er", env, "sp", timeout=60, jobs=1)
-    assert t.status == "certified" and "vacuity control sat" in t.reason, (t.status, t.reason)
+    assert t.verdict == "certified" and "vacuity control sat" in t.note, (t.verdict, t.note)
     e = instance_query("tsf-er", load_environment("examples/004-fig2.json"), "sp", "eligible", timeout=60, jobs=1)
-    assert e.status == "certified" and "eligible set" in e.space, (e.status, e.reason)
+    assert e.verdict == "certified" and "eligible set" in e.details["space"], (e.verdict, e.note)
 
 
 def test_instance_query_ef_si_po():
     from mechverify.model import load_environment
-    from verifier.z3engine import instance_query
+    from verifier.engines.z3 import instance_query
 
     env = load_environment("examples/004-fig2.json")
     for prop in ("ef", "po"):
         r = instance_query("tsf-er", env, prop, timeout=60, jobs=1)
-        assert r.status == "certified", (prop, r.reason)
+        assert r.verdict == "certified", (prop, r.note)
     bad = load_environment("examples/004-drf-er-not-si.json")  # seed 004 Sec. 5: DRF-ER is not SI
     r = instance_query("drf-er", bad, "si", "external", timeout=60, jobs=1)
-    assert r.status == "violated" and r.certificate.gap > 0, r.reason
+    assert r.verdict == "violated" and r.certificate.gap > 0, r.note
 
 
 def test_query_cli(tmp_path):
@@ -175,25 +182,24 @@ def test_lemma_l7_certifies_two_servers_two_resources(name, lemmas):
     family through L9's one-server inequality)."""
     r = certify(mechanisms.get(name), "sp", "demand", Shape(users=2, servers=2, resources=2), timeout=120,
                 method="reduction")
-    assert r.status == "certified" and r.details["method"] == f"{lemmas} reduction", r.reason
-    assert "any number of users" in r.reason
+    assert r.verdict == "certified" and r.details["method"] == f"{lemmas} reduction", r.note
+    assert "any number of users" in r.note
 
 
 def test_direct_l7_query_on_two_servers_for_a_monopoly_sum_normaliser(monkeypatch):
     """The direct S-server L7 query (what L9 is tried before) still certifies tsf-er on 2 x 2 x 2."""
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
     monkeypatch.setattr(specs.Spec, "per_server", property(lambda self: False))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=2, resources=2), timeout=120,
                 method="reduction")
-    assert r.status == "certified" and r.details["method"] == "Lemma L7 reduction", r.reason
+    assert r.verdict == "certified" and r.details["method"] == "Lemma L7 reduction", r.note
 
 
 def test_lemma_l9_structure_of_the_tsf_normalisers():
     """L9 needs N = min( sum_s min_r c[s,r]/d[r], min_k c_er[k]/d_er[k] ): check the implementations'
     eta (seed 004 eq. 6) and gamma exactly on random positive instances, and that exactly the specs
     built on them are flagged per_server (the encodings are tied to the implementations by validate)."""
-    from mechanisms.drf_family import tsf_gamma
-    from mechanisms.tsf_er import eta
+    from mechanisms.normalisers import eta, tsf_gamma
     rng = random.Random(9)
     for _ in range(30):
         env = random_env(Shape(users=2, servers=rng.randint(1, 4), resources=rng.randint(1, 3),
@@ -210,16 +216,16 @@ def test_lemma_l9_scales_to_many_servers_and_refuses_a_bad_per_server_term(monke
     """Through L9, tsf-er SP on 2 x 5 x 5 + 1 (the direct L7 query: unknown at 600 s, docs/z3.md) is a
     one-server question.  With a manipulable per-server term (d[r2] c[s,r1] instead of min_r c/d) the
     one-server inequality is SAT, L9 gives no verdict, the direct query is SAT too: not certified."""
-    from verifier.z3engine import specs
-    from verifier.z3engine.symbolic import vmul, vsum
+    from verifier.engines.z3 import specs
+    from verifier.engines.z3.symbolic import vmul, vsum
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 5, 5, 1), timeout=120, method="reduction")
-    assert r.status == "certified" and r.details["method"] == "Lemmas L7 + L9 reduction", r.reason
-    assert "any number of users and servers" in r.reason
+    assert r.verdict == "certified" and r.details["method"] == "Lemmas L7 + L9 reduction", r.note
+    assert "any number of users and servers" in r.note
     monkeypatch.setattr(specs, "tsf_gamma", lambda ctx, senv, j, tag: vsum(
         [vmul(senv.demand[j][1], senv.capacity[s][0]) for s in range(senv.S)]))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 2, 2), timeout=60, crosscheck=0,
                 method="reduction")
-    assert r.status == "unknown" and r.details["reduction"].startswith("sat"), (r.status, r.reason)
+    assert r.verdict == "unknown" and r.details["reduction"].startswith("sat"), (r.verdict, r.note)
     assert "Lemma L9 tried first: n = 2: sat" in r.details["reduction"], r.details["reduction"]
 
 
@@ -228,19 +234,38 @@ def test_lemma_l7_premise_failure_is_no_verdict(monkeypatch):
     violation of SP (the lemma is only sufficient), so method='reduction' gives unknown."""
     import dataclasses
 
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
 
     wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60,
                 crosscheck=0, method="reduction")
-    assert r.status == "unknown" and r.details["reduction"].startswith("sat"), (r.status, r.reason)
+    assert r.verdict == "unknown" and r.details["reduction"].startswith("sat"), (r.verdict, r.note)
 
 
 def test_lemma_l7_does_not_cover_cru():
     r = certify(mechanisms.get("cru"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=30,
                 method="reduction")
-    assert r.status == "unknown" and "Lemmas L7/L8 cover" in r.reason
+    assert r.verdict == "unknown" and "Lemmas L7/L8 cover" in r.note
+
+
+def _resource_perms(R: int, K: int, fixed: int) -> list:
+    """Brute force: every permutation of entries 0..R+K-1 that permutes compute resources among
+    themselves and external ones among themselves, fixing entry ``fixed``."""
+    import itertools
+
+    comp = [i for i in range(R) if i != fixed]
+    extl = [R + k for k in range(K) if R + k != fixed]
+    perms = []
+    for pc in itertools.permutations(comp):
+        for pe in itertools.permutations(extl):
+            p = list(range(R + K))
+            for a, b in zip(comp, pc):
+                p[a] = b
+            for a, b in zip(extl, pe):
+                p[a] = b
+            perms.append(p)
+    return perms
 
 
 @pytest.mark.parametrize("shape", [Shape(3, 1, 3), Shape(4, 1, 4), Shape(3, 1, 3, 2), Shape(4, 1, 2, 2)])
@@ -250,12 +275,12 @@ def test_dominant_cases_are_one_per_orbit(shape):
     permutation (the representatives must be pairwise inequivalent and as many as the orbits)."""
     import itertools
 
-    from verifier.z3engine.domain import _resource_perms, dominant_cases
+    from verifier.engines.z3.domain import dominant_cases
 
     J, R, K = shape.users, shape.resources, shape.external
     orbits = set()
     for i0 in [0] + ([R] if K else []):
-        perms = _resource_perms(R, K, fixed=i0, limit=10 ** 9)
+        perms = _resource_perms(R, K, fixed=i0)
         for rest in itertools.combinations_with_replacement(range(R + K), J - 1):
             for im in range(R + K):
                 orbits.add(min(((i0,) + tuple(sorted(p[i] for i in rest)), p[im]) for p in perms))
@@ -263,7 +288,7 @@ def test_dominant_cases_are_one_per_orbit(shape):
     canon = set()
     for (dom, im) in reps:
         i0, rest = dom[0], dom[1:]
-        perms = _resource_perms(R, K, fixed=i0, limit=10 ** 9)
+        perms = _resource_perms(R, K, fixed=i0)
         canon.add(min(((i0,) + tuple(sorted(p[i] for i in rest)), p[im]) for p in perms))
     assert len(reps) == len(canon) == len(orbits) and canon == orbits
 
@@ -274,16 +299,16 @@ def test_lemma_l8_certifies_ef_and_rejects_a_wrong_normaliser(monkeypatch):
     query is SAT, and the exact re-check of the REAL mechanism rejects the candidate: not certified."""
     import dataclasses
 
-    from verifier.z3engine import specs
+    from verifier.engines.z3 import specs
 
     r = certify(mechanisms.get("tsf-er"), "ef", "placement-aware", Shape(3, 3, 3, 1), timeout=120,
                 method="reduction")
-    assert r.status == "certified" and r.details["method"] == "Lemma L8 reduction", r.reason
+    assert r.verdict == "certified" and r.details["method"] == "Lemma L8 reduction", r.note
     wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
     r = certify(mechanisms.get("tsf-er"), "ef", "placement-aware", Shape(2, 1, 2), timeout=60, crosscheck=0,
                 method="reduction")
-    assert r.status == "unknown" and r.details["reduction"].startswith("sat"), (r.status, r.reason)
+    assert r.verdict == "unknown" and r.details["reduction"].startswith("sat"), (r.verdict, r.note)
 
 
 def test_certify_cli_names_the_bad_shape_field():
@@ -292,3 +317,35 @@ def test_certify_cli_names_the_bad_shape_field():
                       (["--external", "-1"], "--external: must be >= 0 (got -1)")):
         p = subprocess.run([sys.executable, "-m", "verifier", "certify", "tsf"] + args, capture_output=True, text=True)
         assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+# ---------------------------------------------------------------------- size and time limits of per-instance queries
+def test_case_counts_match_the_enumerations():
+    """The counts the size guard uses equal the enumerated cases (an upper bound for 2 targets of 4+)."""
+    from verifier.engines.z3.encoders import (common_level_case_count, common_level_cases, leximin_case_count,
+                                              leximin_cases)
+    for p in range(6):
+        for t in range(p + 1):
+            n, c = len(leximin_cases(list(range(p)), list(range(t)))), leximin_case_count(p, t)
+            assert n == c if t in (0, 1, p) else n <= c, (p, t, n, c)
+    for b in range(5):
+        assert len(common_level_cases(list(range(b)))) == common_level_case_count(b)
+
+
+def test_instance_query_too_large_is_unknown_at_once():
+    """20 users x 10 servers with placement: the leximin cases alone are ~10^20; the query answers
+    unknown at once (it used to run out of memory enumerating them)."""
+    from verifier.engines.z3 import instance_query
+    env = random_env(Shape(20, 10, 2), random.Random(3), placement=True)
+    r = instance_query("tsf", env, "sp", timeout=60, jobs=1)
+    assert r.verdict == "unknown" and r.note.startswith("too large for an exact query (") and r.seconds < 10, r
+
+
+def test_instance_query_honours_its_timeout_while_building():
+    """The 120-server cluster: the cross-check and the query building stop at the deadline."""
+    from mechverify.model import load_environment
+    from verifier.engines.z3 import instance_query
+    r = instance_query("tsf", load_environment("examples/002-fig5-cluster.json"), "sp", timeout=3, jobs=1)
+    # (a cross-check that z3 leaves undecided within its own per-check limit is reported as such)
+    assert r.verdict == "unknown" and r.seconds < 15, (r.note, r.seconds)
+    assert "time budget exhausted" in r.note or "z3 unknown (timeout)" in r.note, r.note

@@ -18,27 +18,26 @@ Budget: cells a replayed counterexample settles cost nothing; the search budget 
 """
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from .engines import strategies as strat
-from .minimize import describe_size
-from .properties import PROPERTIES, get_property
+from . import claims as claims_mod
 from .engines.search import clock
-from .run import DEVIATION_WEIGHT, MIN_SHARE, CellResult, claims_for, run_cell, verdict_text
-from .store import DEFAULT_DIR, atomic_write_json, find_files, replay
+from .engines.minimize import describe_size
+from .properties import PROPERTIES, get_property
+from .results import Result, verdict_text
+from .run import DEVIATION_WEIGHT, MIN_SHARE, run_cell
+from .store import DEFAULT_DIR, index, load_witness, replay
 
-__all__ = ["TABLES", "run_audit", "render_audit_markdown", "audit_to_json", "write_audit", "DEFAULT_AUDIT_BUDGET"]
+__all__ = ["TABLES", "AuditCell", "run_audit", "layout", "DEFAULT_AUDIT_BUDGET"]
 
 DEFAULT_AUDIT_BUDGET = 300.0
 
 # (table id, title, [(column label, [registered names or 'prefix*'])], [properties])
 TABLES: list[tuple[str, str, list[tuple[str, list[str]]], list[str]]] = [
     ("002-table-1", "000/002 Table I -- heterogeneous servers with placement constraints",
-     [("C-DRFH", ["c-drfh"]), ("TSF", ["tsf"]), ("PS-DSF", ["psdsf*", "ps-dsf*"])], ["si", "ef", "sp", "po", "bf"]),
+     [("C-DRFH", ["c-drfh"]), ("TSF", ["tsf"]), ("PS-DSF", ["psdsf*"])], ["si", "ef", "sp", "po", "bf"]),
     ("004-table-2", "004 Table 2 -- CRU, MNW, DRF-alpha, TSF-alpha, DRF-ER, TSF-ER",
      [("CRU", ["cru"]), ("MNW", ["mnw"]), ("DRF-alpha", ["drf-alpha", "drf-eq", "drf-cpu", "drf-mem"]),
       ("TSF-alpha", ["tsf-alpha", "tsf-eq", "tsf-cpu", "tsf-mem"]), ("DRF-ER", ["drf-er"]),
@@ -52,6 +51,9 @@ TABLES: list[tuple[str, str, list[tuple[str, list[str]]], list[str]]] = [
 
 @dataclass
 class AuditCell:
+    """One cell of a seed paper's table: a mechanism x a property, with one :class:`Result` of evidence
+    per variant (``Result.details``: ``covered_by_claim``, ``source`` of the evidence, ``replays``)."""
+
     table: str
     column: str
     mechanism: Optional[str]
@@ -59,21 +61,24 @@ class AuditCell:
     claims: list = field(default_factory=list)  # [(status, source)], papers may disagree
     verdict: str = "unknown"  # violated | certified | not_refuted | unknown | not_registered | not_applicable
     refuted: bool = False
-    evidence: list[dict] = field(default_factory=list)  # per variant
+    evidence: list[Result] = field(default_factory=list)  # per variant
     also: list[str] = field(default_factory=list)  # violations of variants the claim does not cover
     outside: bool = False  # violated, but only outside the 'holds' claim's standing assumptions
     confirmed: bool = False  # a 'fails' claim confirmed inside its assumptions
 
     @property
     def statuses(self) -> set:
+        """The claimed statuses ('holds', 'fails')."""
         return {st for st, _ in self.claims}
 
     @property
     def claimed(self) -> Optional[str]:
+        """'holds', 'fails', 'disputed' (papers disagree) or None."""
         st = self.statuses
         return None if not st else next(iter(st)) if len(st) == 1 else "disputed"
 
     def short(self) -> str:
+        """The table entry: the paper's mark -> our verdict."""
         mark = {"holds": "✓", "fails": "✗", None: "–", "disputed": "✓/✗"}[self.claimed]
         if self.verdict == "not_registered":
             return "not registered"
@@ -94,6 +99,7 @@ class AuditCell:
         return f"{mark} → {v}"
 
     def claims_text(self) -> str:
+        """The papers' claims in words."""
         return "; ".join(f"{st} [{src}]" for st, src in self.claims) if self.claims else "no claim registered"
 
 
@@ -108,38 +114,8 @@ def _resolve(patterns: Sequence[str], names: Sequence[str]) -> list[str]:
 
 
 def _file_outcomes(claims, path: str) -> list[str]:
-    """Per claim: does the stored counterexample at ``path`` lie inside the claim's assumptions?"""
-    from mechverify.model import parse_environment
-
-    from .properties import Deviation
-
-    with open(path, encoding="utf-8") as fh:
-        d = json.load(fh)
-    env = parse_environment(d["environment"])
-    dev = Deviation.from_dict(d.get("deviation"), env)
-    envs = [env] + ([dev.apply(env)] if dev is not None and dev.kind == "misreport" else [])
-    out = []
-    for c in claims:
-        why = next((w for w in (c.covers(e) for e in envs) if w), None) if hasattr(c, "covers") else None
-        if c.status == "holds":
-            out.append("REFUTED" if why is None else f"not refuted (the violation is outside the claim's domain: {why})")
-        else:
-            out.append("confirmed" if why is None else f"not reproduced inside the claim's domain ({why})")
-    return out
-
-
-def _store_index(store_dir: str) -> dict[tuple[str, str, str], list[str]]:
-    idx: dict[tuple[str, str, str], list[str]] = {}
-    if not store_dir or not os.path.isdir(store_dir):
-        return idx
-    for path in find_files([store_dir]):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                d = json.load(fh)
-            idx.setdefault((d["mechanism"], d["property"], d["variant"]), []).append(path)
-        except (OSError, ValueError, KeyError):
-            continue
-    return idx
+    """Per claim: what the stored counterexample at ``path`` means for it (inside its assumptions?)."""
+    return claims_mod.outcomes(claims, "violated", load_witness(path))
 
 
 def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tuple[str, Optional[str]]], list[str]]]:
@@ -175,11 +151,12 @@ def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tu
 def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: str = DEFAULT_DIR,
               fresh: bool = False, only: Optional[Sequence[str]] = None,
               progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
+    """Fill every table cell: replay stored evidence, search the rest within ``budget`` CPU seconds."""
     from mechanisms import get
 
     t0 = time.perf_counter()
     tables = layout(only)
-    idx = {} if fresh else _store_index(store_dir)
+    idx = {} if fresh else index(store_dir)
     cells: list[AuditCell] = []
     todo: list[tuple[AuditCell, str, float]] = []  # (cell, variant, weight)
     replayed: dict[str, bool] = {}
@@ -193,18 +170,17 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                     continue
                 mech = get(name)
                 prop = get_property(p)
-                variants = [v for v in prop.variants if not strat.variant_possible(mech.setting, p, v)]
+                variants = [v for v in prop.variants if not prop.variant_possible(mech.setting, v)]
                 if not variants:
                     cell.verdict = "not_applicable"
                     continue
-                claims = [(v, claims_for(mech, p, v)) for v in variants]
+                claims = [(v, claims_mod.claims_for(mech, p, v)) for v in variants]
                 for _, cs in claims:
                     for c in cs:
                         if (c.status, c.source) not in cell.claims:
                             cell.claims.append((c.status, c.source))
                 for v, cs in claims:
-                    ev: dict[str, Any] = {"variant": v, "covered_by_claim": bool(cs) or not cell.claims,
-                                          "claims": [{"status": c.status, "source": c.source} for c in cs]}
+                    ev = Result(name, p, v, claims=cs, details={"covered_by_claim": bool(cs) or not cell.claims})
                     hit, partial = None, None
                     for path in idx.get((name, p, v), []):
                         if path not in replayed:
@@ -217,51 +193,54 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                             break
                         partial = partial or (path, outs)
                     if hit:
-                        ev.update({"verdict": "violated", "counterexample": hit[0], "outcomes": hit[1],
-                                   "source": "stored counterexample, replayed exactly", "seconds": 0.0, "trials": 0})
+                        ev.verdict, ev.counterexample, ev.outcomes = "violated", hit[0], hit[1]
+                        ev.details["source"] = "stored counterexample, replayed exactly"
                     else:
                         if partial:  # violated, but outside a claim's assumptions: search inside them too
-                            ev.update({"stored_outside": partial[0], "stored_outcomes": partial[1]})
+                            ev.details.update({"stored_outside": partial[0], "stored_outcomes": partial[1]})
+                        ev.details["searched"] = True
                         todo.append((cell, v, DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0))
                     cell.evidence.append(ev)
     if progress:
-        progress(f"audit: {len(cells)} cells, {sum(1 for c in cells for e in c.evidence if 'verdict' in e)} "
-                 f"variant checks settled by replayed counterexamples, {len(todo)} to search")
+        settled = sum(1 for c in cells for e in c.evidence if not e.details.get("searched"))
+        progress(f"audit: {len(cells)} cells, {settled} variant checks settled by replayed counterexamples, "
+                 f"{len(todo)} to search")
     search_t0 = clock()
+    interrupted = False
     for i, (cell, v, w) in enumerate(todo):
         left = budget - (clock() - search_t0)
         share = max(MIN_SHARE, left * w / sum(ww for _, _, ww in todo[i:]))
         mech = get(cell.mechanism)
         if progress:
             progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({share:.1f} s)")
-        r: CellResult = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir,
-                                 command="audit")
-        ev = next(e for e in cell.evidence if e["variant"] == v)
-        ev.update({"verdict": r.verdict, "counterexample": r.counterexample, "trials": r.trials,
-                   "seconds": round(r.seconds, 3), "text": verdict_text(r), "note": r.note or None,
-                   "source": "search" if r.verdict != "certified" else "certifier", "outcomes": r.outcomes})
-        if r.verdict != "violated" and ev.get("stored_outside"):
+        try:
+            r = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir, command="audit")
+        except KeyboardInterrupt:  # Ctrl-C / SIGTERM: the cells that finished are reported
+            interrupted = True
+            break
+        k = next(k for k, e in enumerate(cell.evidence) if e.variant == v)
+        r.details = dict(cell.evidence[k].details, source="search" if r.verdict != "certified" else "certifier")
+        cell.evidence[k] = r
+        stored_outside = r.details.get("stored_outside")
+        if r.verdict != "violated" and stored_outside:
             # the search found nothing inside the claims' assumptions; the stored violation outside stands
-            ev.update({"verdict": "violated", "counterexample": ev["stored_outside"],
-                       "outcomes": ev["stored_outcomes"],
-                       "source": f"stored counterexample, replayed exactly (outside a claim's assumptions); "
-                                 f"search inside them: {verdict_text(r)}"})
-        if r.verdict == "violated":
-            if r.counterexample:
-                ok = replay(r.counterexample).ok  # a refutation must be backed by a replayable file
-                ev["replays"] = ok
-                if not ok:
-                    ev["verdict"], ev["note"] = "unknown", "the stored counterexample did not replay"
-            ev.update({"time_to_first": round(r.time_to_first or 0, 3), "size": describe_size(r.size),
-                       "minimality": (r.minimality or {}).get("status"),
-                       "summary": r.certificate.summary if r.certificate is not None else None})
+            r.details["search_text"] = verdict_text(r)
+            r.details["source"] = (f"stored counterexample, replayed exactly (outside a claim's assumptions); "
+                                   f"search inside them: {verdict_text(r)}")
+            r.verdict, r.counterexample = "violated", stored_outside
+            r.outcomes = r.details["stored_outcomes"]
+        elif r.verdict == "violated" and r.counterexample:
+            ok = replay(r.counterexample).ok  # a refutation must be backed by a replayable file
+            r.details["replays"] = ok
+            if not ok:
+                r.verdict, r.note = "unknown", "the stored counterexample did not replay"
         if progress:
-            progress(f"        -> {verdict_text(r)}")
+            progress(f"        -> {r.details.get('search_text') or verdict_text(r)}")
     for cell in cells:
         if cell.verdict in ("not_registered", "not_applicable"):
             continue
-        covered = [e for e in cell.evidence if e["covered_by_claim"]] or cell.evidence
-        vs = [e.get("verdict", "unknown") for e in covered]
+        covered = [e for e in cell.evidence if e.details["covered_by_claim"]] or cell.evidence
+        vs = [e.verdict for e in covered]
         if "violated" in vs:
             cell.verdict = "violated"
         elif vs and all(v == "certified" for v in vs):
@@ -270,98 +249,10 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
             cell.verdict = "not_refuted"
         else:
             cell.verdict = "unknown"
-        cell.refuted = any(o == "REFUTED" for e in covered for o in (e.get("outcomes") or ()))
+        cell.refuted = any(e.refuted for e in covered)
         cell.outside = (cell.verdict == "violated" and not cell.refuted and "holds" in cell.statuses)
-        cell.confirmed = any(o == "confirmed" for e in covered for o in (e.get("outcomes") or ()))
-        cell.also = [f"{cell.property}/{e['variant']} violated ({e.get('counterexample')}), not covered by the claim"
-                     for e in cell.evidence if not e["covered_by_claim"] and e.get("verdict") == "violated"]
+        cell.confirmed = any(o == "confirmed" for e in covered for o in e.outcomes)
+        cell.also = [f"{cell.property}/{e.variant} violated ({e.counterexample}), not covered by the claim"
+                     for e in cell.evidence if not e.details["covered_by_claim"] and e.verdict == "violated"]
     return {"tables": tables, "cells": cells, "seed": seed, "budget": budget, "store": store_dir,
-            "seconds": round(time.perf_counter() - t0, 3), "fresh": fresh}
-
-
-def _evidence_text(e: dict) -> str:
-    v = e.get("verdict", "unknown")
-    if v == "violated":
-        src = e.get("source", "")
-        extra = ""
-        if e.get("time_to_first") is not None and src == "search":
-            extra = f"; found from scratch in {e['time_to_first']} s, minimal {e.get('size')} ({e.get('minimality')})"
-        outs = "; ".join(o for o in (e.get("outcomes") or ()) if o not in ("REFUTED", "confirmed"))
-        return f"{e['variant']}: violated -- {e.get('counterexample')} ({src}{extra})" + (f" [{outs}]" if outs else "")
-    if v == "not_refuted":
-        return f"{e['variant']}: no violation found in {e.get('trials')} trials / {e.get('seconds')} s"
-    if v == "certified":
-        return f"{e['variant']}: certified ({e.get('text')})"
-    return f"{e['variant']}: unknown -- {e.get('note') or e.get('text') or 'not searched'}"
-
-
-def render_audit_markdown(result: dict[str, Any]) -> str:
-    out = ["# mechverify audit", "",
-           f"seed {result['seed']}, search budget {result['budget']:g} CPU s, took {result['seconds']:.1f} s wall; "
-           f"evidence store `{result['store']}`" + (" (ignored: --fresh)" if result["fresh"] else ""), "",
-           "Legend: paper's mark (✓ claimed to hold, ✗ claimed to fail, – no claim registered) → our verdict. "
-           "**REFUTED**: the paper says it holds and an exact, stored, replayable counterexample shows it does "
-           "not. *not refuted* / *not reproduced*: no counterexample found within the budget (not a proof).", ""]
-    cells = result["cells"]
-    for tid, title, cols, props in result["tables"]:
-        out += [f"## {title}", ""]
-        out.append("| property | " + " | ".join(label for label, _ in cols) + " |")
-        out.append("|---|" + "---|" * len(cols))
-        for p in props:
-            row = []
-            for label, name in cols:
-                c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
-                row.append(c.short())
-            out.append(f"| {p} | " + " | ".join(row) + " |")
-        out += ["", "Evidence:", ""]
-        for label, name in cols:
-            for p in props:
-                c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
-                if c.verdict in ("not_registered",):
-                    continue
-                claim = "paper: " + c.claims_text() if c.claims else "no claim registered"
-                ev = "; ".join(_evidence_text(e) for e in c.evidence) or c.verdict
-                also = (" Also: " + "; ".join(c.also)) if c.also else ""
-                out.append(f"- `{name}` {p} ({claim}): {ev}.{also}")
-        out.append("")
-    refuted = [c for c in cells if c.refuted]
-    out.append("## Refuted claims")
-    out.append("")
-    if refuted:
-        for c in refuted:
-            paths = [e.get("counterexample") for e in c.evidence if e.get("verdict") == "violated"]
-            src = "; ".join(src for st, src in c.claims if st == "holds")
-            out.append(f"- `{c.mechanism}` {c.property}: paper [{src}] says it holds; "
-                       f"counterexample(s): {', '.join(p for p in paths if p)}")
-    else:
-        out.append("none")
-    return "\n".join(out) + "\n"
-
-
-def audit_to_json(result: dict[str, Any]) -> dict[str, Any]:
-    tables = []
-    for tid, title, cols, props in result["tables"]:
-        tcells = [c for c in result["cells"] if c.table == tid]
-        tables.append({"id": tid, "title": title, "columns": [{"label": l, "mechanism": n} for l, n in cols],
-                       "properties": props,
-                       "cells": [{"column": c.column, "mechanism": c.mechanism, "property": c.property,
-                                  "claimed": c.claimed,
-                                  "claims": [{"status": st, "source": src} for st, src in c.claims],
-                                  "verdict": c.verdict, "confirmed": c.confirmed, "outside_assumptions": c.outside,
-                                  "refuted": c.refuted, "evidence": c.evidence, "also": c.also} for c in tcells]})
-    return {"schema": "mechverify.audit/1", "seed": result["seed"], "budget": result["budget"],
-            "store": result["store"], "seconds": result["seconds"], "tables": tables,
-            "refuted": [{"mechanism": c.mechanism, "property": c.property,
-                         "claim_source": "; ".join(src for st, src in c.claims if st == "holds"),
-                         "counterexamples": [e.get("counterexample") for e in c.evidence
-                                             if e.get("verdict") == "violated"]}
-                        for c in result["cells"] if c.refuted]}
-
-
-def write_audit(result: dict[str, Any], out_dir: str) -> list[str]:
-    from .store import atomic_write_text
-
-    md, js = os.path.join(out_dir, "audit.md"), os.path.join(out_dir, "audit.json")
-    atomic_write_text(md, render_audit_markdown(result))
-    atomic_write_json(js, audit_to_json(result))
-    return [md, js]
+            "seconds": round(time.perf_counter() - t0, 3), "fresh": fresh, "interrupted": interrupted}

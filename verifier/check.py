@@ -6,7 +6,7 @@ properties (SP, GSP, PM) search deviations within the time budget: candidates ar
 and every candidate goes through the property's exact re-check; only a certificate makes a
 "violated" verdict.
 
-Verdicts (``PropertyResult.verdict``):
+Verdicts (``Result.verdict``, ``verifier.results``):
 * ``violated``        -- exact certificate (``certificate``; ``path`` once stored);
 * ``satisfied``       -- instance property checked exactly on this instance;
 * ``not_refuted``     -- no violation among ``trials`` deviations in ``seconds``;
@@ -17,63 +17,37 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from mechverify.lp import LPError
 from mechverify.model import Environment
 
-from .properties import Property, get_property
-from .properties.base import Certificate
+from . import claims as claims_mod
+from .properties import DEFAULT_PROPERTIES, Property, get_property
+from .results import Result
 
-__all__ = ["PropertyResult", "check_instance", "DEFAULT_PROPERTIES"]
-
-DEFAULT_PROPERTIES = ["sp", "gsp", "ef", "si", "po", "bf", "srf", "pm", "single-server-drf"]
-
-
-@dataclass
-class PropertyResult:
-    property: str
-    variant: str
-    verdict: str
-    measure: Any = None
-    certificate: Optional[Certificate] = None
-    trials: int = 0
-    seconds: float = 0.0
-    note: str = ""
-    path: Optional[str] = None
-    claimed: Optional[str] = None
-    claim_source: Optional[str] = None
-    claims: list = field(default_factory=list)  # every claim {status, source, outside} -- papers may disagree
-
-
-def claims_for(mech, prop: Property, variant: str) -> list:
-    """The mechanism's claims that speak about ``prop``/``variant`` (variant-less claims cover
-    ``prop.claim_variants(mech)``)."""
-    return [c for c in mech.claims_for(prop.name, variant)
-            if c.variant is not None or variant in prop.claim_variants(mech)]
-
-
-def _claims(mech, prop: Property, variant: str, env: Optional[Environment] = None) -> list[dict]:
-    """``[{"status", "source", "outside"}]``; ``outside`` names the paper's assumption ``env`` breaks
-    (then a violation on ``env`` does not refute that claim), else ``None``."""
-    return [{"status": c.status, "source": c.source, "outside": c.covers(env) if env is not None else None}
-            for c in claims_for(mech, prop, variant)]
-
-
-def refuted_claims(res: "PropertyResult") -> list[dict]:
-    """Claims of 'holds' that this result refutes (a certified violation inside the claim's domain)."""
-    if res.verdict != "violated":
-        return []
-    return [c for c in res.claims if c["status"] == "holds" and not c["outside"]]
+__all__ = ["check_property", "check_instance", "refuted_claims"]
 
 
 def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
-                   alloc_exact=None, alloc_float=None) -> PropertyResult:
+                   alloc_exact=None, alloc_float=None) -> Result:
+    """One property/variant on ``env`` (see the module docstring)."""
+    res = _check_property(mech, env, prop, variant, budget, seed, alloc_exact, alloc_float)
+    witness = res.certificate.witness if res.certificate is not None else None
+    res.outcomes = claims_mod.outcomes(res.claims, res.verdict, witness)
+    return res
+
+
+def refuted_claims(res: Result) -> list:
+    """The claims of 'holds' this result refutes (a certified violation inside the claim's domain)."""
+    return [c for c, o in zip(res.claims, res.outcomes) if o == claims_mod.REFUTED]
+
+
+def _check_property(mech, env, prop, variant, budget, seed, alloc_exact, alloc_float) -> Result:
     t0 = time.perf_counter()
-    claims = _claims(mech, prop, variant, env)
-    claimed, src = (claims[0]["status"], claims[0]["source"]) if claims else (None, None)
-    res = PropertyResult(prop.name, variant, "unknown", claimed=claimed, claim_source=src, claims=claims)
+    claims = claims_mod.claims_for(mech, prop.name, variant)
+    res = Result(mech.name, prop.name, variant, claims=claims,
+                 details={"outside": [claims_mod.assumption_broken(c, env) for c in claims]})
     reason = prop.applicable(mech, env, variant)
     if reason:
         res.verdict, res.note = "not_applicable", reason
@@ -116,8 +90,6 @@ def check_property(mech, env: Environment, prop: Property, variant: str, budget:
                         res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
                         break
                     rejected += 1
-            else:
-                pass
             if res.verdict != "violated":
                 res.verdict = "not_refuted"
                 res.measure = worst
@@ -130,7 +102,7 @@ def check_property(mech, env: Environment, prop: Property, variant: str, budget:
 
 
 def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] = None, budget: float = 10.0,
-                   seed: int = 0, variants: Optional[dict[str, Sequence[str]]] = None) -> list[PropertyResult]:
+                   seed: int = 0, variants: Optional[dict[str, Sequence[str]]] = None) -> list[Result]:
     """Check every requested property (default: all) and each of its variants on ``env``."""
     names = list(properties or DEFAULT_PROPERTIES)
     props = [get_property(n) for n in names]

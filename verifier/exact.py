@@ -14,8 +14,7 @@ tasks (true for demand misreports without per-server demands); otherwise it retu
 caller reports "cannot certify" rather than guess.
 
 Indivisible tasks (``Setting.divisible = False``, seed 001 Sec. V-B): utilities count whole tasks
-(``mechverify.utility.whole_tasks``); :func:`bundle_utility` / :func:`own_utility` /
-:func:`envy_utility` pick it for indivisible mechanisms.  Without it a misreport that yields 3/4 of a
+(``mechverify.utility.whole_tasks``); :func:`own_utility` and :func:`envy_utility` pick it for indivisible mechanisms.  Without it a misreport that yields 3/4 of a
 task on each of two servers counted as 3/2 tasks: a false SP violation (drfh-first-fit).
 
 Uniqueness (``robust``): a violation must hold for the allocation the mechanism returns, and the
@@ -23,26 +22,32 @@ certificate says whether it holds for every allocation the mechanism's definitio
 mechanisms have unique score vectors, hence unique totals (``info["unique_totals"] = True``);
 mechanisms with an optimal face expose ``info["total_range"]`` (per-user exact ``[min, max]`` over
 the face); otherwise robustness is unknown (``None``).
+
+``certified_excess(above, below)`` is the shape every re-check shares: the violation is
+``above > below``, certified when the lower end of ``above``'s interval exceeds the upper end of
+``below``'s; robust when the same holds over the whole range the definition allows.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
-from mechverify.allocation import Allocation, Bundle
+from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.utility import bundle_value, envy_value, utility
+from mechverify.numbers import INF, is_inf
+from mechverify.utility import bundle_value, envy_value, scaled, utility
 
-__all__ = ["ExactRun", "exact_run", "utility_interval", "totals_only_factor", "bundle_utility",
-           "own_utility", "envy_utility"]
+__all__ = ["ExactRun", "exact_run", "utility_interval", "totals_only_factor", "own_utility", "envy_utility",
+           "integral_of", "Excess", "certified_excess"]
 
-INF = math.inf
+Interval = tuple[Any, Any]
 
 
 @dataclass
 class ExactRun:
+    """A mechanism's allocation in exact mode, with what is known about its totals."""
+
     alloc: Allocation
     exact: bool  # alloc.x is exactly the mechanism's allocation
     total_bounds: Optional[list[tuple[Fraction, Fraction]]]  # when not exact
@@ -52,14 +57,9 @@ class ExactRun:
 
 
 def integral_of(mech) -> bool:
+    """The mechanism's tasks are indivisible (utilities count whole tasks)."""
     setting = getattr(mech, "setting", None)
     return setting is not None and not getattr(setting, "divisible", True)
-
-
-def bundle_utility(mech, true_env: Environment, j: int, bundle: Bundle,
-                   servers: Optional[Iterable[int]] = None) -> Any:
-    """``u_j(bundle)`` for ``mech``: whole tasks when its tasks are indivisible."""
-    return bundle_value(true_env, j, bundle, servers, integral_of(mech))
 
 
 def own_utility(mech, true_env: Environment, alloc: Allocation, j: int) -> Any:
@@ -79,6 +79,7 @@ def _pairs(v: Any) -> Optional[list[tuple[Fraction, Fraction]]]:
 
 
 def exact_run(mech, env: Environment) -> ExactRun:
+    """Run ``mech`` on ``env`` in exact mode (see the module docstring)."""
     alloc = mech(env, exact=True)
     info = alloc.info or {}
     rng = _pairs(info.get("total_range"))
@@ -119,9 +120,9 @@ def totals_only_factor(true_env: Environment, rep_env: Environment, j: int, k: i
             q = Fraction(rep_env.external_demand[k][kk]) / dk
             b = min(b, q)
     n = true_env.tasks[j] if true_env.tasks[j] is not None else INF
-    if not (isinstance(a, float) and math.isinf(a)):
+    if not is_inf(a):
         a = a * scale
-    if not (isinstance(b, float) and math.isinf(b)):
+    if not is_inf(b):
         b = b * scale
     return a, b, n
 
@@ -130,18 +131,12 @@ def _eval_factor(f: tuple[Any, Any, Any], X: Fraction) -> Any:
     a, b, n = f
     vals = []
     for c in (a, b):
-        if isinstance(c, float) and math.isinf(c):
+        if is_inf(c):
             vals.append(INF if X > 0 else Fraction(0))
         else:
             vals.append(c * X)
     vals.append(n)
     return min(vals)
-
-
-def _scaled(b: Bundle, scale: Any) -> Bundle:
-    if scale == 1:
-        return b
-    return Bundle(tuple(tuple(v * scale for v in row) for row in b.amounts), tuple(v * scale for v in b.external))
 
 
 def utility_interval(true_env: Environment, run: ExactRun, j: int, k: Optional[int] = None,
@@ -175,7 +170,7 @@ def utility_interval(true_env: Environment, run: ExactRun, j: int, k: Optional[i
             if f is None:
                 return None  # totals unique but the split matters: unknown
     if run.exact:
-        v = bundle_value(true_env, j, _scaled(alloc.bundle(k), scale), mask, run.integral)
+        v = bundle_value(true_env, j, scaled(alloc.bundle(k), scale), mask, run.integral)
         return v, v
     if run.total_bounds is None:
         return None
@@ -184,3 +179,28 @@ def utility_interval(true_env: Environment, run: ExactRun, j: int, k: Optional[i
         return None
     lo, hi = run.total_bounds[k]
     return _eval_factor(f, lo), _eval_factor(f, hi)
+
+
+@dataclass
+class Excess:
+    """A certified ``above > below``: both exact intervals, the exact ``gap = above_lo - below_hi > 0``,
+    and whether it holds for every allocation the mechanism's definition allows (``None``: unknown)."""
+
+    above: Interval
+    below: Interval
+    gap: Any
+    robust: Optional[bool]
+
+
+def certified_excess(above: Callable[[bool], Optional[Interval]],
+                     below: Callable[[bool], Optional[Interval]]) -> Optional[Excess]:
+    """Certify ``above > below`` from interval functions of ``over_range`` (e.g. ``lambda o:
+    utility_interval(env, run, j, over_range=o)``); ``None`` if the intervals are unknown or overlap."""
+    a, b = above(False), below(False)
+    if a is None or b is None:
+        return None
+    gap = a[0] - b[1]
+    if not gap > 0:
+        return None
+    ra, rb = above(True), below(True)
+    return Excess(a, b, gap, None if (ra is None or rb is None) else bool(ra[0] > rb[1]))

@@ -1,162 +1,56 @@
 """``run``: every applicable property of one mechanism, searched within a time budget.
 
-Per (property, variant) cell: the Hypothesis search (+ misreport optimiser for SP/GSP) looks for a
-violation inside the mechanism's setting; a violation (always an exact certificate) is minimised
-(``verifier.minimize``) and stored (``verifier.store``); the verdict says exactly what was established:
-
-* ``violated``     -- exact counterexample, stored at ``counterexample``;
-* ``certified``    -- a certifier (the z3 layer, ``--certify``) proved the property on a stated domain;
-* ``not_refuted``  -- no violation in ``trials`` candidates / ``seconds``; ``measure`` is the worst seen;
-* ``unknown``      -- nothing could be established (``note`` says why).
+Per (property, variant) cell the Hypothesis search (+ misreport optimiser) looks for a violation inside
+the mechanism's setting; a violation (always an exact certificate) goes through the store gate
+(``store.persist``: minimised, then stored) and the cell's :class:`~verifier.results.Result` says exactly
+what was established (``results.VERDICTS``).
 
 Budget: cells run one after another; each gets the time left divided by the weights of the cells left
-(deviation properties weigh 2), so time a cell does not use goes to the next ones.  Shrinking and
-minimising a found violation take a little extra (capped).  Deterministic for a given seed up to how far
-the time budget lets each search go; ``max_trials`` makes a run fully reproducible.
-
-Claims: a claim registered without a variant covers every variant of its property except EF ``literal``
-(the stricter reading that counts bundles on servers the envious user cannot use; papers with placement
-constraints mean the placement-aware one).  A claim ``holds`` with a ``violated`` verdict is REFUTED.
+(deviation properties weigh 2), so time a cell does not use goes to the next ones.  Deterministic for a
+given seed up to how far the budget lets each search go; ``max_trials`` makes a run fully reproducible.
+Which claims a cell speaks about, and what its verdict means for them: ``verifier.claims``.
 """
 from __future__ import annotations
 
-import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from mechverify.model import describe_shape
-from mechverify.numbers import fmt, fmt_exact
-
+from . import claims as claims_mod
 from .engines import strategies as strat
 from .engines.search import SearchResult, clock, search
-from .minimize import describe_size, minimize
-from .properties import PROPERTIES, get_property
-from .properties.base import Certificate
-from .store import DEFAULT_DIR, certificate_to_dict, store
+from .engines.minimize import describe_size
+from .properties import DEFAULT_PROPERTIES, PROPERTIES, get_property
+from .results import Result, verdict_text
+from .store import DEFAULT_DIR, persist
 
-__all__ = ["CellResult", "RunReport", "run_mechanism", "run_cell", "plan", "claim_for", "claims_for", "CERTIFIERS",
-           "register_certifier", "DEFAULT_BUDGET", "verdict_text"]
+__all__ = ["RunReport", "run_mechanism", "run_cell", "plan", "DEFAULT_BUDGET", "DEFAULT_PROPERTIES",
+           "DEVIATION_WEIGHT", "MIN_SHARE", "z3_certifier"]
 
 DEFAULT_BUDGET = 60.0
-DEFAULT_PROPERTIES = ["sp", "gsp", "ef", "si", "po", "bf", "srf", "pm", "single-server-drf"]
 DEVIATION_WEIGHT = 2.0
 MIN_SHARE = 1.0  # CPU seconds every cell gets even when earlier cells overran
 
-# Certifiers (the z3 layer plugs in here): fn(mech, prop, variant, budget_seconds) -> None or
-# {"domain": {...}, "note": "..."} when the property is PROVED on that domain.
-CERTIFIERS: list[Callable[..., Optional[dict]]] = []
-
-
-def register_certifier(fn: Callable[..., Optional[dict]]) -> Callable[..., Optional[dict]]:
-    CERTIFIERS.append(fn)
-    return fn
-
-
-@dataclass
-class CellResult:
-    property: str
-    variant: str
-    claims: list  # [(status, source)] -- papers can disagree (PS-DSF: seed 000 vs 002)
-    verdict: str  # 'violated' | 'certified' | 'not_refuted' | 'unknown'
-    counterexample: Optional[str] = None
-    measure: Any = None
-    trials: int = 0
-    seconds: float = 0.0
-    time_to_first: Optional[float] = None
-    size: Optional[dict] = None
-    minimality: Optional[dict] = None
-    engine: str = ""
-    note: str = ""
-    domain: dict = field(default_factory=dict)
-    certificate: Optional[Certificate] = None
-    certified: Optional[dict] = None
-    stored_new: bool = False
-    wall_seconds: float = 0.0
-    wall_to_first: Optional[float] = None
-    outcomes: list = field(default_factory=list)  # per claim: REFUTED / confirmed / not refuted / ...
-
-    @property
-    def claimed(self) -> Optional[str]:
-        """The first registered claim's status ('holds' | 'fails'), None without a claim."""
-        return self.claims[0][0] if self.claims else None
-
-    @property
-    def claim_source(self) -> Optional[str]:
-        return self.claims[0][1] if self.claims else None
-
-    @property
-    def refuted(self) -> bool:
-        """Some paper says it holds, and an exact counterexample INSIDE that claim's domain shows it does not."""
-        if self.outcomes:
-            return any(o == "REFUTED" for o in self.outcomes)
-        return self.verdict == "violated" and any(st == "holds" for st, _ in self.claims)
-
-    def claim_status(self) -> str:
-        """How the verdict relates to the papers' claims."""
-        if not self.claims:
-            return "no claim"
-        if self.outcomes:
-            if len(self.claims) == 1:
-                return self.outcomes[0]
-            return "; ".join(f"{src.split()[0]} '{st}': {o}" for (st, src), o in zip(self.claims, self.outcomes))
-        texts = []
-        for status in ("holds", "fails"):
-            if not any(st == status for st, _ in self.claims):
-                continue
-            if status == "holds":
-                t = {"violated": "REFUTED", "certified": "confirmed on the certified domain",
-                     "not_refuted": "not refuted", "unknown": "undecided"}[self.verdict]
-            else:
-                t = {"violated": "confirmed", "certified": "CONTRADICTED (certified)",
-                     "not_refuted": "not reproduced", "unknown": "undecided"}[self.verdict]
-            texts.append(t if len({st for st, _ in self.claims}) == 1 else f"'{status}' claim {t}")
-        return "; ".join(texts)
-
-    def refuted_sources(self) -> list[str]:
-        return [src for (st, src), o in zip(self.claims, self.outcomes) if o == "REFUTED"]
-
-    def claims_text(self) -> str:
-        return "; ".join(f"{st} [{src}]" for st, src in self.claims) if self.claims else "no claim"
+#: fn(mech, prop, variant, budget_seconds) -> None, or {"domain": ..., "method": ..., "note": ...} when the
+#: property is PROVED on that domain
+Certifier = Callable[[Any, str, str, float], Optional[dict]]
 
 
 @dataclass
 class RunReport:
+    """One ``run``: the mechanism, the searched domain, one :class:`Result` per cell, the skipped cells."""
+
     mechanism: str
     title: str
     setting: str
     seed: int
     budget: float
     domain: dict
-    results: list[CellResult]
+    results: list[Result]
     skipped: list[tuple[str, str, str]]  # (property, variant, reason)
     seconds: float = 0.0  # CPU seconds (the budget's clock)
     wall_seconds: float = 0.0
-
-
-_EF_READINGS = {"literal", "placement-aware"}
-
-
-def claims_for(mech, prop: str, variant: str) -> list:
-    """Every registered claim covering ``prop``/``variant`` (see the module docstring)."""
-    out = []
-    for c in mech.claims:
-        if c.property != prop:
-            continue
-        if c.variant == variant:
-            out.append(c)
-        elif c.variant is None:
-            if not (prop == "ef" and variant == "literal" and mech.setting.placement):
-                out.append(c)
-        elif prop == "ef" and not mech.setting.placement and {c.variant, variant} <= _EF_READINGS:
-            out.append(c)  # without placement constraints the two EF readings are one check
-    return out
-
-
-def claim_for(mech, prop: str, variant: str):
-    """The first claim covering ``prop``/``variant``, or None."""
-    found = claims_for(mech, prop, variant)
-    return found[0] if found else None
+    interrupted: bool = False  # Ctrl-C / SIGTERM: ``results`` holds the cells that finished
 
 
 def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
@@ -165,7 +59,7 @@ def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[s
     for name in properties or DEFAULT_PROPERTIES:
         prop = get_property(name)
         for v in prop.variants:
-            why = strat.variant_possible(mech.setting, prop.name, v)
+            why = prop.variant_possible(mech.setting, v)
             if why:
                 skipped.append((prop.name, v, why))
             else:
@@ -173,92 +67,35 @@ def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[s
     return cells, skipped
 
 
-def verdict_text(r: CellResult) -> str:
-    """What the verdict means, in words (never a bare 'holds')."""
-    if r.verdict == "violated":
-        where = r.counterexample or "not stored"
-        return f"violated (counterexample {where})"
-    if r.verdict == "certified":
-        dom = (r.certified or {}).get("domain")
-        if isinstance(dom, dict) and isinstance(dom.get("shape"), dict):
-            sh = dom["shape"]
-            text = (describe_shape(sh["users"], sh["servers"], sh["resources"], sh.get("external", 0))
-                    + "; positive data, equal weights, no placement, unbounded tasks (docs/z3.md)")
-            how = (r.certified or {}).get("method")
-            return f"certified for domain D (z3{', ' + how if how else ''}): {text}"
-        return f"certified for domain D: {dom}" if dom else "certified"
-    if r.verdict == "not_refuted":
-        mv = r.measure
-        if mv is not None and not isinstance(mv, str) and abs(float(mv)) < 1e-9:
-            mv = 0  # float noise around "no gain"
-        m = "" if mv is None else f"; worst measure {fmt(mv)}"
-        return f"no violation found in {r.trials} trials / {r.seconds:.1f} s{m}"
-    return f"unknown: {r.note or 'no reason given'}"
+def z3_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[dict]:
+    """``run --certify``: certify the smallest shape (2 users, 1 server, 2 resources) when the z3 layer
+    covers the cell; only a real certificate is reported."""
+    from .engines.z3 import SUPPORTED, Shape, certify
 
-
-def _existing_or_store(cert: Certificate, provenance: dict, root: str, minimality: dict, claim) -> tuple[str, bool]:
-    d = certificate_to_dict(cert, provenance, minimality, claim)
-    path = os.path.join(root, d["mechanism"], f"{d['id']}.json")
-    if os.path.exists(path):
-        return path, False
-    return store(cert, provenance, root, minimality, claim), True
-
-
-# a claim's standing assumptions (mechanisms.registry.DOMAIN_CONDITIONS) as search-domain narrowing;
-# unknown conditions are enforced by the ``accept`` filter alone
-_COND_DOMAIN = {"positive_demands": {"zero_demands": False}, "positive_capacities": {"zero_capacities": False},
-                "no_placement": {"placement": False}, "unbounded": {"bounds": False},
-                "unweighted": {"weights": False}, "uniform_demands": {"server_demand": False}}
-
-
-def _claim_domain(claim, base: strat.Domain) -> strat.Domain:
-    from dataclasses import replace
-
-    kw: dict[str, Any] = {}
-    for cond in getattr(claim, "domain", ()) or ():
-        kw.update(_COND_DOMAIN.get(cond, {}))
-    return replace(base, **kw)
-
-
-def _inside(claim, cert: Certificate) -> Optional[str]:
-    """``None`` if the counterexample lies inside the claim's domain (true and deviated environments),
-    else the assumption it breaks."""
-    covers = getattr(claim, "covers", None)
-    if covers is None:
+    if variant not in SUPPORTED.get(prop_name, ()):
         return None
-    w = cert.witness
-    why = covers(w.env)
-    if why is None and w.deviation is not None and w.deviation.kind == "misreport":
-        why = covers(w.deviation.apply(w.env))
-        if why:
-            why = f"the misreport: {why}"
-    return why
+    res = certify(mech, prop_name, variant, Shape(users=2, servers=1, resources=2), timeout=budget)
+    if res.verdict != "certified":
+        return None
+    return {"domain": res.domain, "method": res.details.get("method", "full encoding"), "note": f"z3: {res.note}"}
 
 
-def _outcomes(cell: CellResult, claims: list) -> list[str]:
-    out = []
-    for c in claims:
-        if cell.verdict == "violated":
-            why = _inside(c, cell.certificate) if cell.certificate is not None else None
-            if c.status == "holds":
-                out.append("REFUTED" if why is None else f"not refuted (the violation is outside the claim's "
-                                                             f"domain: {why})")
-            else:
-                out.append("confirmed" if why is None else f"not reproduced inside the claim's domain ({why})")
-        elif cell.verdict == "certified":
-            out.append("confirmed on the certified domain" if c.status == "holds" else "CONTRADICTED (certified)")
-        elif cell.verdict == "not_refuted":
-            out.append("not refuted" if c.status == "holds" else "not reproduced")
-        else:
-            out.append("undecided")
-    return out
+def _certified(cell: Result, mech, prop: str, variant: str, budget: float, certifier: Certifier) -> None:
+    try:
+        got = certifier(mech, prop, variant, max(1.0, budget / 2))
+    except Exception as exc:  # noqa: BLE001 - a certifier failing is "not certified"
+        cell.note = f"certifier error: {type(exc).__name__}: {exc}"
+        got = None
+    if got:
+        cell.certified = got
 
 
 def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0,
              store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
-             minimize_budget: Optional[float] = None, certify: bool = False,
-             domain: Optional[strat.Domain] = None, command: Optional[str] = None) -> CellResult:
-    """Search one cell, minimise and store a violation (``command`` goes into the stored provenance).
+             minimize_budget: Optional[float] = None, certifier: Optional[Certifier] = None,
+             domain: Optional[strat.Domain] = None, command: Optional[str] = None) -> Result:
+    """Search one cell; a violation is minimised and stored through the store gate (``command`` goes into
+    the stored provenance).
 
     When a claim states standing assumptions (``Claim.domain``, e.g. positive demands), the search first
     looks INSIDE them (60% of the budget) -- only such a violation can refute or confirm the claim -- and
@@ -267,26 +104,16 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
     import hypothesis
 
     prop = get_property(prop_name)
-    claims = claims_for(mech, prop.name, variant)
-    claim = claims[0] if claims else None
-    cell = CellResult(prop.name, variant, [(c.status, c.source) for c in claims], "unknown")
+    claims = claims_mod.claims_for(mech, prop.name, variant)
+    cell = Result(mech.name, prop.name, variant, claims=claims)
     t0, w0 = clock(), time.perf_counter()
-    if certify and CERTIFIERS:
-        for fn in CERTIFIERS:
-            try:
-                got = fn(mech, prop.name, variant, max(1.0, budget / 2))
-            except Exception as exc:  # noqa: BLE001 - a certifier failing is "not certified"
-                cell.note = f"certifier error: {type(exc).__name__}: {exc}"
-                got = None
-            if got:
-                cell.certified = got
-                break
+    if certifier is not None:
+        _certified(cell, mech, prop.name, variant, budget, certifier)
     base = domain if domain is not None else strat.domain_for(mech.setting)
-    scoped = next((c for c in claims if c.status == "holds" and getattr(c, "domain", ())), None) or \
-        next((c for c in claims if getattr(c, "domain", ())), None)
+    scoped = claims_mod.scoped_claim(claims)
     phases: list[tuple[str, strat.Domain, Any]] = []
     if scoped is not None:
-        phases.append(("claim", _claim_domain(scoped, base), lambda e, c=scoped: c.covers(e) is None))
+        phases.append(("claim", claims_mod.search_domain(scoped, base), lambda e, c=scoped: c.covers(e) is None))
     phases.append(("setting", base, None))
     res: Optional[SearchResult] = None
     trials, dom_used, accept_used = 0, base, None
@@ -313,21 +140,16 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
     if res.verdict == "violated" and res.certificate is not None:
         cell.time_to_first = (clock() - t0) - (res.seconds - (res.time_to_first or 0)) if len(phases) > 1 \
             else res.time_to_first
+        prov = {"kind": "search", "engine": res.engine, "seed": seed, "hypothesis": hypothesis.__version__,
+                "trials_to_first": trials, "seconds_to_first": round(cell.time_to_first or 0.0, 3),
+                "command": command or f"run {mech.name}"}
         mb = minimize_budget if minimize_budget is not None else min(15.0, max(3.0, budget))
-        cert, record = minimize(mech, res.certificate, budget=mb, domain=dom_used, accept=accept_used)
-        cell.certificate = cert
-        cell.verdict = "violated"
-        cell.measure = cert.measure
-        cell.size = record["size"]
-        cell.minimality = record
-        if store_dir:
-            prov = {"kind": "search", "engine": res.engine, "seed": seed, "hypothesis": hypothesis.__version__,
-                    "trials_to_first": trials, "seconds_to_first": round(cell.time_to_first or 0.0, 3),
-                    "command": command or f"run {mech.name}"}
-            cl = {"status": claim.status, "source": claim.source} if claim else None
-            if len(claims) > 1:
-                cl = dict(cl, all=[{"status": c.status, "source": c.source} for c in claims])
-            cell.counterexample, cell.stored_new = _existing_or_store(cert, prov, store_dir, record, cl)
+        done = persist(res.certificate, mech, provenance=prov, root=store_dir, claims=claims,
+                       minimize_budget=mb, domain=dom_used, accept=accept_used)
+        cell.certificate, cell.minimality = done.certificate, done.minimality
+        cell.counterexample, cell.stored_new = done.path, done.new
+        cell.verdict, cell.measure = "violated", done.certificate.measure
+        cell.size = done.minimality["size"]
         if res.note:
             cell.note = res.note
     else:
@@ -339,7 +161,8 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
         else:
             cell.verdict = res.verdict
             cell.note = res.note
-    cell.outcomes = _outcomes(cell, claims)
+    witness = cell.certificate.witness if cell.certificate is not None else None
+    cell.outcomes = claims_mod.outcomes(claims, cell.verdict, witness)
     cell.seconds = clock() - t0
     cell.wall_seconds = time.perf_counter() - w0
     cell.wall_to_first = res.wall_to_first
@@ -348,9 +171,14 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
 
 def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: float = DEFAULT_BUDGET,
                   seed: int = 0, store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
-                  certify: bool = False, progress: Optional[Callable[[str], None]] = None,
+                  certify: bool = False, certifier: Optional[Certifier] = None,
+                  progress: Optional[Callable[[str], None]] = None,
                   domain: Optional[strat.Domain] = None) -> RunReport:
+    """Search every planned cell of ``mech`` within ``budget`` CPU seconds (see the module docstring).
+    ``certify=True`` first asks ``certifier`` (default: the z3 layer, :func:`z3_certifier`)."""
     t0, w0 = clock(), time.perf_counter()
+    if certify and certifier is None:
+        certifier = z3_certifier
     cells, skipped = plan(mech, properties)
     weights = [DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0 for p, _ in cells]
     base_dom = domain if domain is not None else strat.domain_for(mech.setting)
@@ -361,8 +189,13 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
         share = max(MIN_SHARE, left * w / sum(weights[i:]))
         if progress:
             progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v} (up to {share:.1f} s) ...")
-        r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
-                     certify=certify, domain=domain)
+        try:
+            r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
+                         certifier=certifier if certify else None, domain=domain)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what finished (stored files are complete)
+            report.interrupted = True
+            report.skipped += [(pp, vv, "interrupted") for pp, vv in cells[i:]]
+            break
         report.results.append(r)
         if progress:
             extra = ""
@@ -373,51 +206,3 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
     report.seconds = clock() - t0
     report.wall_seconds = time.perf_counter() - w0
     return report
-
-
-# ---------------------------------------------------------------------- serialisation
-def _measure_json(m: Any) -> Any:
-    if m is None:
-        return None
-    try:
-        v = float(m)
-    except (TypeError, ValueError):
-        return str(m)
-    if v == float("inf"):
-        return "inf"
-    return v
-
-
-def cell_to_json(r: CellResult) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "property": r.property, "variant": r.variant, "claimed": r.claimed, "verdict": r.verdict,
-        "counterexample": r.counterexample, "measure": _measure_json(r.measure), "trials": r.trials,
-        "seconds": round(r.seconds, 3),
-        # extensions (stable too, documented in docs/run-json.md)
-        "claim_source": r.claim_source,
-        "claims": [{"status": st, "source": src, "outcome": (r.outcomes[i] if i < len(r.outcomes) else None)}
-                   for i, (st, src) in enumerate(r.claims)],
-        "refuted": r.refuted, "claim_status": r.claim_status(),
-        "text": verdict_text(r), "note": r.note or None, "engine": r.engine or None,
-        "time_to_first": None if r.time_to_first is None else round(r.time_to_first, 3),
-        "wall_seconds": round(r.wall_seconds, 3),
-        "wall_to_first": None if r.wall_to_first is None else round(r.wall_to_first, 3),
-        "size": r.size, "minimality": (r.minimality or {}).get("status"),
-        "measure_exact": (fmt_exact(r.certificate.measure) if r.certificate is not None
-                          and not isinstance(r.certificate.measure, float) else None),
-        "summary": r.certificate.summary if r.certificate is not None else None,
-        "certified": r.certified, "domain": r.domain,
-    }
-    return out
-
-
-def report_to_json(rep: RunReport) -> dict[str, Any]:
-    return {
-        "schema": "mechverify.run/1",
-        "mechanism": rep.mechanism, "seed": rep.seed, "budget": rep.budget, "domain": rep.domain,
-        "results": [cell_to_json(r) for r in rep.results],
-        "title": rep.title, "setting": rep.setting, "seconds": round(rep.seconds, 3),
-        "wall_seconds": round(rep.wall_seconds, 3), "clock": "CPU seconds of the process (process_time)",
-        "skipped": [{"property": p, "variant": v, "reason": why} for p, v, why in rep.skipped],
-        "refuted": [f"{r.property}/{r.variant}" for r in rep.results if r.refuted],
-    }

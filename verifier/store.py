@@ -1,4 +1,6 @@
-"""The counterexample store: one exact JSON file per certified violation, replayable.
+"""The counterexample store -- the ONLY reader and writer of counterexample files: ``persist``
+(minimise, then write), ``replay``, ``index``, ``load_witness``.  One exact JSON file per certified
+violation, replayable.
 
 Path: ``counterexamples/<mechanism>/<property>-<hash>.json`` where ``hash`` is the first 12 hex digits
 of the SHA-256 of the canonical JSON of what identifies the counterexample (mechanism, property,
@@ -14,50 +16,43 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import tempfile
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from mechverify import __version__
 from mechverify.model import parse_environment
-from mechverify.numbers import fmt_exact
+from mechverify.numbers import json_number
 
 from .properties import Deviation, Witness, get_property
+from .claims import claim_record
 from .properties.base import Certificate
 
 SCHEMA = "mechverify.counterexample/1"
 DEFAULT_DIR = "counterexamples"
 
-__all__ = ["certificate_to_dict", "store", "replay", "ReplayResult", "identity_hash", "atomic_write_json",
-           "atomic_write_text"]
+__all__ = ["certificate_to_dict", "persist", "Persisted", "replay", "ReplayResult", "identity_hash",
+           "atomic_write_json", "atomic_write_text", "index", "load_witness", "find_files"]
 
 
-def _num(v: Any) -> Any:
-    if isinstance(v, tuple):
-        return [_num(a) for a in v]
-    if isinstance(v, float) and math.isinf(v):
-        return "inf"
-    if isinstance(v, (Fraction, int)):
-        return fmt_exact(v)
-    if isinstance(v, float):
-        return fmt_exact(Fraction(v))
-    return v
+_num = json_number
 
 
 def identity(d: dict[str, Any]) -> dict[str, Any]:
+    """What identifies a counterexample: mechanism, property, variant, environment, deviation, users."""
     return {k: d[k] for k in ("mechanism", "property", "variant", "environment", "deviation", "users")}
 
 
 def identity_hash(d: dict[str, Any]) -> str:
+    """First 12 hex digits of the SHA-256 of the canonical JSON of :func:`identity`."""
     canon = json.dumps(identity(d), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()[:12]
 
 
 def certificate_to_dict(cert: Certificate, provenance: dict[str, Any],
                         minimality: Optional[dict[str, Any]] = None, claim: Optional[dict] = None) -> dict[str, Any]:
+    """The file content of a certificate: identity, exact numbers, provenance, minimality, claim."""
     w = cert.witness
     env = w.env
     d: dict[str, Any] = {
@@ -114,26 +109,80 @@ def atomic_write_text(path: str, text: str) -> None:
 
 
 def atomic_write_json(path: str, data: Any) -> None:
+    """:func:`atomic_write_text` of indented JSON."""
     atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
 
 
-def store(cert: Certificate, provenance: dict[str, Any], root: str = DEFAULT_DIR,
-          minimality: Optional[dict[str, Any]] = None, claim: Optional[dict] = None) -> str:
-    """Write the certificate; returns its path (same content -> same path)."""
-    d = certificate_to_dict(cert, provenance, minimality, claim)
-    path = os.path.join(root, d["mechanism"], f"{d['id']}.json")
-    atomic_write_json(path, d)
-    return path
+@dataclass
+class Persisted:
+    """What :func:`persist` did: the (minimised) certificate, its minimality record, and where it is."""
+
+    certificate: Certificate
+    minimality: dict
+    path: Optional[str] = None  # None when nothing was written (no store directory)
+    new: bool = False  # a file was written (False: the same counterexample was already stored)
+
+
+def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: Optional[str] = DEFAULT_DIR,
+            claims: Sequence = (), minimise: bool = True, minimize_budget: float = 15.0, domain=None,
+            accept: Optional[Callable] = None, minimality: Optional[dict[str, Any]] = None) -> Persisted:
+    """THE store gate: minimise ``cert`` (unless ``minimise=False``: e.g. a paper's instance as printed,
+    whose ``minimality`` record is given) while the exact violation persists, then write it under
+    ``root`` (``None``: minimise only).  ``claims`` are the registered claims covering the cell
+    (recorded with the file).  Writing is atomic and idempotent: the same counterexample has the same
+    path, and an existing file is left as it is."""
+    if minimise:
+        from .engines.minimize import minimize
+
+        cert, minimality = minimize(mech, cert, budget=minimize_budget, domain=domain, accept=accept)
+    minimality = minimality or {"status": "not minimised"}
+    out = Persisted(cert, minimality)
+    if not root:
+        return out
+    d = certificate_to_dict(cert, provenance, minimality, claim_record(claims))
+    out.path = os.path.join(root, d["mechanism"], f"{d['id']}.json")
+    if not os.path.exists(out.path):
+        atomic_write_json(out.path, d)
+        out.new = True
+    return out
 
 
 @dataclass
 class ReplayResult:
+    """Outcome of replaying one file: ``ok`` and a one-line message."""
+
     path: str
     ok: bool
     message: str
 
 
-def _witness_from(d: dict[str, Any]) -> Witness:
+def load(path: str) -> dict[str, Any]:
+    """A stored counterexample file as a dict (raises ``OSError`` / ``ValueError`` on a bad file)."""
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_witness(path: str) -> Witness:
+    """The witness (true environment, deviation, users) a stored counterexample file records."""
+    return witness_from(load(path))
+
+
+def index(root: Optional[str]) -> dict[tuple[str, str, str], list[str]]:
+    """Stored files by ``(mechanism, property, variant)``; unreadable files are left out."""
+    idx: dict[tuple[str, str, str], list[str]] = {}
+    if not root or not os.path.isdir(root):
+        return idx
+    for path in find_files([root]):
+        try:
+            d = load(path)
+            idx.setdefault((d["mechanism"], d["property"], d["variant"]), []).append(path)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return idx
+
+
+def witness_from(d: dict[str, Any]) -> Witness:
+    """Rebuild the witness of a stored counterexample dict."""
     env = parse_environment(d["environment"])
     dev = Deviation.from_dict(d["deviation"], env)
     users = tuple(env.users.index(u) for u in d["users"])
@@ -141,12 +190,12 @@ def _witness_from(d: dict[str, Any]) -> Witness:
 
 
 def replay(path: str) -> ReplayResult:
+    """Re-verify a stored counterexample from scratch (see the module docstring)."""
     from mechanisms import get
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
+        d = load(path)
+    except (OSError, ValueError) as exc:
         return ReplayResult(path, False, f"cannot read: {exc}")
     try:
         if d.get("schema") != SCHEMA:
@@ -156,7 +205,7 @@ def replay(path: str) -> ReplayResult:
             return ReplayResult(path, False, f"content does not match its id/name (expected {expected_id})")
         mech = get(d["mechanism"])
         prop = get_property(d["property"])
-        witness = _witness_from(d)
+        witness = witness_from(d)
         cert = prop.recheck(mech, witness)
     except Exception as exc:  # replay must report, not crash
         return ReplayResult(path, False, f"error while re-checking: {type(exc).__name__}: {exc}")
@@ -171,6 +220,7 @@ def replay(path: str) -> ReplayResult:
 
 
 def find_files(paths: list[str]) -> list[str]:
+    """Every ``.json`` file under ``paths`` (files or directories), sorted."""
     out = []
     for p in paths:
         if os.path.isdir(p):

@@ -8,7 +8,7 @@ Per (mechanism, property, variant):
    to ``prop.recheck`` (exact) and ONLY a certificate counts as a failure, so Hypothesis shrinks toward a
    small *certified* counterexample.  Chunks of growing size run with seeds derived from ``seed`` until
    the time budget or the trial limit is reached.
-2. **Misreport optimiser** (SP/GSP only, ``optimize.py``), seeded with the environments Hypothesis found
+2. **Misreport optimiser** (variants whose ``Hints.optimizer`` is set: SP, GSP; ``optimize.py``), seeded with the environments Hypothesis found
    closest to a violation, for the rest of the budget.
 
 Determinism: for a given ``seed`` the sequence of candidates is fixed; the time budget only decides how
@@ -30,9 +30,9 @@ from hypothesis.errors import Unsatisfiable
 from mechanisms.registry import SettingError
 from mechverify.model import Environment
 
-from ..properties import get_property
 from ..properties.base import Certificate, Property
 from . import strategies as strat
+from .strategies.domain import property_of
 
 __all__ = ["SearchResult", "search", "case_key", "measure_float"]
 
@@ -50,6 +50,8 @@ class _Abort(BaseException):
 
 @dataclass
 class SearchResult:
+    """What one search established: the verdict, the certificate if any, and the counts behind it."""
+
     mechanism: str
     property: str
     variant: str
@@ -90,6 +92,7 @@ def _fail(cert: Certificate) -> None:
 
 
 def case_key(env: Environment, dev) -> str:
+    """A canonical text of one (environment, deviation) candidate (deduplication)."""
     d = dev.to_dict(env) if dev is not None else None
     return json.dumps([env.to_dict(), d], sort_keys=True, separators=(",", ":"))
 
@@ -105,7 +108,7 @@ def measure_float(prop: Property, m: Any) -> Optional[float]:
     return v if prop.higher_is_worse else -v
 
 
-def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float = 10.0,
+def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0,
            max_trials: Optional[int] = None, domain: Optional[strat.Domain] = None,
            shrink_budget: Optional[float] = None, optimizer: bool = True, optimizer_share: float = 0.5,
            accept: Optional[Callable[[Environment], bool]] = None,
@@ -115,14 +118,16 @@ def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float =
     ``budget`` (seconds) bounds the search phases; shrinking a found violation gets ``shrink_budget``
     more (default: ``min(15, budget)``).  ``max_trials`` bounds the evaluated candidates (Hypothesis and
     optimiser together).  ``accept(env)`` restricts the search further (e.g. to a claim's standing
-    assumptions): a candidate whose true or deviated environment is not accepted is skipped."""
-    prop = get_property(prop_name)
+    assumptions): a candidate whose true or deviated environment is not accepted is skipped.
+    ``prop_name``: a registered property's name (or a ``Property`` object)."""
+    prop = property_of(prop_name)
     variant = prop.variant_of(variant)
+    hints = prop.hints_for(variant)
     dom = domain if domain is not None else strat.domain_for(mech.setting)
-    dom_n, _ = strat.narrow(dom, prop.name, variant)
-    res = SearchResult(mech.name, prop.name, variant, "unknown", domain=_domain_dict(dom_n, prop.name, variant))
+    dom_n, _ = strat.narrow(dom, prop, variant)
+    res = SearchResult(mech.name, prop.name, variant, "unknown", domain=_domain_dict(dom_n, hints.premise_note))
     t0, w0 = clock(), time.perf_counter()
-    use_opt = optimizer and prop.name in ("sp", "gsp")
+    use_opt = optimizer and hints.optimizer
     hyp_budget = budget * (1 - optimizer_share) if use_opt else budget
     hyp_deadline = t0 + hyp_budget
     shrink_budget = min(15.0, budget) if shrink_budget is None else shrink_budget
@@ -195,7 +200,7 @@ def search(mech, prop_name: str, variant: str, *, seed: int = 0, budget: float =
                 state["shrink_deadline"] = clock() + shrink_budget
             _fail(cert)
 
-    strategy = strat.cases(mech.setting, prop.name, variant, dom)
+    strategy = strat.cases(mech.setting, prop, variant, dom)
     found: Optional[Certificate] = None
     chunk = 0
     res.engine = "hypothesis"
@@ -307,10 +312,8 @@ def _run_chunk(strategy, chunk_seed: int, n: int, fn: Callable) -> None:
     _search()
 
 
-def _domain_dict(dom: strat.Domain, prop: str, variant: str) -> dict:
+def _domain_dict(dom: strat.Domain, premise_note: str) -> dict:
     d = dom.describe()
-    notes = strat.premise_strategy_notes()
-    for k in (prop, f"{prop}/{variant}"):
-        if k in notes:
-            d["bias"] = notes[k]
+    if premise_note:
+        d["bias"] = premise_note
     return d

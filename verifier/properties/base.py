@@ -1,7 +1,8 @@
-"""What every property shares: deviations, witnesses, evaluations, and the ``Property`` interface.
+"""What every property shares: deviations, witnesses, evaluations, search hints and the ``Property``
+interface.
 
 A property is ONE object used by every engine (``check``, the Hypothesis search, the misreport
-optimiser, z3).  It offers
+optimiser, the minimiser, z3).  It offers
 
 * ``applicable(mech, env, variant)``   -> ``None`` or the reason it does not apply (premise fails);
 * ``evaluate(mech, env, variant, deviation=None, exact=False)`` -> ``Evaluation``: the measure of how
@@ -9,18 +10,17 @@ optimiser, z3).  It offers
   Float evaluations are only candidates;
 * ``recheck(mech, witness)`` -> ``Certificate`` or ``None``: the ONLY way a candidate becomes a
   violation.  It recomputes every allocation involved in exact rational arithmetic (or, for a
-  mechanism without an exact allocation, with certified intervals) and returns the exact gap.
-* ``deviations(env, variant, rng)``    -> candidate deviations for SP/GSP/PM-like properties.
+  mechanism without an exact allocation, with certified intervals) and returns the exact gap;
+* ``hints_for(variant)`` -> ``Hints``: what the engines need to know to search it (which deviations,
+  which part of the domain), declared as data so that no engine branches on a property's name;
+* ``deviations(mech, env, variant, rng)`` -> the structured candidate deviations of its deviation kind
+  (``check``'s deviation search; ``verifier.properties.moves``).
 
-Measures (all "bigger is worse" except where noted, and with the violation threshold stated):
-SP regret ``(u' - u)/u`` (> 0), EF max envy ratio (> 1), SI min ratio to benchmark (< 1), PO domination
-factor (> 1), BF/SRF max relative shortfall from the max-min fair allocation (> 0), PM min ratio after
-a departure (< 1).
+Measures, their orientation and violation thresholds are listed in docs/properties.md.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable, Optional
 
@@ -28,32 +28,41 @@ from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.numbers import fmt_exact, to_fraction
 
-__all__ = ["Deviation", "Witness", "Certificate", "Evaluation", "Property", "ratio", "rel_change", "exact_or_none"]
+__all__ = ["Deviation", "Report", "Witness", "Certificate", "Evaluation", "Hints", "Property", "DEVIATION_KINDS"]
 
-INF = math.inf
-
-
-def ratio(num: Any, den: Any) -> Any:
-    """``num/den`` with ``x/0 = inf`` for ``x > 0`` and ``0/0 = 1`` (no change)."""
-    if den == 0:
-        return Fraction(1) if num == 0 else INF
-    return num / den
+#: What a property's deviation is (``Hints.deviation``): nothing (an instance property), one user's
+#: demand report, eligible-set report or task-count report, a coalition's demand reports, a user leaving.
+DEVIATION_KINDS = ("none", "demand", "eligible", "tasks", "coalition", "leave")
 
 
-def rel_change(new: Any, old: Any) -> Any:
-    """Relative change ``(new - old) / old``: ``0`` when nothing changes (also ``0 -> 0``, where
-    ``ratio`` would say 1), ``inf`` for ``0 -> positive``."""
-    if new == old:
-        return 0.0 if isinstance(new, float) or isinstance(old, float) else Fraction(0)
-    return ratio(new - old, old)
+@dataclass(frozen=True)
+class Hints:
+    """How the engines search one variant of a property (declarative; see docs/properties.md).
 
+    ``deviation``: one of ``DEVIATION_KINDS``.  Domain narrowing: ``min_users`` (at least this many
+    users), ``one_resource``, ``one_server``, ``no_external``, ``no_server_demand``, ``min_external``
+    (at least this many external resources), ``require_bounds`` (at least one finite task bound),
+    ``dominant`` (bias toward the bottleneck-fairness premise: ``"global"`` or ``"per-server"``).
+    ``premise_note``: one line a verdict shows about that bias.  ``uses_users``: ``recheck`` reads
+    ``witness.users`` (the minimiser keeps them; others recompute who is hurt).  ``optimizer``: the
+    misreport optimiser applies (deviations that are reports)."""
 
-def exact_or_none(v: Any) -> Optional[str]:
-    if v is None:
-        return None
-    if isinstance(v, float) and math.isinf(v):
-        return "inf"
-    return fmt_exact(v)
+    deviation: str = "none"
+    min_users: int = 1
+    one_resource: bool = False
+    one_server: bool = False
+    no_external: bool = False
+    no_server_demand: bool = False
+    min_external: int = 0
+    require_bounds: bool = False
+    dominant: Optional[str] = None
+    premise_note: str = ""
+    uses_users: bool = False
+    optimizer: bool = False
+
+    def __post_init__(self) -> None:
+        if self.deviation not in DEVIATION_KINDS:
+            raise ValueError(f"Hints.deviation: unknown kind {self.deviation!r} (known: {', '.join(DEVIATION_KINDS)})")
 
 
 # ---------------------------------------------------------------------- deviations
@@ -68,10 +77,12 @@ class Report:
     tasks: Any = "keep"  # "keep" | None (unbounded) | Fraction
 
     def apply(self, env: Environment) -> Environment:
+        """The environment in which this user reports this instead of the truth."""
         return env.with_user(self.user, demand=self.demand, external_demand=self.external_demand,
                              eligible=self.eligible, tasks=self.tasks)
 
     def to_dict(self, env: Environment) -> dict[str, Any]:
+        """JSON form (user and server names, exact numbers)."""
         out: dict[str, Any] = {"user": env.users[self.user]}
         if self.demand is not None:
             out["demand"] = [fmt_exact(v) for v in self.demand]
@@ -85,6 +96,7 @@ class Report:
 
     @staticmethod
     def from_dict(d: dict[str, Any], env: Environment) -> "Report":
+        """Inverse of ``to_dict`` for ``env`` (``ValueError`` for an unknown user)."""
         if d.get("user") not in env.users:
             raise ValueError(f"deviation.user: unknown user {d.get('user')!r}")
         j = env.users.index(d["user"])
@@ -108,6 +120,7 @@ class Deviation:
     leave: tuple[int, ...] = ()
 
     def apply(self, env: Environment) -> Environment:
+        """The deviated environment (misreports applied, or the leavers removed)."""
         if self.kind == "leave":
             keep = [j for j in range(env.n_users) if j not in self.leave]
             return env.restrict(users=keep)
@@ -117,15 +130,18 @@ class Deviation:
 
     @property
     def users(self) -> tuple[int, ...]:
+        """The deviating users (reporters or leavers)."""
         return self.leave if self.kind == "leave" else tuple(r.user for r in self.reports)
 
     def to_dict(self, env: Environment) -> dict[str, Any]:
+        """JSON form (names, exact numbers)."""
         if self.kind == "leave":
             return {"kind": "leave", "users": [env.users[j] for j in self.leave]}
         return {"kind": "misreport", "reports": [r.to_dict(env) for r in self.reports]}
 
     @staticmethod
     def from_dict(d: Optional[dict[str, Any]], env: Environment) -> Optional["Deviation"]:
+        """Inverse of ``to_dict`` for ``env`` (``None`` stays ``None``)."""
         if d is None:
             return None
         if d.get("kind") == "leave":
@@ -133,6 +149,7 @@ class Deviation:
         return Deviation("misreport", reports=tuple(Report.from_dict(r, env) for r in d["reports"]))
 
     def describe(self, env: Environment) -> str:
+        """One line for humans: ``u1 reports demand (2, 1)``, ``users leave: u2``."""
         if self.kind == "leave":
             return "users leave: " + ", ".join(env.users[j] for j in self.leave)
         parts = []
@@ -162,7 +179,6 @@ class Witness:
     deviation: Optional[Deviation] = None
     measure: Any = None
     users: tuple[int, ...] = ()  # the users the violation is about (deviator, envious user, ...)
-    detail: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -197,28 +213,53 @@ class Property:
     title: str = ""
     variants: dict[str, str] = {}
     default_variant: str = ""
-    needs_deviation: bool = False
     higher_is_worse: bool = True
-    threshold: Any = 0  # violation iff measure > threshold (or < threshold when not higher_is_worse)
+    hints: Hints = Hints()  # for every variant ...
+    variant_hints: dict[str, Hints] = {}  # ... except these
+
+    def hints_for(self, variant: str) -> Hints:
+        """The engines' search hints for ``variant``."""
+        return self.variant_hints.get(variant, self.hints)
+
+    @property
+    def needs_deviation(self) -> bool:
+        """Some variant is about a deviation (SP, GSP, PM): its search draws (instance, deviation) pairs."""
+        return any(self.hints_for(v).deviation != "none" for v in self.variants)
 
     def applicable(self, mech, env: Environment, variant: str) -> Optional[str]:
+        """``None`` if the property applies to ``env``; otherwise why not (its premise fails)."""
         return None
 
     def evaluate(self, mech, env: Environment, variant: str, deviation: Optional[Deviation] = None,
                  exact: bool = False, alloc: Optional[Allocation] = None) -> Evaluation:
+        """The measure at ``env`` (and ``deviation``) and a candidate witness if it is violated."""
         raise NotImplementedError
 
     def recheck(self, mech, witness: Witness) -> Optional[Certificate]:
+        """The exact certificate of ``witness``'s violation, or ``None`` if it cannot be certified."""
         raise NotImplementedError
 
     def deviations(self, mech, env: Environment, variant: str, rng) -> Iterable[Deviation]:
-        return ()
+        """Structured candidate deviations of the variant's deviation kind (none for instance properties);
+        ``rng`` is a ``random.Random`` for the sampled ones."""
+        from .moves import deviations
+
+        return deviations(self.hints_for(variant).deviation, env, rng)
 
     def claim_variants(self, mech) -> tuple[str, ...]:
         """The variants a paper's variant-less claim about this property speaks about."""
         return tuple(self.variants)
 
+    def variant_possible(self, setting, variant: str) -> Optional[str]:
+        """``None`` if ``setting`` has instances where ``variant`` is a distinct check; else why not."""
+        return None
+
+    def canonical_variant(self, setting, variant: str) -> str:
+        """The variant that performs the same check as ``variant`` in ``setting`` (itself by default)."""
+        return variant
+
     def variant_of(self, variant: Optional[str]) -> str:
+        """``variant`` (the default one for ``None``), checked against ``variants``."""
         v = variant or self.default_variant
         if v not in self.variants:
             raise ValueError(f"property {self.name}: unknown variant {v!r} (known: {', '.join(self.variants)})")
@@ -231,8 +272,3 @@ class Property:
         if a is None:
             return False
         return a > b if self.higher_is_worse else a < b
-
-    def is_violation(self, measure: Any) -> bool:
-        if measure is None:
-            return False
-        return measure > self.threshold if self.higher_is_worse else measure < self.threshold

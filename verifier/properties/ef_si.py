@@ -16,35 +16,28 @@ SI: user ``j`` must get at least what the weighted equal split gives it,
 
     u_j(A_j) >= u_j( (w_j / sum_i w_i) * (c, c_er) )      -- a share of every server and external resource.
 
-The three seed definitions are this one formula on our model: seed 002 Sec. III-B (a ``phi`` share of
-every server, eligible or not), seed 004 Def. 6 (``min{(1/|J|)/d_er, sum_s min_r (c_sr/|J|)/d_jr, n_j}``),
-seed 003 Sec. 2.2 ("x_i = B_i or some resource with x_i d_ij >= c_j/n", i.e. ``x_i >= min(B_i, min_j
-(c_j/n)/d_ij)`` on one server).  The variants name which seed's premise is exercised:
+The three seed definitions (002 Sec. III-B, 004 Def. 6, 003 Sec. 2.2) are this one formula on our model
+(docs/properties.md, "Readings of the seeds").  The variants name which seed's premise is exercised:
 ``per-server-split`` (always applicable), ``external`` (needs external resources), ``bounded``
 (needs task bounds).  Measure: min over users of ``u_j(A_j) / benchmark_j``; violated iff < 1.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any
 
+from mechverify.numbers import gt, ratio
 from mechverify.utility import si_benchmark as utility_si_benchmark
 
-from ..exact import integral_of, envy_utility, exact_run, own_utility, utility_interval
-from .base import Certificate, Evaluation, Property, Witness, ratio
+from ..exact import certified_excess, envy_utility, exact_run, integral_of, own_utility, utility_interval
+from .base import Certificate, Evaluation, Hints, Property, Witness
 
-INF = math.inf
-FLOAT_REL = 1e-7
-
-
-def _gt(a, b, exact):
-    if exact:
-        return a > b
-    return float(a) > float(b) + FLOAT_REL * max(1.0, abs(float(b)))
+__all__ = ["EnvyFreeness", "SharingIncentive", "si_benchmark"]
 
 
 class EnvyFreeness(Property):
+    """EF (weighted): nobody prefers another user's bundle scaled by the weight ratio (module docstring)."""
+
     name = "ef"
     title = "envy-freeness (weighted)"
     variants = {
@@ -52,13 +45,25 @@ class EnvyFreeness(Property):
         "literal": "every server counts (004 Def. 3)",
     }
     default_variant = "placement-aware"
-    threshold = 1
+    hints = Hints(min_users=2, uses_users=True)
 
     def claim_variants(self, mech):
-        # the seeds' EF compares bundles a user could use; "literal" coincides without placement
+        """The seeds' EF compares bundles a user could use: ``placement-aware`` ("literal" coincides with it
+        without placement)."""
         return ("placement-aware",)
 
+    def variant_possible(self, setting, variant):
+        """``literal`` is a distinct check only with placement constraints."""
+        if variant == "literal" and not setting.placement:
+            return "without placement constraints 'literal' is the same check as 'placement-aware'"
+        return None
+
+    def canonical_variant(self, setting, variant):
+        """Without placement constraints both variants are ``placement-aware``."""
+        return "placement-aware" if not setting.placement else variant
+
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
+        """The max envy ratio over ordered pairs; the worst pair is the candidate."""
         alloc = alloc or mech(env, exact=exact)
         aware = variant == "placement-aware"
         worst, pair = None, None
@@ -74,27 +79,22 @@ class EnvyFreeness(Property):
         if worst is None:
             return Evaluation(Fraction(1), False)
         j, k, v = pair
-        violated = _gt(v, own[j], exact)
-        w = Witness(self.name, variant, mech.name, env, None, worst, (j, k), {"own": own[j], "envied": v}) \
-            if violated else None
+        violated = gt(v, own[j], exact)
+        w = Witness(self.name, variant, mech.name, env, None, worst, (j, k)) if violated else None
         return Evaluation(worst, violated, w)
 
     def recheck(self, mech, witness):
+        """Certified iff the envied bundle's lower utility exceeds the own bundle's upper one."""
         env = witness.env
         j, k = witness.users
         run = exact_run(mech, env)
         mask = env.eligible[j] if witness.variant == "placement-aware" else range(env.n_servers)
         scale = env.weight[j] / env.weight[k]
-        own = utility_interval(env, run, j)
-        envied = utility_interval(env, run, j, k, mask=mask, scale=scale)
-        if own is None or envied is None:
+        ex = certified_excess(lambda o: utility_interval(env, run, j, k, mask=mask, scale=scale, over_range=o),
+                              lambda o: utility_interval(env, run, j, over_range=o))
+        if ex is None:
             return None
-        gap = envied[0] - own[1]
-        if not gap > 0:
-            return None
-        r_own = utility_interval(env, run, j, over_range=True)
-        r_env = utility_interval(env, run, j, k, mask=mask, scale=scale, over_range=True)
-        robust = None if (r_own is None or r_env is None) else bool(r_env[0] > r_own[1])
+        own, envied, gap, robust = ex.below, ex.above, ex.gap, ex.robust
         u, v = env.users[j], env.users[k]
         summary = (f"{u} runs {own[1]} tasks with its own bundle but {envied[0]} with "
                    f"{'' if scale == 1 else str(scale) + ' x '}{v}'s bundle")
@@ -110,6 +110,8 @@ def si_benchmark(env, j, mech=None) -> Any:
 
 
 class SharingIncentive(Property):
+    """SI: every user gets at least what its weighted equal split gives it (module docstring)."""
+
     name = "si"
     title = "sharing incentive"
     variants = {
@@ -119,9 +121,22 @@ class SharingIncentive(Property):
     }
     default_variant = "per-server-split"
     higher_is_worse = False
-    threshold = 1
+    hints = Hints(uses_users=True)
+    variant_hints = {
+        "external": Hints(uses_users=True, min_external=1, premise_note="at least one external resource"),
+        "bounded": Hints(uses_users=True, require_bounds=True, premise_note="at least one finite task bound"),
+    }
+
+    def variant_possible(self, setting, variant):
+        """``external`` needs external resources, ``bounded`` task bounds in the setting."""
+        if variant == "external" and not setting.external:
+            return "the setting has no external resources"
+        if variant == "bounded" and not setting.bounds:
+            return "the setting has no task bounds"
+        return None
 
     def applicable(self, mech, env, variant):
+        """``external`` / ``bounded`` need external resources / a task bound in the instance."""
         if variant == "external" and not env.n_external:
             return "no external resources in this instance"
         if variant == "bounded" and not env.has_bounds:
@@ -129,6 +144,7 @@ class SharingIncentive(Property):
         return None
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
+        """The min ratio of a user's utility to its equal-split benchmark."""
         alloc = alloc or mech(env, exact=exact)
         worst, who = None, None
         for j in range(env.n_users):
@@ -138,24 +154,20 @@ class SharingIncentive(Property):
             if worst is None or r < worst:
                 worst, who = r, (j, u, b)
         j, u, b = who
-        violated = _gt(b, u, exact)
-        w = Witness(self.name, variant, mech.name, env, None, worst, (j,), {"own": u, "benchmark": b}) \
-            if violated else None
+        violated = gt(b, u, exact)
+        w = Witness(self.name, variant, mech.name, env, None, worst, (j,)) if violated else None
         return Evaluation(worst, violated, w)
 
     def recheck(self, mech, witness):
+        """Certified iff the benchmark exceeds the user's upper utility."""
         env = witness.env
         (j,) = witness.users
         run = exact_run(mech, env)
-        own = utility_interval(env, run, j)
-        if own is None:
-            return None
         b = si_benchmark(env, j, mech)
-        gap = b - own[1]
-        if not gap > 0:
+        ex = certified_excess(lambda o: (b, b), lambda o: utility_interval(env, run, j, over_range=o))
+        if ex is None:
             return None
-        r_own = utility_interval(env, run, j, over_range=True)
-        robust = None if r_own is None else bool(b > r_own[1])
+        own, gap, robust = ex.below, ex.gap, ex.robust
         u = env.users[j]
         return Certificate(witness, Fraction(gap), ratio(own[1], b), {"allocation": run.alloc},
                            {f"u[{u}]": own[1], f"u[{u}] equal split": b}, robust, "",

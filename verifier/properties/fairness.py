@@ -26,16 +26,23 @@ same number of tasks as DRF.  Measure: max relative difference of totals; violat
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
+from mechverify.allocation import Allocation
 from mechverify.lexmaxmin import lex_max_min
+from mechverify.numbers import FLOAT_REL, ratio
 from mechverify.polytope import TaskPolytope
 from mechverify.utility import utility
 
-from ..exact import exact_run, utility_interval
-from .base import Certificate, Deviation, Evaluation, Property, Witness, ratio
+from ..exact import certified_excess, exact_run, utility_interval
+from .base import Certificate, Evaluation, Hints, Property, Witness
 
-FLOAT_REL = 1e-7
+__all__ = ["BottleneckFairness", "SingleResourceFairness", "PopulationMonotonicity", "SingleServerDRF",
+           "common_dominant_resources", "fair_levels", "mech_levels"]
+
+_BF_NOTE = "each user's demand of r1 raised so that r1 is dominant (the BF premise); instances where the premise " \
+           "still fails are skipped"
 
 
 def common_dominant_resources(env, variant: str) -> list[int]:
@@ -85,6 +92,7 @@ def fair_levels(env, rstar: int, mode: str, exact: bool):
 
 
 def mech_levels(env, alloc, rstar: int):
+    """Each user's ``a_j / w_j`` (its holding of ``r*`` per unit weight) under ``alloc``."""
     return [sum((alloc.x[j][s] * env.d(j, s)[rstar] for s in range(env.n_servers)), 0) / env.weight[j]
             for j in range(env.n_users)]
 
@@ -100,39 +108,44 @@ def _shortfall(fair, have):
 
 
 class _MaxMinOnResource(Property):
+    """BF and SRF: weighted max-min fairness on a premise resource ``r*`` (module docstring)."""
+
     higher_is_worse = True
-    threshold = 0
 
     def premise(self, env, variant) -> list[int]:
+        """The resources satisfying the premise of ``variant`` at ``env`` (empty: it fails)."""
         raise NotImplementedError
 
     def applicable(self, mech, env, variant):
+        """Applies iff some resource satisfies the premise."""
         if not self.premise(env, variant):
             return self.premise_text(variant)
         return None
 
     def premise_text(self, variant) -> str:
+        """Why the premise of ``variant`` fails (the ``not applicable`` reason)."""
         return "premise fails"
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
+        """The largest relative shortfall from the leximin levels (best premise resource)."""
         cands = self.premise(env, variant)
         if not cands:
             return Evaluation(None, False, note=self.premise_text(variant))
         alloc = alloc or mech(env, exact=exact)
         best = None
         for r in cands:
-            fair, fair_x = fair_levels(env, r, mech.setting.feasibility, exact)
-            have = mech_levels(env, alloc, r)
-            m, who = _shortfall(fair, have)
+            fair, _ = fair_levels(env, r, mech.setting.feasibility, exact)
+            m, who = _shortfall(fair, mech_levels(env, alloc, r))
             if best is None or m < best[0]:
-                best = (m, who, r, fair, have, fair_x)
-        m, who, r, fair, have, fair_x = best
-        violated = (m > 0) if exact else float(m) > 1e-7
-        w = Witness(self.name, variant, mech.name, env, None, m, (who,) if who is not None else (),
-                    {"resource": env.resources[r], "fair": fair, "mechanism": have}) if violated else None
+                best = (m, who)
+        m, who = best
+        violated = (m > 0) if exact else float(m) > FLOAT_REL
+        w = Witness(self.name, variant, mech.name, env, None, m, (who,) if who is not None else ()) \
+            if violated else None
         return Evaluation(m, violated, w)
 
     def recheck(self, mech, witness):
+        """Certified iff the exact check fails on every premise resource."""
         env = witness.env
         run = exact_run(mech, env)
         if not run.exact:
@@ -149,8 +162,6 @@ class _MaxMinOnResource(Property):
         if best is None:
             return None
         m, who, r, fair, have, fair_x = best
-        from mechverify.allocation import Allocation
-
         name, res = env.users[who], env.resources[r]
         gap = fair[who] - have[who]
         w = env.weight[who]
@@ -162,6 +173,8 @@ class _MaxMinOnResource(Property):
 
 
 class BottleneckFairness(_MaxMinOnResource):
+    """BF: with a common dominant resource, the allocation is weighted max-min fair on it."""
+
     name = "bf"
     title = "bottleneck fairness"
     variants = {
@@ -169,48 +182,57 @@ class BottleneckFairness(_MaxMinOnResource):
         "per-server": "one resource dominant for every user at every usable server (000/002)",
     }
     default_variant = "per-server"
+    variant_hints = {v: Hints(no_external=True, no_server_demand=True, dominant=v, premise_note=_BF_NOTE)
+                     for v in ("global", "per-server")}
 
     def premise(self, env, variant):
+        """The common dominant resources of ``variant`` (``common_dominant_resources``)."""
         return common_dominant_resources(env, variant)
 
     def premise_text(self, variant):
+        """Why the premise of ``variant`` fails."""
         return ("users do not share one global dominant resource" if variant == "global"
                 else "no resource is dominant for every user at every usable server")
 
 
 class SingleResourceFairness(_MaxMinOnResource):
+    """SRF: with one resource type, the allocation is weighted max-min fair on it."""
+
     name = "srf"
     title = "single-resource fairness"
     variants = {"max-min": "one resource type -> weighted max-min fair allocation of it (001 III-C)"}
     default_variant = "max-min"
+    hints = Hints(one_resource=True, no_external=True, no_server_demand=True,
+                  premise_note="one resource, no external resources, no per-server demands")
 
     def premise(self, env, variant):
         # one resource type, and one demand per user: with per-server demand overrides (002 Sec. IV,
         # co-processors -- "future work" there) "max-min fair on the resource" no longer says anything
         # about tasks, and no seed defines or claims SRF for it
+        """Resource 0 when there is one resource type and nothing else; else none."""
         return [0] if env.n_resources == 1 and not env.n_external and not env.has_server_demand else []
 
     def premise_text(self, variant):
+        """Why the premise fails."""
         return "more than one resource type (or external resources, or per-server demands)"
 
 
 class PopulationMonotonicity(Property):
+    """PM: when a user leaves, no remaining user loses."""
+
     name = "pm"
     title = "population monotonicity"
     variants = {"leave": "one user leaves and relinquishes its allocation (001 Prop. 7)"}
     default_variant = "leave"
-    needs_deviation = True
     higher_is_worse = False
-    threshold = 1
+    hints = Hints(deviation="leave", min_users=2, uses_users=True)
 
     def applicable(self, mech, env, variant):
+        """Someone must remain when a user leaves: at least 2 users."""
         return "needs at least 2 users" if env.n_users < 2 else None
 
-    def deviations(self, mech, env, variant, rng):
-        for k in range(env.n_users):
-            yield Deviation("leave", leave=(k,))
-
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
+        """The min ratio of a remaining user's utility after the departure to before."""
         if deviation is None:
             raise ValueError("pm.evaluate needs a deviation")
         alloc = alloc or mech(env, exact=exact)
@@ -226,26 +248,21 @@ class PopulationMonotonicity(Property):
                 worst, who = r, (j, b, a)
         j, b, a = who
         violated = (a < b) if exact else float(a) < float(b) * (1 - FLOAT_REL) - FLOAT_REL
-        w = Witness(self.name, variant, mech.name, env, deviation, worst, (j,), {"before": b, "after": a}) \
-            if violated else None
+        w = Witness(self.name, variant, mech.name, env, deviation, worst, (j,)) if violated else None
         return Evaluation(worst, violated, w)
 
     def recheck(self, mech, witness):
+        """Certified iff a remaining user's lower utility before exceeds its upper one after."""
         env, dev = witness.env, witness.deviation
         (j,) = witness.users
         sub = dev.apply(env)
         i = [jj for jj in range(env.n_users) if jj not in dev.leave].index(j)
         run_b, run_a = exact_run(mech, env), exact_run(mech, sub)
-        b = utility_interval(env, run_b, j)
-        a = utility_interval(sub, run_a, i)
-        if a is None or b is None:
+        ex = certified_excess(lambda o: utility_interval(env, run_b, j, over_range=o),
+                              lambda o: utility_interval(sub, run_a, i, over_range=o))
+        if ex is None:
             return None
-        gap = b[0] - a[1]
-        if not gap > 0:
-            return None
-        rb = utility_interval(env, run_b, j, over_range=True)
-        ra = utility_interval(sub, run_a, i, over_range=True)
-        robust = None if (ra is None or rb is None) else bool(rb[0] > ra[1])
+        b, a, gap, robust = ex.above, ex.below, ex.gap, ex.robust
         name = env.users[j]
         return Certificate(witness, Fraction(gap), ratio(a[1], b[0]), {"before": run_b.alloc, "after": run_a.alloc},
                            {f"u[{name}] before": b[0], f"u[{name}] after": a[1]}, robust, "",
@@ -254,12 +271,16 @@ class PopulationMonotonicity(Property):
 
 
 class SingleServerDRF(Property):
+    """On one server the mechanism gives every user DRF's number of tasks."""
+
     name = "single-server-drf"
     title = "reduces to DRF on one server"
     variants = {"totals": "on one server every user's total equals DRF's (001 Prop. 4; 000 Sec. III-B)"}
     default_variant = "totals"
+    hints = Hints(one_server=True, no_server_demand=True, uses_users=True, premise_note="one server")
 
     def applicable(self, mech, env, variant):
+        """Only instances with one server."""
         return None if env.n_servers == 1 else "more than one server"
 
     def _drf(self):
@@ -271,12 +292,11 @@ class SingleServerDRF(Property):
         """DRF's allocation of ``env``.  On one server a per-server demand (seed 002 Sec. IV) is just the
         user's demand; DRF does not take ``server_demand``, so it is folded into ``demand`` first."""
         if env.has_server_demand:
-            from dataclasses import replace
-
             env = replace(env, demand=tuple(env.d(j, 0) for j in range(env.n_users)), server_demand={})
         return self._drf()(env, exact=exact)
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
+        """The max relative difference between the mechanism's and DRF's totals."""
         if env.n_servers != 1:
             return Evaluation(None, False, note="more than one server")
         alloc = alloc or mech(env, exact=exact)
@@ -287,11 +307,12 @@ class SingleServerDRF(Property):
             d = abs(a - b) / max(abs(b), abs(a)) if max(abs(b), abs(a)) else 0
             if d > worst:
                 worst, who = d, j
-        violated = (worst > 0) if exact else float(worst) > 1e-7
-        w = Witness(self.name, variant, mech.name, env, None, worst, (who,), {}) if violated else None
+        violated = (worst > 0) if exact else float(worst) > FLOAT_REL
+        w = Witness(self.name, variant, mech.name, env, None, worst, (who,)) if violated else None
         return Evaluation(worst, violated, w)
 
     def recheck(self, mech, witness):
+        """Certified iff the exact totals differ (exact allocations only)."""
         env = witness.env
         run = exact_run(mech, env)
         ref = self._reference(env, True)

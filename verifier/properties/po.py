@@ -20,23 +20,26 @@ from __future__ import annotations
 from fractions import Fraction
 
 from mechverify.allocation import Allocation, feasibility_violations
-from mechverify.metrics import dominating_allocation
+from mechverify.domination import dominating_allocation
+from mechverify.numbers import FLOAT_REL, ratio
 from mechverify.utility import utility
 
 from ..exact import exact_run, utility_interval
-from .base import Certificate, Evaluation, Property, Witness, ratio
+from .base import Certificate, Evaluation, Property, Witness
 
-FLOAT_REL = 1e-7
+__all__ = ["ParetoOptimality"]
 
 
 class ParetoOptimality(Property):
+    """PO: no allocation in the mechanism's chi(E) gives everyone as much and someone more."""
+
     name = "po"
     title = "Pareto optimality"
     variants = {"fractional": "domination by any divisible y in the mechanism's chi(E) (004 Def. 4)"}
     default_variant = "fractional"
-    threshold = 1
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
+        """The domination factor ``D(x*) / sum_j u_j`` of the domination LP."""
         alloc = alloc or mech(env, exact=exact)
         u = [utility(env, alloc, j) for j in range(env.n_users)]
         total = sum(u)
@@ -48,11 +51,11 @@ class ParetoOptimality(Property):
             return Evaluation(None, False, note="domination LP failed")
         measure = ratio(D, total)
         violated = (D > total) if exact else float(D) > float(total) * (1 + FLOAT_REL) + FLOAT_REL
-        w = Witness(self.name, variant, mech.name, env, None, measure, (), {"dominating": y, "D": D}) \
-            if violated else None
+        w = Witness(self.name, variant, mech.name, env, None, measure, ()) if violated else None
         return Evaluation(measure, violated, w)
 
     def recheck(self, mech, witness):
+        """Re-solve the domination LP exactly and verify the dominating allocation independently."""
         env = witness.env
         run = exact_run(mech, env)
         ivs = [utility_interval(env, run, j) for j in range(env.n_users)]

@@ -1,0 +1,152 @@
+"""Seed 004 Algorithm 1 (iterative LP-TaskShare (8)) for any normaliser, exact and in floats.
+
+Rounds of ``max g`` s.t. chi(E) without the task-bound rows (8b)-(8d), ``x_j = n_j`` for saturated
+users (8e) and ``x_j / (w_j N_j) = g`` for active users (8f, an EQUALITY); active users that reach
+``n_j`` move to the saturated set until none moves.  Two decisions the pseudo-code leaves open:
+(i) with no active user left, return the feasible point of (8b)-(8e); (ii) a round whose LP is
+unbounded (an active user limited only by the omitted ``n_j``) is re-solved with
+``g <= max_{j active, bounded} n_j / (w_j N_j)`` -- at that cap the same users saturate, so the
+output is unchanged.  Totals are unique: active users sit at ``w_j N_j g*``, saturated ones at ``n_j``.
+The float path (:func:`algorithm1_float`) builds the same LP directly for HiGHS, with column
+generation for large instances.  Details: docs/seed004-mechanisms.md, "Algorithm 1 as printed".
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Callable, Optional, Sequence
+
+from mechverify.allocation import Allocation
+from mechverify.lp import LPError, LPSession
+from mechverify.model import Environment
+from mechverify.polytope import TaskPolytope
+
+from ..normalisers import finite_normaliser
+from .algorithm1_float import FLOAT_SAT_TOL, algorithm1_float
+
+__all__ = ["algorithm1", "server_external_rows"]
+
+
+def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[Any], *,
+               external: bool = True, extra_rows: Optional[Callable[[TaskPolytope], None]] = None,
+               server_external_caps: Optional[Sequence[Sequence[Any]]] = None,
+               info: Optional[dict] = None, cg_threshold: Optional[int] = None) -> Allocation:
+    """Seed 004 Algorithm 1 (iterative LP-TaskShare (8)) with the score ``x_j / (w_j N_j)``.
+
+    ``normaliser`` is ``eta`` for TSF-ER; DRF-ER / DRF-alpha / TSF-alpha reuse this routine with their
+    own normaliser (seed 004 Sec. 8: DRF-ER "can be derived by modifying (8f) to equalize the active
+    users' dominant shares").  ``external=False`` drops the global external rows (8b) (alpha variants
+    replace them by per-server rows).  ``server_external_caps[s][k]`` adds the rows
+    ``sum_j x[j,s] d_er[j,k] <= server_external_caps[s][k]`` (DRF/TSF-alpha); ``extra_rows`` is any
+    other callback on the ``TaskPolytope``.  See the module docstring for the two decisions the
+    pseudo-code leaves open (docs/seed004-mechanisms.md, "Algorithm 1 as printed").
+
+    Float mode without ``extra_rows`` (and without per-server demands) takes a fast path that builds
+    the same LP directly in numpy/HiGHS (:func:`algorithm1_float`); exact mode always goes through
+    ``TaskPolytope`` and the exact LP layer.
+    """
+    if not exact and extra_rows is None and not env.has_server_demand:
+        return algorithm1_float(env, name, normaliser, external=external,
+                                server_external_caps=server_external_caps, info=info, cg_threshold=cg_threshold)
+    poly = TaskPolytope(env, mode="rdm", placement=True, external=external, bounds=False)
+    if server_external_caps is not None:
+        server_external_rows(poly, server_external_caps)
+    if extra_rows is not None:
+        extra_rows(poly)
+    lp = poly.lp
+    n_x = lp.n_cols
+    g = lp.add_var(0, None, 0, name="g")
+    lp.set_cost({g: 1})
+    lp.maximize = True
+    coef: dict[int, Fraction] = {}
+    used_norm: list = []
+    row_of: dict[int, int] = {}
+    for j in range(env.n_users):
+        N = finite_normaliser(env, normaliser[j], j)
+        used_norm.append(N)
+        if N is None or not poly.can_run(j):
+            for _, col in poly.user_vars[j]:  # it can run nothing: pin it to 0 explicitly
+                lp.col_upper[col] = Fraction(0)
+            continue
+        c = 1 / (env.weight[j] * N)
+        coef[j] = c
+        row = {col: c for _, col in poly.user_vars[j]}
+        row[g] = Fraction(-1)
+        row_of[j] = lp.add_row(row, 0, 0)  # (8f)
+    active = sorted(row_of)
+    saturated: list[int] = []
+
+    def cap() -> Optional[Fraction]:
+        caps = [env.tasks[j] * coef[j] for j in active if env.tasks[j] is not None]
+        return max(caps) if caps else None
+
+    if not active:
+        lp.col_upper[g] = Fraction(0)
+    session = LPSession(lp)
+    zero: Any = Fraction(0) if exact else 0.0
+    rounds, trace = 0, []
+    x: list = [zero] * lp.n_cols
+    while True:
+        rounds += 1
+        if rounds > env.n_users + 2:
+            raise LPError(f"{name}: Algorithm 1 did not finish in {env.n_users + 2} rounds")
+        if not active:
+            session.set_cost({}, maximize=True)  # (8b)-(8e) only: any feasible point
+            session.set_col_bounds(g, 0, 0)
+        res = session.solve(exact=exact)
+        if res.status == "unbounded" and active and cap() is not None:
+            session.set_col_bounds(g, 0, cap())  # decision (ii) of the module docstring
+            res = session.solve(exact=exact)
+            session.set_col_bounds(g, 0, None)
+        if not res.ok:
+            raise LPError(f"{name}: LP-TaskShare round {rounds}: {res.status} {res.reason}".strip())
+        x = res.x
+        if not active:
+            trace.append((rounds, None, []))
+            break
+        gval = x[g]
+        Q = []
+        for j in active:
+            nj = env.tasks[j]
+            if nj is None:
+                continue
+            tot = sum((x[col] for _, col in poly.user_vars[j]), zero)
+            if exact:
+                hit = tot >= nj
+            else:
+                hit = float(tot) >= float(nj) - FLOAT_SAT_TOL * max(1.0, float(nj))
+            if hit:
+                Q.append(j)
+        trace.append((rounds, gval, list(Q)))
+        if not Q:
+            break
+        for j in Q:  # (8e): x_j = n_j from now on
+            r = row_of[j]
+            session.set_coef(r, g, 0)
+            target = env.tasks[j] * coef[j]
+            session.set_row_bounds(r, target, target)
+        active = [j for j in active if j not in Q]
+        saturated.extend(Q)
+    meta = {"rounds": rounds, "levels_by_round": [t[1] for t in trace], "saturated": sorted(saturated),
+            "saturated_by_round": [t[2] for t in trace], "normaliser": used_norm,
+            "level": None if not trace or trace[-1][1] is None else trace[-1][1],
+            "unique_totals": True}
+    if info:
+        meta.update(info)
+    # totals are unique: active users sit at w_j N_j g* (g* the optimal value), saturated ones at n_j
+    return poly.allocation(x[:n_x], exact, name, meta)
+
+
+def server_external_rows(poly: TaskPolytope, caps: Sequence[Sequence[Any]]) -> None:
+    """Rows ``sum_j x[j,s] d_er[j,k] <= caps[s][k]`` (a fixed per-server split of the external resources)."""
+    env = poly.env
+    poly.server_external_rows = {}
+    for s in range(env.n_servers):
+        for k in range(env.n_external):
+            coeffs = {}
+            for j in range(env.n_users):
+                col = poly.var.get((j, s))
+                dk = env.external_demand[j][k]
+                if col is not None and dk:
+                    coeffs[col] = dk
+            if coeffs:
+                poly.server_external_rows[(s, k)] = poly.lp.add_row(coeffs, None, caps[s][k])

@@ -1,0 +1,135 @@
+"""The layers (docs/architecture.md): every import -- module-level or inside a function -- goes down or
+sideways, never up; and no two modules import each other at module level (no import cycle).
+
+    mechverify  <-  mechanisms  <-  simulation
+                         ^
+    verifier: properties (+ exact)  <-  claims, results (the vocabulary every engine returns)
+              <-  engines (+ minimize, z3)  <-  store  <-  run, check, audit, seeds, report  <-  cli
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ("mechverify", "mechanisms", "simulation", "verifier")
+
+# (module prefix, rank): a module may import modules of rank <= its own; the longest prefix decides
+RANKS = [
+    ("mechverify", 0),
+    ("mechanisms", 1),
+    ("simulation", 2),
+    ("verifier.properties", 3), ("verifier.exact", 3),
+    ("verifier.claims", 3.5), ("verifier.results", 3.5),
+    ("verifier.engines", 4),
+    ("verifier.store", 5),
+    ("verifier", 6),
+    ("verifier.cli", 7), ("verifier.__main__", 7),
+]
+# verifier (rank 6 and below) has no reason to use the simulation layer
+FORBIDDEN = [("verifier", "simulation"), ("mechanisms", "simulation")]
+
+
+def _rank(module: str) -> int:
+    best, rank = -1, None
+    for prefix, r in RANKS:
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+            best, rank = len(prefix), r
+    assert rank is not None, module
+    return rank
+
+
+def _modules():
+    for pkg in PACKAGES:
+        base = os.path.join(ROOT, pkg)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, _, files in os.walk(base):
+            for f in files:
+                if f.endswith(".py"):
+                    path = os.path.join(dirpath, f)
+                    rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                    name = rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+                    yield name, path, f == "__init__.py"
+
+
+def _imports(name: str, path: str, is_pkg: bool):
+    """(imported module, module level?) for every import statement of the file."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read(), path)
+    top = {id(n) for n in tree.body}
+    package = name if is_pkg else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, id(node) in top
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            if node.module is None or node.level and not node.module:
+                for a in node.names:  # from . import x: x may be a module
+                    yield f"{mod}.{a.name}", id(node) in top
+            else:
+                yield mod, id(node) in top
+
+
+def _ours(mod: str) -> bool:
+    return mod.split(".")[0] in PACKAGES
+
+
+def test_no_import_goes_up_a_layer():
+    bad = []
+    for name, path, is_pkg in _modules():
+        for mod, _ in _imports(name, path, is_pkg):
+            if not _ours(mod):
+                continue
+            if _rank(mod) > _rank(name):
+                bad.append(f"{name} imports {mod}")
+            for lo, hi in FORBIDDEN:
+                if (name == lo or name.startswith(lo + ".")) and (mod == hi or mod.startswith(hi + ".")):
+                    bad.append(f"{name} imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_level_import_cycle():
+    graph: dict[str, set[str]] = {}
+    names = {n for n, _, _ in _modules()}
+    for name, path, is_pkg in _modules():
+        deps = set()
+        for mod, top in _imports(name, path, is_pkg):
+            if top and _ours(mod):
+                while mod not in names and "." in mod:  # `from pkg.mod import name`: the module
+                    mod = mod.rpartition(".")[0]
+                if mod in names and mod != name and not name.startswith(mod + "."):
+                    deps.add(mod)
+        graph[name] = deps
+    # a package's __init__ importing its own submodules is not a cycle with them
+    for name in graph:
+        graph[name] = {d for d in graph[name] if not d.startswith(name + ".")}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for d in sorted(graph.get(n, ())):
+            if state.get(d) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+
+
+def test_the_layer_check_can_fail():
+    # the rank table really orders the layers it names
+    assert _rank("mechverify.model") < _rank("mechanisms.registry") < _rank("verifier.properties.sp") \
+        < _rank("verifier.engines.search") < _rank("verifier.store") < _rank("verifier.run") < _rank("verifier.cli.main")

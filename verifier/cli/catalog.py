@@ -1,0 +1,146 @@
+"""CLI commands ``list`` (mechanisms, settings, claims) and ``allocate`` (a mechanism's allocation).
+Light at import: starting these commands loads neither the search engines nor z3."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from mechverify.lp import LPError
+from mechverify.numbers import InstanceError, fmt
+
+from .common import CliError, command
+
+#: the commands this module defines (``main`` loads no other command module for them)
+NAMES = ("list", "allocate")
+
+
+# ---------------------------------------------------------------------- list
+def _configure_list(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+
+
+@command("list", "list mechanisms with their settings and their papers' claims")(_configure_list)
+def cmd_list(args: argparse.Namespace) -> int:
+    """``list``: every registered mechanism with its setting and its papers' claims."""
+    from mechanisms import all_mechanisms
+
+    mechs = all_mechanisms()
+    if args.format == "json":
+        out = [{"name": m.name, "title": m.title, "source": m.source, "setting": m.setting.describe(),
+                "exact": m.setting.exact, "notes": m.notes,
+                "claims": [{"property": c.property, "variant": c.variant, "status": c.status, "source": c.source,
+                            "assumes": list(c.domain)}
+                           for c in m.claims]} for m in mechs]
+        print(json.dumps(out, indent=2))
+        return 0
+    for m in mechs:
+        print(f"{m.name}  --  {m.title}")
+        print(f"    source:  {m.source}")
+        print(f"    setting: {m.setting.describe()}")
+        if m.claims:
+            claims = ", ".join(f"{c.property}{'/' + c.variant if c.variant else ''} {c.status} [{c.source}]"
+                               + (f" (assumes {', '.join(c.domain)})" if c.domain else "")
+                               for c in m.claims)
+            print(f"    claims:  {claims}")
+        if m.notes:
+            print(f"    notes:   {m.notes}")
+    return 0
+
+
+# ---------------------------------------------------------------------- allocate
+def _configure_allocate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("instance", nargs="?", help="instance JSON file ('-' for stdin)")
+    p.add_argument("--batch", metavar="FILE.jsonl",
+                   help="one instance per line; prints one JSON result per line (errors as {\"error\": ...})")
+    p.add_argument("--exact", action="store_true", help="exact rational allocation, numbers as 'p/q' strings")
+    p.add_argument("--format", choices=["json", "table"], default=None,
+                   help="output format (default: table for one instance, json for --batch)")
+
+
+def allocation_result(mech_name: str, env, exact: bool) -> dict[str, Any]:
+    """The JSON result of ``allocate`` for one instance."""
+    from mechanisms import allocate, get
+
+    m = get(mech_name)
+    alloc = allocate(m, env, exact=exact)
+    out = alloc.to_dict(exact=exact and alloc.exact)
+    if exact and not alloc.exact:
+        out["exact"] = False
+        out["note"] = (f"{m.name} has no exactly computable allocation; numbers are floating-point "
+                       f"approximations" + (f" ({alloc.info['exactness']})" if "exactness" in alloc.info else ""))
+    return out
+
+
+def _table(res: dict[str, Any]) -> str:
+    users, servers = res["users"], res["servers"]
+    def show(v):
+        return v if isinstance(v, str) else fmt(v)
+    w0 = max(len("user"), *(len(u) for u in users))
+    cols = [max(len(s), *(len(show(res["tasks"][j][i])) for j in range(len(users)))) for i, s in enumerate(servers)]
+    wt = max(len("total"), *(len(show(t)) for t in res["totals"]))
+    lines = [f"mechanism: {res['mechanism']}" + ("  (exact)" if res.get("exact") else "")]
+    lines.append("  ".join(["user".ljust(w0)] + [s.rjust(c) for s, c in zip(servers, cols)] + ["total".rjust(wt)]))
+    for j, u in enumerate(users):
+        lines.append("  ".join([u.ljust(w0)] + [show(res["tasks"][j][i]).rjust(c) for i, c in enumerate(cols)]
+                               + [show(res["totals"][j]).rjust(wt)]))
+    if res.get("note"):
+        lines.append(f"note: {res['note']}")
+    return "\n".join(lines)
+
+
+@command("allocate", "compute a mechanism's allocation on an instance (or a batch)")(_configure_allocate)
+def cmd_allocate(args: argparse.Namespace) -> int:
+    """``allocate``: one instance (table or JSON) or a batch of JSON lines."""
+    from mechanisms import get
+    from mechverify.model import load_environment, parse_environment
+
+    get(args.mechanism)  # unknown mechanism -> one-line error before reading anything
+    if args.batch:
+        if args.instance:
+            raise CliError("allocate: give either INSTANCE or --batch FILE, not both")
+        if args.format == "table":
+            raise CliError("allocate --batch prints JSON lines; --format table is not available")
+        failures = 0
+        try:
+            fh = sys.stdin.buffer if args.batch == "-" else open(args.batch, "rb")
+        except OSError as exc:
+            raise CliError(f"{args.batch}: cannot read batch file ({exc.strerror})")
+        with fh:
+            for lineno, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    failures += 1
+                    sys.stdout.write(json.dumps({"error": f"line {lineno}: not UTF-8 text (byte {exc.start})"}) + "\n")
+                    continue
+                if not line.strip():
+                    continue
+                try:
+                    env = parse_environment(json.loads(line))
+                    res = allocation_result(args.mechanism, env, args.exact)
+                except json.JSONDecodeError as exc:
+                    failures += 1
+                    res = {"error": f"line {lineno}: invalid JSON: {exc.msg}"}
+                except (InstanceError, LPError) as exc:
+                    failures += 1
+                    res = {"error": f"line {lineno}: {exc}"}
+                sys.stdout.write(json.dumps(res) + "\n")
+        return 1 if failures else 0
+    if not args.instance:
+        raise CliError("allocate: missing INSTANCE (a JSON file, '-' for stdin) or --batch FILE.jsonl")
+    if args.instance == "-":
+        try:
+            env = parse_environment(json.loads(sys.stdin.read()))
+        except json.JSONDecodeError as exc:
+            raise CliError(f"stdin: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+    else:
+        env = load_environment(args.instance)
+    res = allocation_result(args.mechanism, env, args.exact)
+    if (args.format or "table") == "json":
+        print(json.dumps(res))
+    else:
+        print(_table(res))
+    return 0

@@ -1,0 +1,134 @@
+"""What every command module shares: the command registry, the one-line user error, exit codes, and
+parsing of the arguments several commands take."""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import signal
+import sys
+from typing import Callable, Optional
+
+__all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
+           "TERMINATED", "sigterm_as_interrupt", "interrupted_exit", "parse_properties",
+           "progress_printer", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
+           "add_fail_on"]
+
+EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
+EXIT_USAGE = 2
+EXIT_SOLVER = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C (after printing and writing what finished)
+EXIT_TERMINATED = 143  # SIGTERM (likewise)
+
+#: name -> (configure(parser), run(args) -> exit code, help)
+COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
+
+
+def command(name: str, help: str):
+    """Register ``(configure(parser), run(args) -> exit code)`` under ``name``:
+    ``@command(name, help)(configure)`` decorates the run function."""
+    def deco(configure):
+        def wrap(run):
+            COMMANDS[name] = (configure, run, help)
+            return run
+        return wrap
+    return deco
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit code 2."""
+
+
+def parse_properties(text: Optional[str]) -> Optional[list[str]]:
+    """``--properties a,b``: the names, each checked (one-line error for an unknown name); None = all."""
+    from ..properties import get_property
+
+    if not text:
+        return None
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    for n in names:
+        get_property(n)
+    return names
+
+
+def progress_printer(quiet: bool) -> Optional[Callable[[str], None]]:
+    """Progress lines on stderr (stdout carries only the report), or None with ``--quiet``."""
+    if quiet:
+        return None
+
+    def say(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    return say
+
+
+def positive_seconds(value: float, flag: str) -> float:
+    """A time budget: a finite number > 0 (``nan`` and ``inf`` are refused)."""
+    if not math.isfinite(value) or value <= 0:
+        raise CliError(f"{flag}: must be a finite number of seconds > 0 (got {value})")
+    return value
+
+
+def non_negative_seed(value: int, flag: str = "--seed") -> int:
+    """A seed: an integer >= 0."""
+    if value < 0:
+        raise CliError(f"{flag}: must be >= 0 (got {value})")
+    return value
+
+
+def output_dir(path: Optional[str], flag: str) -> Optional[str]:
+    """A directory the command will write into, checked BEFORE any work: an existing path must be a
+    writable directory; a new one must be creatable (its nearest existing ancestor a writable directory)."""
+    if path is None:
+        return None
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise CliError(f"{flag}: {path!r} exists and is not a directory")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise CliError(f"{flag}: directory {path!r} is not writable")
+        return path
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise CliError(f"{flag}: cannot create {path!r}: {parent!r} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"{flag}: cannot create {path!r}: {parent!r} is not writable")
+    return path
+
+
+def add_fail_on(p: argparse.ArgumentParser, default: str) -> None:
+    """``--fail-on refuted|violated|never``: what makes the command exit 1 (for CI gates)."""
+    p.add_argument("--fail-on", choices=["refuted", "violated", "never"], default=default,
+                   help=f"exit 1 when a registered claim is REFUTED ('refuted'), when any property is violated "
+                        f"('violated'), or never (default: {default}); 2 = usage or input error, 3 = solver trouble")
+
+
+def finding_exit(fail_on: str, results) -> int:
+    """0, or :data:`EXIT_FINDING` when ``results`` contain what ``--fail-on`` names."""
+    if fail_on == "violated" and any(r.verdict == "violated" for r in results):
+        return EXIT_FINDING
+    if fail_on in ("refuted", "violated") and any(r.refuted for r in results):
+        return EXIT_FINDING
+    return 0
+
+
+#: set when SIGTERM arrived (the interruption then exits 143 instead of 130)
+TERMINATED: list = []
+
+
+def sigterm_as_interrupt() -> None:
+    """SIGTERM stops a command like Ctrl-C: what finished is printed and written, then exit 143."""
+    def handler(signum, frame):
+        TERMINATED.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        pass
+
+
+def interrupted_exit() -> int:
+    """The exit code of an interrupted command: 143 after SIGTERM, 130 after Ctrl-C."""
+    return EXIT_TERMINATED if TERMINATED else EXIT_INTERRUPTED

@@ -1,0 +1,110 @@
+"""CLI commands ``run`` (one mechanism, every property) and ``audit`` (every mechanism, the seeds' tables).
+
+Progress goes to stderr (``--quiet`` silences it); stdout carries only the report, so ``--format json``
+output is clean JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import CliError, command, parse_properties, progress_printer
+
+
+def _configure_run(p: argparse.ArgumentParser) -> None:
+    from ..properties import names_help
+    from ..run import DEFAULT_BUDGET
+
+    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("--properties", default=None,
+                   help=names_help())
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                   help=f"seconds for the whole run (default: {DEFAULT_BUDGET:g}); shrinking and minimising a "
+                        "found counterexample take a few seconds more")
+    p.add_argument("--seed", type=int, default=0, help="search seed (default: 0); same seed, same candidates")
+    p.add_argument("--trials", type=int, default=None,
+                   help="at most this many candidates per property/variant (makes a run exactly reproducible)")
+    p.add_argument("--format", choices=["table", "json", "md"], default="table", help="stdout format")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="also write DIR/<mechanism>.md, .json and .html (with plots of counterexamples)")
+    p.add_argument("--store", metavar="DIR", default="counterexamples",
+                   help="where new minimal counterexamples are stored (default: counterexamples)")
+    p.add_argument("--no-store", action="store_true", help="do not store counterexamples")
+    p.add_argument("--certify", action="store_true",
+                   help="also ask the registered certifiers (z3 layer) to prove properties on bounded domains")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+@command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
+def cmd_run(args: argparse.Namespace) -> int:
+    """``run``: search every property of one mechanism; print and write the report."""
+    from mechanisms import get
+
+    from ..report import render_markdown, render_table, report_to_json, write_reports
+    from ..run import run_mechanism
+
+    mech = get(args.mechanism)
+    props = parse_properties(args.properties)
+    if args.budget <= 0:
+        raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
+    if args.trials is not None and args.trials <= 0:
+        raise CliError(f"--trials: must be > 0 (got {args.trials})")
+    rep = run_mechanism(mech, props, budget=args.budget, seed=args.seed,
+                        store_dir=None if args.no_store else args.store, max_trials=args.trials,
+                        certify=args.certify, progress=progress_printer(args.quiet))
+    if args.format == "json":
+        print(json.dumps(report_to_json(rep), indent=1))
+    elif args.format == "md":
+        print(render_markdown(rep), end="")
+    else:
+        print(render_table(rep))
+    if args.out:
+        for path in write_reports(rep, args.out):
+            if not args.quiet:
+                print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _configure_audit(p: argparse.ArgumentParser) -> None:
+    from ..audit import DEFAULT_AUDIT_BUDGET
+
+    p.add_argument("--budget", type=float, default=DEFAULT_AUDIT_BUDGET,
+                   help=f"seconds of search for the whole audit (default: {DEFAULT_AUDIT_BUDGET:g}), shared by "
+                        "the cells a stored counterexample does not already settle")
+    p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
+    p.add_argument("--format", choices=["md", "json"], default="md", help="stdout format (default: md)")
+    p.add_argument("--out", metavar="DIR", default=None, help="also write DIR/audit.md and DIR/audit.json")
+    p.add_argument("--store", metavar="DIR", default="counterexamples",
+                   help="counterexample store: replayed as evidence, new ones written (default: counterexamples)")
+    p.add_argument("--fresh", action="store_true",
+                   help="ignore stored counterexamples: every cell is searched from scratch")
+    p.add_argument("--mechanisms", default=None, help="comma-separated subset of mechanisms (default: all)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+@command("audit", "regenerate the seed papers' property tables: verdict and evidence per cell")(_configure_audit)
+def cmd_audit(args: argparse.Namespace) -> int:
+    """``audit``: regenerate the seed papers' property tables with evidence per cell."""
+    from ..audit import run_audit
+    from ..report import audit_to_json, render_audit_markdown, write_audit
+
+    if args.budget <= 0:
+        raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
+    only = [s.strip() for s in args.mechanisms.split(",")] if args.mechanisms else None
+    if only:
+        from mechanisms import get
+
+        for n in only:
+            get(n)
+    result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
+                       only=only, progress=progress_printer(args.quiet))
+    if args.format == "json":
+        print(json.dumps(audit_to_json(result), indent=1))
+    else:
+        print(render_audit_markdown(result), end="")
+    if args.out:
+        for path in write_audit(result, args.out):
+            if not args.quiet:
+                print(f"wrote {path}", file=sys.stderr)
+    return 0

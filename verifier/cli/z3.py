@@ -1,0 +1,165 @@
+"""CLI ``certify`` (z3 on a whole symbolic domain) and ``query`` (z3 on one instance).  The engine proposes; these commands store a confirmed violation through ``store.persist`` and
+print ``certified ...`` / ``violated (path)`` / ``vacuous`` / ``not certified: unknown (reason)``, exit
+code 0 / 1 / 3 / 3 (docs/z3.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Optional
+
+from mechverify.model import describe_shape
+
+from .. import report
+from ..results import Result
+from .common import CliError, command
+
+EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
+
+
+def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[dict] = None) -> Result:
+    """Record the claims covering the cell (``claims_for``) and what the verdict means for them; a
+    violation's certificate goes through THE store gate (``store.persist``: minimised, then written under
+    ``root``; ``None``: not written).  Minimising keeps the counterexample inside every claim it lies in
+    and, for ``certify``, inside the domain's positive data.  Afterwards ``certificate`` and
+    ``counterexample`` are the stored (minimised) counterexample, while ``note`` still states the
+    violation as found on the instance or domain that was asked about.  ``provenance`` extends the
+    engine's."""
+    from ..claims import assumption_broken, claims_for, outcomes
+    from ..store import persist
+
+    res.claims = claims_for(mech, res.property, res.variant)
+    if res.verdict == "violated" and res.certificate is not None:
+        w = res.certificate.witness
+        inside = [c for c in res.claims if assumption_broken(c, w.env, w.deviation) is None]
+        domain = None
+        if res.domain:  # certify: D has positive demands and capacities
+            from ..engines.strategies import Domain
+            domain = Domain(zero_demands=False, zero_capacities=False)
+        done = persist(res.certificate, mech, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
+                       root=root, claims=res.claims, domain=domain,
+                       accept=(lambda env: all(c.covers(env) is None for c in inside)) if inside else None)
+        res.certificate, res.counterexample, res.stored_new = done.certificate, done.path, done.new
+        res.minimality = done.minimality
+    res.outcomes = outcomes(res.claims, res.verdict, res.certificate.witness if res.certificate is not None else None)
+    return res
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    """``certify``'s arguments."""
+    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
+    p.add_argument("--variant", default=None, help="property variant (default: the property's default)")
+    p.add_argument("--users", type=int, default=2, help="number of users (>= 2, default 2)")
+    p.add_argument("--servers", type=int, default=1, help="number of servers (default 1)")
+    p.add_argument("--resources", type=int, default=2, help="number of resources (default 2)")
+    p.add_argument("--external", type=int, default=0, help="number of external resources (default 0)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole query (default 600)")
+    p.add_argument("--method", choices=["auto", "encoding", "reduction"], default="auto",
+                   help="sp / ef of a common-level mechanism: 'reduction' proves Lemma L7's (sp; for the TSF "
+                        "family through L9's one-server form) or L8's (ef) inequality (docs/z3.md), "
+                        "'encoding' queries the full encoding of the mechanism, 'auto' (default) tries the "
+                        "reduction first")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--store", metavar="DIR", default="counterexamples",
+                   help="where a counterexample is stored (default: counterexamples)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+
+@command("certify", "z3: certify a property on a whole symbolic domain of one shape (UNSAT = no violation)")(_configure)
+def cmd_certify(args: argparse.Namespace) -> int:
+    """``certify MECH --property P --users J --servers S --resources R [--external K]``."""
+    from mechanisms import get
+
+    from ..properties import get_property
+    from ..engines.z3 import SUPPORTED, Shape, certify
+
+    mech = get(args.mechanism)
+    prop = get_property(args.property)
+    if prop.name not in SUPPORTED:
+        raise CliError(f"--property: z3 certification covers {', '.join(SUPPORTED)} (got {prop.name!r})")
+    variant = prop.variant_of(args.variant)
+    if variant not in SUPPORTED[prop.name]:
+        raise CliError(f"--variant: z3 certification of {prop.name} covers {', '.join(SUPPORTED[prop.name])} "
+                       f"(got {variant!r})")
+    if args.timeout <= 0:
+        raise CliError(f"--timeout: must be > 0 seconds (got {args.timeout})")
+    try:
+        shape = Shape(users=args.users, servers=args.servers, resources=args.resources, external=args.external)
+    except ValueError as exc:
+        raise CliError(str(exc))
+    if args.jobs is not None and args.jobs < 0:
+        raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
+    res = certify(mech, prop.name, variant, shape, timeout=args.timeout, method=args.method, jobs=args.jobs)
+    persist_result(res, mech, args.store)
+    if args.format == "json":
+        print(json.dumps(report.certify_json(res), indent=1))
+        return EXIT.get(res.verdict, 3)
+    head = f"{mech.name} {prop.name}/{variant} on " \
+           f"{describe_shape(args.users, args.servers, args.resources, args.external)}"
+    return _print_verdict(head, res, f"certified for domain D (z3, {res.details.get('method', 'full encoding')})",
+                          [f"D.{k}: {v}" for k, v in res.domain.items()])
+
+
+def _print_verdict(head: str, res: Result, certified: str, lines: list) -> int:
+    """Print the verdict (``report.z3_verdict_text``); the exit code."""
+    from ..report import z3_verdict_text
+
+    print(z3_verdict_text(head, res, certified, lines))
+    return EXIT.get(res.verdict, 3)
+
+
+def _configure_query(p: argparse.ArgumentParser) -> None:
+    """``query``'s arguments."""
+    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("instance", help="instance JSON file (the truthful environment)")
+    p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
+    p.add_argument("--variant", default=None,
+                   help="property variant (default: the property's default; sp: demand or eligible)")
+    p.add_argument("--user", action="append", default=None, metavar="NAME",
+                   help="deviating (sp) / envious (ef) / checked (si) user; repeatable (default: every user)")
+    p.add_argument("--joint", action="store_true",
+                   help="sp/eligible: the demand report is symbolic too (default: demands truthful)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds for all queries (default 120)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--store", metavar="DIR", default="counterexamples",
+                   help="where a confirmed counterexample is stored (default: counterexamples)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+
+@command("query", "z3: exact question on one instance (can a user's misreport gain? EF/SI/PO of the allocation)")(
+    _configure_query)
+def cmd_query(args: argparse.Namespace) -> int:
+    """``query MECH INSTANCE [--property P] [--user NAME] ...``."""
+    from mechanisms import get
+    from mechverify.model import load_environment
+
+    from ..properties import get_property
+    from ..engines.z3 import instance_query
+
+    mech = get(args.mechanism)
+    prop = get_property(args.property)
+    if prop.name not in ("sp", "ef", "si", "po"):
+        raise CliError(f"--property: per-instance z3 queries cover sp, ef, si, po (got {prop.name!r})")
+    variant = prop.variant_of(args.variant)
+    if args.timeout <= 0:
+        raise CliError(f"--timeout: must be > 0 seconds (got {args.timeout})")
+    if args.jobs is not None and args.jobs < 0:
+        raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
+    env = load_environment(args.instance)
+    users = None
+    if args.user:
+        users = []
+        for name in args.user:
+            if name not in env.users:
+                raise CliError(f"--user: {name!r} is not a user of {args.instance} (users: {', '.join(env.users)})")
+            users.append(env.users.index(name))
+    res = instance_query(mech, env, prop.name, variant, users=users, timeout=args.timeout, jobs=args.jobs,
+                         joint=args.joint)
+    persist_result(res, mech, args.store, provenance={"instance": args.instance})
+    if args.format == "json":
+        print(json.dumps(report.query_json(res, args.instance), indent=1))
+        return EXIT.get(res.verdict, 3)
+    head = f"{mech.name} {prop.name}/{variant} on {args.instance} ({env.describe()})"
+    return _print_verdict(head, res, "certified on this instance for space S (z3)",
+                          [f"S: {res.details.get('space', '')}"])

@@ -1,0 +1,346 @@
+"""Bounded certification: a property over a whole symbolic domain of one shape (:func:`certify`).
+Cases are split (``domain.py``, ``encoders.py``) and solved in worker processes with hard time limits
+(``pool.py``).  ``certified`` needs every case UNSAT and a SAT vacuity control; a SAT model is
+``violated`` only once the property's exact re-check confirms it; otherwise ``vacuous`` or
+``unknown`` with the reason, never ``certified`` (docs/z3.md, "Verdicts").
+"""
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from fractions import Fraction
+from typing import Callable, Optional
+
+from mechverify.lp import LPError
+from mechverify.numbers import InstanceError, fmt_exact
+
+from ...results import Result
+from .domain import Domain, Shape, build_domain, case_key, dominant_cases, map_side
+from .goals import ef_goal, po_goal, si_goal, sp_goal
+from .outcome import Attempt, Budget, check_budget, confirm
+from .pool import Job, default_jobs, run_jobs, split_jobs, to_smt2
+from .specs import NOT_COVERED, Spec, get_spec
+from .validate import random_env, validate_spec
+
+__all__ = ["certify", "SUPPORTED", "build_query", "enumerate_cases"]
+
+#: property -> variants certify handles
+SUPPORTED = {"sp": ("demand",), "ef": ("placement-aware", "literal"), "si": ("per-server-split", "external"),
+             "po": ("fractional",)}
+
+
+# ---------------------------------------------------------------------- query assembly
+def _targets(prop: str, J: int) -> list[int]:
+    """The users whose allocation the goal reads (the others need no leximin order)."""
+    return {"sp": [0], "ef": [0, 1], "si": [0], "po": list(range(J))}[prop]
+
+
+def _fixed_users(prop: str) -> int:
+    """How many leading users the goal names (the rest are interchangeable)."""
+    return 2 if prop == "ef" else 1
+
+
+def build_query(spec: Spec, prop: str, variant: str, shape: Shape, case, strict: bool,
+                assume: Optional[Callable] = None, margin: Fraction = Fraction(0), sides: str = "both"):
+    """Constraints of one case (``case = (dom, side cases...)``); ``sides`` = 'both' | 'T' | 'D'
+    (the single-side pre-check used to prune impossible cases)."""
+    dom_case, *side_cases = case
+    dom = build_domain(shape, spec.normalisation, dom_case, misreport=(prop == "sp"))
+    ctx = dom.ctx
+    if assume is not None:
+        for c in assume(dom):
+            ctx.add(c)
+    if prop == "sp":
+        cT, cD = side_cases
+        # the goal grows with the deviated total and shrinks with the truthful one (Lemma L5)
+        aT = spec.encode(ctx, dom.truth, cT, "T", need="lower") if sides in ("both", "T") else None
+        aD = spec.encode(ctx, dom.deviated, cD, "D", need="upper") if sides in ("both", "D") else None
+        if sides == "both":
+            sp_goal(ctx, dom.truth, dom.deviated, aD, 0, aT.X[0], strict, margin)
+    else:
+        (cT,) = side_cases
+        aT = spec.encode(ctx, dom.truth, cT, "T", need="exact" if prop == "ef" else "lower")
+        if sides == "both":
+            if prop == "ef":
+                ef_goal(ctx, dom.truth, aT, 0, 1, variant, strict)
+            elif prop == "si":
+                si_goal(ctx, dom.truth, aT, 0, strict)
+            elif prop == "po":
+                po_goal(ctx, dom.truth, aT, strict)
+    return dom, ctx
+
+
+def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[float] = None) -> list:
+    """``(dom, side cases...)`` representatives, likely-feasible ones first."""
+    J = shape.users
+    probe = build_domain(shape, spec.normalisation, None, misreport=(prop == "sp"))
+    targets = _targets(prop, J)
+    sides = [probe.truth] + ([probe.deviated] if prop == "sp" else [])
+    side_lists = [spec.cases(s, targets) for s in sides]
+    doms = [None]
+    if spec.normalisation == "dominant" and all(len(sl) == 1 for sl in side_lists):
+        doms = dominant_cases(shape, misreport=(prop == "sp"))
+    fixed = _fixed_users(prop)
+    perms = [tuple(range(fixed)) + p for p in itertools.permutations(range(fixed, J))]
+    out, seen = [], set()
+    for d in doms:
+        if deadline is not None:
+            check_budget(deadline, "enumerating the cases")
+        for combo in itertools.product(*side_lists):
+            if len(perms) > 1 and any(c is not None for c in combo):
+                imgs = [tuple(map_side(c, p, spec.family) for c in combo) for p in perms]
+                combo = min(imgs, key=case_key)
+            key = case_key((d,) + tuple(combo))
+            if key not in seen:
+                seen.add(key)
+                out.append((d,) + tuple(combo))
+    return out
+
+
+# ---------------------------------------------------------------------- certify
+def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: Shape = Shape(),
+            timeout: float = 600.0, jobs: Optional[int] = None, assume: Optional[Callable[[Domain], list]] = None,
+            crosscheck: int = 2, seed: int = 0, prune: bool = True, split: int = 256,
+            method: str = "auto") -> Result:
+    """Certify ``prop_name`` for ``mech`` on the whole domain of ``shape`` (see the module docstring).
+
+    ``timeout`` is the wall-clock budget for everything (seconds); ``jobs`` worker processes
+    (default: CPU count); ``assume(domain) -> constraints`` narrows the domain (stated in ``domain``);
+    ``split`` caps the number of sub-queries each case is split into on its disjunctions
+    (``pool.split_disjunctions``).  ``method``: ``"encoding"`` (the mechanism's full encoding),
+    ``"reduction"`` (SP / EF of a common-level mechanism via Lemma L7 / L8, ``reduction.py``; no
+    verdict when L7's premise fails) or ``"auto"`` (the reduction first, the full encoding when it
+    does not decide).
+
+    The result's ``verdict`` is certified | violated | vacuous | unknown, ``note`` the reason,
+    ``domain`` the certified domain; a violation carries its ``certificate`` and, in
+    ``details["provenance"]``, what the store should record (nothing is stored here).  ``details`` also
+    holds ``cases``, ``cases_pruned``, ``control`` (the vacuity control's outcome), ``method``,
+    ``queries`` and the ``case_log``."""
+    a = Attempt(mech, prop_name, variant, timeout)
+    a.result.details.update(cases=0, cases_pruned=0, control="")
+    try:
+        return _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
+    except Budget as exc:
+        return a.done("unknown", f"{exc}; not certified")
+
+
+def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method) -> Result:
+    mech, prop, variant, res = a.mech, a.prop, a.variant, a.result
+    spec = get_spec(mech.name)
+    if spec is None:
+        return a.done("unknown", NOT_COVERED.get(mech.name, f"{mech.name}: no symbolic encoding"))
+    if prop.name not in SUPPORTED or variant not in SUPPORTED[prop.name]:
+        return a.done("unknown", f"certify handles "
+                                 f"{', '.join(f'{p}/{v}' for p, vs in SUPPORTED.items() for v in vs)}; "
+                                 f"not {prop.name}/{variant}")
+    st = mech.setting
+    if st.single_server and shape.servers != 1:
+        raise InstanceError(f"--servers: {mech.name} is defined for one server (got {shape.servers})")
+    if shape.external and not st.external:
+        raise InstanceError(f"--external: {mech.name} is defined without external resources")
+    if variant == "external" and not shape.external:
+        return a.done("unknown", "si/external needs --external >= 1")
+    if prop.name == "ef" and shape.users < 2:
+        return a.done("unknown", "ef needs 2 users")
+    if method not in ("auto", "encoding", "reduction"):
+        raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
+    probe = build_domain(shape, spec.normalisation, None, misreport=(prop.name == "sp"))
+    res.domain = dict(probe.description)
+    if assume is not None:
+        res.domain["assumptions"] = "extra constraints given by the caller"
+    if spec.requires_unbounded:
+        res.domain["users"] += " (the encoding needs it)"
+    res.details["encoding"] = f"{spec.family}: {spec.description}"
+    n_workers = default_jobs() if jobs is None else jobs
+    # 1. the encoding must reproduce the implementation on sample points of the domain
+    why = _crosscheck(a, spec, shape, crosscheck, seed)
+    if why:
+        return a.done("unknown", f"encoding cross-check failed (not certified): {why}")
+    # 2. SP / EF of a common-level mechanism: Lemmas L7 / L8 reduce the question to one inequality
+    if method != "encoding":
+        decided = _by_reduction(a, spec, shape, n_workers, timeout, split, method)
+        if decided is not None:
+            return decided
+    res.details["method"] = "full encoding"
+    return _full_encoding(a, spec, shape, n_workers, timeout, assume, prune, split)
+
+
+def _crosscheck(a: Attempt, spec: Spec, shape: Shape, crosscheck: int, seed: int) -> str:
+    """Why the encoding does not reproduce the implementation on ``crosscheck`` random points of the
+    domain ("" if it does)."""
+    rng = random.Random(seed)
+    for _ in range(crosscheck):
+        env = random_env(shape, rng)
+        try:
+            why = validate_spec(a.mech, env, spec, timeout=max(1.0, min(30.0, a.deadline - time.monotonic())),
+                                deadline=a.deadline)
+        except (InstanceError, LPError) as exc:
+            why = f"implementation error: {exc}"
+        if why:
+            a.result.details["crosscheck_env"] = env.to_dict()
+            return why
+    a.result.details["crosscheck"] = f"encoding reproduces the implementation on {crosscheck} random instance(s)"
+    return ""
+
+
+def _by_reduction(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout: float, split: int,
+                  method: str) -> Optional[Result]:
+    """Lemmas L7 / L8 (``reduction.py``): the verdict, or ``None`` to go on with the full encoding."""
+    from .reduction import reduced, reducible
+
+    mech, prop, res = a.mech, a.prop, a.result
+    lemma = {"sp": "L7", "ef": "L8"}.get(prop.name)
+    if not (lemma and reducible(spec)):
+        if method == "reduction":
+            return a.done("unknown", f"Lemmas L7/L8 cover SP and EF of the common-level mechanisms (drf, drfh, "
+                                     f"c-drfh, tsf, cdrf, tsf-er, tsf-er-maxmin, drf-er), not {mech.name} {prop.name}")
+        return None
+    red = reduced(spec, prop.name, shape, n_workers, a.deadline, timeout, split)
+    res.details["reduction"] = f"{red.status}: {red.note}"
+    if red.status == "certified":
+        res.details["control"] = "sat (equal reports meet the reduced query with equality)"
+        res.details["method"] = red.method
+        res.details["queries"] = red.queries
+        return a.done("certified", red.note)
+    if red.status == "sat" and prop.name == "ef":  # L8 is an equivalence: a candidate violation
+        dom, values, algebraic = red.model
+        cert = confirm(mech, prop, a.variant, dom, values, algebraic, (0, 1))
+        if cert is not None:
+            res.details["method"] = red.method
+            return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "method": "Lemma L8"})
+    if method == "reduction":
+        return a.done("unknown" if red.status != "vacuous" else "vacuous",
+                      f"Lemma {lemma} reduction: {red.note}; not certified")
+    return None
+
+
+def _prune(spec: Spec, prop: str, variant: str, shape: Shape, cases: list, assume, timeout: float,
+           n_workers: int, deadline: float) -> list:
+    """The cases whose every side is feasible on its own (single-side pre-checks)."""
+    dead: set = set()
+    side_names = ["T", "D"] if prop == "sp" else ["T"]
+    pre = {}
+    for case in cases:
+        check_budget(deadline, "building the pruning queries")
+        for si, name in enumerate(side_names):
+            k = (case[0], si, case_key(case[1 + si]))
+            if k in pre:
+                continue
+            dom, ctx = build_query(spec, prop, variant, shape, tuple(case), True, assume, sides=name)
+            pre[k] = Job(k, to_smt2(ctx.cons), (), timeout=min(60.0, max(1.0, timeout / 20)))
+    for r in run_jobs(list(pre.values()), n_workers, deadline):
+        if r.status == "unsat":
+            dead.add(r.key)
+    return [c for c in cases if not any((c[0], si, case_key(c[1 + si])) in dead for si in range(len(side_names)))]
+
+
+def _full_encoding(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout: float, assume, prune: bool,
+                   split: int) -> Result:
+    """Steps 3-5: the cases (pruned), the main queries (a confirmed SAT model is the violation), the
+    robust retry of rejected candidates, and the vacuity control."""
+    mech, prop, variant, res, deadline = a.mech, a.prop, a.variant, a.result, a.deadline
+    details = res.details
+    cases = enumerate_cases(spec, prop.name, shape, deadline)
+    details["cases"] = len(cases)
+    log: list = []
+    details["case_log"] = log
+    if prune and len(cases) > 1 and any(c is not None for case in cases for c in case[1:]):
+        before = len(cases)
+        cases = _prune(spec, prop.name, variant, shape, cases, assume, timeout, n_workers, deadline)
+        details["cases_pruned"] = before - len(cases)
+        if not cases:
+            return a.done("vacuous", "every case is infeasible on its own (the encoding admits no allocation)")
+    users = (0, 1) if prop.name == "ef" else ((0,) if prop.name in ("sp", "si") else ())
+    names_of = {}
+    jobs_list = []
+    for idx, case in enumerate(cases):
+        check_budget(deadline, f"building the queries ({idx} of {len(cases)} cases built)")
+        dom, ctx = build_query(spec, prop.name, variant, shape, case, True, assume)
+        names_of[idx] = dom
+        jobs_list.extend(split_jobs(idx, ctx.cons, list(dom.params), timeout, split))
+    details["queries"] = len(jobs_list)
+    unknown, rejected = [], []
+    gen = run_jobs(jobs_list, n_workers, deadline)
+    try:
+        for r in gen:
+            idx = r.key[0]
+            log.append((repr(cases[idx]), r.key[1], r.status, round(r.seconds, 3), r.reason))
+            if r.status == "unknown":
+                unknown.append((idx, r.reason))
+            elif r.status == "sat":
+                cert = confirm(mech, prop, variant, names_of[idx], r.values, r.algebraic, users)
+                if cert is not None:
+                    details["case"] = repr(cases[idx])
+                    return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "case": repr(cases[idx])})
+                if idx not in rejected:
+                    rejected.append(idx)
+    finally:
+        gen.close()
+    if rejected:
+        return _retry_rejected(a, spec, shape, cases, rejected, n_workers, timeout, assume, split, users)
+    if unknown:
+        reasons = sorted({why for _, why in unknown})
+        return a.done("unknown", f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
+                                 f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
+    return _control(a, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
+
+
+def _retry_rejected(a: Attempt, spec: Spec, shape: Shape, cases: list, rejected: list, n_workers: int,
+                    timeout: float, assume, split: int, users: tuple) -> Result:
+    """Retry the cases whose candidates the exact re-check rejected, asking for a robust margin (SP) so
+    the rounded point keeps the violation; ``unknown`` if that does not confirm one either."""
+    mech, prop, variant = a.mech, a.prop, a.variant
+    names_of = {}
+    for margin in (Fraction(1, 10), Fraction(1, 1000)):
+        jl = []
+        for key in rejected:
+            dom, ctx = build_query(spec, prop.name, variant, shape, cases[key], True, assume,
+                                   margin=margin if prop.name == "sp" else Fraction(0))
+            names_of[(key, margin)] = dom
+            jl.extend(split_jobs((key, margin), ctx.cons, list(dom.params), timeout, split))
+        for r in run_jobs(jl, n_workers, a.deadline):
+            if r.status == "sat":
+                key = r.key[0]
+                cert = confirm(mech, prop, variant, names_of[key], r.values, r.algebraic, users)
+                if cert is not None:
+                    a.result.details["case"] = repr(cases[key[0]])
+                    return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(),
+                                             "case": repr(cases[key[0]]), "margin": fmt_exact(margin)})
+        if prop.name != "sp":
+            break
+    return a.done("unknown", f"z3 found {len(rejected)} candidate(s) that the exact re-check of the "
+                             f"implementation did not confirm (the encoding admits an allocation the "
+                             f"implementation does not return, or rounding lost the violation); not certified")
+
+
+def _control(a: Attempt, spec: Spec, shape: Shape, cases: list, n_queries: int, n_workers: int, timeout: float,
+             assume, split: int) -> Result:
+    """Step 5, the vacuity control: the same query with ``>=`` must be satisfiable in some case."""
+    details = a.result.details
+    ctl = []
+    for idx, case in enumerate(cases):
+        check_budget(a.deadline, "building the vacuity controls")
+        dom, ctx = build_query(spec, a.prop.name, a.variant, shape, case, False, assume)
+        ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
+    ctl_unknown = 0
+    gen = run_jobs(ctl, n_workers, a.deadline)
+    try:
+        for r in gen:
+            if r.status == "sat":
+                details["control"] = f"sat (case {cases[r.key[0]]!r}, split {r.key[1]}, {r.seconds:.2f} s)"
+                break
+            if r.status == "unknown":
+                ctl_unknown += 1
+    finally:
+        gen.close()
+    if details["control"]:
+        return a.done("certified", f"all {len(cases)} case(s) ({n_queries} queries) unsat; "
+                                   f"vacuity control {details['control']}")
+    if ctl_unknown:
+        return a.done("unknown", f"main query unsat, but the vacuity control is undecided in {ctl_unknown} case(s) "
+                                 f"and unsat elsewhere: not certified")
+    details["control"] = "unsat in every case"
+    return a.done("vacuous", "the query is unsat but so is its vacuity control (>= in place of >): the domain "
+                             "or the encoding is empty, nothing was proved")

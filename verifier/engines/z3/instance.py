@@ -1,0 +1,313 @@
+"""Per-instance queries (:func:`instance_query`): one concrete environment, one exact question --
+SP with a user's report symbolic over every support pattern (or eligible set), EF / SI / PO of the
+allocation encoded exactly.  SAT models go through the property's exact re-check; UNSAT needs a SAT
+vacuity control (docs/z3.md, "Per-instance queries").
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from fractions import Fraction
+from typing import Callable, Optional, Sequence
+
+import z3
+
+from mechverify.lp import LPError
+from mechverify.model import Environment
+from mechverify.utility import utility
+
+from ...properties.base import Deviation, Report, Witness
+from ...results import Result
+from .goals import ef_goal, po_goal, si_goal, sp_goal
+from .outcome import Attempt, Budget, check_budget, evaluator, first_confirmed, rationalisations
+from .pool import Job, JobResult, default_jobs, run_jobs, to_smt2
+from .specs import NOT_COVERED, get_spec
+from .symbolic import Ctx, SymEnv
+from .validate import validate_spec
+
+__all__ = ["instance_query", "query_size", "MAX_PATTERNS", "MAX_VARIABLES"]
+
+MAX_PATTERNS = 64
+
+#: a per-instance question whose queries would have more variables than this (estimated by
+#: :func:`query_size`) is answered ``unknown`` at once instead of being built
+MAX_VARIABLES = 200_000
+
+
+def _patterns(env: Environment, i: int) -> tuple[list, str]:
+    """Support patterns of user ``i``'s misreport: (compute support, external support) pairs."""
+    dc = [r for r in range(env.n_resources) if env.demand[i][r] > 0]
+    de = [k for k in range(env.n_external) if env.external_demand[i][k] > 0]
+    zc = [r for r in range(env.n_resources) if r not in dc]
+    ze = [k for k in range(env.n_external) if k not in de]
+    free = [("r", r) for r in zc] + [("k", k) for k in ze]
+    note = ""
+    if 2 ** len(free) > MAX_PATTERNS:
+        free = free[:6]
+        note = f" (only the first 6 of the entries {i} does not demand may become positive)"
+    out = []
+    for bits in itertools.product([0, 1], repeat=len(free)):
+        c = set(dc) | {idx for (kind, idx), b in zip(free, bits) if b and kind == "r"}
+        e = set(de) | {idx for (kind, idx), b in zip(free, bits) if b and kind == "k"}
+        out.append((tuple(sorted(c)), tuple(sorted(e))))
+    return out, note
+
+
+def _sym_report(env: Environment, i: int, pattern, normalise: bool, tag: str):
+    """Symbolic report vectors for one support pattern (positive entries; the first = 1 if normalised):
+    ``(demand, external demand, params, constraints)``."""
+    pc, pe = pattern
+    params: dict = {}
+    cons: list = []
+    first = [normalise]  # the first positive entry is still to be fixed to 1
+
+    def entries(names: Sequence[str], support, label: str) -> list:
+        out = []
+        for r, name in enumerate(names):
+            if r not in support:
+                out.append(Fraction(0))
+            elif first[0]:
+                out.append(Fraction(1))
+                first[0] = False
+            else:
+                v = z3.Real(f"{tag}{label}[{name}]")
+                params[str(v)] = v
+                cons.append(v > 0)
+                out.append(v)
+        return out
+
+    dem = entries(env.resources, pc, "")
+    ext = entries(env.external, pe, "_er")
+    return dem, ext, params, cons
+
+
+def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optional[str] = None,
+                   users: Optional[Sequence[int]] = None, timeout: float = 60.0, jobs: Optional[int] = None,
+                   joint: bool = False, validate: bool = True) -> Result:
+    """One exact question about ``env`` (see the module docstring).  ``users``: deviators (SP) / envious
+    users (EF) / users (SI); default all.
+
+    The result's ``verdict`` is certified (this instance, the stated space) | violated | vacuous |
+    unknown, ``note`` the reason; ``details`` holds ``space`` (what was quantified over) and
+    ``queries``; a violation carries its ``certificate`` and, in ``details["provenance"]``, what the
+    store should record (nothing is stored here)."""
+    a = Attempt(mech, prop_name, variant, timeout)
+    a.result.details.update(space="", queries=0)
+    mech, prop = a.mech, a.prop
+    spec = get_spec(mech.name)
+    if spec is None:
+        return a.done("unknown", NOT_COVERED.get(mech.name, f"{mech.name}: no symbolic encoding"))
+    mech.setting.check(env, mech.name)
+    senv = SymEnv.from_env(env)
+    why = spec.covers(senv)
+    if why:
+        return a.done("unknown", f"not covered: {why}")
+    users = list(range(env.n_users)) if users is None else list(users)
+    if prop.name not in ("sp", "ef", "si", "po"):
+        return a.done("unknown", f"per-instance z3 queries handle sp, ef, si, po; not {prop.name}")
+    size = query_size(spec, env, senv, prop.name, a.variant, users, joint)
+    if size > MAX_VARIABLES:
+        return a.done("unknown", f"too large for an exact query ({size if size < 10 ** 9 else f'{size:.1e}'} "
+                                 f"variables)")
+    n_workers = default_jobs() if jobs is None else jobs
+    try:
+        if validate:
+            why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)), deadline=a.deadline)
+            if why:
+                return a.done("unknown", f"the encoding does not reproduce the implementation here: {why}")
+        if prop.name == "sp":
+            return _sp(a, spec, env, senv, users, n_workers, joint)
+        return _instance_prop(a, spec, env, senv, users, n_workers)
+    except Budget as exc:
+        return a.done("unknown", str(exc))
+
+
+def query_size(spec, env: Environment, senv: SymEnv, prop: str, variant: str, users: Sequence[int],
+               joint: bool = False) -> int:
+    """Estimated number of variables of a per-instance question, without building anything: the
+    number of queries (and of the cross-check's encodings) times the columns and rows of chi(E)."""
+    J, S = env.n_users, env.n_servers
+    per_query = sum(1 for j in range(J) for s in range(S) if senv.usable(j, s, spec.placement)) \
+        + S * env.n_resources + env.n_external + sum(1 for t in env.tasks if t is not None)
+    n = spec.case_count(senv, range(J))  # the cross-check (validate_spec)
+    for i in users:
+        if prop == "sp":
+            reports = len(_patterns(env, i)[0])
+            if variant == "eligible":
+                reports = (2 ** S - 2) * (reports if joint else 1)
+            elif variant != "demand":
+                reports = 0  # not encoded
+            n += reports * spec.case_count(senv, [i])
+        elif prop == "ef":
+            n += 2 * sum(spec.case_count(senv, [i, k]) for k in range(J) if k != i)
+        elif prop == "si":
+            n += 2 * spec.case_count(senv, [i])
+    if prop == "po":
+        n += 2 * spec.case_count(senv, range(J))
+    return n * per_query
+
+
+def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
+            recheck: Callable[[JobResult], object], rejected_note: Callable[[int], str], vacuous_note: str,
+            certified_note: str) -> Result:
+    """Run the queries: the first SAT model that ``recheck`` turns into an exact certificate is the
+    violation; SAT models it rejects, or undecided queries, leave ``unknown``; all UNSAT needs a SAT
+    vacuity ``control`` for ``certified`` (else ``vacuous``)."""
+    a.result.details["queries"] = len(jobs_list)
+    unknown, rejected = [], 0
+    gen = run_jobs(jobs_list, n_workers, a.deadline)
+    try:
+        for r in gen:
+            if r.status == "unknown":
+                unknown.append(r.reason)
+            elif r.status == "sat":
+                cert = recheck(r)
+                if cert is not None:
+                    return a.violated(cert, {"kind": "z3-instance"})
+                rejected += 1
+    finally:
+        gen.close()
+    if rejected:
+        return a.done("unknown", rejected_note(rejected))
+    if unknown:
+        return a.done("unknown", f"{len(unknown)} of {len(jobs_list)} queries undecided "
+                                 f"({'; '.join(sorted(set(unknown)))})")
+    gen = run_jobs(control, n_workers, a.deadline)
+    try:
+        ok = any(r.status == "sat" for r in gen)
+    finally:
+        gen.close()
+    return a.done("certified", certified_note) if ok else a.done("vacuous", vacuous_note)
+
+
+def _sp(a: Attempt, spec, env, senv, users, n_workers, joint) -> Result:
+    """SP: one query per deviator, support pattern (or eligible set) and case of the deviated side."""
+    mech, prop, variant, deadline = a.mech, a.prop, a.variant, a.deadline
+    if variant == "tasks":
+        return a.done("unknown", "sp/tasks: not encoded (task bounds break scale invariance; use check)")
+    try:
+        truth_run = mech(env, exact=True)
+    except LPError as exc:
+        return a.done("unknown", f"truthful allocation failed: {exc}")
+    exact_truth = truth_run.exact
+    if not exact_truth and any(len(spec.cases(senv, [i])) != 1 for i in users):
+        return a.done("unknown", "the truthful allocation is not exact and its encoding needs a case split")
+    jobs_list, control, meta, spaces = [], [], {}, []
+
+    def add_query(i, dem, ext, params, cons, E, pat, strict, bucket):
+        dev = senv.with_user(i, dem, ext, eligible=E, params=params)
+        if spec.covers(dev):
+            return
+        for case in spec.cases(dev, [i]):
+            check_budget(deadline, f"building the queries ({len(jobs_list) + len(control)} built)")
+            ctx = Ctx()
+            ctx.add(*cons)
+            if exact_truth:
+                uT = utility(env, truth_run, i)
+            else:
+                uT = spec.encode(ctx, senv, spec.cases(senv, [i])[0], "T", need="lower").X[i]
+            aD = spec.encode(ctx, dev, case, "D", need="upper")
+            sp_goal(ctx, senv, dev, aD, i, uT, strict)
+            key = (i, E, pat, repr(case), strict)
+            meta[key] = (dem, ext, params, E, pat)
+            bucket.append(Job(key, to_smt2(ctx.cons), list(params), timeout=max(0.1, deadline - time.monotonic())))
+
+    for i in users:
+        normalise = spec.scale_invariant and env.tasks[i] is None
+        pats, note = _patterns(env, i)
+        truth_pat = (tuple(r for r in range(env.n_resources) if env.demand[i][r] > 0),
+                     tuple(k for k in range(env.n_external) if env.external_demand[i][k] > 0))
+        if variant == "demand":
+            for pat in pats:
+                dem, ext, params, cons = _sym_report(env, i, pat, normalise, f"mis{i}")
+                add_query(i, dem, ext, params, cons, env.eligible[i], pat, True, jobs_list)
+                if pat == truth_pat:  # the same query with >=: satisfied by the truthful report
+                    add_query(i, dem, ext, params, cons, env.eligible[i], pat, False, control)
+            spaces.append(f"{env.users[i]}: any demand report d' >= 0 (every support pattern{note}; d' > 0 "
+                          f"where the true demand is > 0" + (", normalised by Lemma L1" if normalise else "") + ")")
+        else:
+            S = env.n_servers
+            eligibles = [frozenset(c) for n in range(1, S + 1) for c in itertools.combinations(range(S), n)
+                         if frozenset(c) != env.eligible[i]]
+            for E in eligibles:
+                for pat in (pats if joint else [None]):
+                    if pat is None:
+                        add_query(i, list(env.demand[i]), list(env.external_demand[i]), {}, [], E, None, True,
+                                  jobs_list)
+                    else:
+                        dem, ext, params, cons = _sym_report(env, i, pat, normalise, f"mis{i}")
+                        add_query(i, dem, ext, params, cons, E, pat, True, jobs_list)
+            # control: the truthful report (outside this space) meets >=
+            add_query(i, list(env.demand[i]), list(env.external_demand[i]), {}, [], env.eligible[i], None, False,
+                      control)
+            spaces.append(f"{env.users[i]}: any eligible set E' != E (nonempty)" +
+                          (" with any demand report" if joint else ", demands truthful"))
+    a.result.details["space"] = "; ".join(spaces)
+
+    def recheck(r: JobResult):
+        i = r.key[0]
+        dem, ext, params, E, pat = meta[r.key]
+
+        def one(cand):
+            ev = evaluator(cand, params)
+            nd, ne = tuple(ev(v) for v in dem), tuple(ev(v) for v in ext)
+            rep = Report(i, demand=nd if pat is not None else None,
+                         external_demand=(ne if env.n_external else None) if pat is not None else None,
+                         eligible=E if E != env.eligible[i] else None)
+            return prop.recheck(mech, Witness(prop.name, variant, mech.name, env, Deviation("misreport", (rep,)),
+                                              None, (i,)))
+        return first_confirmed(rationalisations(r.values, r.algebraic), one)
+
+    return _decide(a, jobs_list, control, n_workers, recheck,
+                   lambda n: f"{n} z3 candidate(s) did not survive the exact re-check: no verdict",
+                   "the vacuity control (the truthful report meets >=) is not satisfiable: "
+                   "the encoding is inconsistent here, nothing was proved",
+                   "no misreport in the stated space gives more than the truthful utility on this instance "
+                   f"({len(jobs_list)} queries unsat; vacuity control sat)")
+
+
+def _instance_prop(a: Attempt, spec, env, senv, users, n_workers) -> Result:
+    """EF / SI / PO: the allocation encoded exactly (every case), one query per pair / user / once."""
+    mech, prop, variant, deadline = a.mech, a.prop, a.variant, a.deadline
+    J = env.n_users
+    if prop.name == "ef":
+        items = [(j, k) for j in users for k in range(J) if k != j]
+    elif prop.name == "si":
+        if variant == "external" and not env.n_external:
+            return a.done("unknown", "not applicable: no external resources")
+        if variant == "bounded" and not env.has_bounds:
+            return a.done("unknown", "not applicable: no task bounds")
+        items = [(j,) for j in users]
+    else:
+        items = [()]
+    jobs_list, ctl = [], []
+    for it in items:
+        targets = list(it) if it else list(range(J))
+        for case in spec.cases(senv, targets):
+            for strict in (True, False):
+                check_budget(deadline, f"building the queries ({len(jobs_list) + len(ctl)} built)")
+                ctx = Ctx()
+                alloc = spec.encode(ctx, senv, case, "T", need="exact" if prop.name == "ef" else "lower")
+                # the control: PO with >= (y = x meets it); EF/SI: the encoding alone, i.e. the goal's
+                # negation (on ONE instance EF/SI usually hold strictly, so their >= form may be unsat)
+                if prop.name == "ef" and strict:
+                    ef_goal(ctx, senv, alloc, it[0], it[1], variant, strict)
+                elif prop.name == "si" and strict:
+                    si_goal(ctx, senv, alloc, it[0], strict)
+                elif prop.name == "po":
+                    po_goal(ctx, senv, alloc, strict)
+                job = Job((it, repr(case), strict), to_smt2(ctx.cons), (), timeout=max(0.1, deadline - time.monotonic()))
+                (jobs_list if strict else ctl).append(job)
+    a.result.details["space"] = {"ef": "every ordered pair of users", "si": "every user",
+                                 "po": "every allocation of chi(E)"}[prop.name] \
+        + " (every allocation the mechanism's definition allows)"
+    control = "the same query with >= is sat" if prop.name == "po" else "the allocation's encoding alone is sat"
+    return _decide(a, jobs_list, ctl, n_workers,
+                   lambda r: first_confirmed([r.key[0]], lambda it: prop.recheck(
+                       mech, Witness(prop.name, variant, mech.name, env, None, None, tuple(it)))),
+                   lambda n: f"z3 says violated for {n} item(s) but the exact re-check does not confirm "
+                             f"it (an allocation the definition allows but the implementation does not return?)",
+                   "the vacuity control is unsat (" + ("the same query with >= in place of >" if prop.name == "po"
+                                                      else "the allocation's encoding alone") + "): nothing was proved",
+                   f"no {prop.name} violation on this instance ({len(jobs_list)} queries unsat; "
+                   f"vacuity control: {control})")

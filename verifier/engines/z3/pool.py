@@ -1,0 +1,241 @@
+"""Running z3 queries: in worker processes with HARD wall-clock limits, in parallel.
+
+A query travels as SMT-LIB text (``z3.Solver.sexpr()``) plus the names whose model values are wanted,
+so a worker needs nothing but z3.  z3's own ``timeout`` is set to the job's limit; a worker that
+overruns it by more than a grace period is killed and the job reported ``unknown`` ("hard timeout"),
+so a stuck nonlinear query can never hang a certification.  Every status other than ``sat`` /
+``unsat`` is ``unknown`` with z3's reason.
+"""
+from __future__ import annotations
+
+import itertools
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Iterable, Iterator, Optional, Sequence
+
+import z3
+
+__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs"]
+
+GRACE = 2.0
+
+
+def default_jobs() -> int:
+    """Worker processes by default: one per core."""
+    return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class Job:
+    """One query: SMT-LIB text, the names whose values a model should return, a time limit."""
+
+    key: Any
+    smt2: str
+    names: Sequence[str] = ()  # constants whose model values are returned (as Fractions / approximations)
+    timeout: float = 60.0  # seconds
+    logic: str = "QF_NRA"
+
+
+@dataclass
+class JobResult:
+    """A query's outcome: ``sat`` (with values) | ``unsat`` | ``unknown`` (with z3's reason)."""
+
+    key: Any
+    status: str  # 'sat' | 'unsat' | 'unknown'
+    seconds: float
+    values: dict = field(default_factory=dict)  # name -> Fraction (algebraic numbers: 40-digit approximations)
+    algebraic: list = field(default_factory=list)  # names whose value was irrational (approximated)
+    reason: str = ""
+
+
+def to_smt2(constraints: Iterable[Any]) -> str:
+    """Constraints as SMT-LIB text (what a worker process receives)."""
+    s = z3.Solver()
+    for c in constraints:
+        s.add(c)
+    return s.sexpr()
+
+
+def solve_text(smt2: str, names: Sequence[str], timeout: float, logic: str = "QF_NRA") -> tuple:
+    """Solve in this process; returns ``(status, seconds, values, algebraic, reason)``."""
+    from .symbolic import to_fraction_value
+
+    t0 = time.perf_counter()
+    s = z3.SolverFor(logic) if logic else z3.Solver()
+    s.set("timeout", max(1, int(timeout * 1000)))
+    try:
+        s.from_string(smt2)
+        r = s.check()
+    except z3.Z3Exception as exc:  # pragma: no cover - solver trouble is 'unknown'
+        return "unknown", time.perf_counter() - t0, {}, [], f"z3 error: {exc}"
+    dt = time.perf_counter() - t0
+    if r == z3.sat:
+        m = s.model()
+        values, alg = {}, []
+        for n in names:
+            v = m.eval(z3.Real(n), model_completion=True)
+            try:
+                values[n] = to_fraction_value(v, 40)
+            except ValueError:
+                continue
+            if z3.is_algebraic_value(v):
+                alg.append(n)
+        return "sat", dt, values, alg, ""
+    if r == z3.unsat:
+        return "unsat", dt, {}, [], ""
+    return "unknown", dt, {}, [], s.reason_unknown() or "unknown"
+
+
+def _worker(conn) -> None:  # pragma: no cover - runs in a child process
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        key, smt2, names, timeout, logic = msg
+        try:
+            out = solve_text(smt2, names, timeout, logic)
+        except Exception as exc:  # never let a worker die silently
+            out = ("unknown", 0.0, {}, [], f"worker error: {type(exc).__name__}: {exc}")
+        conn.send((key,) + out)
+
+
+class _Worker:
+    def __init__(self, ctx) -> None:
+        self.parent, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.job: Optional[Job] = None
+        self.started = 0.0
+
+    def kill(self) -> None:
+        """Kill the worker process (a job overran its limit)."""
+        try:
+            self.proc.kill()
+        finally:
+            self.proc.join(timeout=5)
+            self.parent.close()
+
+    def stop(self) -> None:
+        """Ask the idle worker to exit; kill it if it does not."""
+        try:
+            self.parent.send(None)
+        except (OSError, BrokenPipeError):
+            pass
+        self.proc.join(timeout=2)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(timeout=5)
+        self.parent.close()
+
+
+def _mp_context():
+    methods = mp.get_all_start_methods()
+    return mp.get_context("fork" if "fork" in methods else "spawn")
+
+
+def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] = None) -> Iterator[JobResult]:
+    """Yield results as jobs finish (any order).  ``n_workers = 0`` solves in this process (z3's own
+    timeout only).  ``deadline`` (``time.monotonic()`` value) cuts every job's limit; jobs that cannot
+    start before it are reported ``unknown`` ("budget exhausted").  Closing the generator early
+    kills the workers (used to stop at the first counterexample)."""
+    pending = list(jobs)
+    if n_workers <= 0:
+        for job in pending:
+            left = job.timeout if deadline is None else min(job.timeout, deadline - time.monotonic())
+            if left <= 0.05:
+                yield JobResult(job.key, "unknown", 0.0, reason="time budget exhausted")
+                continue
+            st, dt, vals, alg, why = solve_text(job.smt2, job.names, left, job.logic)
+            yield JobResult(job.key, st, dt, vals, alg, why)
+        return
+    ctx = _mp_context()
+    workers: list[_Worker] = []
+    try:
+        while pending or any(w.job is not None for w in workers):
+            now = time.monotonic()
+            # start jobs on idle workers
+            while pending:
+                idle = next((w for w in workers if w.job is None), None)
+                if idle is None and len(workers) < n_workers:
+                    idle = _Worker(ctx)
+                    workers.append(idle)
+                if idle is None:
+                    break
+                job = pending.pop(0)
+                left = job.timeout if deadline is None else min(job.timeout, deadline - now)
+                if left <= 0.05:
+                    yield JobResult(job.key, "unknown", 0.0, reason="time budget exhausted")
+                    continue
+                job = Job(job.key, job.smt2, job.names, left, job.logic)
+                idle.job, idle.started = job, time.monotonic()
+                idle.parent.send((job.key, job.smt2, list(job.names), job.timeout, job.logic))
+            busy = [w for w in workers if w.job is not None]
+            if not busy:
+                continue
+            limit = min(w.started + w.job.timeout + GRACE for w in busy)
+            ready = mp_wait([w.parent for w in busy], timeout=max(0.0, limit - time.monotonic()))
+            for w in busy:
+                if w.parent in ready:
+                    try:
+                        key, st, dt, vals, alg, why = w.parent.recv()
+                    except (EOFError, OSError):
+                        job = w.job
+                        w.kill()
+                        workers.remove(w)
+                        yield JobResult(job.key, "unknown", time.monotonic() - w.started,
+                                        reason="worker died (out of memory?)")
+                        continue
+                    w.job = None
+                    yield JobResult(key, st, dt, vals, alg, why)
+            now = time.monotonic()
+            for w in [w for w in workers if w.job is not None and now > w.started + w.job.timeout + GRACE]:
+                job = w.job
+                w.kill()
+                workers.remove(w)
+                yield JobResult(job.key, "unknown", now - w.started, reason="hard timeout (worker killed)")
+    finally:
+        for w in workers:
+            if w.job is not None:
+                w.kill()
+            else:
+                w.stop()
+
+
+def split_disjunctions(constraints: Sequence[Any], cap: int = 256) -> list:
+    """Case split on the top-level disjunctions (which term attains a min, which row is tight, ...):
+    the disjunctions are taken in order while the number of combinations stays <= ``cap``; every
+    returned constraint list replaces each chosen ``Or`` by one of its arguments.  The union of the
+    returned cases is equivalent to ``constraints`` (each ``Or`` is split exhaustively)."""
+    cons = list(constraints)
+    chosen, total = [], 1
+    for i, c in enumerate(cons):
+        if z3.is_or(c):
+            n = c.num_args()
+            if total * n > cap:
+                continue
+            chosen.append(i)
+            total *= n
+    if not chosen:
+        return [(None, cons)]
+    out = []
+    for combo in itertools.product(*[range(cons[i].num_args()) for i in chosen]):
+        sub = list(cons)
+        for i, a in zip(chosen, combo):
+            sub[i] = cons[i].arg(a)
+        out.append((combo, sub))
+    return out
+
+
+def split_jobs(key: Any, constraints: Sequence[Any], names: Sequence[str], timeout: float, cap: int = 256) -> list:
+    """Jobs ``(key, combo)``, one per sub-case of :func:`split_disjunctions` of ``constraints``."""
+    jobs = []
+    for combo, sub in split_disjunctions(constraints, cap):
+        jobs.append(Job((key, combo), to_smt2(sub), names, timeout))
+    return jobs

@@ -1,0 +1,103 @@
+"""Markdown renderings: ``run`` reports (and ``audit`` tables, ``verifier.audit``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..engines.minimize import describe_size
+from ..results import Result, verdict_text
+from .common import detail, domain_text
+
+__all__ = ["render_markdown", "render_audit_markdown"]
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def render_markdown(rep) -> str:
+    """A ``run`` report as Markdown (a GitHub-ready table)."""
+    out = [f"# mechverify run: `{rep.mechanism}`", "",
+           f"*{rep.title}*", "",
+           f"- setting: {rep.setting}",
+           f"- domain searched: {domain_text(rep.domain)}",
+           f"- seed {rep.seed}, budget {rep.budget:g} CPU s, took {rep.seconds:.1f} CPU s "
+           f"({rep.wall_seconds:.1f} s wall)", "",
+           "| property/variant | paper claims | verdict | claim | details |",
+           "|---|---|---|---|---|"]
+    for r in rep.results:
+        status = f"**{r.claim_status()}**" if r.refuted else r.claim_status()
+        det = detail(r) or (r.note or "")
+        out.append(f"| {r.property}/{r.variant} | {_md_escape(r.claims_text())} | {_md_escape(verdict_text(r))} | "
+                   f"{status} | {_md_escape(det)} |")
+    if rep.skipped:
+        out += ["", "Not searched: " + "; ".join(f"{p}/{v} ({why})" for p, v, why in rep.skipped)]
+    refuted = [r for r in rep.results if r.refuted]
+    out.append("")
+    if refuted:
+        out.append("## Claims refuted")
+        out += [f"- **{r.property}/{r.variant}**: the paper ("
+                f"{'; '.join(r.refuted_sources())}) says it holds; {verdict_text(r)}"
+                for r in refuted]
+    else:
+        out.append("No claim of the paper was refuted in this run.")
+    return "\n".join(out) + "\n"
+
+
+def _evidence_text(e: Result) -> str:
+    v, src = e.verdict, e.details.get("source", "")
+    if v == "violated":
+        extra = ""
+        if e.time_to_first is not None and src == "search":
+            extra = (f"; found from scratch in {round(e.time_to_first, 3)} s, minimal {describe_size(e.size)} "
+                     f"({(e.minimality or {}).get('status')})")
+        outs = "; ".join(o for o in e.outcomes if o not in ("REFUTED", "confirmed"))
+        return f"{e.variant}: violated -- {e.counterexample} ({src}{extra})" + (f" [{outs}]" if outs else "")
+    if v == "not_refuted":
+        return f"{e.variant}: no violation found in {e.trials} trials / {round(e.seconds, 3)} s"
+    if v == "certified":
+        return f"{e.variant}: certified ({verdict_text(e)})"
+    return f"{e.variant}: unknown -- {e.note or (verdict_text(e) if src else 'not searched')}"
+
+
+def render_audit_markdown(result: dict[str, Any]) -> str:
+    """An audit as Markdown: each seed table (paper's mark -> verdict), evidence per cell, refuted claims."""
+    out = ["# mechverify audit", "",
+           f"seed {result['seed']}, search budget {result['budget']:g} CPU s, took {result['seconds']:.1f} s wall; "
+           f"evidence store `{result['store']}`" + (" (ignored: --fresh)" if result["fresh"] else ""), "",
+           "Legend: paper's mark (✓ claimed to hold, ✗ claimed to fail, – no claim registered) → our verdict. "
+           "**REFUTED**: the paper says it holds and an exact, stored, replayable counterexample shows it does "
+           "not. *not refuted* / *not reproduced*: no counterexample found within the budget (not a proof).", ""]
+    cells = result["cells"]
+    for tid, title, cols, props in result["tables"]:
+        out += [f"## {title}", ""]
+        out.append("| property | " + " | ".join(label for label, _ in cols) + " |")
+        out.append("|---|" + "---|" * len(cols))
+        for p in props:
+            row = []
+            for label, name in cols:
+                c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
+                row.append(c.short())
+            out.append(f"| {p} | " + " | ".join(row) + " |")
+        out += ["", "Evidence:", ""]
+        for label, name in cols:
+            for p in props:
+                c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
+                if c.verdict in ("not_registered",):
+                    continue
+                claim = "paper: " + c.claims_text() if c.claims else "no claim registered"
+                ev = "; ".join(_evidence_text(e) for e in c.evidence) or c.verdict
+                also = (" Also: " + "; ".join(c.also)) if c.also else ""
+                out.append(f"- `{name}` {p} ({claim}): {ev}.{also}")
+        out.append("")
+    refuted = [c for c in cells if c.refuted]
+    out.append("## Refuted claims")
+    out.append("")
+    if refuted:
+        for c in refuted:
+            paths = [e.counterexample for e in c.evidence if e.verdict == "violated"]
+            src = "; ".join(src for st, src in c.claims if st == "holds")
+            out.append(f"- `{c.mechanism}` {c.property}: paper [{src}] says it holds; "
+                       f"counterexample(s): {', '.join(p for p in paths if p)}")
+    else:
+        out.append("none")
+    return "\n".join(out) + "\n"

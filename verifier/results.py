@@ -1,0 +1,126 @@
+"""THE result record and verdict vocabulary of ``check``, ``run``, ``audit``, ``certify`` and ``query``.
+
+One :class:`Result` per (mechanism, property, variant) question.  Its ``verdict`` is one of
+:data:`VERDICTS`; :func:`verdict_text` says in words what was established -- never a bare "holds".
+Renderers (``verifier/report/``) turn results into text, Markdown, JSON and HTML.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from mechverify.model import describe_shape
+from mechverify.numbers import fmt
+
+from .claims import REFUTED
+
+__all__ = ["VERDICTS", "Result", "verdict_text", "is_noise"]
+
+#: verdict -> what it means
+VERDICTS = {
+    "violated": "an exact counterexample (re-checked in rational arithmetic)",
+    "certified": "proved on a stated domain (z3)",
+    "satisfied": "an instance property checked exactly on this instance",
+    "not_refuted": "no violation found in N trials / T s (not a proof)",
+    "not_applicable": "the property's premise fails",
+    "vacuous": "the certification's vacuity control is UNSAT: nothing was proved",
+    "unknown": "nothing could be established (the note says why)",
+}
+
+
+@dataclass
+class Result:
+    """What one question about one mechanism established (see :data:`VERDICTS`).
+
+    ``claims`` are the registered claims covering the cell (``verifier.claims.claims_for``) and
+    ``outcomes`` what the verdict means for each (``verifier.claims.outcomes``).  ``details`` holds what
+    only one engine produces (z3: cases, control, space; check: per-claim instance notes; audit:
+    evidence source)."""
+
+    mechanism: str
+    property: str
+    variant: str
+    verdict: str = "unknown"
+    claims: list = field(default_factory=list)
+    outcomes: list = field(default_factory=list)
+    certificate: Any = None
+    counterexample: Optional[str] = None  # path of the stored counterexample
+    stored_new: bool = False
+    measure: Any = None
+    trials: int = 0
+    seconds: float = 0.0
+    wall_seconds: float = 0.0
+    time_to_first: Optional[float] = None
+    wall_to_first: Optional[float] = None
+    engine: str = ""
+    note: str = ""
+    domain: dict = field(default_factory=dict)
+    size: Optional[dict] = None
+    minimality: Optional[dict] = None
+    certified: Optional[dict] = None
+    details: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"<Result {self.mechanism} {self.property}/{self.variant}: {verdict_text(self)}>"
+
+    @property
+    def claimed(self) -> Optional[str]:
+        """The first covering claim's status ('holds' | 'fails'); None without a claim."""
+        return self.claims[0].status if self.claims else None
+
+    @property
+    def claim_source(self) -> Optional[str]:
+        """The first covering claim's source."""
+        return self.claims[0].source if self.claims else None
+
+    @property
+    def refuted(self) -> bool:
+        """Some paper says it holds, and an exact counterexample inside that claim's domain shows it does not."""
+        return any(o == REFUTED for o in self.outcomes)
+
+    def refuted_sources(self) -> list[str]:
+        """Sources of the claims this result refutes."""
+        return [c.source for c, o in zip(self.claims, self.outcomes) if o == REFUTED]
+
+    def claim_status(self) -> str:
+        """How the verdict relates to the papers' claims, in words."""
+        if not self.claims:
+            return "no claim"
+        if len(self.claims) == 1:
+            return self.outcomes[0]
+        return "; ".join(f"{c.source.split()[0]} '{c.status}': {o}" for c, o in zip(self.claims, self.outcomes))
+
+    def claims_text(self) -> str:
+        """``holds [source]; fails [source]`` or ``no claim``."""
+        return "; ".join(f"{c.status} [{c.source}]" for c in self.claims) if self.claims else "no claim"
+
+
+def is_noise(measure: Any) -> bool:
+    """A float measure indistinguishable from "no change" (|m| < 1e-9)."""
+    return measure is not None and not isinstance(measure, str) and abs(float(measure)) < 1e-9
+
+
+def verdict_text(r: Result) -> str:
+    """What the verdict means, in words (never a bare 'holds')."""
+    if r.verdict == "violated":
+        return f"violated (counterexample {r.counterexample or 'not stored'})"
+    if r.verdict == "certified":
+        dom = (r.certified or {}).get("domain")
+        if isinstance(dom, dict) and isinstance(dom.get("shape"), dict):
+            sh = dom["shape"]
+            text = (describe_shape(sh["users"], sh["servers"], sh["resources"], sh.get("external", 0))
+                    + "; positive data, equal weights, no placement, unbounded tasks (docs/z3.md)")
+            how = (r.certified or {}).get("method")
+            return f"certified for domain D (z3{', ' + how if how else ''}): {text}"
+        return f"certified for domain D: {dom}" if dom else "certified"
+    if r.verdict == "not_refuted":
+        mv = 0 if is_noise(r.measure) else r.measure
+        m = "" if mv is None else f"; worst measure {fmt(mv)}"
+        return f"no violation found in {r.trials} trials / {r.seconds:.1f} s{m}"
+    if r.verdict == "satisfied":
+        return "satisfied on this instance (exact check)"
+    if r.verdict == "not_applicable":
+        return f"not applicable ({r.note or 'premise fails'})"
+    if r.verdict == "vacuous":
+        return f"vacuous -- the vacuity control is UNSAT, so nothing is certified ({r.note})"
+    return f"unknown: {r.note or 'no reason given'}"
