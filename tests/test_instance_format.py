@@ -197,8 +197,8 @@ EXTREME = [
 
 @pytest.mark.parametrize("mech", [m.name for m in mechanisms.all_mechanisms() if m.setting.divisible])
 def test_extreme_legal_instances_run_through_the_float_path(mech):
-    """At the numeric limits, LP coefficients stay far below HiGHS's 1e15 (the largest are products of
-    three inputs, <= 1e12): no overflow, no model rejection.  What the limits do not promise is float
+    """At the numeric limits, LP coefficients stay far below HiGHS's 1e15 (measured: at most 1e12, products of
+    a few inputs): no overflow, no model rejection.  What the limits do not promise is float
     accuracy: on such badly scaled instances a float allocation may be refused by the output check
     (a one-line error, never a verdict; the exact path is unaffected).  (Indivisible mechanisms place
     tasks one by one, so 1e8 tasks are a matter of time, not of numbers: not run here.)"""
