@@ -104,13 +104,17 @@ def to_fraction(value: Any, field: str) -> Fraction:
         return Fraction(repr(value))
     if isinstance(value, str):
         text = value.strip()
-        if _RATIONAL.match(text):
-            num, den = (int(p) for p in text.split("/"))
-            if den == 0:
-                raise InstanceError(f"{field}: division by zero in {value!r}")
-            return Fraction(num, den)
-        if _DECIMAL.match(text):
-            return Fraction(text)
+        try:
+            if _RATIONAL.match(text):
+                num, den = (int(p) for p in text.split("/"))
+                if den == 0:
+                    raise InstanceError(f"{field}: division by zero in {value!r}")
+                return Fraction(num, den)
+            if _DECIMAL.match(text):
+                return Fraction(text)
+        except ValueError as exc:  # e.g. a control character that \s accepts and int() does not: '1/\x1f2'
+            if isinstance(exc, InstanceError):
+                raise
         raise InstanceError(f"{field}: not a number: {value!r} (use an int, a decimal like '0.25' or 'p/q')")
     # numpy scalars and the like
     try:
