@@ -8,12 +8,12 @@ import sys
 from typing import Any
 
 from mechverify.lp import LPError
-from mechverify.numbers import InstanceError, fmt
+from mechverify.numbers import InstanceError
 
 from .common import CliError, command
 
 #: the commands this module defines (``main`` loads no other command module for them)
-NAMES = ("list", "allocate")
+NAMES = ("list", "allocate", "schema")
 
 
 # ---------------------------------------------------------------------- list
@@ -93,7 +93,7 @@ def _table(res: dict[str, Any], full: bool) -> str:
 def cmd_allocate(args: argparse.Namespace) -> int:
     """``allocate``: one instance (table or JSON) or a batch of JSON lines."""
     from mechanisms import get
-    from mechverify.model import load_environment, parse_environment
+    from mechverify.model import load_environment, parse_environment_text
 
     get(args.mechanism)  # unknown mechanism -> one-line error before reading anything
     if args.batch:
@@ -117,11 +117,14 @@ def cmd_allocate(args: argparse.Namespace) -> int:
                 if not line.strip():
                     continue
                 try:
-                    env = parse_environment(json.loads(line))
-                    res = allocation_result(args.mechanism, env, args.exact)
-                except json.JSONDecodeError as exc:
+                    env = parse_environment_text(line, f"line {lineno}")
+                except InstanceError as exc:
                     failures += 1
-                    res = {"error": f"line {lineno}: invalid JSON: {exc.msg}"}
+                    msg = str(exc) if str(exc).startswith(f"line {lineno}:") else f"line {lineno}: {exc}"
+                    sys.stdout.write(json.dumps({"error": msg}) + "\n")
+                    continue
+                try:
+                    res = allocation_result(args.mechanism, env, args.exact)
                 except (InstanceError, LPError) as exc:
                     failures += 1
                     res = {"error": f"line {lineno}: {exc}"}
@@ -130,10 +133,7 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     if not args.instance:
         raise CliError("allocate: missing INSTANCE (a JSON file, '-' for stdin) or --batch FILE.jsonl")
     if args.instance == "-":
-        try:
-            env = parse_environment(json.loads(sys.stdin.read()))
-        except json.JSONDecodeError as exc:
-            raise CliError(f"stdin: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        env = parse_environment_text(sys.stdin.read(), "stdin")
     else:
         env = load_environment(args.instance)
     res = allocation_result(args.mechanism, env, args.exact)
@@ -141,4 +141,18 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         print(json.dumps(res))
     else:
         print(_table(res, args.full))
+    return 0
+
+
+# ---------------------------------------------------------------------- schema
+def _configure_schema(p: argparse.ArgumentParser) -> None:
+    """``schema`` takes no arguments."""
+
+
+@command("schema", "print the JSON Schema (draft 2020-12) of the instance format")(_configure_schema)
+def cmd_schema(args: argparse.Namespace) -> int:
+    """``schema``: the instance format's JSON Schema, shipped with the package."""
+    from mechverify.model import instance_schema
+
+    print(json.dumps(instance_schema(), indent=2))
     return 0

@@ -128,7 +128,7 @@ def test_batch_bad_line_gives_error_line_and_nonzero_exit(capsys, tmp_path):
     res = [json.loads(line) for line in out.splitlines()]
     assert len(res) == 4
     assert set(res[0]) == RESULT_KEYS and set(res[3]) == RESULT_KEYS
-    assert res[1] == {"error": res[1]["error"]} and res[1]["error"].startswith("line 2: invalid JSON")
+    assert res[1] == {"error": res[1]["error"]} and res[1]["error"].startswith("line 2: invalid JSON")  # "at line 1 column ..." follows
     assert res[2]["error"].startswith("line 3: servers[0].capacity[0]: must be >= 0")
 
 

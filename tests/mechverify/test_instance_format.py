@@ -23,8 +23,8 @@ from mechverify.lp import LPError
 from mechverify.model import (MAX_INSTANCE_BYTES, MAX_NESTING, InstanceError, instance_schema, load_environment,
                               loads_instance, parse_environment, parse_environment_text)
 from verifier.cli import main
+from tests.helpers import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.json")))
 
 
