@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mechverify.allocation import feasibility_violations  # noqa: E402
-from mechverify.model import parse_environment  # noqa: E402
+from mechverify.instances import parse_environment  # noqa: E402
 
 
 def build(users: int, servers: int, bounded: float, seed: int):

@@ -31,7 +31,7 @@ sys.path.insert(0, ROOT)
 
 from mechanisms import allocate  # noqa: E402
 from mechanisms.lmm_mms import AlgorithmStall, algorithm1  # noqa: E402
-from mechverify.model import parse_environment  # noqa: E402
+from mechverify.instances import parse_environment  # noqa: E402
 
 
 def instance(caps, demands, bounds) -> dict:

@@ -4,7 +4,8 @@ the lexicographic max-min solver.  Data flows one way:
 environment -> mechanism -> allocation -> property check -> witness -> exact certificate -> store -> report
 """
 from .allocation import Allocation, Bundle, feasibility_violations, is_feasible  # noqa: F401
-from .model import Environment, load_environment, parse_environment  # noqa: F401
+from .instances import instance_schema, load_environment, parse_environment  # noqa: F401
+from .model import Environment  # noqa: F401
 from .numbers import InstanceError, fmt, fmt_exact, to_fraction  # noqa: F401
 from .utility import true_tasks, utilities, utility  # noqa: F401
 

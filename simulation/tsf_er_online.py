@@ -18,7 +18,8 @@ from typing import Any, Optional, Sequence
 
 from mechanisms.seed004.online import SETTING, Scheduler, task_count
 from mechverify.allocation import Allocation
-from mechverify.model import Environment, parse_environment
+from mechverify.model import Environment
+from mechverify.instances import parse_environment
 from mechverify.numbers import InstanceError, to_fraction
 
 from .metrics import domination_factor, jct_factor, min_ef_sat, min_si_sat, utilization

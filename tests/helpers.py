@@ -26,7 +26,7 @@ import pytest
 from mechanisms import get
 from mechanisms.registry import Mechanism, Setting, SettingError
 from mechverify.allocation import Allocation
-from mechverify.model import load_environment, parse_environment
+from mechverify.instances import load_environment, parse_environment
 from verifier.check import check_property
 from verifier.properties import Deviation, Report, get_property
 

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 
 from .properties import Deviation, Witness, get_property
 from .properties.base import Certificate

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from mechverify import __version__
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from mechverify.numbers import json_number
 
 from .properties import Deviation, Witness, get_property

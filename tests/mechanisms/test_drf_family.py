@@ -18,7 +18,7 @@ import mechanisms
 from mechanisms.drf_family import global_dominant_share
 from mechanisms.registry import SettingError
 from mechverify.allocation import feasibility_violations
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from tests.helpers import ROOT
 from tests.helpers import example as ex
 

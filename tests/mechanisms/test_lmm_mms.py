@@ -14,7 +14,7 @@ import pytest
 
 from mechanisms import SettingError, allocate, get
 from mechanisms.lmm_mms import AlgorithmStall, algorithm1, mms, theta_max
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from mechverify.utility import utilities
 from tests.helpers import ROOT, example
 

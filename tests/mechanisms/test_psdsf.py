@@ -21,7 +21,8 @@ import mechanisms
 from mechanisms import psdsf as P
 from mechanisms.registry import SettingError
 from mechverify.allocation import feasibility_violations
-from mechverify.model import Environment, load_environment, parse_environment
+from mechverify.model import Environment
+from mechverify.instances import load_environment, parse_environment
 from mechverify.numbers import InstanceError
 from simulation.psdsf_distributed import run_distributed
 from tests.helpers import ROOT

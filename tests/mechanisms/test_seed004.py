@@ -18,7 +18,7 @@ from mechanisms.normalisers import etas
 from mechanisms.registry import SettingError
 from mechanisms.seed004 import make_alpha_mechanism, resolve_alpha
 from mechverify.allocation import feasibility_violations
-from mechverify.model import load_environment, parse_environment
+from mechverify.instances import load_environment, parse_environment
 from mechverify.numbers import InstanceError
 from mechverify.utility import utility
 from tests.helpers import ROOT

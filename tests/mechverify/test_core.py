@@ -9,7 +9,8 @@ import pytest
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.lexmaxmin import lex_max_min
 from mechverify.lp import LinearProgram, solve
-from mechverify.model import describe_shape, parse_environment
+from mechverify.model import describe_shape
+from mechverify.instances import parse_environment
 from mechverify.numbers import InstanceError, fmt_exact, to_fraction
 from mechverify.utility import true_tasks, utility
 

@@ -18,10 +18,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import mechanisms
-from mechverify import model
 from mechverify.lp import LPError
-from mechverify.model import (MAX_INSTANCE_BYTES, MAX_NESTING, InstanceError, instance_schema, load_environment,
-                              loads_instance, parse_environment, parse_environment_text)
+from mechverify.model import InstanceError
+from mechverify.instances import (MAX_INSTANCE_BYTES, MAX_NESTING, check_nesting, instance_number, instance_schema,
+                                  load_environment, loads_instance, parse_environment, parse_environment_text)
 from verifier.cli import main
 from tests.helpers import ROOT
 
@@ -138,7 +138,7 @@ def test_huge_exponent_is_rejected_without_building_the_number():
     t0 = time.perf_counter()
     for text in ("1e999999", "1e-999999", "9" * 90 + "e99999", "0.5E+9999999"):
         with pytest.raises(InstanceError, match="out of range"):
-            model._number(text, "f")
+            instance_number(text, "f")
     assert time.perf_counter() - t0 < 0.5  # building 10**999999 alone takes seconds
 
 
@@ -159,9 +159,9 @@ def test_nesting_limit_is_exact():
           "users": [{"demand": [1], "server_demand": {"s": [2]}}]}
     parse_environment_text(json.dumps(ok))
     nested = json.loads(deep_users(MAX_NESTING - 1))  # top object + MAX_NESTING - 1 lists = MAX_NESTING
-    model._check_tree(nested)
+    check_nesting(nested)
     with pytest.raises(InstanceError, match="nesting too deep"):
-        model._check_tree(json.loads(deep_users(MAX_NESTING)))
+        check_nesting(json.loads(deep_users(MAX_NESTING)))
 
 
 def test_boundary_numbers_are_accepted_exactly():

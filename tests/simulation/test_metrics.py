@@ -14,7 +14,7 @@ import pytest
 
 from simulation import metrics as M
 from mechverify.allocation import Allocation
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from mechverify.numbers import InstanceError
 
 FIG2 = {"resources": ["cpu", "mem"],

@@ -13,7 +13,7 @@ from mechanisms.seed004.online import Scheduler, tsf_er_online
 from simulation import metrics as M
 from simulation.tsf_er_online import jct_factors, simulate, synthetic_workload, time_averaged_metrics
 from mechverify.allocation import feasibility_violations
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from mechverify.numbers import InstanceError
 
 # Seed 004 Fig. 2 in raw units (link capacity 15; see tests/test_metrics.py).

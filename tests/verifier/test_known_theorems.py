@@ -16,7 +16,7 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from verifier.engines import strategies as S
 from verifier.engines.search import search
 from verifier.properties import get_property

@@ -93,7 +93,7 @@ def _table(res: dict[str, Any], full: bool) -> str:
 def cmd_allocate(args: argparse.Namespace) -> int:
     """``allocate``: one instance (table or JSON) or a batch of JSON lines."""
     from mechanisms import get
-    from mechverify.model import load_environment, parse_environment_text
+    from mechverify.instances import load_environment, parse_environment_text
 
     get(args.mechanism)  # unknown mechanism -> one-line error before reading anything
     if args.batch:
@@ -152,7 +152,7 @@ def _configure_schema(p: argparse.ArgumentParser) -> None:
 @command("schema", "print the JSON Schema (draft 2020-12) of the instance format")(_configure_schema)
 def cmd_schema(args: argparse.Namespace) -> int:
     """``schema``: the instance format's JSON Schema, shipped with the package."""
-    from mechverify.model import instance_schema
+    from mechverify.instances import instance_schema
 
     print(json.dumps(instance_schema(), indent=2))
     return 0

@@ -29,7 +29,7 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: every property's verdict on one instance; violations can be stored (``--store``)."""
     from mechanisms import get
-    from mechverify.model import load_environment
+    from mechverify.instances import load_environment
 
     from ..check import check_instance
     from ..claims import claims_for

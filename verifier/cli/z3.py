@@ -132,7 +132,7 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
 def cmd_query(args: argparse.Namespace) -> int:
     """``query MECH INSTANCE [--property P] [--user NAME] ...``."""
     from mechanisms import get
-    from mechverify.model import load_environment
+    from mechverify.instances import load_environment
 
     from ..properties import get_property
     from ..engines.z3 import instance_query

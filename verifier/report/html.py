@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from mechverify.model import Environment, parse_environment
+from mechverify.model import Environment
+from mechverify.instances import parse_environment
 from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks
 
@@ -38,6 +39,7 @@ EMBED_LIMIT = 40_000  # embed stored JSON up to this many characters
 
 
 def esc(s: Any) -> str:
+    """HTML-escaped text of ``s`` (quotes too)."""
     return html.escape(str(s), quote=True)
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, Phase, find, given, seed, settings
 import mechanisms
 from mechanisms.registry import Mechanism, Setting
 from mechverify.allocation import Allocation
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from verifier.engines import strategies as S
 from verifier.engines.optimize import optimize_misreports
 from verifier.engines.search import search

@@ -10,7 +10,7 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from verifier.store import replay
 from verifier.engines.z3 import SPECS, Shape, certify
 from verifier.engines.z3.validate import random_env, validate_spec
@@ -135,7 +135,7 @@ def test_certify_tsf_er_sp_with_external_resource_on_two_servers():
 # ---------------------------------------------------------------------- per-instance queries
 def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
     """CRU on seed 004 App. 9.1's truthful instance: z3's misreport of A passes the exact re-check."""
-    from mechverify.model import load_environment
+    from mechverify.instances import load_environment
     from verifier.cli.z3 import persist_result
     from verifier.engines.z3 import instance_query
 
@@ -152,7 +152,7 @@ def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
 
 
 def test_instance_query_ef_si_po():
-    from mechverify.model import load_environment
+    from mechverify.instances import load_environment
     from verifier.engines.z3 import instance_query
 
     env = load_environment("examples/004-fig2.json")
@@ -343,7 +343,7 @@ def test_instance_query_too_large_is_unknown_at_once():
 
 def test_instance_query_honours_its_timeout_while_building():
     """The 120-server cluster: the cross-check and the query building stop at the deadline."""
-    from mechverify.model import load_environment
+    from mechverify.instances import load_environment
     from verifier.engines.z3 import instance_query
     r = instance_query("tsf", load_environment("examples/002-fig5-cluster.json"), "sp", timeout=3, jobs=1)
     # (a cross-check that z3 leaves undecided within its own per-check limit is reported as such)

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from mechanisms import get
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from mechverify.numbers import gt, rel_change
 from verifier.engines.minimize import minimize
 from verifier.engines.search import search

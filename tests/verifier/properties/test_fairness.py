@@ -7,7 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 from mechanisms import get
-from mechverify.model import parse_environment
+from mechverify.instances import parse_environment
 from verifier.properties import get_property
 from tests.helpers import (EQUAL_TASKS, SENIORITY, env_of, example, external_env, fails, fixed, ghodsi,
                            global_cpu_env, holds, leave, one_cpu, verdict)

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 import mechanisms
-from mechverify.model import load_environment
+from mechverify.instances import load_environment
 from verifier.audit import run_audit
 from verifier.check import check_instance
 from verifier.report import (audit_to_json, check_line, check_result_to_json, expand_codes, measure_text,

@@ -129,5 +129,5 @@ def random_env(shape: Shape, rng: random.Random, zeros: bool = False, bounds: bo
             k = rng.randint(1, shape.servers - 1)
             u["eligible"] = [f"s{s + 1}" for s in sorted(rng.sample(range(shape.servers), k))]
         data["users"].append(u)
-    from mechverify.model import parse_environment
+    from mechverify.instances import parse_environment
     return parse_environment(data)
