@@ -263,8 +263,7 @@ def instance_schema() -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- parsing
 _TOP_KEYS = {"resources", "servers", "external", "users", "name", "description", "source"}
-_SERVER_KEYS = {"name", "capacity"}
-_EXTERNAL_KEYS = {"name", "capacity"}
+_ENTRY_KEYS = {"name", "capacity"}  # a server or an external resource
 _USER_KEYS = {"name", "demand", "external_demand", "weight", "eligible", "tasks", "server_demand"}
 
 
@@ -272,6 +271,32 @@ def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted((k for k in obj if k not in allowed), key=str)
     if unknown:
         raise InstanceError(f"{where}: unknown field {_show(unknown[0])} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _non_negative(raw: Any, field: str) -> Fraction:
+    """One number of the instance, >= 0."""
+    c = instance_number(raw, field)
+    if c < 0:
+        raise InstanceError(f"{field}: must be >= 0 (got {_show(raw)})")
+    return c
+
+
+def _named_entries(raw: Any, where: str, prefix: str, non_empty: bool, capacity) -> tuple[list, list]:
+    """``servers`` / ``external``: a list of ``{name, capacity}`` objects -> (names, parsed capacities).
+    A missing name defaults to ``prefix`` + position (``s1``, ``ext1``, ...)."""
+    if not isinstance(raw, list) or (non_empty and not raw):
+        what = "a non-empty list" if non_empty else "a list"
+        raise InstanceError(f"{where}: expected {what} of {{name, capacity}}, got {_show(raw)}")
+    names, caps = [], []
+    for i, obj in enumerate(raw):
+        if not isinstance(obj, Mapping):
+            raise InstanceError(f"{where}[{i}]: expected an object {{name, capacity}}, got {_show(obj)}")
+        _check_keys(obj, _ENTRY_KEYS, f"{where}[{i}]")
+        names.append(_check_name(obj.get("name", f"{prefix}{i + 1}"), f"{where}[{i}].name"))
+        if "capacity" not in obj:
+            raise InstanceError(f"{where}[{i}].capacity: missing")
+        caps.append(capacity(obj["capacity"], f"{where}[{i}].capacity"))
+    return names, caps
 
 
 def parse_environment(data: Any) -> Environment:
@@ -293,37 +318,13 @@ def parse_environment(data: Any) -> Environment:
     resources = _name_list(data["resources"], "resources")
     R = len(resources)
 
-    raw_servers = data["servers"]
-    if not isinstance(raw_servers, list) or not raw_servers:
-        raise InstanceError(f"servers: expected a non-empty list of {{name, capacity}}, got {_show(raw_servers)}")
-    servers, capacity = [], []
-    for s, srv in enumerate(raw_servers):
-        if not isinstance(srv, Mapping):
-            raise InstanceError(f"servers[{s}]: expected an object {{name, capacity}}, got {_show(srv)}")
-        _check_keys(srv, _SERVER_KEYS, f"servers[{s}]")
-        name = _check_name(srv.get("name", f"s{s + 1}"), f"servers[{s}].name")
-        if "capacity" not in srv:
-            raise InstanceError(f"servers[{s}].capacity: missing")
-        servers.append(name)
-        capacity.append(_vector(srv["capacity"], R, f"servers[{s}].capacity", "resource"))
+    servers, capacity = _named_entries(data["servers"], "servers", "s", True,
+                                       lambda raw, f: _vector(raw, R, f, "resource"))
     servers_t = _name_list(servers, "servers")
     sindex = {n: i for i, n in enumerate(servers_t)}
 
-    raw_ext = data.get("external", []) or []
-    if not isinstance(raw_ext, list):
-        raise InstanceError(f"external: expected a list of {{name, capacity}}, got {_show(raw_ext)}")
-    ext_names, ext_cap = [], []
-    for k, e in enumerate(raw_ext):
-        if not isinstance(e, Mapping):
-            raise InstanceError(f"external[{k}]: expected an object {{name, capacity}}, got {_show(e)}")
-        _check_keys(e, _EXTERNAL_KEYS, f"external[{k}]")
-        ext_names.append(_check_name(e.get("name", f"ext{k + 1}"), f"external[{k}].name"))
-        if "capacity" not in e:
-            raise InstanceError(f"external[{k}].capacity: missing")
-        c = instance_number(e["capacity"], f"external[{k}].capacity")
-        if c < 0:
-            raise InstanceError(f"external[{k}].capacity: must be >= 0 (got {_show(e['capacity'])})")
-        ext_cap.append(c)
+    ext_names, ext_cap = _named_entries(data.get("external", []) or [], "external", "ext", False,
+                                        lambda raw, f: _non_negative(raw, f))
     ext_t = _name_list(ext_names, "external", allow_empty=True)
     K = len(ext_t)
 

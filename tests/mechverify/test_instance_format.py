@@ -113,13 +113,19 @@ def _one_line(msg: str) -> None:
     assert "\n" not in msg and len(msg) < 400, msg
 
 
+def _rejection(parse, text: str) -> str:
+    """The one-line ``InstanceError`` message ``parse(text, "inst.json")`` raises."""
+    with pytest.raises(InstanceError) as e:
+        parse(text, "inst.json")
+    msg = str(e.value)
+    _one_line(msg)
+    return msg
+
+
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_instance_rejected_naming_the_field(case):
     text, field, words = HOSTILE[case]
-    with pytest.raises(InstanceError) as e:
-        parse_environment_text(text, "inst.json")
-    msg = str(e.value)
-    _one_line(msg)
+    msg = _rejection(parse_environment_text, text)
     assert msg.startswith(f"{field}:") or msg.startswith(f"inst.json: {field}:"), msg
     assert words in msg, msg
 
@@ -127,10 +133,7 @@ def test_hostile_instance_rejected_naming_the_field(case):
 @pytest.mark.parametrize("case", sorted(DEEP))
 def test_hostile_text_rejected_naming_the_source(case):
     text, start, words = DEEP[case]
-    with pytest.raises(InstanceError) as e:
-        loads_instance(text, "inst.json")
-    msg = str(e.value)
-    _one_line(msg)
+    msg = _rejection(loads_instance, text)
     assert msg.startswith("inst.json: ") and start in msg and words in msg, msg
 
 
