@@ -236,7 +236,8 @@ def test_minimiser_keeps_the_deviator_and_remaps_the_deviation():
     w = small.witness
     assert rec["one_minimal"]
     (rep,) = w.deviation.reports
-    assert w.env.users[rep.user] == "c"  # the deviator survives (renumbered)
+    # the deviator survives (renumbered, and renamed u1..un with the map kept)
+    assert rec["renamed"]["users"][w.env.users[rep.user]] == "c"
     assert w.env.n_users < 3
     assert all(v.denominator == 1 for v in rep.demand)  # simplified misreport
     assert prop.recheck(TOY, w) is not None
@@ -254,3 +255,19 @@ def test_minimality_recorded_in_the_store(tmp_path):
     assert d["minimality"]["status"] in ("1-minimal", "already 1-minimal")
     assert d["minimality"]["one_minimal"] is True
     assert replay(path).ok
+
+
+def test_minimiser_renames_what_is_left_and_keeps_the_map():
+    """004 App. 9.1 (CRU, users A and B, resource cpu, external bw): the minimised counterexample speaks of
+    u1, u2, s1, r1, e1, and the minimality record maps every new name back to the original."""
+    from mechanisms import get as get_mech
+    from verifier.seeds import all_cases, derive
+
+    case = next(c for c in all_cases() if c.mechanism == "cru" and c.property == "sp")
+    cert, rec = minimize(get_mech("cru"), derive(case), budget=20)
+    env = cert.witness.env
+    assert env.users == tuple(f"u{j + 1}" for j in range(env.n_users))
+    assert env.resources == tuple(f"r{r + 1}" for r in range(env.n_resources))
+    assert rec["renamed"] == {"users": {"u1": "A", "u2": "B"}, "servers": {"s1": "server"},
+                              "resources": {"r1": "cpu"}, "external": {"e1": "bw"}}
+    assert cert.gap > 0 and cert.summary.startswith("u2 truthful")  # B, the deviator, is u2 now
