@@ -25,7 +25,7 @@ from typing import Any, Iterator, Sequence
 
 from mechverify.model import Environment
 
-from .base import Deviation, Report
+from .deviation import Deviation, Report
 
 __all__ = ["FACTORS", "FRESH", "EXHAUSTIVE_SERVERS", "MAX_COALITIONS", "demand_reports", "eligible_reports",
            "task_reports", "reports", "coalitions", "leaves", "deviations"]
