@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (CliError, add_fail_on, command, finding_exit, non_negative_seed, output_dir, parse_properties,
-                     positive_seconds)
+from .common import (CliError, add_fail_on, announce_store, command, finding_exit, non_negative_seed, output_dir,
+                     parse_properties, positive_seconds)
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
@@ -41,6 +41,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     positive_seconds(args.budget, "--budget")
     non_negative_seed(args.seed)
     output_dir(args.store, "--store")
+    if args.store:
+        announce_store(args.store, False)
     env = load_environment(args.instance)
     results = check_instance(mech, env, props, budget=args.budget, seed=args.seed)
     if args.store:

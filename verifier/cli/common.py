@@ -10,7 +10,7 @@ import sys
 from typing import Callable, Optional
 
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
-           "TERMINATED", "sigterm_as_interrupt", "interrupted_exit", "parse_properties",
+           "TERMINATED", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "parse_properties",
            "progress_printer", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
            "add_fail_on"]
 
@@ -132,3 +132,9 @@ def sigterm_as_interrupt() -> None:
 def interrupted_exit() -> int:
     """The exit code of an interrupted command: 143 after SIGTERM, 130 after Ctrl-C."""
     return EXIT_TERMINATED if TERMINATED else EXIT_INTERRUPTED
+
+
+def announce_store(path: str, quiet: bool) -> None:
+    """Say once, on stderr, where counterexamples go (and that ``--store`` changes it)."""
+    if not quiet:
+        print(f"counterexamples are stored in {os.path.abspath(path)} (--store DIR changes it)", file=sys.stderr)

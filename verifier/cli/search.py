@@ -9,7 +9,8 @@ import argparse
 import json
 import sys
 
-from .common import CliError, command, parse_properties, progress_printer
+from .common import (CliError, add_fail_on, announce_store, command, finding_exit, interrupted_exit,
+                     non_negative_seed, output_dir, parse_properties, positive_seconds, progress_printer)
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -36,6 +37,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--certify", action="store_true",
                    help="also ask the registered certifiers (z3 layer) to prove properties on bounded domains")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_fail_on(p, "refuted")
 
 
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
@@ -48,10 +50,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     mech = get(args.mechanism)
     props = parse_properties(args.properties)
-    if args.budget <= 0:
-        raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
+    positive_seconds(args.budget, "--budget")
+    non_negative_seed(args.seed)
     if args.trials is not None and args.trials <= 0:
         raise CliError(f"--trials: must be > 0 (got {args.trials})")
+    output_dir(args.out, "--out")
+    if not args.no_store:
+        output_dir(args.store, "--store")
+        announce_store(args.store, args.quiet)
     rep = run_mechanism(mech, props, budget=args.budget, seed=args.seed,
                         store_dir=None if args.no_store else args.store, max_trials=args.trials,
                         certify=args.certify, progress=progress_printer(args.quiet))
@@ -65,7 +71,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         for path in write_reports(rep, args.out):
             if not args.quiet:
                 print(f"wrote {path}", file=sys.stderr)
-    return 0
+    if rep.interrupted:
+        print(f"interrupted: {len(rep.results)} cells finished (printed above, stored and written); "
+              f"the others were not searched", file=sys.stderr)
+        return interrupted_exit()
+    return finding_exit(args.fail_on, rep.results)
 
 
 def _configure_audit(p: argparse.ArgumentParser) -> None:
@@ -86,6 +96,7 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
                    help="ignore stored counterexamples: every cell is searched from scratch")
     p.add_argument("--mechanisms", default=None, help="comma-separated subset of mechanisms (default: all)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_fail_on(p, "refuted")
 
 
 @command("audit", "regenerate the seed papers' property tables: verdict and evidence per cell")(_configure_audit)
@@ -94,14 +105,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from ..audit import run_audit
     from ..report import audit_to_json, render_audit_latex, render_audit_markdown, write_audit
 
-    if args.budget <= 0:
-        raise CliError(f"--budget: must be > 0 seconds (got {args.budget})")
-    only = [s.strip() for s in args.mechanisms.split(",")] if args.mechanisms else None
+    positive_seconds(args.budget, "--budget")
+    non_negative_seed(args.seed)
+    only = [s.strip() for s in args.mechanisms.split(",") if s.strip()] if args.mechanisms else None
+    if args.mechanisms is not None and not only:
+        raise CliError(f"--mechanisms: no mechanism named (got {args.mechanisms!r})")
     if only:
         from mechanisms import get
 
         for n in only:
             get(n)
+    output_dir(args.out, "--out")
+    output_dir(args.store, "--store")
+    announce_store(args.store, args.quiet)
     result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
                        only=only, progress=progress_printer(args.quiet))
     if args.format == "json":
@@ -114,4 +130,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for path in write_audit(result, args.out):
             if not args.quiet:
                 print(f"wrote {path}", file=sys.stderr)
-    return 0
+    if result.get("interrupted"):
+        print("interrupted: the cells searched so far are reported above (and stored); the others are "
+              "'unknown -- not searched'", file=sys.stderr)
+        return interrupted_exit()
+    return finding_exit(args.fail_on, [e for c in result["cells"] for e in c.evidence])

@@ -12,7 +12,7 @@ from mechverify.model import describe_shape
 
 from .. import report
 from ..results import Result
-from .common import CliError, command
+from .common import CliError, announce_store, command, output_dir, positive_seconds
 
 EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
 
@@ -78,12 +78,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
     prop = get_property(args.property)
     if prop.name not in SUPPORTED:
         raise CliError(f"--property: z3 certification covers {', '.join(SUPPORTED)} (got {prop.name!r})")
-    variant = prop.variant_of(args.variant)
+    variant = _variant(prop, args.variant)
     if variant not in SUPPORTED[prop.name]:
         raise CliError(f"--variant: z3 certification of {prop.name} covers {', '.join(SUPPORTED[prop.name])} "
                        f"(got {variant!r})")
-    if args.timeout <= 0:
-        raise CliError(f"--timeout: must be > 0 seconds (got {args.timeout})")
+    positive_seconds(args.timeout, "--timeout")
+    output_dir(args.store, "--store")
+    announce_store(args.store, False)
     try:
         shape = Shape(users=args.users, servers=args.servers, resources=args.resources, external=args.external)
     except ValueError as exc:
@@ -99,6 +100,16 @@ def cmd_certify(args: argparse.Namespace) -> int:
            f"{describe_shape(args.users, args.servers, args.resources, args.external)}"
     return _print_verdict(head, res, f"certified for domain D (z3, {res.details.get('method', 'full encoding')})",
                           [f"D.{k}: {v}" for k, v in res.domain.items()])
+
+
+def _variant(prop, text):
+    """``--variant``, checked (one line naming the flag)."""
+    from mechverify.numbers import InstanceError
+
+    try:
+        return prop.variant_of(text)
+    except InstanceError as exc:
+        raise CliError(f"--{exc}") from None
 
 
 def _print_verdict(head: str, res: Result, certified: str, lines: list) -> int:
@@ -141,9 +152,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     prop = get_property(args.property)
     if prop.name not in ("sp", "ef", "si", "po"):
         raise CliError(f"--property: per-instance z3 queries cover sp, ef, si, po (got {prop.name!r})")
-    variant = prop.variant_of(args.variant)
-    if args.timeout <= 0:
-        raise CliError(f"--timeout: must be > 0 seconds (got {args.timeout})")
+    variant = _variant(prop, args.variant)
+    positive_seconds(args.timeout, "--timeout")
+    output_dir(args.store, "--store")
+    announce_store(args.store, False)
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
     env = load_environment(args.instance)

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Optional
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
+from mechverify.numbers import InstanceError
 
 from .deviation import Deviation, Report
 from . import moves
@@ -161,7 +162,7 @@ class Property:
         """``variant`` (the default one for ``None``), checked against ``variants``."""
         v = variant or self.default_variant
         if v not in self.variants:
-            raise ValueError(f"property {self.name}: unknown variant {v!r} (known: {', '.join(self.variants)})")
+            raise InstanceError(f"variant: {self.name} has no variant {v!r} (known: {', '.join(self.variants)})")
         return v
 
     def worse(self, a: Any, b: Any) -> bool:
