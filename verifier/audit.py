@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 from . import claims as claims_mod
 from .engines.search import clock
 from .properties import PROPERTIES, get_property
-from .results import Result, describe_size, verdict_text
+from .results import Result, verdict_text
 from .run import DEVIATION_WEIGHT, MIN_SHARE, run_cell
 from .store import DEFAULT_DIR, index, load_witness, replay
 
@@ -149,7 +149,7 @@ def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tu
 
 def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: str = DEFAULT_DIR,
               fresh: bool = False, only: Optional[Sequence[str]] = None,
-              progress: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
+              progress: Optional[Callable[[str], None]] = None, keep_all: bool = False) -> dict[str, Any]:
     """Fill every table cell: replay stored evidence, search the rest within ``budget`` CPU seconds."""
     from mechanisms import get
 
@@ -206,35 +206,35 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                  f"{len(todo)} to search")
     search_t0 = clock()
     interrupted = False
-    for i, (cell, v, w) in enumerate(todo):
-        left = budget - (clock() - search_t0)
-        share = max(MIN_SHARE, left * w / sum(ww for _, _, ww in todo[i:]))
-        mech = get(cell.mechanism)
-        if progress:
-            progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({share:.1f} s)")
-        try:
-            r = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir, command="audit")
-        except KeyboardInterrupt:  # Ctrl-C / SIGTERM: the cells that finished are reported
-            interrupted = True
-            break
-        k = next(k for k, e in enumerate(cell.evidence) if e.variant == v)
-        r.details = dict(cell.evidence[k].details, source="search" if r.verdict != "certified" else "certifier")
-        cell.evidence[k] = r
-        stored_outside = r.details.get("stored_outside")
-        if r.verdict != "violated" and stored_outside:
-            # the search found nothing inside the claims' assumptions; the stored violation outside stands
-            r.details["search_text"] = verdict_text(r)
-            r.details["source"] = (f"stored counterexample, replayed exactly (outside a claim's assumptions); "
-                                   f"search inside them: {verdict_text(r)}")
-            r.verdict, r.counterexample = "violated", stored_outside
-            r.outcomes = r.details["stored_outcomes"]
-        elif r.verdict == "violated" and r.counterexample:
-            ok = replay(r.counterexample).ok  # a refutation must be backed by a replayable file
-            r.details["replays"] = ok
-            if not ok:
-                r.verdict, r.note = "unknown", "the stored counterexample did not replay"
-        if progress:
-            progress(f"        -> {r.details.get('search_text') or verdict_text(r)}")
+    try:
+        for i, (cell, v, w) in enumerate(todo):
+            left = budget - (clock() - search_t0)
+            share = max(MIN_SHARE, left * w / sum(ww for _, _, ww in todo[i:]))
+            mech = get(cell.mechanism)
+            if progress:
+                progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({share:.1f} s)")
+            r = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir, command="audit",
+                         keep_all=keep_all)
+            k = next(k for k, e in enumerate(cell.evidence) if e.variant == v)
+            r.details = dict(cell.evidence[k].details, source="search" if r.verdict != "certified" else "certifier")
+            cell.evidence[k] = r
+            stored_outside = r.details.get("stored_outside")
+            if r.verdict != "violated" and stored_outside:
+                # the search found nothing inside the claims' assumptions; the stored violation outside stands
+                r.details["search_text"] = verdict_text(r)
+                r.details["source"] = (f"stored counterexample, replayed exactly (outside a claim's assumptions); "
+                                       f"search inside them: {verdict_text(r)}")
+                r.verdict, r.counterexample = "violated", stored_outside
+                r.outcomes = r.details["stored_outcomes"]
+            elif r.verdict == "violated" and r.counterexample:
+                ok = replay(r.counterexample).ok  # a refutation must be backed by a replayable file
+                r.details["replays"] = ok
+                if not ok:
+                    r.verdict, r.note = "unknown", "the stored counterexample did not replay"
+            if progress:
+                progress(f"        -> {r.details.get('search_text') or verdict_text(r)}")
+    except KeyboardInterrupt:  # Ctrl-C / SIGTERM: the cells that finished are reported
+        interrupted = True
     for cell in cells:
         if cell.verdict in ("not_registered", "not_applicable"):
             continue

@@ -92,7 +92,7 @@ def _certified(cell: Result, mech, prop: str, variant: str, budget: float, certi
 def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0,
              store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
              minimize_budget: Optional[float] = None, certifier: Optional[Certifier] = None,
-             domain: Optional[strat.Domain] = None, command: Optional[str] = None) -> Result:
+             domain: Optional[strat.Domain] = None, command: Optional[str] = None, keep_all: bool = False) -> Result:
     """Search one cell; a violation is minimised and stored through the store gate (``command`` goes into
     the stored provenance).
 
@@ -144,7 +144,7 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
                 "command": command or f"run {mech.name}"}
         mb = minimize_budget if minimize_budget is not None else min(15.0, max(3.0, budget))
         done = persist(res.certificate, mech, provenance=prov, root=store_dir, claims=claims,
-                       minimize_budget=mb, domain=dom_used, accept=accept_used)
+                       minimize_budget=mb, domain=dom_used, accept=accept_used, keep_all=keep_all)
         cell.certificate, cell.minimality = done.certificate, done.minimality
         cell.counterexample, cell.stored_new = done.path, done.new
         cell.verdict, cell.measure = "violated", done.certificate.measure
@@ -172,7 +172,7 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
                   seed: int = 0, store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
                   certify: bool = False, certifier: Optional[Certifier] = None,
                   progress: Optional[Callable[[str], None]] = None,
-                  domain: Optional[strat.Domain] = None) -> RunReport:
+                  domain: Optional[strat.Domain] = None, keep_all: bool = False) -> RunReport:
     """Search every planned cell of ``mech`` within ``budget`` CPU seconds (see the module docstring).
     ``certify=True`` first asks ``certifier`` (default: the z3 layer, :func:`z3_certifier`)."""
     t0, w0 = clock(), time.perf_counter()
@@ -183,25 +183,25 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
     base_dom = domain if domain is not None else strat.domain_for(mech.setting)
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
                        skipped)
-    for i, ((p, v), w) in enumerate(zip(cells, weights)):
-        left = budget - (clock() - t0)
-        share = max(MIN_SHARE, left * w / sum(weights[i:]))
-        if progress:
-            progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v} (up to {share:.1f} s) ...")
-        try:
+    try:
+        for i, ((p, v), w) in enumerate(zip(cells, weights)):
+            left = budget - (clock() - t0)
+            share = max(MIN_SHARE, left * w / sum(weights[i:]))
+            if progress:
+                progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v} (up to {share:.1f} s) ...")
             r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
-                         certifier=certifier if certify else None, domain=domain)
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what finished (stored files are complete)
-            report.interrupted = True
-            report.skipped += [(pp, vv, "interrupted") for pp, vv in cells[i:]]
-            break
-        report.results.append(r)
-        if progress:
-            extra = ""
-            if r.verdict == "violated":
-                extra = f" first exact counterexample after {r.time_to_first:.2f} s; minimal: " \
-                        f"{describe_size(r.size)}"
-            progress(f"        -> {verdict_text(r)}{extra}  [{r.claim_status()}]")
+                         certifier=certifier if certify else None, domain=domain, keep_all=keep_all)
+            report.results.append(r)
+            if progress:
+                extra = ""
+                if r.verdict == "violated":
+                    extra = f" first exact counterexample after {r.time_to_first:.2f} s; minimal: " \
+                            f"{describe_size(r.size)}"
+                progress(f"        -> {verdict_text(r)}{extra}  [{r.claim_status()}]")
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what finished (stored files are complete)
+        report.interrupted = True
+        done = {(r.property, r.variant) for r in report.results}
+        report.skipped += [(p, v, "interrupted") for p, v in cells if (p, v) not in done]
     report.seconds = clock() - t0
     report.wall_seconds = time.perf_counter() - w0
     return report

@@ -14,11 +14,13 @@ and (3) every stored exact number (gap, measure, utilities, allocations) to equa
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import tempfile
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 from mechverify import __version__
@@ -125,12 +127,18 @@ class Persisted:
 
 def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: Optional[str] = DEFAULT_DIR,
             claims: Sequence = (), minimise: bool = True, minimize_budget: float = 15.0, domain=None,
-            accept: Optional[Callable] = None, minimality: Optional[dict[str, Any]] = None) -> Persisted:
+            accept: Optional[Callable] = None, minimality: Optional[dict[str, Any]] = None,
+            keep_all: bool = False) -> Persisted:
     """THE store gate: minimise ``cert`` (unless ``minimise=False``: e.g. a paper's instance as printed,
     whose ``minimality`` record is given) while the exact violation persists, then write it under
     ``root`` (``None``: minimise only).  ``claims`` are the registered claims covering the cell
-    (recorded with the file).  Writing is atomic and idempotent: the same counterexample has the same
-    path, and an existing file is left as it is."""
+    (recorded with the file).
+
+    One counterexample per (mechanism, property, variant, kind) -- kind ``seed`` (a paper's instance) or
+    ``found`` --: a new one is written only if it is strictly smaller (:func:`size_key`) than every stored
+    one of its cell and kind, and then replaces them; otherwise the smallest stored one (re-checked
+    exactly) is returned.  ``keep_all`` keeps every one.  Writing is atomic, and a lock per mechanism
+    directory makes concurrent writers (two processes on one store) take these decisions one at a time."""
     if minimise:
         from .engines.minimize import minimize
 
@@ -140,11 +148,85 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
     if not root:
         return out
     d = certificate_to_dict(cert, provenance, minimality, claim_record(claims))
-    out.path = os.path.join(root, d["mechanism"], f"{d['id']}.json")
-    if not os.path.exists(out.path):
+    directory = os.path.join(root, d["mechanism"])
+    out.path = os.path.join(directory, f"{d['id']}.json")
+    with _locked(directory):
+        if os.path.exists(out.path):
+            return out
+        same = [] if keep_all else _same_cell(directory, d)
+        if same:
+            best_key, best = min(same)
+            if best_key <= size_key(d) and mech is not None:
+                kept = _rechecked(best, mech)
+                if kept is not None:
+                    out.path, out.certificate = best, kept
+                    out.minimality = load(best).get("minimality", out.minimality)
+                    return out
         atomic_write_json(out.path, d)
         out.new = True
+        new_key = size_key(d)
+        for key, old in same:  # superseded by a strictly smaller counterexample of the same cell and kind
+            if key > new_key:
+                os.unlink(old)
     return out
+
+
+def size_key(d: dict[str, Any]) -> tuple:
+    """How big a stored counterexample is: users, servers, resources, external resources, then the
+    largest denominator and number (smaller is simpler)."""
+    env = d["environment"]
+    nums = [Fraction(v) for s in env["servers"] for v in s["capacity"]] + \
+           [Fraction(v) for u in env["users"] for v in u["demand"]]
+    return (len(env["users"]), len(env["servers"]), len(env["resources"]), len(env.get("external", [])),
+            max([v.denominator for v in nums] + [1]), max([abs(v) for v in nums] + [Fraction(0)]))
+
+
+def _kind(d: dict[str, Any]) -> str:
+    return "seed" if (d.get("provenance") or {}).get("kind") == "seed" else "found"
+
+
+def _same_cell(directory: str, d: dict[str, Any]) -> list[tuple[tuple, str]]:
+    """``(size_key, path)`` of the stored files of ``d``'s cell and kind (unreadable files are skipped)."""
+    out = []
+    if not os.path.isdir(directory):
+        return out
+    for f in sorted(os.listdir(directory)):
+        if not f.endswith(".json") or f.startswith("."):
+            continue
+        path = os.path.join(directory, f)
+        try:
+            other = load(path)
+            if (other["property"], other["variant"]) == (d["property"], d["variant"]) and _kind(other) == _kind(d):
+                out.append((size_key(other), path))
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            continue
+    return out
+
+
+def _rechecked(path: str, mech) -> Optional[Certificate]:
+    """The certificate a stored file re-derives exactly now (None if it no longer does)."""
+    try:
+        d = load(path)
+        return get_property(d["property"]).recheck(mech, witness_from(d))
+    except Exception:  # noqa: BLE001 - a file that does not re-check is not kept in preference
+        return None
+
+
+@contextlib.contextmanager
+def _locked(directory: str):
+    """An exclusive POSIX ``flock`` on ``directory`` itself (no lock file): one writer decides at a time."""
+    os.makedirs(directory, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: atomic writes still hold
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 @dataclass

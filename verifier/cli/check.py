@@ -48,11 +48,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.store:
         for r in results:
             if r.certificate is not None:
-                # the instance as the user gave it (what the printed verdict describes), not minimised
+                # the instance as the user gave it (what the printed verdict describes): not minimised, and
+                # stored even where a smaller counterexample of the cell is stored already
                 r.counterexample = persist(
                     r.certificate, mech, provenance={"kind": "check", "instance": args.instance, "seed": args.seed},
                     root=args.store, claims=claims_for(mech, r.property, r.variant), minimise=False,
-                    minimality={"status": "the instance given to check (not minimised)"}).path
+                    minimality={"status": "the instance given to check (not minimised)"}, keep_all=True).path
     if args.format == "json":
         print(json.dumps({"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                           "budget": args.budget, "results": [check_result_to_json(r) for r in results]}, indent=1))

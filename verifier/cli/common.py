@@ -10,7 +10,7 @@ import sys
 from typing import Callable, Optional
 
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
-           "TERMINATED", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "parse_properties",
+           "TERMINATED", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
            "progress_printer", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
            "add_fail_on"]
 
@@ -138,3 +138,10 @@ def announce_store(path: str, quiet: bool) -> None:
     """Say once, on stderr, where counterexamples go (and that ``--store`` changes it)."""
     if not quiet:
         print(f"counterexamples are stored in {os.path.abspath(path)} (--store DIR changes it)", file=sys.stderr)
+
+
+def add_keep_all(p: argparse.ArgumentParser) -> None:
+    """``--keep-all``: store every counterexample found (default: one per cell, the smallest)."""
+    p.add_argument("--keep-all", action="store_true",
+                   help="store every counterexample (default: one per mechanism/property/variant -- a new one only "
+                        "when it is strictly smaller, and it replaces the larger)")

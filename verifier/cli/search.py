@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from .common import (CliError, add_fail_on, announce_store, command, finding_exit, interrupted_exit,
+from .common import (CliError, add_fail_on, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
                      non_negative_seed, output_dir, parse_properties, positive_seconds, progress_printer)
 
 
@@ -34,6 +34,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where new minimal counterexamples are stored (default: counterexamples)")
     p.add_argument("--no-store", action="store_true", help="do not store counterexamples")
+    add_keep_all(p)
     p.add_argument("--certify", action="store_true",
                    help="also ask the registered certifiers (z3 layer) to prove properties on bounded domains")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -60,7 +61,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         announce_store(args.store, args.quiet)
     rep = run_mechanism(mech, props, budget=args.budget, seed=args.seed,
                         store_dir=None if args.no_store else args.store, max_trials=args.trials,
-                        certify=args.certify, progress=progress_printer(args.quiet))
+                        certify=args.certify, progress=progress_printer(args.quiet), keep_all=args.keep_all)
     if args.format == "json":
         print(json.dumps(report_to_json(rep), indent=1))
     elif args.format == "md":
@@ -92,6 +93,7 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
                         "to are copied to DIR/counterexamples/)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="counterexample store: replayed as evidence, new ones written (default: counterexamples)")
+    add_keep_all(p)
     p.add_argument("--fresh", action="store_true",
                    help="ignore stored counterexamples: every cell is searched from scratch")
     p.add_argument("--mechanisms", default=None, help="comma-separated subset of mechanisms (default: all)")
@@ -119,7 +121,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     output_dir(args.store, "--store")
     announce_store(args.store, args.quiet)
     result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
-                       only=only, progress=progress_printer(args.quiet))
+                       only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all)
     if args.format == "json":
         print(json.dumps(audit_to_json(result), indent=1))
     elif args.format == "latex":

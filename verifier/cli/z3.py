@@ -12,12 +12,13 @@ from mechverify.model import describe_shape
 
 from .. import report
 from ..results import Result
-from .common import CliError, announce_store, command, output_dir, positive_seconds
+from .common import CliError, add_keep_all, announce_store, command, output_dir, positive_seconds
 
 EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
 
 
-def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[dict] = None) -> Result:
+def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[dict] = None,
+                   keep_all: bool = False) -> Result:
     """Record the claims covering the cell (``claims_for``) and what the verdict means for them; a
     violation's certificate goes through THE store gate (``store.persist``: minimised, then written under
     ``root``; ``None``: not written).  Minimising keeps the counterexample inside every claim it lies in
@@ -38,7 +39,8 @@ def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[
             domain = Domain(zero_demands=False, zero_capacities=False)
         done = persist(res.certificate, mech, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
                        root=root, claims=res.claims, domain=domain,
-                       accept=(lambda env: all(c.covers(env) is None for c in inside)) if inside else None)
+                       accept=(lambda env: all(c.covers(env) is None for c in inside)) if inside else None,
+                       keep_all=keep_all)
         res.certificate, res.counterexample, res.stored_new = done.certificate, done.path, done.new
         res.minimality = done.minimality
     res.outcomes = outcomes(res.claims, res.verdict, res.certificate.witness if res.certificate is not None else None)
@@ -63,6 +65,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a counterexample is stored (default: counterexamples)")
+    add_keep_all(p)
     p.add_argument("--format", choices=["text", "json"], default="text")
 
 
@@ -92,7 +95,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
     res = certify(mech, prop.name, variant, shape, timeout=args.timeout, method=args.method, jobs=args.jobs)
-    persist_result(res, mech, args.store)
+    persist_result(res, mech, args.store, keep_all=args.keep_all)
     if args.format == "json":
         print(json.dumps(report.certify_json(res), indent=1))
         return EXIT.get(res.verdict, 3)
@@ -135,6 +138,7 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a confirmed counterexample is stored (default: counterexamples)")
+    add_keep_all(p)
     p.add_argument("--format", choices=["text", "json"], default="text")
 
 
@@ -168,7 +172,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             users.append(env.users.index(name))
     res = instance_query(mech, env, prop.name, variant, users=users, timeout=args.timeout, jobs=args.jobs,
                          joint=args.joint)
-    persist_result(res, mech, args.store, provenance={"instance": args.instance})
+    persist_result(res, mech, args.store, provenance={"instance": args.instance}, keep_all=args.keep_all)
     if args.format == "json":
         print(json.dumps(report.query_json(res, args.instance), indent=1))
         return EXIT.get(res.verdict, 3)
