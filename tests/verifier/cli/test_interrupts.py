@@ -42,7 +42,8 @@ def _wait_for(lines, needle: str, timeout: float = 120) -> list[str]:
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_keeps_finished_cells(tmp_path, sig, code):
     out_dir, store = tmp_path / "out", tmp_path / "store"
-    proc, lines = _start("run", "c-drfh", "--budget", "60", "--store", str(store), "--out", str(out_dir))
+    proc, lines = _start("run", "c-drfh", "--properties", "si,bf,ef", "--budget", "60", "--store", str(store),
+                         "--out", str(out_dir))
     _wait_for(lines, "-> ")  # the first cell finished
     proc.send_signal(sig)
     stdout, _ = proc.communicate(timeout=120)
@@ -58,7 +59,7 @@ def test_interrupt_keeps_finished_cells(tmp_path, sig, code):
 
 def test_kill_9_leaves_no_partial_file(tmp_path):
     store = tmp_path / "store"
-    proc, lines = _start("run", "c-drfh", "--budget", "60", "--store", str(store))
+    proc, lines = _start("run", "c-drfh", "--properties", "si,bf", "--budget", "60", "--store", str(store))
     _wait_for(lines, "violated")  # a counterexample is being (or has been) stored
     time.sleep(0.5)
     proc.kill()
