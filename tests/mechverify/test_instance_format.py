@@ -92,6 +92,9 @@ HOSTILE = {
     "U+2028 in an external name": (with_(lambda d: (d.__setitem__("external", [{"name": "a\u2028b", "capacity": 1}]),
                                                     [u.__setitem__("external_demand", [1]) for u in d["users"]])),
                                    "external[0].name", "control character '\\u2028'"),
+    "lone surrogate in a user name (not writable as UTF-8)": (
+        with_(lambda d: d["users"][0].__setitem__("name", "a\ud800")), "users[0].name",
+        "lone surrogate '\\ud800' at position 1"),
     "name too long": (with_(lambda d: d["users"][1].__setitem__("name", "x" * 201)),
                       "users[1].name", "name too long (201 characters, limit 200)"),
     "nesting 40 deep inside users": (deep_users(40), f"users{'[0]' * (MAX_NESTING - 1)}",
@@ -338,6 +341,7 @@ INVALID = {
     "huge exponent": lambda d: d["servers"][0].__setitem__("capacity", ["1e999999", 1]),
     "NUL in a name": lambda d: d["users"][0].__setitem__("name", "a\x00b"),
     "blank name": lambda d: d["users"][0].__setitem__("name", "  "),
+    "lone surrogate in a name": lambda d: d["resources"].__setitem__(0, "\udcff"),
     "server without capacity": lambda d: d["servers"][0].pop("capacity"),
     "duplicate resources": lambda d: d.__setitem__("resources", ["cpu", "cpu"]),
     "boolean tasks": lambda d: d["users"][0].__setitem__("tasks", True),
