@@ -581,6 +581,8 @@ def judge(cmd: str, r: dict[str, Any]) -> Optional[str]:
             return f"exit 2 line names no field or flag: {lines[0][:300]!r}"
         if len(lines[0]) > 1000:
             return f"exit 2 line of {len(lines[0])} characters"
+        if r["stdout"]:
+            return f"exit 2 after printing on stdout: {r['stdout'][:300]!r}"
     elif code == 3:
         if err.count("\n") != 1 or not err.startswith("solver error: "):
             return f"exit 3 without exactly one 'solver error:' line: {err[:300]!r}"
