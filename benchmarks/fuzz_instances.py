@@ -15,7 +15,12 @@ one to three MUTATIONS:
 * ``unicode``       a name gets control characters, RTL marks, emoji, lone surrogates, ...;
 * ``unknown-key``   an object gets a key the format does not know;
 * ``text``          the file itself: BOM, truncation, empty, invalid UTF-8, UTF-16, trailing garbage,
-                    byte flips.
+                    byte flips;
+* ``digits``        every number becomes a legal one with ~30-digit numerator and denominator (exact
+                    arithmetic's worst case);
+* ``corner``        legal corners of the model: zero capacities, users eligible nowhere or bounded to 0
+                    tasks, zero external capacity, identical users, 1e4 / 1e-4 magnitudes, extreme weights,
+                    all-zero demands.
 
 Each case runs through the real command line, in-process (``verifier.cli.main``):
 ``allocate MECH FILE``, ``check MECH FILE --budget 0.2 --properties ...`` and ``replay`` of a stored
@@ -66,7 +71,7 @@ PROPERTY_SETS = ("ef,si,po", "ef,si,po", "bf,srf", "single-server-drf,ef")
 #: seconds one command may take in a case (a hang otherwise)
 TIME_LIMIT = 20.0
 MUTATIONS = ("type-swap", "delete", "dup-key", "dup-entry", "number", "long", "deep", "unicode", "unknown-key",
-             "text")
+             "text", "digits", "corner")
 
 
 # ---------------------------------------------------------------------- JSON text with hostile tokens
@@ -314,6 +319,60 @@ def _long(rng: random.Random, inst: Any) -> Any:
     return inst
 
 
+def _digits(rng: random.Random) -> str:
+    """A legal number with the most digits the format allows (numerator and denominator near 1e30)."""
+    q = rng.randrange(10 ** 28, 10 ** 30)
+    return f"{rng.randrange(max(1, q // 10 ** rng.randint(1, 4)), q)}/{q}"
+
+
+def _corner(rng: random.Random, inst: Any) -> Any:
+    """A legal instance at a corner of the model: zero capacities, users that can run nothing, task
+    bounds 0, zero external capacity, identical users, extreme but legal magnitudes."""
+    if not isinstance(inst, dict):
+        return inst
+    servers = [s for s in _list(inst.get("servers")) if isinstance(s, dict) and type(s.get("capacity")) is list]
+    users = [u for u in _list(inst.get("users")) if isinstance(u, dict)]
+    k = rng.randrange(8)
+    if k == 0 and servers:  # a resource nobody has
+        r = rng.randrange(max(1, min(len(s["capacity"]) for s in servers)))
+        for s in servers:
+            if r < len(s["capacity"]):
+                s["capacity"][r] = 0
+    elif k == 1 and users:  # a user eligible nowhere, or bounded to 0 tasks
+        u = rng.choice(users)
+        if rng.random() < 0.5:
+            u["eligible"] = []
+        else:
+            u["tasks"] = 0
+    elif k == 2:  # every capacity zero
+        for s in servers:
+            s["capacity"] = [0] * len(s["capacity"])
+    elif k == 3:
+        for e in _list(inst.get("external")):
+            if isinstance(e, dict):
+                e["capacity"] = 0
+    elif k == 4 and users:  # identical users
+        inst["users"] = [json.loads(json.dumps({k: v for k, v in users[0].items() if k != "name"}, default=str))
+                         for _ in range(rng.randint(2, 6))]
+    elif k == 5:  # huge task counts: capacity 1e4, demand 1e-4
+        for s in servers:
+            s["capacity"] = [10000] * len(s["capacity"])
+        for u in users:
+            if type(u.get("demand")) is list:
+                u["demand"] = ["1/10000" if v not in (0, "0") else 0 for v in u["demand"]]
+    elif k == 6:  # extreme weights
+        for u in users:
+            u["weight"] = rng.choice(["1/10000", 10000, 1, "9999/10000"])
+    elif users:  # demand zero everywhere, with a bound (legal) or without (rejected)
+        u = rng.choice(users)
+        if type(u.get("demand")) is list:
+            u["demand"] = [0] * len(u["demand"])
+            u.pop("server_demand", None)
+            if rng.random() < 0.7:
+                u["tasks"] = rng.choice([0, 1, "1/3", 10000])
+    return inst
+
+
 def mutate(rng: random.Random, inst: Any, kind: str) -> Any:
     """Apply one mutation of ``kind`` to the decoded tree (``text`` is applied to the text instead)."""
     nodes = _nodes(inst)
@@ -355,6 +414,17 @@ def mutate(rng: random.Random, inst: Any, kind: str) -> Any:
         return _set(inst, path, rng.choice(EXTREME))
     if kind == "long":
         return _long(rng, inst)
+    if kind == "digits":  # every number of the instance (these stay legal)
+        for path, v in nodes:
+            if path and isinstance(v, (int, float, str)) and not isinstance(v, bool) and path[-1] != "name" \
+                    and isinstance(path[-1], int) or (path and path[-1] in ("weight", "tasks", "capacity")
+                                                      and isinstance(v, (int, float))):
+                if isinstance(v, str) and not re.fullmatch(r"[\d./ +eE-]+", v):
+                    continue
+                inst = _set(inst, path, _digits(rng) if v not in (0, "0", 0.0) else v)
+        return inst
+    if kind == "corner":
+        return _corner(rng, inst)
     if kind == "deep":
         path, v = rng.choice(nodes)
         depth = rng.choice([10, 31, 32, 33, 100, 1000, 100000])
@@ -518,7 +588,8 @@ def _on_alarm(signum, frame):
 
 _REPLAY_LINE = re.compile(r"^(ok   |FAIL )\S.*|^\d+ passed, \d+ failed$")
 #: exception types a replay message may name for a damaged file; any other is a crash replay hid
-_REPLAY_EXPECTED = ("InstanceError", "SettingError", "KeyError", "ValueError", "LPError", "MechanismOutputError")
+_REPLAY_EXPECTED = ("InstanceError", "SettingError", "KeyError", "ValueError", "LPError", "MechanismOutputError",
+                    "PSDSFError", "AlgorithmStall")
 
 
 def run_command(argv: list[str], time_limit: float, stdin: bytes = b"") -> dict[str, Any]:

@@ -175,3 +175,36 @@ def test_undecodable_byte_in_a_name_on_stdin(command):
         err = out.stderr.decode("utf-8", "replace")
         assert out.returncode == 2 and out.stdout == b"", out
         assert err.count("\n") == 1 and err.startswith("error: users[0].name: name contains the lone surrogate"), err
+
+
+# a legal instance on which PS-DSF's Algorithm I does not converge in 300 rounds (found by the harness,
+# seed 3 case 869: the PSDSFError escaped main as a traceback, and ended a whole --batch run)
+PSDSF_NO_CONVERGENCE = {
+    "resources": ["r1", "r2", "r3"],
+    "servers": [{"name": "s1", "capacity": [7.2184, 9999.9999, 11.311]}, {"name": "s2", "capacity": [5, "0.25", 21.5]}],
+    "users": [{"name": "u1", "demand": [17, 0, 2], "weight": 11}, {"name": "u2", "demand": ["14/12", 15, "31/1"]},
+              {"name": "u3", "demand": [2, ".5", 0.0], "server_demand": {"s2": ["5/8", 0, 9]}},
+              {"name": "u4", "demand": [0.0, 0.0001, "0"]}]}
+
+
+def test_mechanism_that_does_not_converge_is_solver_trouble(tmp_path, capsys):
+    """A mechanism's iterative algorithm that gives up is solver trouble (exit 3, one line), never a
+    traceback; in --batch it is that line's error and the run goes on."""
+    from mechanisms.lmm_mms import AlgorithmStall
+    from mechanisms.psdsf import PSDSFError
+    from mechverify.lp import LPError
+    from verifier.cli import main
+
+    assert issubclass(PSDSFError, LPError) and issubclass(AlgorithmStall, LPError)
+    path = tmp_path / "inst.json"
+    path.write_text(json.dumps(PSDSF_NO_CONVERGENCE), encoding="utf-8")
+    for argv in (["allocate", "psdsf-rdm", str(path)], ["check", "psdsf-rdm", str(path), "--properties", "ef"]):
+        assert main(argv) == 3
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and err.startswith("solver error: psdsf-rdm (Algorithm I): "), err
+    batch = tmp_path / "b.jsonl"
+    batch.write_text(json.dumps(PSDSF_NO_CONVERGENCE) + "\n" + json.dumps(
+        {"resources": ["cpu"], "servers": [{"capacity": [2]}], "users": [{"demand": [1]}]}) + "\n", encoding="utf-8")
+    assert main(["allocate", "psdsf-rdm", "--batch", str(batch)]) == 1
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert lines[0]["error"].startswith("line 1: psdsf-rdm (Algorithm I): no PS-DSF allocation") and "tasks" in lines[1]
