@@ -208,3 +208,39 @@ def test_mechanism_that_does_not_converge_is_solver_trouble(tmp_path, capsys):
     assert main(["allocate", "psdsf-rdm", "--batch", str(batch)]) == 1
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert lines[0]["error"].startswith("line 1: psdsf-rdm (Algorithm I): no PS-DSF allocation") and "tasks" in lines[1]
+
+
+@pytest.mark.parametrize("name, deviation, words", [
+    ("cru/sp-39440cb8ef67.json", None, "deviation: sp needs a misreport by 1 user(s), got null"),
+    ("cru/sp-39440cb8ef67.json", {"kind": "leave", "users": ["B"]}, "deviation: sp needs a misreport by 1 user(s), "
+                                                                    "got a leave by 1 user(s)"),
+    ("cru/sp-39440cb8ef67.json", {"kind": "misreport", "reports": []}, "got a misreport by 0 user(s)"),
+    ("c-drfh/pm-996d86371f5d.json", None, "deviation: pm needs a leave, got null"),
+])
+def test_deviation_property_without_its_deviation(name, deviation, words, tmp_path, capsys):
+    """Found by the harness (seed 0, case 8105): a stored SP file whose deviation is null crashed the
+    re-check (``AttributeError: 'NoneType' object has no attribute 'users'``); now one line naming it."""
+    from verifier.cli import main
+    from verifier.store import identity_hash
+
+    d = _stored(name)
+    d["deviation"] = deviation
+    d["id"] = f"{d['property']}-{identity_hash(d)}"
+    path = tmp_path / f"{d['id']}.json"
+    path.write_text(json.dumps(d), encoding="utf-8")
+    assert main(["replay", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"FAIL {path}: error while re-checking: InstanceError: deviation: ") and words in out[0], out
+
+
+def test_pm_file_naming_a_leaver_as_the_user_who_stays(tmp_path, capsys):
+    from verifier.cli import main
+    from verifier.store import identity_hash
+
+    d = _stored("c-drfh/pm-996d86371f5d.json")
+    d["users"] = list(d["deviation"]["users"][:1])
+    d["id"] = f"{d['property']}-{identity_hash(d)}"
+    path = tmp_path / f"{d['id']}.json"
+    path.write_text(json.dumps(d), encoding="utf-8")
+    assert main(["replay", str(path)]) == 1
+    assert "InstanceError: users: pm names one user who stays" in capsys.readouterr().out
