@@ -178,7 +178,12 @@ def _path_text(path: Optional[tuple]) -> str:
     parts: list[str] = []
     while path is not None:
         path, key = path
-        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        elif len(key) <= 40 and key.isprintable() and not _SURROGATE.search(key):
+            parts.append(f".{key}")
+        else:  # a hostile key: escaped and cut, the message stays one short line
+            parts.append(f"[{_show(key, 40)}]")
     text = "".join(reversed(parts)).lstrip(".")
     return text or "instance"
 
@@ -197,7 +202,7 @@ def check_nesting(data: Any) -> None:
         if depth > MAX_NESTING:
             raise InstanceError(f"{_path_text(path)}: nesting too deep (limit {MAX_NESTING} levels)")
         if isinstance(obj, _DuplicateKeyObject):
-            raise InstanceError(f"{_path_text(path)}: duplicate key {obj.duplicate!r}")
+            raise InstanceError(f"{_path_text(path)}: duplicate key {_show(obj.duplicate)}")
         for key, child in children:
             if isinstance(child, (Mapping, list, tuple)):
                 stack.append((child, depth + 1, (path, key)))

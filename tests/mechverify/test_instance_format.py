@@ -83,6 +83,13 @@ HOSTILE = {
     "duplicate key in server_demand": ('{"resources": ["cpu"], "servers": [{"name": "s1", "capacity": [1]}], '
                                        '"users": [{"demand": [1], "server_demand": {"s1": [1], "s1": [2]}}]}',
                                        "users[0].server_demand", "duplicate key 's1'"),
+    "duplicate key of 1000 characters (cut in the message)": (
+        '{"resources": ["cpu"], "servers": [{"capacity": [1]}], "users": [{"demand": [1]}], ' + '"%s": 1, "%s": 2}'
+        % ("x" * 1000, "x" * 1000), "instance", "duplicate key 'xxxxxxxxxx"),
+    "deep nesting under a key with a line break (escaped in the path)": (
+        '{"resources": ["cpu"], "servers": [{"name": "s1", "capacity": [1]}], '
+        '"users": [{"demand": [1], "server_demand": {"s\\n1": ' + "[" * 40 + "]" * 40 + '}}]}',
+        "users[0].server_demand['s\\n1']" + "[0]" * (MAX_NESTING - 4), "nesting too deep"),
     "NUL in a user name": (with_(lambda d: d["users"][0].__setitem__("name", "a\x00b")),
                            "users[0].name", "control character '\\x00' at position 1: 'a\\x00b'"),
     "newline in a resource name": (with_(lambda d: d["resources"].__setitem__(1, "mem\nerror: fake")),
