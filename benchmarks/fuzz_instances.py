@@ -39,13 +39,14 @@ each command ends within the time limit in bounded memory (``RLIMIT_AS`` in the 
     python benchmarks/fuzz_instances.py --cases 10000 --seed 0 --jobs 2
     python benchmarks/fuzz_instances.py --case 1234 --seed 0      # re-run one case, print its outcome
 
-Measured (2-core box, 2026-11-23, ``--cases 10000 --seed 0 --jobs 2``): 0 failures in 141 s wall
-(205 s in commands), peak RSS 190 MB.  allocate exit 0: 3347, 2: 6651, 3: 2 (PS-DSF not converging);
+Measured (2-core box, 2026-11-23, ``--cases 10000 --seed 0 --jobs 2``): 0 failures in 140 s wall
+(205 s in commands), peak RSS 190 MB; ``--seed 1``: 0 failures in 137 s.  allocate exit 0: 3347, 2: 6651, 3: 2 (PS-DSF not converging);
 check 0: 3146, 1: 201, 2: 6651, 3: 2; replay 0: 880, 1: 9120; stdin and --batch in turns.  29 cases are
 counted as "known": replay's FAIL line names a TypeError from ``verifier/store.py`` ``witness_from`` when a
 damaged file's ``users`` is not a list.  Found and fixed on the way: names with a lone surrogate crashed
 printing (UnicodeEncodeError), PS-DSF's non-convergence escaped as a traceback (and ended --batch), a
-damaged stored deviation / mechanism / property crashed replay's re-check.
+damaged stored deviation / mechanism / property crashed replay's re-check, a 1000-character duplicate
+key made a 1067-character error line.
 
 Cases are deterministic for (seed, index).  Failures are saved as reproducers under ``--out``
 (default ``fuzz-failures/``): the instance file, the counterexample file and the commands.
