@@ -38,6 +38,7 @@ from fractions import Fraction
 from typing import Optional
 
 from mechverify.allocation import Allocation
+from mechverify.lp import LPError
 from mechverify.model import Environment
 from mechverify.numbers import fmt_exact
 
@@ -47,8 +48,9 @@ from .registry import Claim, Setting, register
 __all__ = ["AlgorithmStall", "mms", "theta_max", "algorithm1", "SETTING", "CLAIMS"]
 
 
-class AlgorithmStall(RuntimeError):
-    """Algorithm 1 under a reading that makes no progress (an iteration removes nobody from U)."""
+class AlgorithmStall(LPError):
+    """Algorithm 1 under a reading that makes no progress (an iteration removes nobody from U).  Solver
+    trouble, never a verdict (an ``LPError``, like PS-DSF's ``PSDSFError``)."""
 
 
 # Seed 003's domain (Sec. 2.1): one pool, every user bounded (B_i > 0, else MMS_i = 0 and theta_i is

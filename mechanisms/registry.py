@@ -197,7 +197,7 @@ def get(name: str) -> Mechanism:
     _ensure_loaded()
     try:
         return _REGISTRY[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: not a name at all (a damaged file's list or object)
         raise InstanceError(f"mechanism: unknown name {name!r} (known: {', '.join(sorted(_REGISTRY))})") from None
 
 

@@ -70,6 +70,9 @@ _EXPONENT_TAIL = re.compile(r"[eE]\s*([+-]?\d+)\s*$")
 # C0/C1 control characters and the Unicode line/paragraph separators: they would break one-line
 # messages and tables.  The JSON Schema's name pattern excludes exactly these.
 _BAD_NAME_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# A lone surrogate (JSON "\ud800", or an undecodable byte read from stdin) is no character: it cannot be
+# written as UTF-8, so printing a table with that name would crash.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _RANGE_TEXT = f"a non-zero number must lie between 1e-{NUMBER_EXPONENT} and 1e{NUMBER_EXPONENT} in absolute value"
 
 
@@ -110,8 +113,10 @@ def _out_of_range(value: Any, field: str) -> InstanceError:
     return InstanceError(f"{field}: {_show(value)} is out of range ({_RANGE_TEXT})")
 
 
-def instance_number(value: Any, field: str) -> Fraction:
-    """One number of an instance file: exact (``to_fraction``) and within the numeric limits."""
+def instance_number(value: Any, field: str, limits: bool = True) -> Fraction:
+    """One number of an instance file: exact (``to_fraction``) and within the numeric limits.
+    ``limits=False`` (numbers a stored counterexample records besides its instance, e.g. a misreport)
+    keeps only the guards that make conversion cheap: text length, exponent, integer size."""
     if isinstance(value, _OutOfRangeFloat):
         raise _out_of_range(value, field)
     if isinstance(value, str):
@@ -125,7 +130,7 @@ def instance_number(value: Any, field: str) -> Fraction:
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 4 * NUMBER_DIGITS:
         raise _out_of_range(value, field)
     f = to_fraction(value, field)
-    if f != 0:
+    if f != 0 and limits:
         a = abs(f)
         if a > _NUM_HI or a < _NUM_LO:
             raise _out_of_range(value, field)
@@ -142,6 +147,10 @@ def _check_name(name: Any, field: str) -> str:
     if len(name) > MAX_NAME_LENGTH:
         raise InstanceError(f"{field}: name too long ({len(name)} characters, limit {MAX_NAME_LENGTH}): "
                             f"{_show(name)}")
+    bad = _SURROGATE.search(name)
+    if bad:
+        raise InstanceError(f"{field}: name contains the lone surrogate {bad.group()!r} at position {bad.start()} "
+                            f"(not a character; not writable as UTF-8): {_show(name)}")
     bad = _BAD_NAME_CHAR.search(name)
     if bad:
         raise InstanceError(f"{field}: name contains the control character {bad.group()!r} at position "
@@ -169,7 +178,12 @@ def _path_text(path: Optional[tuple]) -> str:
     parts: list[str] = []
     while path is not None:
         path, key = path
-        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        elif len(key) <= 40 and key.isprintable() and not _SURROGATE.search(key):
+            parts.append(f".{key}")
+        else:  # a hostile key: escaped and cut, the message stays one short line
+            parts.append(f"[{_show(key, 40)}]")
     text = "".join(reversed(parts)).lstrip(".")
     return text or "instance"
 
@@ -188,7 +202,7 @@ def check_nesting(data: Any) -> None:
         if depth > MAX_NESTING:
             raise InstanceError(f"{_path_text(path)}: nesting too deep (limit {MAX_NESTING} levels)")
         if isinstance(obj, _DuplicateKeyObject):
-            raise InstanceError(f"{_path_text(path)}: duplicate key {obj.duplicate!r}")
+            raise InstanceError(f"{_path_text(path)}: duplicate key {_show(obj.duplicate)}")
         for key, child in children:
             if isinstance(child, (Mapping, list, tuple)):
                 stack.append((child, depth + 1, (path, key)))

@@ -80,7 +80,8 @@ def _release_highs(h: Any) -> None:
 
 
 class LPError(RuntimeError):
-    """Solver trouble (numerical failure, unexpected status).  Never a verdict."""
+    """Solver trouble (numerical failure, unexpected status; also a mechanism's iterative algorithm that
+    does not reach its allocation, e.g. PS-DSF's Algorithm I).  Never a verdict."""
 
 
 @dataclass

@@ -9,6 +9,7 @@ import weakref
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
+from mechverify.lp import LPError
 from mechverify.model import Environment, leontief_tasks
 from mechverify.numbers import InstanceError, is_inf, to_fraction
 
@@ -18,8 +19,10 @@ __all__ = ["PSDSFError", "Matrix", "ZERO", "check_env", "gamma_matrix", "totals"
 ZERO = Fraction(0)
 
 
-class PSDSFError(RuntimeError):
-    """The PS-DSF computation did not reach an allocation satisfying Theorem 1/2."""
+class PSDSFError(LPError):
+    """The PS-DSF computation did not reach an allocation satisfying Theorem 1/2.  Solver trouble, never
+    a verdict (an ``LPError``: ``allocate`` exits 3 with one line, ``--batch`` prints an error line,
+    ``check`` says unknown)."""
 
 
 Matrix = list  # list[list[Fraction]]

@@ -83,6 +83,13 @@ HOSTILE = {
     "duplicate key in server_demand": ('{"resources": ["cpu"], "servers": [{"name": "s1", "capacity": [1]}], '
                                        '"users": [{"demand": [1], "server_demand": {"s1": [1], "s1": [2]}}]}',
                                        "users[0].server_demand", "duplicate key 's1'"),
+    "duplicate key of 1000 characters (cut in the message)": (
+        '{"resources": ["cpu"], "servers": [{"capacity": [1]}], "users": [{"demand": [1]}], ' + '"%s": 1, "%s": 2}'
+        % ("x" * 1000, "x" * 1000), "instance", "duplicate key 'xxxxxxxxxx"),
+    "deep nesting under a key with a line break (escaped in the path)": (
+        '{"resources": ["cpu"], "servers": [{"name": "s1", "capacity": [1]}], '
+        '"users": [{"demand": [1], "server_demand": {"s\\n1": ' + "[" * 40 + "]" * 40 + '}}]}',
+        "users[0].server_demand['s\\n1']" + "[0]" * (MAX_NESTING - 4), "nesting too deep"),
     "NUL in a user name": (with_(lambda d: d["users"][0].__setitem__("name", "a\x00b")),
                            "users[0].name", "control character '\\x00' at position 1: 'a\\x00b'"),
     "newline in a resource name": (with_(lambda d: d["resources"].__setitem__(1, "mem\nerror: fake")),
@@ -92,6 +99,9 @@ HOSTILE = {
     "U+2028 in an external name": (with_(lambda d: (d.__setitem__("external", [{"name": "a\u2028b", "capacity": 1}]),
                                                     [u.__setitem__("external_demand", [1]) for u in d["users"]])),
                                    "external[0].name", "control character '\\u2028'"),
+    "lone surrogate in a user name (not writable as UTF-8)": (
+        with_(lambda d: d["users"][0].__setitem__("name", "a\ud800")), "users[0].name",
+        "lone surrogate '\\ud800' at position 1"),
     "name too long": (with_(lambda d: d["users"][1].__setitem__("name", "x" * 201)),
                       "users[1].name", "name too long (201 characters, limit 200)"),
     "nesting 40 deep inside users": (deep_users(40), f"users{'[0]' * (MAX_NESTING - 1)}",
@@ -338,6 +348,7 @@ INVALID = {
     "huge exponent": lambda d: d["servers"][0].__setitem__("capacity", ["1e999999", 1]),
     "NUL in a name": lambda d: d["users"][0].__setitem__("name", "a\x00b"),
     "blank name": lambda d: d["users"][0].__setitem__("name", "  "),
+    "lone surrogate in a name": lambda d: d["resources"].__setitem__(0, "\udcff"),
     "server without capacity": lambda d: d["servers"][0].pop("capacity"),
     "duplicate resources": lambda d: d.__setitem__("resources", ["cpu", "cpu"]),
     "boolean tasks": lambda d: d["users"][0].__setitem__("tasks", True),

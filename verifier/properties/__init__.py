@@ -30,7 +30,7 @@ def get_property(name: str) -> Property:
     """The registered property ``name`` (``InstanceError`` naming the known ones otherwise)."""
     try:
         return PROPERTIES[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: not a name at all (a damaged file's list or object)
         raise InstanceError(f"properties: unknown property {name!r} (known: {', '.join(PROPERTIES)})") from None
 
 

@@ -81,6 +81,17 @@ class Witness:
     measure: Any = None
     users: tuple[int, ...] = ()  # the users the violation is about (deviator, envious user, ...)
 
+    def deviation_of(self, kind: str, users: Optional[int] = None) -> Deviation:
+        """The deviation a deviation property's re-check needs: of ``kind`` ('misreport' or 'leave'), by
+        ``users`` users (None: at least one).  A witness read from a damaged file may carry none or
+        another kind: one ``InstanceError`` line naming the field, never an ``AttributeError``."""
+        dev = self.deviation
+        if dev is None or dev.kind != kind or not dev.users or (users is not None and len(dev.users) != users):
+            got = "null" if dev is None else f"a {dev.kind} by {len(dev.users)} user(s)"
+            want = f"a {kind} by {users} user(s)" if users is not None else f"a {kind}"
+            raise InstanceError(f"deviation: {self.property} needs {want}, got {got}")
+        return dev
+
 
 @dataclass
 class Certificate:

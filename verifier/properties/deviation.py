@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from mechverify.model import Environment
-from mechverify.numbers import fmt_exact, to_fraction
+from mechverify.numbers import InstanceError, fmt_exact
 
 __all__ = ["Report", "Deviation"]
 
@@ -41,19 +41,48 @@ class Report:
         return out
 
     @staticmethod
-    def from_dict(d: dict[str, Any], env: Environment) -> "Report":
-        """Inverse of ``to_dict`` for ``env`` (``ValueError`` for an unknown user)."""
-        if d.get("user") not in env.users:
-            raise ValueError(f"deviation.user: unknown user {d.get('user')!r}")
-        j = env.users.index(d["user"])
-        demand = tuple(to_fraction(v, "deviation.demand") for v in d["demand"]) if "demand" in d else None
-        ext = tuple(to_fraction(v, "deviation.external_demand") for v in d["external_demand"]) \
-            if "external_demand" in d else None
-        el = frozenset(env.servers.index(s) for s in d["eligible"]) if "eligible" in d else None
+    def from_dict(d: Any, env: Environment, where: str = "deviation.reports[0]") -> "Report":
+        """Inverse of ``to_dict`` for ``env``.  The dict comes from a file (possibly damaged or hostile):
+        anything wrong is one ``InstanceError`` line naming the field (``where``)."""
+        if not isinstance(d, dict):
+            raise InstanceError(f"{where}: expected an object {{user, demand, ...}}, got {_show(d)}")
+        user = d.get("user")
+        if not isinstance(user, str) or user not in env.users:
+            raise InstanceError(f"{where}.user: unknown user {_show(user)}")
+        j = env.users.index(user)
+        demand = _numbers(d["demand"], f"{where}.demand") if "demand" in d else None
+        ext = _numbers(d["external_demand"], f"{where}.external_demand") if "external_demand" in d else None
+        el = None
+        if "eligible" in d:
+            names = d["eligible"]
+            if not isinstance(names, list) or not all(isinstance(s, str) and s in env.servers for s in names):
+                raise InstanceError(f"{where}.eligible: expected a list of server names, got {_show(names)}")
+            el = frozenset(env.servers.index(s) for s in names)
         tasks: Any = "keep"
         if "tasks" in d:
-            tasks = None if d["tasks"] is None else to_fraction(d["tasks"], "deviation.tasks")
+            tasks = None if d["tasks"] is None else _number(d["tasks"], f"{where}.tasks")
         return Report(j, demand, ext, el, tasks)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:60]}...({len(text)} characters)"
+
+
+def _number(value: Any, field: str) -> Fraction:
+    """A number of a stored deviation: exact, >= 0, and cheap to convert (no '1e999999')."""
+    from mechverify.instances import instance_number
+
+    f = instance_number(value, field, limits=False)
+    if f < 0:
+        raise InstanceError(f"{field}: must be >= 0 (got {_show(value)})")
+    return f
+
+
+def _numbers(values: Any, field: str) -> tuple[Fraction, ...]:
+    if not isinstance(values, list):
+        raise InstanceError(f"{field}: expected a list of numbers, got {_show(values)}")
+    return tuple(_number(v, f"{field}[{i}]") for i, v in enumerate(values))
 
 
 @dataclass(frozen=True)
@@ -90,9 +119,18 @@ class Deviation:
         """Inverse of ``to_dict`` for ``env`` (``None`` stays ``None``)."""
         if d is None:
             return None
+        if not isinstance(d, dict):
+            raise InstanceError(f"deviation: expected an object {{kind, ...}} or null, got {_show(d)}")
         if d.get("kind") == "leave":
-            return Deviation("leave", leave=tuple(env.users.index(u) for u in d["users"]))
-        return Deviation("misreport", reports=tuple(Report.from_dict(r, env) for r in d["reports"]))
+            users = d.get("users")
+            if not isinstance(users, list) or not all(isinstance(u, str) and u in env.users for u in users):
+                raise InstanceError(f"deviation.users: expected a list of user names, got {_show(users)}")
+            return Deviation("leave", leave=tuple(env.users.index(u) for u in users))
+        reports = d.get("reports")
+        if not isinstance(reports, list):
+            raise InstanceError(f"deviation.reports: expected a list of reports, got {_show(reports)}")
+        return Deviation("misreport", reports=tuple(Report.from_dict(r, env, f"deviation.reports[{i}]")
+                                                    for i, r in enumerate(reports)))
 
     def describe(self, env: Environment) -> str:
         """One line for humans: ``u1 reports demand (2, 1)``, ``users leave: u2``."""

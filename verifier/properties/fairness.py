@@ -31,7 +31,7 @@ from fractions import Fraction
 
 from mechverify.allocation import Allocation
 from mechverify.lexmaxmin import lex_max_min
-from mechverify.numbers import FLOAT_REL, ratio
+from mechverify.numbers import FLOAT_REL, InstanceError, ratio
 from mechverify.polytope import TaskPolytope
 from mechverify.utility import utility
 
@@ -253,7 +253,10 @@ class PopulationMonotonicity(Property):
 
     def recheck(self, mech, witness):
         """Certified iff a remaining user's lower utility before exceeds its upper one after."""
-        env, dev = witness.env, witness.deviation
+        env, dev = witness.env, witness.deviation_of("leave")
+        if len(witness.users) != 1 or witness.users[0] in dev.leave:
+            raise InstanceError(f"users: {self.name} names one user who stays, got "
+                                f"{[env.users[j] for j in witness.users]}")
         (j,) = witness.users
         sub = dev.apply(env)
         i = [jj for jj in range(env.n_users) if jj not in dev.leave].index(j)

@@ -116,7 +116,7 @@ class StrategyProofness(Property):
 
     def recheck(self, mech, witness):
         """Certified iff the deviator's lower utility after exceeds its upper one before."""
-        env, dev = witness.env, witness.deviation
+        env, dev = witness.env, witness.deviation_of("misreport", users=1)
         (j,) = dev.users
         run_t = exact_run(mech, env)
         run_d = exact_run(mech, dev.apply(env))
@@ -172,7 +172,7 @@ class GroupStrategyProofness(Property):
 
     def recheck(self, mech, witness):
         """Certified iff no member's utility can drop and some member's certainly rises."""
-        env, dev = witness.env, witness.deviation
+        env, dev = witness.env, witness.deviation_of("misreport")
         run_t, run_d = exact_run(mech, env), exact_run(mech, dev.apply(env))
         ivs = []
         for j in dev.users:
