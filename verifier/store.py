@@ -24,8 +24,8 @@ from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 from mechverify import __version__
-from mechverify.instances import parse_environment
-from mechverify.numbers import json_number
+from mechverify.instances import loads_instance, parse_environment
+from mechverify.numbers import InstanceError, json_number
 
 from .properties import Deviation, Witness, get_property
 from .claims import claim_record
@@ -239,9 +239,11 @@ class ReplayResult:
 
 
 def load(path: str) -> dict[str, Any]:
-    """A stored counterexample file as a dict (raises ``OSError`` / ``ValueError`` on a bad file)."""
+    """A stored counterexample file as a dict, read with the instance format's hardening (size cap,
+    nesting limit, no duplicate keys; ``InstanceError``, a ``ValueError``, names the file) -- ``OSError``
+    when it cannot be read."""
     with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+        return loads_instance(fh.read(), path)
 
 
 def load_witness(path: str) -> Witness:
@@ -267,7 +269,10 @@ def witness_from(d: dict[str, Any]) -> Witness:
     """Rebuild the witness of a stored counterexample dict."""
     env = parse_environment(d["environment"])
     dev = Deviation.from_dict(d["deviation"], env)
-    users = tuple(env.users.index(u) for u in d["users"])
+    raw = d["users"]
+    if not isinstance(raw, list) or not all(isinstance(u, str) and u in env.users for u in raw):
+        raise InstanceError(f"users: expected a list of user names of the environment, got {repr(raw)[:60]}")
+    users = tuple(env.users.index(u) for u in raw)
     return Witness(d["property"], d["variant"], d["mechanism"], env, dev, None, users)
 
 
