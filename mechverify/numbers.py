@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from fractions import Fraction
 from typing import Any
 
 __all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "is_number_like", "INF", "FLOAT_REL", "is_inf",
-           "ratio", "rel_change", "gt", "json_number"]
+           "ratio", "rel_change", "gt", "json_number", "from_exact_text"]
 
 #: Infinity, the one spelling (an unbounded normaliser, ``x/0`` ratios, a user whose tasks use nothing).
 INF = math.inf
@@ -129,6 +130,35 @@ def to_fraction(value: Any, field: str) -> Fraction:
     raise InstanceError(f"{field}: expected a number, got {type(value).__name__} {value!r}")
 
 
+def _int_text(n: int) -> str:
+    """``str(n)`` also beyond Python's default int-to-text guard (4300 digits): an exact result can have
+    that many digits although every input number is short (the instance format caps those)."""
+    try:
+        return str(n)
+    except ValueError:
+        old = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return str(n)
+        finally:
+            sys.set_int_max_str_digits(old)
+
+
+def from_exact_text(text: str) -> Fraction:
+    """The ``Fraction`` that :func:`fmt_exact` printed (``"p/q"`` or ``"p"``), whatever its number of digits."""
+    try:
+        return Fraction(text)
+    except ValueError:
+        if not re.fullmatch(r"\s*-?\d+(/\d+)?\s*", text):
+            raise
+        old = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return Fraction(text.strip())
+        finally:
+            sys.set_int_max_str_digits(old)
+
+
 def fmt_exact(value: Any) -> str:
     """Exact text of a number: ``"p/q"`` or ``"p"`` for integers; ``"inf"`` for infinity."""
     if isinstance(value, float):
@@ -136,7 +166,8 @@ def fmt_exact(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         value = Fraction(value)
     value = Fraction(value)
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    num = _int_text(value.numerator)
+    return num if value.denominator == 1 else f"{num}/{_int_text(value.denominator)}"
 
 
 def fmt(value: Any, digits: int = 6) -> str:

@@ -226,3 +226,24 @@ def test_one_spelling_of_a_shape():
     env = parse_environment({"resources": ["cpu"], "servers": [{"name": "s", "capacity": [1]}],
                              "users": [{"name": "a", "demand": [1]}]})
     assert env.describe() == "1 user x 1 server x 1 resource"
+
+
+def test_exact_text_of_numbers_with_more_than_4300_digits():
+    """Exact results can outgrow Python's int-to-text guard (found by the fuzz harness: an exact LP
+    allocation of an instance with 30-digit inputs); the text is still exact."""
+    from fractions import Fraction
+
+    from mechverify.numbers import fmt_exact
+
+    import sys
+
+    big = Fraction(3 ** 10000, 2 ** 9000 + 1)  # 4772 digits over 2710 digits
+    text = fmt_exact(big)
+    assert sys.get_int_max_str_digits() in (0, 4300)  # the guard is restored for everything else
+    p, q = text.split("/")
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        assert len(p) == 4772 and Fraction(int(p), int(q)) == big
+    finally:
+        sys.set_int_max_str_digits(old)

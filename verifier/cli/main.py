@@ -56,6 +56,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_USAGE
     _, run, _ = COMMANDS[args.command]
     sigterm_as_interrupt()
+    # exact results can have more digits than Python's int<->text guard (4300) allows, although every
+    # number read from input is short (the instance format caps number text at 100 characters)
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
     try:
         return run(args)
     except (CliError, InstanceError) as exc:

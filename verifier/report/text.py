@@ -10,10 +10,9 @@ import os
 import shutil
 import sys
 import textwrap
-from fractions import Fraction
 from typing import Any, Optional, Sequence
 
-from mechverify.numbers import fmt
+from mechverify.numbers import fmt, from_exact_text
 
 from ..results import Result
 from .citations import codes_in, seed_legend
@@ -248,7 +247,7 @@ def _alloc_parts(alloc: Any) -> tuple[list[str], list[str], list[list[Any]], lis
 def _val(v: Any) -> Any:
     if isinstance(v, str):
         try:
-            return Fraction(v)
+            return from_exact_text(v)
         except ValueError:
             return float(v)
     return v
