@@ -102,6 +102,19 @@ class _OutOfRangeFloat:
         return self.text
 
 
+#: Longest JSON integer literal converted at all (Python's own default int/text guard); shorter ones that
+#: are still out of range are rejected by :func:`instance_number` naming their field.
+MAX_INT_LITERAL = 4300
+
+
+def _parse_int(text: str) -> int:
+    """JSON integer literals: checked for length before conversion, so the parser does not depend on
+    Python's int/text guard (which the CLI lifts to print long exact results)."""
+    if len(text.lstrip("-")) > MAX_INT_LITERAL:
+        raise ValueError(f"an integer literal of {len(text.lstrip('-'))} digits (limit {MAX_INT_LITERAL})")
+    return int(text)
+
+
 def _parse_float(text: str) -> Any:
     f = float(text)
     if math.isinf(f) or (f == 0 and any(c in "123456789" for c in text.split("e")[0].split("E")[0])):
@@ -240,14 +253,13 @@ def loads_instance(text: str, source: str = "instance") -> Any:
     if len(text) > MAX_INSTANCE_BYTES:
         raise InstanceError(f"{source}: too large ({len(text)} characters, limit {MAX_INSTANCE_BYTES} bytes)")
     try:
-        data = json.loads(text, object_pairs_hook=_object_pairs, parse_float=_parse_float)
+        data = json.loads(text, object_pairs_hook=_object_pairs, parse_float=_parse_float, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise InstanceError(f"{source}: nesting too deep at {_nesting_position(text)} "
                             f"(limit {MAX_NESTING} levels)") from None
-    except ValueError as exc:
-        # an integer literal beyond Python's int/str conversion limit (sys.get_int_max_str_digits)
+    except ValueError as exc:  # an integer literal too long (_parse_int)
         raise InstanceError(f"{source}: a number has too many digits ({_RANGE_TEXT}): "
                             f"{str(exc).split(';')[0]}") from None
     try:

@@ -115,7 +115,7 @@ DEEP = {
     "[ x 100000 at top level": ("[" * 100000 + "]" * 100000, "line 1 column",
                                 f"nesting too deep at line 1 column 33 (limit {MAX_NESTING} levels)"),
     "integer literal of 5000 digits": ('{"resources": ["cpu"], "servers": [{"capacity": [1' + "0" * 5000 + ']}], '
-                                       '"users": [{"demand": [1]}]}', "a number has too many digits", "4300"),
+                                       '"users": [{"demand": [1]}]}', "a number has too many digits", "5001 digits"),
 }
 
 
