@@ -465,7 +465,7 @@ def test_schema_agrees_with_parser():
                     u["tasks"] = 7
         return inst
 
-    @settings(max_examples=300, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=100, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(instances())
     def check(inst):
