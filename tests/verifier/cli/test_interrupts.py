@@ -17,9 +17,16 @@ from verifier.store import find_files, replay
 from tests.helpers import ROOT
 
 
+def _terminal_like_signals() -> None:
+    """In the child: SIGINT as a terminal's Ctrl-C delivers it.  A job started in the background by a
+    non-interactive shell (as CI may run the suite) inherits SIGINT *ignored*, and Python then installs no
+    KeyboardInterrupt handler -- by convention, so that Ctrl-C does not reach background jobs."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(*args):
     proc = subprocess.Popen([sys.executable, "-m", "verifier", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_terminal_like_signals)
     lines: "queue.Queue[str]" = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
     return proc, lines
