@@ -157,6 +157,18 @@ class Mechanism:
     #: constraints of chi(E) the mechanism may violate BY DESIGN (e.g. ``("bounds",)`` for an algorithm
     #: reproduced as printed that overshoots task bounds); :func:`allocate` does not check them
     may_violate: tuple[str, ...] = ()
+    #: how to load a user's mechanism again (``pkg.mod:func`` / ``path/file.py:func``; "" when registered
+    #: here) and the SHA-256 of its source file (replay says when it changed)
+    reference: str = ""
+    source_hash: str = ""
+    #: a user's implementation: the relative tolerance a violation margin must exceed when the function
+    #: returned floats (taken exactly as written); ``None`` for the registered mechanisms
+    tolerance: Optional[float] = None
+
+    @property
+    def ref(self) -> str:
+        """What :func:`get` needs to find this mechanism again (in another process too)."""
+        return self.reference or self.name
 
     def claims_for(self, prop: str, variant: Optional[str] = None) -> list[Claim]:
         """Every claim about ``prop`` (a variant-less claim covers every variant).  Papers can
@@ -193,12 +205,19 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
 
 
 def get(name: str) -> Mechanism:
-    """The mechanism registered under ``name`` (``InstanceError`` listing the known names otherwise)."""
+    """The mechanism registered under ``name``, or loaded from a reference ``package.module:function`` /
+    ``path/to/file.py:function`` (``mechanisms.references``); ``InstanceError`` in one line otherwise."""
     _ensure_loaded()
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):  # TypeError: not a name at all (a damaged file's list or object)
-        raise InstanceError(f"mechanism: unknown name {name!r} (known: {', '.join(sorted(_REGISTRY))})") from None
+        pass
+    if isinstance(name, str) and ":" in name:
+        from .references import resolve
+
+        return resolve(name)
+    raise InstanceError(f"mechanism: unknown name {name!r} (known: {', '.join(sorted(_REGISTRY))}; "
+                        f"or a reference package.module:function or path/to/file.py:function)")
 
 
 def all_mechanisms() -> list[Mechanism]:
@@ -219,14 +238,20 @@ def allocate(mech: Mechanism | str, env: Environment, exact: bool = False) -> Al
 def check_output(m: Mechanism, env: Environment, alloc: Allocation) -> None:
     """Raise :class:`MechanismOutputError` naming the first constraint of chi(E) (the setting's
     feasibility, placement, external resources and bounds) that ``alloc`` violates.  Exact entries are
-    checked exactly, floats within ``mechverify.numbers.FLOAT_REL``."""
+    checked exactly, floats within ``mechverify.numbers.FLOAT_REL``; a user's float implementation
+    (its numbers taken exactly as written) within its ``tolerance``."""
     st, skip = m.setting, m.may_violate
+    as_floats = (alloc.info or {}).get("as_written") == "float" and m.tolerance is not None
     bad = feasibility_violations(env, alloc.x, st.feasibility, check_placement="placement" not in skip,
                                  check_external=st.external and "external" not in skip,
-                                 check_bounds=st.bounds and "bounds" not in skip)
+                                 check_bounds=st.bounds and "bounds" not in skip,
+                                 rel_tol=m.tolerance if as_floats else None)
     if bad:
         raise MechanismOutputError(f"{m.name}: output is not feasible: {bad[0]}")
 
 
 def _ensure_loaded() -> None:
     import mechanisms  # noqa: F401  (importing the package registers every mechanism)
+    from .references import load_entry_points
+
+    load_entry_points()

@@ -1,8 +1,13 @@
-"""mechverify core: the environment model, allocations, the true-utility function, the LP layer and
+"""mechverify: ``from mechverify import load, allocate, check, run, replay`` (``mechverify.api``), the
+``@mechverify.mechanism`` decorator (``mechverify.declare``), ``mechverify.strategies`` and
+``mechverify.testing.assert_property``.
+
+The core: the environment model, allocations, the true-utility function, the LP layer and
 the lexicographic max-min solver.  Data flows one way:
 
 environment -> mechanism -> allocation -> property check -> witness -> exact certificate -> store -> report
 """
+from .declare import mechanism  # noqa: F401
 from .allocation import Allocation, Bundle, feasibility_violations, is_feasible  # noqa: F401
 from .instances import instance_schema, load_environment, parse_environment  # noqa: F401
 from .model import Environment  # noqa: F401
@@ -10,3 +15,18 @@ from .numbers import InstanceError, fmt, fmt_exact, to_fraction  # noqa: F401
 from .utility import true_tasks, utilities, utility  # noqa: F401
 
 __version__ = "0.1.0"
+
+#: the Python API (``mechverify.api``), loaded on first use: it sits above the verifier, which imports this core
+_API = ("load", "environment", "mechanism_of", "allocate", "check", "run", "replay")
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'mechverify' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_API))

@@ -50,6 +50,11 @@ class Allocation:
     exact: bool = False
     info: dict = field(default_factory=dict, compare=False)
 
+    def __repr__(self) -> str:
+        fmt = fmt_exact if self.exact else (lambda v: f"{float(v):.6g}")
+        tot = ", ".join(f"{u} {fmt(t)}" for u, t in zip(self.env.users, self.totals()))
+        return f"<Allocation {self.mechanism or '?'} ({'exact' if self.exact else 'float'}): tasks {tot}>"
+
     def total(self, j: int) -> Any:
         """``x_j = sum_s x[j,s]`` (the number of tasks the mechanism assigns to ``j``)."""
         row = self.x[j]
@@ -81,23 +86,29 @@ class Allocation:
         }
 
 
-def _le(a: Any, b: Any) -> bool:
-    if isinstance(a, Fraction) and isinstance(b, Fraction):
-        return a <= b
+def _le_tol(a: Any, b: Any, rel_tol: Optional[Fraction] = None) -> bool:
+    if isinstance(a, (int, Fraction)) and isinstance(b, (int, Fraction)):
+        return a <= b if rel_tol is None else a <= b + rel_tol * max(Fraction(1), abs(b))
     return float(a) <= float(b) + FLOAT_REL * max(1.0, abs(float(b)))
 
 
 def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm",
                            check_placement: bool = True, check_external: bool = True,
-                           check_bounds: bool = True) -> list[str]:
+                           check_bounds: bool = True, rel_tol: Optional[Any] = None) -> list[str]:
     """Every violated constraint of chi(E) as a readable line (empty list = feasible).
 
-    Exact for ``Fraction`` entries; floats get the relative tolerance ``FLOAT_REL``.
+    Exact for ``Fraction`` entries (``rel_tol``: exactly within that relative tolerance, for a float
+    implementation's numbers taken as written); floats get the relative tolerance ``FLOAT_REL``.
     ``mode`` is ``"rdm"`` (per-resource capacities) or ``"tdm"`` (time shares, seed 002 eq. (10)).
     """
     if mode not in ("rdm", "tdm"):
         raise ValueError(f"mode: expected 'rdm' or 'tdm', got {mode!r}")
     J, S, R = env.n_users, env.n_servers, env.n_resources
+    tol = None if rel_tol is None else Fraction(rel_tol)
+
+    def _le(a: Any, b: Any) -> bool:
+        return _le_tol(a, b, tol)
+
     out: list[str] = []
     if len(x) != J or any(len(row) != S for row in x):
         return [f"shape: expected {J}x{S} task matrix"]

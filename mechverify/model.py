@@ -337,6 +337,9 @@ class Environment:
         """The instance as JSON text (:meth:`to_dict`)."""
         return json.dumps(self.to_dict(), sort_keys=False)
 
+    def __repr__(self) -> str:
+        return f"<Environment {self.describe()}: users {', '.join(self.users)}>"
+
     def describe(self) -> str:
         """The shape, e.g. ``2 users x 1 server x 2 resources`` (:func:`describe_shape`)."""
         return describe_shape(self.n_users, self.n_servers, self.n_resources, self.n_external)

@@ -1,25 +1,38 @@
-"""The README's 'Audit your own mechanism' example runs as printed (budget shortened) and refutes the PO
-claim it makes: an equal split of every server leaves resources idle (2 users x 1 server x 2 resources)."""
+"""The README's 'Audit your own mechanism' section works as printed: its mechanism is the one in
+``examples/my_mechanisms.py`` (so they cannot drift apart), the Python route refutes the EF and SI claims
+it makes, and its pytest example fails with the counterexample (greedy is not envy-free: 2 users x 1 server
+x 1 resource, the first user takes everything)."""
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
+
+import pytest
 
 from tests.helpers import ROOT
 
 
-def test_readme_own_mechanism_example(tmp_path, monkeypatch):
+def _section() -> str:
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
-        text = fh.read()
-    section = text.split("## Audit your own mechanism", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    code = code.replace("budget=20", "budget=4")
-    monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
-    printed = out.getvalue()
-    assert "po/fractional" in printed and "REFUTED" in printed, printed
-    assert os.listdir(tmp_path / "my-counterexamples" / "equal-split")
+        return fh.read().split("## Audit your own mechanism", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_mechanism_is_the_example_file():
+    code = re.findall(r"```python\n(.*?)```", _section(), re.S)[0]
+    with open(os.path.join(ROOT, "examples", "my_mechanisms.py"), encoding="utf-8") as fh:
+        assert code.split("\n\n\n", 1)[1].strip() in fh.read()
+
+
+def test_readme_python_and_pytest_routes(tmp_path, monkeypatch):
+    import mechverify as mv
+
+    blocks = re.findall(r"```python\n(.*?)```", _section(), re.S)
+    ns: dict = {"__name__": "readme"}
+    exec(compile(blocks[0], "README.md", "exec"), ns)
+    report = mv.run(ns["greedy"], ["ef", "si"], budget=20, trials=200, store=str(tmp_path / "store"))
+    assert [r.refuted for r in report.results] == [True, True], report
+    assert os.listdir(tmp_path / "store" / "greedy")
+    monkeypatch.chdir(ROOT)
+    exec(compile(blocks[1], "README.md", "exec"), ns)
+    with pytest.raises(AssertionError, match="greedy violates ef/placement-aware"):
+        ns["test_greedy_is_envy_free"]()

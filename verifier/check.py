@@ -23,7 +23,8 @@ from mechverify.lp import LPError
 from mechverify.model import Environment
 
 from . import claims as claims_mod
-from .properties import DEFAULT_PROPERTIES, Property, get_property
+from .properties import DEFAULT_PROPERTIES, USER_PROPERTIES, Property, get_property
+from .properties.runs import failure_of
 from .results import Result
 
 __all__ = ["check_property", "check_instance", "refuted_claims"]
@@ -103,21 +104,32 @@ def _check_property(mech, env, prop, variant, budget, seed, alloc_exact, alloc_f
 
 def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] = None, budget: float = 10.0,
                    seed: int = 0, variants: Optional[dict[str, Sequence[str]]] = None) -> list[Result]:
-    """Check every requested property (default: all) and each of its variants on ``env``."""
-    names = list(properties or DEFAULT_PROPERTIES)
+    """Check every requested property (default: all; a user's mechanism: ``runs`` first) and each of its
+    variants on ``env``.  When a user's mechanism fails on ``env`` (raises, or returns no valid allocation),
+    ``runs`` reports it and the other properties are "unknown" -- there is no allocation to judge."""
+    user = getattr(mech, "tolerance", None) is not None
+    names = list(properties or ((USER_PROPERTIES if user else []) + DEFAULT_PROPERTIES))
     props = [get_property(n) for n in names]
     mech.setting.check(env, mech.name)
-    alloc_float = mech(env, exact=False)
-    alloc_exact = None
-    try:  # exact whenever the mechanism can give it (MNW certifies some optima exactly)
-        a = mech(env, exact=True)
-        alloc_exact = a if a.exact else None
-    except LPError:
-        alloc_exact = None
+    failed = failure_of(mech, env, False) if user else None
+    alloc_float = alloc_exact = None
+    if failed is None:
+        alloc_float = mech(env, exact=False)
+        try:  # exact whenever the mechanism can give it (MNW certifies some optima exactly)
+            a = mech(env, exact=True)
+            alloc_exact = a if a.exact else None
+        except LPError:
+            alloc_exact = None
     deviation_props = sum(len(p.variants) for p in props if p.needs_deviation) or 1
     per = budget / deviation_props
     out = []
     for p in props:
         for v in (variants or {}).get(p.name, list(p.variants)):
+            if failed is not None and p.name != "runs":
+                r = Result(mech.name, p.name, p.variant_of(v), claims=claims_mod.claims_for(mech, p.name, v),
+                           verdict="unknown", note=f"the mechanism fails on this instance ({failed})")
+                r.outcomes = claims_mod.outcomes(r.claims, r.verdict, None)
+                out.append(r)
+                continue
             out.append(check_property(mech, env, p, p.variant_of(v), per, seed, alloc_exact, alloc_float))
     return out

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 from . import claims as claims_mod
 from .engines import strategies as strat
 from .engines.search import SearchResult, clock, search
-from .properties import DEFAULT_PROPERTIES, PROPERTIES, get_property
+from .properties import DEFAULT_PROPERTIES, PROPERTIES, USER_PROPERTIES, get_property
 from .results import Result, describe_size, verdict_text
 from .store import DEFAULT_DIR, persist
 
@@ -51,11 +51,21 @@ class RunReport:
     wall_seconds: float = 0.0
     interrupted: bool = False  # Ctrl-C / SIGTERM: ``results`` holds the cells that finished
 
+    def __repr__(self) -> str:
+        violated = [f"{r.property}/{r.variant}" for r in self.results if r.verdict == "violated"]
+        refuted = sum(1 for r in self.results if r.refuted)
+        return (f"<RunReport {self.mechanism}: {len(self.results)} cells, {len(violated)} violated"
+                f"{' (' + ', '.join(violated) + ')' if violated else ''}, {refuted} claims REFUTED"
+                f"{', interrupted' if self.interrupted else ''}>")
+
 
 def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
-    """Cells to search and the ones skipped (with the reason)."""
+    """Cells to search and the ones skipped (with the reason).  A user's mechanism (``mech.tolerance`` set:
+    ``mechanisms.references``) is first searched for failures (property ``runs``) by default."""
     cells, skipped = [], []
-    for name in properties or DEFAULT_PROPERTIES:
+    default = (USER_PROPERTIES + DEFAULT_PROPERTIES) if getattr(mech, "tolerance", None) is not None \
+        else DEFAULT_PROPERTIES
+    for name in properties or default:
         prop = get_property(name)
         for v in prop.variants:
             why = prop.variant_possible(mech.setting, v)

@@ -75,6 +75,9 @@ def certificate_to_dict(cert: Certificate, provenance: dict[str, Any],
         "method": cert.method,
         "robust": cert.robust,
         "robust_note": cert.robust_note,
+        **({"kind": "crash", "exception": cert.exception} if cert.exception else {}),
+        **({"as_written": {"tolerance": cert.as_written["tolerance"],
+                           "relative_margin": _num(cert.as_written["relative_margin"])}} if cert.as_written else {}),
         "utilities": {k: _num(v) for k, v in cert.utilities.items()},
         "allocations": {k: {"environment": "deviation" if (w.deviation is not None and a.env != env) else "true",
                             "tasks": [[_num(v) for v in row] for row in a.x],
@@ -147,6 +150,12 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
     out = Persisted(cert, minimality)
     if not root:
         return out
+    if mech is not None and getattr(mech, "reference", ""):  # a user's mechanism: how to load it again
+        provenance = dict(provenance, mechanism_reference=mech.reference, source_sha256=mech.source_hash,
+                          tolerance=mech.tolerance)
+        left, _, attr = mech.reference.rpartition(":")
+        if left.endswith(".py") and os.path.isfile(left):  # found again from another working directory
+            provenance["mechanism_file"] = f"{os.path.abspath(left)}:{attr}"
     d = certificate_to_dict(cert, provenance, minimality, claim_record(claims))
     directory = os.path.join(root, d["mechanism"])
     out.path = os.path.join(directory, f"{d['id']}.json")
@@ -237,6 +246,9 @@ class ReplayResult:
     ok: bool
     message: str
 
+    def __repr__(self) -> str:
+        return f"<ReplayResult {'ok' if self.ok else 'FAIL'} {self.path}: {self.message[:120]}>"
+
 
 def load(path: str) -> dict[str, Any]:
     """A stored counterexample file as a dict, read with the instance format's hardening (size cap,
@@ -292,20 +304,56 @@ def replay(path: str) -> ReplayResult:
         expected_id = f"{d['property']}-{identity_hash(d)}"
         if d.get("id") != expected_id or not os.path.basename(path).startswith(expected_id):
             return ReplayResult(path, False, f"content does not match its id/name (expected {expected_id})")
-        mech = get(d["mechanism"])
+        mech, changed = _mechanism_of(d)
         prop = get_property(d["property"])
         witness = witness_from(d)
         cert = prop.recheck(mech, witness)
+    except _CannotLoad as exc:
+        return ReplayResult(path, False, str(exc))
     except Exception as exc:  # replay must report, not crash
         return ReplayResult(path, False, f"error while re-checking: {type(exc).__name__}: {exc}")
     if cert is None:
-        return ReplayResult(path, False, "no longer a violation (exact re-check failed)")
+        return ReplayResult(path, False, "no longer a violation (exact re-check failed)" + changed)
     fresh = certificate_to_dict(cert, d.get("provenance", {}), d.get("minimality"), d.get("claim"))
     for key in ("gap", "measure", "utilities", "allocations", "method"):
         if fresh[key] != d.get(key):
             return ReplayResult(path, False, f"stored {key} differs from the exact recomputation: "
                                              f"stored {json.dumps(d.get(key))[:200]}, recomputed {json.dumps(fresh[key])[:200]}")
-    return ReplayResult(path, True, f"violation confirmed exactly (gap {fresh['gap']}): {fresh['summary']}")
+    return ReplayResult(path, True, f"violation confirmed exactly (gap {fresh['gap']}): {fresh['summary']}{changed}")
+
+
+class _CannotLoad(Exception):
+    """A user's mechanism recorded in a stored file cannot be loaded now."""
+
+
+def _mechanism_of(d: dict[str, Any]):
+    """The mechanism a stored file names, and a note when its recorded source has changed since: a user's
+    mechanism is loaded through the reference it was stored with (``provenance.mechanism_reference``)."""
+    import dataclasses
+
+    from mechanisms import get
+
+    prov = d.get("provenance") if isinstance(d.get("provenance"), dict) else {}
+    ref = prov.get("mechanism_reference")
+    if not ref:
+        return get(d["mechanism"]), ""
+    try:
+        mech = get(ref)
+    except InstanceError as exc:
+        alt = prov.get("mechanism_file")
+        try:
+            if not alt:
+                raise
+            mech = get(alt)
+        except InstanceError:
+            raise _CannotLoad(f"cannot load the mechanism it was stored with ({ref}): {exc}") from None
+    tol = prov.get("tolerance")
+    if isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol != mech.tolerance:
+        mech = dataclasses.replace(mech, tolerance=float(tol))  # the tolerance the violation was stored under
+    was = prov.get("source_sha256")
+    if was and mech.source_hash and was != mech.source_hash:  # (get() reloads a changed file)
+        return mech, f" [the source of {ref} changed since it was stored: sha256 {was[:12]} -> {mech.source_hash[:12]}]"
+    return mech, ""
 
 
 def find_files(paths: list[str]) -> list[str]:

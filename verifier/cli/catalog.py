@@ -10,7 +10,7 @@ from typing import Any
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError
 
-from .common import CliError, command
+from .common import MECHANISM_HELP, CliError, command
 
 #: the commands this module defines (``main`` loads no other command module for them)
 NAMES = ("list", "allocate", "schema")
@@ -56,7 +56,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- allocate
 def _configure_allocate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("mechanism", help=MECHANISM_HELP)
     p.add_argument("instance", nargs="?", help="instance JSON file ('-' for stdin)")
     p.add_argument("--batch", metavar="FILE.jsonl",
                    help="one instance per line; prints one JSON result per line (errors as {\"error\": ...})")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (CliError, add_fail_on, announce_store, command, finding_exit, non_negative_seed, output_dir,
+from .common import (MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_tolerance, announce_store, command, finding_exit, non_negative_seed, output_dir,
                      parse_properties, positive_seconds)
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
     from ..properties import names_help
 
-    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("mechanism", help=MECHANISM_HELP)
     p.add_argument("instance", help="instance JSON file")
     p.add_argument("--properties", default=None,
                    help=names_help())
@@ -23,6 +23,7 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DIR", default=None,
                    help="store certified violations as counterexample files under DIR (e.g. counterexamples)")
     add_fail_on(p, "violated")
+    add_tolerance(p)
 
 
 @command("check", "every property's verdict for a mechanism on one instance")(_configure_check)
@@ -36,7 +37,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ..report import check_line, check_result_to_json
     from ..store import persist
 
-    mech = get(args.mechanism)
+    mech = with_tolerance(get(args.mechanism), args.tolerance)
     props = parse_properties(args.properties)
     positive_seconds(args.budget, "--budget")
     non_negative_seed(args.seed)

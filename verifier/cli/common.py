@@ -10,8 +10,8 @@ import sys
 from typing import Callable, Optional
 
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
-           "TERMINATED", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
-           "progress_printer", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
+           "TERMINATED", "MECHANISM_HELP", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
+           "progress_printer", "add_tolerance", "with_tolerance", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
            "add_fail_on"]
 
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
@@ -19,6 +19,10 @@ EXIT_USAGE = 2
 EXIT_SOLVER = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C (after printing and writing what finished)
 EXIT_TERMINATED = 143  # SIGTERM (likewise)
+
+#: help of every command's mechanism argument
+MECHANISM_HELP = ("a registered name (see 'list'), or your own: package.module:function or path/to/file.py:function "
+                  "(README, 'Audit your own mechanism')")
 
 #: name -> (configure(parser), run(args) -> exit code, help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
@@ -100,15 +104,42 @@ def output_dir(path: Optional[str], flag: str) -> Optional[str]:
 def add_fail_on(p: argparse.ArgumentParser, default: str) -> None:
     """``--fail-on refuted|violated|never``: what makes the command exit 1 (for CI gates)."""
     p.add_argument("--fail-on", choices=["refuted", "violated", "never"], default=default,
-                   help=f"exit 1 when a registered claim is REFUTED ('refuted'), when any property is violated "
-                        f"('violated'), or never (default: {default}); 2 = usage or input error, 3 = solver trouble")
+                   help=f"exit 1 when a registered claim is REFUTED or the mechanism crashed (property runs) "
+                        f"('refuted'), when any property is violated ('violated'), or never (default: {default}); "
+                        f"2 = usage or input error, 3 = solver trouble")
+
+
+def add_tolerance(p: argparse.ArgumentParser) -> None:
+    """``--tolerance REL``: the relative margin a user's float implementation must exceed."""
+    from mechverify.declare import DEFAULT_TOLERANCE
+
+    p.add_argument("--tolerance", type=float, default=None, metavar="REL",
+                   help=f"a user's mechanism that returns floats: its numbers are taken exactly as written and a "
+                        f"violation's relative margin must exceed REL (default: its declared tolerance, else "
+                        f"{DEFAULT_TOLERANCE:g})")
+
+
+def with_tolerance(mech, value: Optional[float]):
+    """``mech`` with ``--tolerance`` applied (one line, exit 2, for a bad value or a registered mechanism)."""
+    import dataclasses
+    import math
+
+    if value is None:
+        return mech
+    if not (math.isfinite(value) and 0 <= value < 1):
+        raise CliError(f"--tolerance: expected a number in [0, 1), got {value!r}")
+    if mech.tolerance is None:
+        raise CliError(f"--tolerance: applies to a user's mechanism (a reference); {mech.name} is registered and "
+                       f"computed exactly")
+    return dataclasses.replace(mech, tolerance=float(value))
 
 
 def finding_exit(fail_on: str, results) -> int:
     """0, or :data:`EXIT_FINDING` when ``results`` contain what ``--fail-on`` names."""
     if fail_on == "violated" and any(r.verdict == "violated" for r in results):
         return EXIT_FINDING
-    if fail_on in ("refuted", "violated") and any(r.refuted for r in results):
+    if fail_on in ("refuted", "violated") and any(r.refuted or (r.property == "runs" and r.verdict == "violated")
+                                                  for r in results):
         return EXIT_FINDING
     return 0
 

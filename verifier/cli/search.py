@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from .common import (CliError, add_fail_on, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
+from .common import (MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_tolerance, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
                      non_negative_seed, output_dir, parse_properties, positive_seconds, progress_printer)
 
 
@@ -17,7 +17,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     from ..properties import names_help
     from ..run import DEFAULT_BUDGET
 
-    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("mechanism", help=MECHANISM_HELP)
     p.add_argument("--properties", default=None,
                    help=names_help())
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
@@ -39,6 +39,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="also ask the registered certifiers (z3 layer) to prove properties on bounded domains")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_fail_on(p, "refuted")
+    add_tolerance(p)
 
 
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
@@ -49,7 +50,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
     from ..run import run_mechanism
 
-    mech = get(args.mechanism)
+    mech = with_tolerance(get(args.mechanism), args.tolerance)
     props = parse_properties(args.properties)
     positive_seconds(args.budget, "--budget")
     non_negative_seed(args.seed)

@@ -12,7 +12,7 @@ from mechverify.model import describe_shape
 
 from .. import report
 from ..results import Result
-from .common import CliError, add_keep_all, announce_store, command, output_dir, positive_seconds
+from .common import MECHANISM_HELP, CliError, add_keep_all, announce_store, command, output_dir, positive_seconds
 
 EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
 
@@ -49,7 +49,7 @@ def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[
 
 def _configure(p: argparse.ArgumentParser) -> None:
     """``certify``'s arguments."""
-    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("mechanism", help=MECHANISM_HELP)
     p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
     p.add_argument("--variant", default=None, help="property variant (default: the property's default)")
     p.add_argument("--users", type=int, default=2, help="number of users (>= 2, default 2)")
@@ -69,6 +69,16 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
 
 
+def _encoded(mech, cmd: str):
+    """``mech``, unless it is a user's mechanism: a Python function, which z3 cannot read (one line, exit
+    2; ``run`` and ``check`` audit it).  A registered mechanism without an encoding gets the engine's
+    "unknown" with the reason (``NOT_COVERED``)."""
+    if getattr(mech, "reference", "") or getattr(mech, "tolerance", None) is not None:
+        raise CliError(f"mechanism: {cmd} {mech.name}: not covered: no z3 encoding (z3 encodes registered "
+                       f"mechanisms only, docs/z3.md); 'run' and 'check' audit any mechanism")
+    return mech
+
+
 @command("certify", "z3: certify a property on a whole symbolic domain of one shape (UNSAT = no violation)")(_configure)
 def cmd_certify(args: argparse.Namespace) -> int:
     """``certify MECH --property P --users J --servers S --resources R [--external K]``."""
@@ -77,7 +87,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from ..properties import get_property
     from ..engines.z3 import SUPPORTED, Shape, certify
 
-    mech = get(args.mechanism)
+    mech = _encoded(get(args.mechanism), "certify")
     prop = get_property(args.property)
     if prop.name not in SUPPORTED:
         raise CliError(f"--property: z3 certification covers {', '.join(SUPPORTED)} (got {prop.name!r})")
@@ -125,7 +135,7 @@ def _print_verdict(head: str, res: Result, certified: str, lines: list) -> int:
 
 def _configure_query(p: argparse.ArgumentParser) -> None:
     """``query``'s arguments."""
-    p.add_argument("mechanism", help="mechanism name (see 'list')")
+    p.add_argument("mechanism", help=MECHANISM_HELP)
     p.add_argument("instance", help="instance JSON file (the truthful environment)")
     p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
     p.add_argument("--variant", default=None,
@@ -152,7 +162,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     from ..properties import get_property
     from ..engines.z3 import instance_query
 
-    mech = get(args.mechanism)
+    mech = _encoded(get(args.mechanism), "query")
     prop = get_property(args.property)
     if prop.name not in ("sp", "ef", "si", "po"):
         raise CliError(f"--property: per-instance z3 queries cover sp, ef, si, po (got {prop.name!r})")

@@ -12,18 +12,21 @@ from .ef_si import EnvyFreeness, SharingIncentive
 from .fairness import (BottleneckFairness, PopulationMonotonicity, SingleResourceFairness,  # noqa: F401
                        SingleServerDRF)
 from .po import ParetoOptimality
+from .runs import Runs
 from .sp import GroupStrategyProofness, StrategyProofness
 
-__all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "get_property", "names_help", "Certificate", "Deviation",
+__all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property", "names_help", "Certificate", "Deviation",
            "Evaluation", "Hints", "Property", "Report", "Witness"]
 
 PROPERTIES: dict[str, Property] = {p.name: p for p in (
     StrategyProofness(), GroupStrategyProofness(), EnvyFreeness(), SharingIncentive(), ParetoOptimality(),
-    BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(),
+    BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), Runs(),
 )}
 
-#: The properties audited when none are named (every registered one, in registry order).
-DEFAULT_PROPERTIES: list[str] = list(PROPERTIES)
+#: The properties audited when none are named (every registered one, in registry order), except ``runs``,
+#: which ``run`` searches first for a user's mechanism only (``USER_PROPERTIES``).
+DEFAULT_PROPERTIES: list[str] = [p for p in PROPERTIES if p != "runs"]
+USER_PROPERTIES: list[str] = ["runs"]
 
 
 def get_property(name: str) -> Property:
@@ -36,5 +39,5 @@ def get_property(name: str) -> Property:
 
 def names_help() -> str:
     """Help text of a ``--properties`` option, from the registry."""
-    default = "all" if DEFAULT_PROPERTIES == list(PROPERTIES) else ",".join(DEFAULT_PROPERTIES)
-    return f"comma-separated: {','.join(PROPERTIES)} (default: {default})"
+    return (f"comma-separated: {','.join(PROPERTIES)} (default: all but runs; a user's mechanism: all, "
+            f"runs first)")

@@ -106,6 +106,62 @@ class Certificate:
     robust_note: str = ""
     method: str = "exact"  # 'exact' | 'interval'
     summary: str = ""
+    #: a user's float implementation (numbers taken exactly as written): {"tolerance", "relative_margin"}
+    as_written: Optional[dict] = None
+    #: property ``runs``: the mechanism's failure on the instance (the finding is of kind "crash")
+    exception: Optional[str] = None
+
+    def margin_text(self) -> str:
+        """How the margin is to be read: "for the implementation as written, margin m (...)" for a float
+        implementation, else "exact margin m"."""
+        from mechverify.numbers import fmt_exact
+
+        if self.as_written:
+            return (f"for the implementation as written, margin {fmt_exact(self.gap)} (relative "
+                    f"{float(self.as_written['relative_margin']):.3g} > tolerance {self.as_written['tolerance']:g})")
+        return f"exact margin {fmt_exact(self.gap)}"
+
+
+def _scale(cert: Certificate) -> Fraction:
+    """The largest finite magnitude among the certificate's numbers (the tolerance is relative to it)."""
+    best = Fraction(0)
+    for v in cert.utilities.values():
+        try:
+            q = abs(Fraction(v))
+        except (TypeError, ValueError, OverflowError):
+            continue
+        best = max(best, q)
+    return best if best > 0 else Fraction(1)
+
+
+def tolerance_gate(recheck):
+    """Wrap a property's ``recheck``: when the mechanism is a user's implementation that returned floats
+    (``Allocation.info["as_written"] == "float"``, numbers taken exactly), the exact margin must exceed the
+    mechanism's relative ``tolerance`` -- float noise is never a violation.  Every ``Property`` subclass's
+    ``recheck`` is wrapped (``Property.__init_subclass__``), so no engine can bypass it."""
+    if getattr(recheck, "_tolerance_gated", False):
+        return recheck
+
+    def gated(self, mech, witness):
+        cert = recheck(self, mech, witness)
+        tol = getattr(mech, "tolerance", None)
+        if cert is None or tol is None:
+            return cert
+        if not any((a.info or {}).get("as_written") == "float" for a in cert.allocations.values()
+                   if isinstance(a, Allocation)):
+            return cert
+        rel = Fraction(cert.gap) / _scale(cert)
+        if not rel > Fraction(tol):
+            return None  # within the tolerance: float noise, not a violation
+        cert.as_written = {"tolerance": float(tol), "relative_margin": rel}
+        cert.summary = f"{cert.summary} ({cert.margin_text()})"  # every report says how to read it
+        return cert
+
+    gated._tolerance_gated = True  # type: ignore[attr-defined]
+    gated.__doc__ = recheck.__doc__
+    gated.__name__ = getattr(recheck, "__name__", "recheck")
+    gated.__wrapped__ = recheck  # type: ignore[attr-defined]
+    return gated
 
 
 @dataclass
@@ -128,6 +184,12 @@ class Property:
     higher_is_worse: bool = True
     hints: Hints = Hints()  # for every variant ...
     variant_hints: dict[str, Hints] = {}  # ... except these
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("recheck")
+        if own is not None:
+            cls.recheck = tolerance_gate(own)  # see tolerance_gate
 
     def hints_for(self, variant: str) -> Hints:
         """The engines' search hints for ``variant``."""

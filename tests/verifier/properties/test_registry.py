@@ -12,7 +12,7 @@ def test_every_property_and_variant_is_covered():
     assert {p: sorted(o.variants) for p, o in PROPERTIES.items()} == {
         "sp": ["demand", "eligible", "tasks"], "gsp": ["demand"], "ef": ["literal", "placement-aware"],
         "si": ["bounded", "external", "per-server-split"], "po": ["fractional"], "bf": ["global", "per-server"],
-        "srf": ["max-min"], "pm": ["leave"], "single-server-drf": ["totals"]}
+        "srf": ["max-min"], "pm": ["leave"], "single-server-drf": ["totals"], "runs": ["any"]}
 
 
 def test_drf_on_ghodsi_example():

@@ -1,0 +1,289 @@
+"""A user's mechanism, wherever it lives: ``package.module:function``, ``path/to/file.py:function``, or an
+installed package's entry point in the group ``mechverify.mechanisms``.
+
+The contract (README "Audit your own mechanism"): a mechanism is a plain function ``f(env)`` -- or
+``f(env, exact=...)`` -- of the public :class:`mechverify.Environment` that returns the task matrix
+``x[user][server]`` (nested sequences or a numpy array of int, ``Fraction`` or float) or an
+``Allocation``.  An optional ``@mechverify.mechanism(...)`` declares its name, setting and claims
+(``mechverify.declare``); without it :data:`DEFAULT_SETTING` applies (many servers, RDM, no placement,
+no bounds, equal weights, no external resources) and no claim is registered.
+
+What the function returns is validated here (:func:`to_allocation`): a wrong shape, a negative, non-finite
+or non-numeric entry raises :class:`MechanismOutputError` naming the entry -- a finding about the
+mechanism (property ``runs``), never a crash of the verifier.  Floats are taken EXACTLY as written
+(``Fraction(float)``, the binary value); the allocation records ``info["as_written"] = "float"`` and its
+violations must then clear the mechanism's relative ``tolerance`` (``mechverify.declare.DEFAULT_TOLERANCE``
+unless declared or given with ``--tolerance``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import math
+import numbers
+import os
+import sys
+from fractions import Fraction
+from typing import Any, Callable, Optional
+
+from mechverify.allocation import Allocation
+from mechverify.declare import DEFAULT_TOLERANCE, spec_of
+from mechverify.model import Environment
+from mechverify.numbers import InstanceError
+
+from .registry import _REGISTRY, Claim, Mechanism, MechanismOutputError, Setting
+
+__all__ = ["resolve", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
+           "ENTRY_POINT_GROUP"]
+
+ENTRY_POINT_GROUP = "mechverify.mechanisms"
+#: the setting of an undecorated user function: the basic model of seed 001 (many servers, RDM)
+DEFAULT_SETTING = Setting(placement=False, external=False, bounds=False, weights=False)
+_STATUSES = ("holds", "fails")
+_RESOLVED: dict[str, Mechanism] = {}
+_ENTRY_POINTS_LOADED: list[bool] = []
+
+
+def source_hash(path: str) -> str:
+    """SHA-256 of a source file's bytes ("" when it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _is_file_ref(left: str) -> bool:
+    return left.endswith(".py") or "/" in left or os.sep in left
+
+
+def _module_name(path: str) -> str:
+    """The module name a file reference is imported under (stable per absolute path)."""
+    return "mechverify_user_" + hashlib.sha1(path.encode()).hexdigest()[:12]
+
+
+def source_path(ref: str) -> str:
+    """The source file a reference names ("" when it cannot be found without importing it)."""
+    left = ref.rpartition(":")[0]
+    if _is_file_ref(left):
+        return os.path.abspath(left)
+    try:
+        spec = importlib.util.find_spec(left)
+    except (ImportError, ValueError):
+        return ""
+    return (spec.origin or "") if spec is not None else ""
+
+
+def _load_module(left: str):
+    """Import ``left``: a file path (``*.py`` or containing a path separator) or a dotted module name."""
+    if _is_file_ref(left):
+        path = os.path.abspath(left)
+        if not os.path.isfile(path):
+            raise InstanceError(f"mechanism: no file {left!r}")
+        modname = _module_name(path)
+        if modname in sys.modules:
+            return sys.modules[modname], path
+        spec = importlib.util.spec_from_file_location(modname, path)
+        if spec is None or spec.loader is None:
+            raise InstanceError(f"mechanism: cannot load {left!r} as a Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = module  # functions defined there pickle by this name (process pools)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:  # noqa: BLE001 - the user's file failing to import is one line
+            del sys.modules[modname]
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise InstanceError(f"mechanism: importing {left} failed: {type(exc).__name__}: {exc}") from None
+        return module, path
+    try:
+        module = importlib.import_module(left)
+    except BaseException as exc:  # noqa: BLE001
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise InstanceError(f"mechanism: importing module {left!r} failed: {type(exc).__name__}: {exc}") from None
+    return module, getattr(module, "__file__", "") or ""
+
+
+def resolve(ref: str) -> Mechanism:
+    """The mechanism a reference ``left:function`` names (cached; one-line ``InstanceError`` otherwise)."""
+    left, _, attr = ref.rpartition(":")
+    if ref in _RESOLVED:
+        cached = _RESOLVED[ref]
+        now = source_hash(source_path(ref))
+        if now and now == cached.source_hash:
+            return cached
+        del _RESOLVED[ref]  # the file changed (or went away) since it was loaded: load it again
+        sys.modules.pop(_module_name(os.path.abspath(left)), None)
+    if not left or not attr.isidentifier():
+        raise InstanceError(f"mechanism: expected package.module:function or path/to/file.py:function, got {ref!r}")
+    module, path = _load_module(left)
+    obj = getattr(module, attr, None)
+    if obj is None:
+        here = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+                      and getattr(v, "__module__", None) == module.__name__)
+        raise InstanceError(f"mechanism: {left} has no attribute {attr!r}"
+                            + (f" (functions there: {', '.join(here)})" if here else ""))
+    digest = source_hash(path) if path else ""
+    if isinstance(obj, Mechanism):
+        mech = dataclasses.replace(obj, reference=ref, source_hash=digest)
+    elif callable(obj):
+        mech = from_function(obj, reference=ref, source_hash=digest)
+    else:
+        raise InstanceError(f"mechanism: {ref} is a {type(obj).__name__}, not a function")
+    _RESOLVED[ref] = mech
+    return mech
+
+
+def _setting(func: Callable, fields: dict[str, Any]) -> Setting:
+    known = {f.name for f in dataclasses.fields(Setting)}
+    for key in fields:
+        if key not in known:
+            raise InstanceError(f"mechanism: {func.__name__}: unknown setting keyword {key!r} "
+                                f"(known: {', '.join(sorted(known))})")
+    return dataclasses.replace(DEFAULT_SETTING, **fields) if fields else DEFAULT_SETTING
+
+
+def _claims(func: Callable, given: Any, source: str) -> tuple[Claim, ...]:
+    out = []
+    if isinstance(given, dict):
+        for key, status in given.items():
+            prop, _, variant = str(key).partition("/")
+            if status not in _STATUSES:
+                raise InstanceError(f"mechanism: {func.__name__}: claims[{key!r}]: expected 'holds' or 'fails', "
+                                    f"got {status!r}")
+            out.append(Claim(prop, status, source or f"declared by {func.__name__}", variant or None))
+    else:
+        for c in given or ():
+            if not isinstance(c, Claim):
+                raise InstanceError(f"mechanism: {func.__name__}: claims: expected a mapping or Claim objects, "
+                                    f"got {type(c).__name__}")
+            out.append(c)
+    return tuple(out)
+
+
+def from_function(func: Callable, *, reference: str = "", source_hash: str = "", name: Optional[str] = None,
+                  tolerance: Optional[float] = None) -> Mechanism:
+    """A :class:`Mechanism` for a plain user function (its ``@mechverify.mechanism`` spec, if any, gives the
+    name, setting, claims and tolerance; see the module docstring)."""
+    spec = spec_of(func)
+    mname = name or (spec.name if spec and spec.name else getattr(func, "__name__", "user-mechanism"))
+    if mname in _REGISTRY and _REGISTRY[mname].func is not func:
+        raise InstanceError(f"mechanism: {reference or mname}: the name {mname!r} is a registered mechanism; "
+                            f"give yours another one (@mechverify.mechanism(name=...))")
+    setting = _setting(func, dict(spec.setting) if spec else {})
+    claims = _claims(func, spec.claims if spec else (), spec.source if spec else "")
+    tol = tolerance if tolerance is not None else (spec.tolerance if spec and spec.tolerance is not None
+                                                   else DEFAULT_TOLERANCE)
+    doc = (inspect.getdoc(func) or "").strip().splitlines()
+    title = (spec.title if spec and spec.title else (doc[0] if doc else f"user mechanism {mname}"))
+    source = (spec.source if spec and spec.source else reference or mname)
+    return Mechanism(mname, title, _adapt(func, mname), setting, claims, source, "", (), reference, source_hash,
+                     float(tol))
+
+
+def _takes_exact(func: Callable) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return "exact" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _adapt(func: Callable, name: str) -> Callable[[Environment, bool], Allocation]:
+    takes_exact = _takes_exact(func)
+
+    def allocate(env: Environment, exact: bool = False) -> Allocation:
+        out = func(env, exact=exact) if takes_exact else func(env)
+        return to_allocation(env, out, name, exact)
+
+    allocate.__wrapped__ = func  # type: ignore[attr-defined]
+    allocate.__doc__ = func.__doc__
+    return allocate
+
+
+def _entry(env: Environment, name: str, j: int, s: int, v: Any) -> Fraction | float:
+    where = f"{name}: output x[{env.users[j]}][{env.servers[s]}]"
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise MechanismOutputError(f"{where} = {v!r} is not a number")
+    if isinstance(v, numbers.Rational):
+        q = Fraction(int(v.numerator), int(v.denominator))
+    else:
+        f = float(v)
+        if not math.isfinite(f):
+            raise MechanismOutputError(f"{where} = {f!r} is not finite")
+        return f
+    if q < 0:
+        raise MechanismOutputError(f"{where} = {q} is negative")
+    return q
+
+
+def to_allocation(env: Environment, out: Any, name: str, exact: bool = True) -> Allocation:
+    """Validate what a user's function returned and make it an :class:`Allocation` (see the module
+    docstring); ``exact=True`` gives exact ``Fraction`` entries (floats taken as written)."""
+    info: dict[str, Any] = {}
+    if isinstance(out, Allocation):
+        info = dict(out.info or {})
+        out = out.x
+    if hasattr(out, "tolist") and not isinstance(out, (list, tuple)):
+        out = out.tolist()  # a numpy array
+    J, S = env.n_users, env.n_servers
+    if not isinstance(out, (list, tuple)) or len(out) != J:
+        got = f"{len(out)} rows" if isinstance(out, (list, tuple)) else type(out).__name__
+        raise MechanismOutputError(f"{name}: output: expected a task matrix x[user][server] with {J} rows "
+                                   f"(one per user), got {got}")
+    rows = []
+    floats = False
+    for j, row in enumerate(out):
+        if hasattr(row, "tolist") and not isinstance(row, (list, tuple)):
+            row = row.tolist()
+        if not isinstance(row, (list, tuple)) or len(row) != S:
+            got = f"{len(row)} entries" if isinstance(row, (list, tuple)) else type(row).__name__
+            raise MechanismOutputError(f"{name}: output x[{env.users[j]}]: expected {S} entries (one per server), "
+                                       f"got {got}")
+        vals = []
+        for s, v in enumerate(row):
+            e = _entry(env, name, j, s, v)
+            if isinstance(e, float):
+                floats = True
+                if e < 0:
+                    raise MechanismOutputError(f"{name}: output x[{env.users[j]}][{env.servers[s]}] = {e!r} "
+                                               f"is negative")
+                e = Fraction(e) if exact else e
+            elif not exact:
+                e = float(e)
+            vals.append(e)
+        rows.append(tuple(vals))
+    if floats:
+        info["as_written"] = "float"
+    return Allocation(env, tuple(rows), name, exact, info)
+
+
+def load_entry_points() -> None:
+    """Register the mechanisms installed packages declare in the entry-point group ``mechverify.mechanisms``
+    (``name = "package.module:function"``); once per process.  A broken one is skipped with a warning on
+    stderr, so it never hides the others."""
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED.append(True)
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _REGISTRY:
+            continue
+        try:
+            obj = ep.load()
+            mod = sys.modules.get(getattr(obj, "__module__", ""), None)
+            path = getattr(mod, "__file__", "") or ""
+            if isinstance(obj, Mechanism):
+                mech = dataclasses.replace(obj, name=ep.name, reference=ep.value, source_hash=source_hash(path))
+            else:
+                mech = from_function(obj, reference=ep.value, source_hash=source_hash(path), name=ep.name)
+        except Exception as exc:  # noqa: BLE001
+            print(f"warning: entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}): "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        _REGISTRY[ep.name] = mech

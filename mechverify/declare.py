@@ -1,0 +1,62 @@
+"""``@mechverify.mechanism(...)``: declare a user's allocation function with its setting and claims.
+
+The decorator only attaches a :class:`MechanismSpec` to the function (``func.__mechverify__``); the
+function is returned unchanged and stays callable as before.  The mechanism layer reads the spec when the
+function is referenced (``mechanisms.references``), so the core imports nothing above it.
+
+    @mechverify.mechanism(name="greedy", claims={"sp": "holds", "ef": "holds"},
+                          single_server=True, bounds=False)
+    def greedy(env):
+        ...  # return x[user][server] (int, Fraction or float) or an Allocation
+
+``claims`` maps a property (``"sp"``, ``"ef"``, ``"si"``, ``"po"``, ``"bf"``, ...) or ``"property/variant"``
+to ``"holds"`` or ``"fails"``, or is a sequence of ``mechanisms.Claim`` objects (with a source).  The
+keywords other than ``name``, ``title``, ``claims``, ``source`` and ``tolerance`` are fields of
+``mechanisms.Setting`` (checked when the function is referenced: an unknown one is named in one line).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+__all__ = ["MechanismSpec", "mechanism", "spec_of", "DEFAULT_TOLERANCE"]
+
+#: relative tolerance a float implementation's violation margin must exceed (``--tolerance``)
+DEFAULT_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """What the decorator records: the name, claims, setting keywords and float tolerance."""
+
+    name: Optional[str] = None
+    title: str = ""
+    claims: Union[Mapping[str, str], Sequence[Any]] = ()
+    setting: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+    tolerance: Optional[float] = None
+
+
+def mechanism(name: Optional[str] = None, *, title: str = "", claims: Union[Mapping[str, str], Sequence[Any]] = (),
+              source: str = "", tolerance: Optional[float] = None, **setting: Any) -> Callable:
+    """Decorator: attach a :class:`MechanismSpec` to an allocation function ``f(env)`` /
+    ``f(env, exact=...)`` (see the module docstring); the function itself is unchanged."""
+    if name is not None and (not isinstance(name, str) or not name.strip() or ":" in name):
+        raise ValueError(f"name: expected a non-empty name without ':', got {name!r}")
+    if tolerance is not None and not (isinstance(tolerance, (int, float)) and 0 <= tolerance < 1):
+        raise ValueError(f"tolerance: expected a number in [0, 1), got {tolerance!r}")
+    spec = MechanismSpec(name, title, claims, dict(setting), source, tolerance)
+
+    def deco(func: Callable) -> Callable:
+        if not callable(func):
+            raise TypeError(f"@mechanism decorates a function, got {type(func).__name__}")
+        func.__mechverify__ = spec
+        return func
+
+    return deco
+
+
+def spec_of(obj: Any) -> Optional[MechanismSpec]:
+    """The spec attached by :func:`mechanism` (``None`` for an undecorated function)."""
+    spec = getattr(obj, "__mechverify__", None)
+    return spec if isinstance(spec, MechanismSpec) else None

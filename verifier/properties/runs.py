@@ -1,0 +1,68 @@
+"""``runs``: the mechanism returns a valid allocation on every instance of its setting.
+
+A user's mechanism that raises, or returns something that is not an allocation in chi(E) (a wrong shape,
+a negative, non-finite or non-numeric entry, capacities exceeded beyond its tolerance), is a finding
+about the mechanism -- kind "crash" -- not a crash of the verifier.  The engines search it like any other
+instance property; the re-check runs the mechanism again in exact mode and must see the failure again
+(a mechanism that fails only sometimes on the same instance is not certified).  ``run`` searches it first
+for a user's mechanism (``mechanisms.references``); the registered mechanisms are checked by the test
+suite instead.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Optional
+
+from mechverify.allocation import Allocation
+from mechverify.model import Environment
+
+from .base import Certificate, Evaluation, Hints, Property, Witness
+
+__all__ = ["Runs", "failure_of"]
+
+
+def failure_of(mech, env: Environment, exact: bool) -> Optional[str]:
+    """``None`` if ``mech`` returns a valid allocation on ``env``; else the failure in one line
+    (``SettingError`` -- the instance is outside the mechanism's setting -- propagates)."""
+    from mechanisms.registry import SettingError
+
+    try:
+        mech(env, exact=exact)
+    except SettingError:
+        raise
+    except RecursionError:
+        return "RecursionError: maximum recursion depth exceeded"
+    except Exception as exc:  # noqa: BLE001 - the mechanism's exception IS the finding
+        text = " ".join(str(exc).split())
+        return f"{type(exc).__name__}: {text}"[:500]
+    return None
+
+
+class Runs(Property):
+    """The mechanism returns a valid allocation (see the module docstring)."""
+
+    name = "runs"
+    title = "Returns a valid allocation on every instance of its setting (no exception, no invalid output)"
+    variants = {"any": "the mechanism raises, or returns something outside chi(E), on the instance"}
+    default_variant = "any"
+    hints = Hints()
+
+    def evaluate(self, mech, env: Environment, variant: str, deviation=None, exact: bool = False,
+                 alloc: Optional[Allocation] = None) -> Evaluation:
+        """Measure 1 when the mechanism fails on ``env`` (a candidate), 0 when it returns an allocation."""
+        failed = failure_of(mech, env, exact)
+        if failed is None:
+            return Evaluation(Fraction(0) if exact else 0.0, False)
+        w = Witness(self.name, variant, mech.name, env, None, 1, ())
+        return Evaluation(Fraction(1) if exact else 1.0, True, w, note=failed)
+
+    def recheck(self, mech, witness: Witness) -> Optional[Certificate]:
+        """Certified when the exact-mode call fails again on the same instance."""
+        try:
+            failed = failure_of(mech, witness.env, True)
+        except Exception:  # noqa: BLE001 - SettingError: outside the setting, nothing to certify
+            return None
+        if failed is None:
+            return None
+        return Certificate(witness, Fraction(1), Fraction(1), {}, {}, True, "", "exact",
+                           f"{mech.name} fails on this instance: {failed}", exception=failed)
