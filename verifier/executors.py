@@ -177,7 +177,8 @@ class DaskCluster(Executor):
         """The tasks that finished or failed."""
         from distributed import wait
 
-        done = wait(list(self._futures), return_when="FIRST_COMPLETED").done
+        with self.client.as_current():  # not the process's default client: this one
+            done = wait(list(self._futures), return_when="FIRST_COMPLETED").done
         out = []
         for fut in done:
             self._futures.discard(fut)
