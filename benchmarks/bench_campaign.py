@@ -1,0 +1,76 @@
+"""Campaign benchmark (on demand, not a test): the speed-up of ``audit`` with 1 vs 2 local workers, and the
+Dask executor's overhead per cell.
+
+    python benchmarks/bench_campaign.py [--trials 400] [--mechanisms drf,tsf,c-drfh,...] [--properties ...]
+
+The work is fixed (``--trials``, ``--fresh`` stores), so the verdicts of every run are the same (checked)
+and only the wall-clock time differs.  Speed-up = wall(1 worker) / wall(2 workers), target >= 1.8 on an
+otherwise idle machine with >= 2 cores.  Dask overhead per cell = (wall on a 1-worker ``LocalCluster`` -
+wall in-process) / cells, the cluster started before the clock starts.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from verifier.audit import run_audit  # noqa: E402
+from verifier.executors import DaskCluster, InProcess, LocalPool  # noqa: E402
+
+
+def _audit(executor, mechs, props, trials):
+    with tempfile.TemporaryDirectory() as store:
+        t0 = time.perf_counter()
+        res = run_audit(budget=3600, seed=0, store_dir=store, fresh=True, only=mechs, properties=props,
+                        max_trials=trials, executor=executor)
+        wall = time.perf_counter() - t0
+    ev = [e for c in res["cells"] for e in c.evidence]
+    verdicts = {(e.mechanism, e.property, e.variant): e.verdict for e in ev}
+    return wall, verdicts, sum(e.seconds for e in ev)
+
+
+def main() -> None:
+    """Run the three configurations and print the numbers."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mechanisms", default="drf,tsf,c-drfh,drfh,per-server-drf,cru")
+    ap.add_argument("--properties", default="si,ef,bf,po")
+    ap.add_argument("--trials", type=int, default=400)
+    ap.add_argument("--repeat", type=int, default=1, help="best of N for each configuration")
+    args = ap.parse_args()
+    mechs, props = args.mechanisms.split(","), args.properties.split(",")
+    print(f"audit --mechanisms {args.mechanisms} --properties {args.properties} --trials {args.trials} "
+          f"(cores: {os.cpu_count()})")
+
+    print(f"  load average before: {os.getloadavg()[0]:.2f} (the speed-up needs 2 idle cores)")
+
+    def best(make):
+        runs = [_audit(make(), mechs, props, args.trials) for _ in range(args.repeat)]
+        return min(r[0] for r in runs), runs[0][1], runs[0][2]
+
+    w1, v1, c1 = best(InProcess)
+    cells = len(v1)
+    print(f"  1 worker (in-process): {w1:7.2f} s wall, {c1:.1f} CPU s in the cells, {cells} searched cells")
+    w2, v2, c2 = best(lambda: LocalPool(2))
+    print(f"  2 local workers:       {w2:7.2f} s wall, {c2:.1f} CPU s in the cells -> speed-up {w1 / w2:.2f}x "
+          f"(target >= 1.8x)")
+    assert v2 == v1, "verdicts differ between 1 and 2 workers"
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        ex = DaskCluster(cluster)
+        _audit(ex, mechs, props[:1], 5)  # warm the worker (imports) before the clock starts
+        ex = DaskCluster(cluster)
+        wd, vd, _ = _audit(ex, mechs, props, args.trials)
+    assert vd == v1, "verdicts differ on Dask"
+    print(f"  Dask, 1 worker:        {wd:7.2f} s wall  -> overhead {(wd - w1) / cells * 1000:+.0f} ms per cell "
+          f"(vs in-process)")
+    print(f"  load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
