@@ -324,10 +324,10 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
             finish(t, failed(t, BUDGET_NOTE))
         if pending and progress:
             progress(f"budget: {len(pending)} cells not searched (unknown)")
-        ex.close()
     except KeyboardInterrupt:
         interrupted = True
-        ex.close(cancel=True)
+    finally:  # stop what still runs (Ctrl-C, SIGTERM, an error here): no worker outlives the command
+        ex.close(cancel=bool(running) or interrupted)
     return results, interrupted
 
 
