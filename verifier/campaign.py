@@ -239,6 +239,14 @@ def _store(r: Result, mech, provenance: Optional[dict], store_dir: Optional[str]
     r.outcomes = claims_mod.outcomes(r.claims, r.verdict, done.certificate.witness)
 
 
+def _bar(done: int, total: int, width: int = 20) -> str:
+    """A progress bar for a terminal (plain lines otherwise: logs, pipes, CI)."""
+    if not sys.stderr.isatty() or not total:
+        return ""
+    k = round(width * done / total)
+    return "[" + "#" * k + "." * (width - k) + "] "
+
+
 def _eta(t0: float, done: int, total: int) -> str:
     if not done or done >= total:
         return ""
@@ -318,7 +326,7 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                     if r.verdict == "violated" and r.size:
                         extra = f"; minimal: {describe_size(r.size)}"
                     done = len(results)
-                    progress(f"[{done}/{total}] {t.mechanism} {t.property}/{t.variant} -> {verdict_text(r)}{extra}"
+                    progress(f"{_bar(done, total)}[{done}/{total}] {t.mechanism} {t.property}/{t.variant} -> {verdict_text(r)}{extra}"
                              f"  (running {len(running)}{_eta(t0, done - resumed, total - resumed)})")
         for t in pending:  # the budget ran out before their turn
             finish(t, failed(t, BUDGET_NOTE))

@@ -47,6 +47,9 @@ def _campaign(args: argparse.Namespace, **config):
 
     if not args.campaign:
         return None
+    for k in ("mechanisms", "properties"):  # a subset is a set: its order does not change the campaign
+        if config.get(k):
+            config[k] = sorted(config[k])
     try:
         return Campaign(args.campaign, config_of(**config))
     except CampaignError as exc:
