@@ -5,8 +5,9 @@ Dask executor's overhead per cell.
 
 The work is fixed (``--trials``, ``--fresh`` stores), so the verdicts of every run are the same (checked)
 and only the wall-clock time differs.  Speed-up = wall(1 worker) / wall(2 workers), target >= 1.8 on an
-otherwise idle machine with >= 2 cores.  Dask overhead per cell = (wall on a 1-worker ``LocalCluster`` -
-wall in-process) / cells, the cluster started before the clock starts.
+otherwise idle machine with >= 2 cores.  Dask overhead per cell = the round trip of an empty cell on a
+``LocalCluster`` (one at a time) minus the same in-process; the full audit also runs on a 2-worker
+``LocalCluster`` (verdicts compared).
 """
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from verifier.audit import run_audit  # noqa: E402
+from verifier.campaign import Outcome, Task, execute, failed  # noqa: E402
 from verifier.executors import DaskCluster, InProcess, LocalPool  # noqa: E402
+
+
+def _noop(task: Task) -> Outcome:
+    """An empty cell: what the executor costs without the search."""
+    return Outcome(failed(task, "empty cell (benchmark)"))
 
 
 def _audit(executor, mechs, props, trials):
@@ -40,6 +47,7 @@ def main() -> None:
     ap.add_argument("--properties", default="si,ef,bf,po")
     ap.add_argument("--trials", type=int, default=400)
     ap.add_argument("--repeat", type=int, default=1, help="best of N for each configuration")
+    ap.add_argument("--noop-cells", type=int, default=200, help="empty cells for the Dask overhead")
     args = ap.parse_args()
     mechs, props = args.mechanisms.split(","), args.properties.split(",")
     print(f"audit --mechanisms {args.mechanisms} --properties {args.properties} --trials {args.trials} "
@@ -61,14 +69,24 @@ def main() -> None:
 
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        _audit(DaskCluster(cluster), mechs, props[:1], 5)  # warm the workers (imports) before the clock starts
+        wd, vd, _ = _audit(DaskCluster(cluster), mechs, props, args.trials)
+        assert vd == v1, "verdicts differ on Dask"
+        print(f"  Dask, 2 workers:       {wd:7.2f} s wall  (same verdicts)")
+        n = args.noop_cells
+        tasks = [Task(mechs[0], "ef", f"noop-{i}") for i in range(n)]
+        t0 = time.perf_counter()
+        execute(tasks, executor=InProcess(), budget=3600, store_dir=None, fn=_noop)
+        local = (time.perf_counter() - t0) / n
         ex = DaskCluster(cluster)
-        _audit(ex, mechs, props[:1], 5)  # warm the worker (imports) before the clock starts
-        ex = DaskCluster(cluster)
-        wd, vd, _ = _audit(ex, mechs, props, args.trials)
-    assert vd == v1, "verdicts differ on Dask"
-    print(f"  Dask, 1 worker:        {wd:7.2f} s wall  -> overhead {(wd - w1) / cells * 1000:+.0f} ms per cell "
-          f"(vs in-process)")
+        ex.slots = 1  # one cell at a time: the round trip of each
+        t0 = time.perf_counter()
+        got, _ = execute(tasks, executor=ex, budget=3600, store_dir=None, fn=_noop)
+        dask = (time.perf_counter() - t0) / n
+        assert len(got) == n
+    print(f"  Dask executor overhead: {(dask - local) * 1000:.1f} ms per cell (round trip of {n} empty cells, one "
+          f"at a time: {dask * 1000:.1f} ms vs {local * 1000:.1f} ms in-process)")
     print(f"  load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -291,11 +291,11 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
             on_result(t, r)
 
     try:
-        while pending or running:
+        def dispatch() -> None:
             while pending and len(running) < ex.slots:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    break
+                    return
                 t = pending.pop(0)
                 w_left = t.weight + sum(p.weight for p in pending)
                 share = max(MIN_SHARE, min(left, left * min(ex.slots, len(pending) + 1) * t.weight / w_left))
@@ -303,15 +303,23 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                 if progress:
                     progress(f"[start] {t.mechanism} {t.property}/{t.variant} (up to {share:.1f} s)")
                 running[ex.submit(fn, t)] = (t, 1)
+
+        while pending or running:
+            dispatch()
             if not running:
                 break
+            finished = []
             for h, value, err in ex.wait_any():
                 t, attempt = running.pop(h)
                 if err is not None and attempt < 2 and not isinstance(err, KeyboardInterrupt):
                     if progress:
                         progress(f"[retry] {t.key}: {type(err).__name__}: {err}")
                     running[ex.submit(fn, t)] = (t, attempt + 1)
-                    continue
+                else:
+                    finished.append((t, value, err))
+            if ex.asynchronous:  # keep the workers busy while this process stores and reports
+                dispatch()
+            for t, value, err in finished:
                 if err is not None:
                     r = failed(t, f"{WORKER_ERROR}{type(err).__name__}: {err}")
                 else:
@@ -326,8 +334,9 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                     if r.verdict == "violated" and r.size:
                         extra = f"; minimal: {describe_size(r.size)}"
                     done = len(results)
-                    progress(f"{_bar(done, total)}[{done}/{total}] {t.mechanism} {t.property}/{t.variant} -> {verdict_text(r)}{extra}"
-                             f"  (running {len(running)}{_eta(t0, done - resumed, total - resumed)})")
+                    progress(f"{_bar(done, total)}[{done}/{total}] {t.mechanism} {t.property}/{t.variant} -> "
+                             f"{verdict_text(r)}{extra}  (running {len(running)}"
+                             f"{_eta(t0, done - resumed, total - resumed)})")
         for t in pending:  # the budget ran out before their turn
             finish(t, failed(t, BUDGET_NOTE))
         if pending and progress:

@@ -32,6 +32,7 @@ class Executor:
 
     name = "executor"
     slots = 1
+    asynchronous = True  # submit returns at once (False: it runs the cell)
 
     def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         """Start ``fn(arg)``; returns a handle."""
@@ -53,6 +54,7 @@ class InProcess(Executor):
     """``--jobs 1``: each cell runs in this process when submitted (no pickling, no extra processes)."""
 
     name = "in-process"
+    asynchronous = False
 
     def __init__(self) -> None:
         self._done: list[tuple[Any, Any, Optional[BaseException]]] = []
