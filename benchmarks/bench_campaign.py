@@ -40,6 +40,27 @@ def _audit(executor, mechs, props, trials):
     return wall, verdicts, sum(e.seconds for e in ev)
 
 
+def _busy(seconds: float) -> None:
+    """Burn ``seconds`` of CPU."""
+    t = time.process_time()
+    while time.process_time() - t < seconds:
+        pass
+
+
+def _control(seconds: float = 2.0) -> float:
+    """The speed-up two busy processes get on this machine now: the most a 2-worker run can reach."""
+    import concurrent.futures as cf
+
+    t0 = time.perf_counter()
+    _busy(seconds)
+    one = time.perf_counter() - t0
+    with cf.ProcessPoolExecutor(2) as pool:
+        t0 = time.perf_counter()
+        list(pool.map(_busy, [seconds, seconds]))
+        two = time.perf_counter() - t0
+    return 2 * one / two
+
+
 def main() -> None:
     """Run the three configurations and print the numbers."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -53,7 +74,8 @@ def main() -> None:
     print(f"audit --mechanisms {args.mechanisms} --properties {args.properties} --trials {args.trials} "
           f"(cores: {os.cpu_count()})")
 
-    print(f"  load average before: {os.getloadavg()[0]:.2f} (the speed-up needs 2 idle cores)")
+    print(f"  load average before: {os.getloadavg()[0]:.2f}; control: 2 busy processes run {_control():.2f}x "
+          f"as fast as 1 (the most a 2-worker run can reach on this machine now)")
 
     def best(make):
         runs = [_audit(make(), mechs, props, args.trials) for _ in range(args.repeat)]
