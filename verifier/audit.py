@@ -13,20 +13,23 @@ a stored counterexample that REPLAYS exactly (``verifier.store.replay``), or a f
 optimiser, minimised and stored), or "no violation in N trials / T s".  Any refuted claim is backed by a
 stored, replayable counterexample: a violation only enters the table through the store.
 
-Budget: cells a replayed counterexample settles cost nothing; the search budget is shared by the others
-(deviation properties weigh 2).
+Budget: cells a replayed counterexample settles cost nothing; the search budget (wall-clock seconds) is
+shared by the others (deviation properties weigh 2); they run as a campaign (``verifier.campaign``: in
+this process, on local cores or on a Dask cluster, resumable with a campaign directory).
 """
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from . import claims as claims_mod
-from .engines.search import clock
 from .properties import PROPERTIES, get_property
 from .results import Result, verdict_text
-from .run import DEVIATION_WEIGHT, MIN_SHARE, run_cell
+from .campaign import BUDGET_NOTE, Campaign, Task, execute
+from .executors import Executor
+from .run import DEVIATION_WEIGHT
 from .store import DEFAULT_DIR, index, load_witness, replay
 
 __all__ = ["TABLES", "AuditCell", "run_audit", "layout", "DEFAULT_AUDIT_BUDGET"]
@@ -149,12 +152,21 @@ def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tu
 
 def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: str = DEFAULT_DIR,
               fresh: bool = False, only: Optional[Sequence[str]] = None,
-              progress: Optional[Callable[[str], None]] = None, keep_all: bool = False) -> dict[str, Any]:
-    """Fill every table cell: replay stored evidence, search the rest within ``budget`` CPU seconds."""
+              progress: Optional[Callable[[str], None]] = None, keep_all: bool = False,
+              properties: Optional[Sequence[str]] = None, max_trials: Optional[int] = None,
+              executor: Optional[Executor] = None, campaign: Optional[Campaign] = None) -> dict[str, Any]:
+    """Fill every table cell: replay stored evidence, search the rest within ``budget`` wall-clock seconds.
+
+    ``properties``: only these rows; ``max_trials``: at most this many candidates per searched variant
+    (reproducible); ``executor`` (default: this process) and ``campaign`` (a resumable directory): how the
+    searches run (``verifier.campaign``)."""
     from mechanisms import get
 
     t0 = time.perf_counter()
     tables = layout(only)
+    if properties:
+        tables = [(tid, title, cols, [p for p in props if p in properties]) for tid, title, cols, props in tables]
+        tables = [t for t in tables if t[3]]
     idx = {} if fresh else index(store_dir)
     cells: list[AuditCell] = []
     todo: list[tuple[AuditCell, str, float]] = []  # (cell, variant, weight)
@@ -204,37 +216,39 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
         settled = sum(1 for c in cells for e in c.evidence if not e.details.get("searched"))
         progress(f"audit: {len(cells)} cells, {settled} variant checks settled by replayed counterexamples, "
                  f"{len(todo)} to search")
-    search_t0 = clock()
-    interrupted = False
-    try:
-        for i, (cell, v, w) in enumerate(todo):
-            left = budget - (clock() - search_t0)
-            share = max(MIN_SHARE, left * w / sum(ww for _, _, ww in todo[i:]))
-            mech = get(cell.mechanism)
-            if progress:
-                progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({share:.1f} s)")
-            r = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir, command="audit",
-                         keep_all=keep_all)
-            k = next(k for k, e in enumerate(cell.evidence) if e.variant == v)
-            r.details = dict(cell.evidence[k].details, source="search" if r.verdict != "certified" else "certifier")
-            cell.evidence[k] = r
-            stored_outside = r.details.get("stored_outside")
-            if r.verdict != "violated" and stored_outside:
-                # the search found nothing inside the claims' assumptions; the stored violation outside stands
-                r.details["search_text"] = verdict_text(r)
-                r.details["source"] = (f"stored counterexample, replayed exactly (outside a claim's assumptions); "
-                                       f"search inside them: {verdict_text(r)}")
-                r.verdict, r.counterexample = "violated", stored_outside
-                r.outcomes = r.details["stored_outcomes"]
-            elif r.verdict == "violated" and r.counterexample:
-                ok = replay(r.counterexample).ok  # a refutation must be backed by a replayable file
-                r.details["replays"] = ok
-                if not ok:
-                    r.verdict, r.note = "unknown", "the stored counterexample did not replay"
-            if progress:
-                progress(f"        -> {r.details.get('search_text') or verdict_text(r)}")
-    except KeyboardInterrupt:  # Ctrl-C / SIGTERM: the cells that finished are reported
-        interrupted = True
+    tasks: list[Task] = []
+    by_key: dict[str, list[AuditCell]] = {}  # a mechanism in two tables: one search, both cells
+    for cell, v, w in todo:
+        t = Task(cell.mechanism, cell.property, v, seed=seed, max_trials=max_trials, weight=w, command="audit")
+        if t.key not in by_key:
+            tasks.append(t)
+        by_key.setdefault(t.key, []).append(cell)
+
+    def settle(task: Task, result: Result) -> None:
+        for i, cell in enumerate(by_key[task.key]):
+            _settle(cell, task.variant, result if i == 0 else copy.copy(result))
+
+    def _settle(cell: AuditCell, variant: str, r: Result) -> None:
+        k = next(k for k, e in enumerate(cell.evidence) if e.variant == variant)
+        source = "certifier" if r.verdict == "certified" else "search" if r.note != BUDGET_NOTE else "not searched"
+        r.details = dict(cell.evidence[k].details, source=source)
+        cell.evidence[k] = r
+        stored_outside = r.details.get("stored_outside")
+        if r.verdict != "violated" and stored_outside:
+            # the search found nothing inside the claims' assumptions; the stored violation outside stands
+            r.details["search_text"] = verdict_text(r)
+            r.details["source"] = (f"stored counterexample, replayed exactly (outside a claim's assumptions); "
+                                   f"search inside them: {verdict_text(r)}")
+            r.verdict, r.counterexample = "violated", stored_outside
+            r.outcomes = r.details["stored_outcomes"]
+        elif r.verdict == "violated" and r.counterexample:
+            ok = replay(r.counterexample).ok  # a refutation must be backed by a replayable file
+            r.details["replays"] = ok
+            if not ok:
+                r.verdict, r.note = "unknown", "the stored counterexample did not replay"
+
+    _, interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir, keep_all=keep_all,
+                             campaign=campaign, progress=progress, on_result=settle)
     for cell in cells:
         if cell.verdict in ("not_registered", "not_applicable"):
             continue

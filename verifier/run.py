@@ -24,7 +24,7 @@ from .results import Result, describe_size, verdict_text
 from .store import DEFAULT_DIR, persist
 
 __all__ = ["RunReport", "run_mechanism", "run_cell", "plan", "DEFAULT_BUDGET", "DEFAULT_PROPERTIES",
-           "DEVIATION_WEIGHT", "MIN_SHARE", "z3_certifier"]
+           "DEVIATION_WEIGHT", "MIN_SHARE", "z3_certifier", "search_provenance"]
 
 DEFAULT_BUDGET = 60.0
 DEVIATION_WEIGHT = 2.0
@@ -99,6 +99,17 @@ def _certified(cell: Result, mech, prop: str, variant: str, budget: float, certi
         cell.certified = got
 
 
+def search_provenance(mechanism: str, engine: str, seed: int, trials: int, seconds_to_first: Optional[float],
+                      command: Optional[str] = None) -> dict:
+    """The provenance a search's counterexample is stored with (``store.persist``); ``verifier.campaign``'s
+    workers compute it where the search ran and hand it to the one writer."""
+    import hypothesis
+
+    return {"kind": "search", "engine": engine, "seed": seed, "hypothesis": hypothesis.__version__,
+            "trials_to_first": trials, "seconds_to_first": round(seconds_to_first or 0.0, 3),
+            "command": command or f"run {mechanism}"}
+
+
 def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0,
              store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
              minimize_budget: Optional[float] = None, certifier: Optional[Certifier] = None,
@@ -110,8 +121,6 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
     looks INSIDE them (60% of the budget) -- only such a violation can refute or confirm the claim -- and
     then in the mechanism's whole setting; a violation found there is reported, and the claim is marked
     as not refuted by it."""
-    import hypothesis
-
     prop = get_property(prop_name)
     claims = claims_mod.claims_for(mech, prop.name, variant)
     cell = Result(mech.name, prop.name, variant, claims=claims)
@@ -149,9 +158,7 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
     if res.verdict == "violated" and res.certificate is not None:
         cell.time_to_first = (clock() - t0) - (res.seconds - (res.time_to_first or 0)) if len(phases) > 1 \
             else res.time_to_first
-        prov = {"kind": "search", "engine": res.engine, "seed": seed, "hypothesis": hypothesis.__version__,
-                "trials_to_first": trials, "seconds_to_first": round(cell.time_to_first or 0.0, 3),
-                "command": command or f"run {mech.name}"}
+        prov = search_provenance(mech.name, res.engine, seed, trials, cell.time_to_first, command)
         mb = minimize_budget if minimize_budget is not None else min(15.0, max(3.0, budget))
         done = persist(res.certificate, mech, provenance=prov, root=store_dir, claims=claims,
                        minimize_budget=mb, domain=dom_used, accept=accept_used, keep_all=keep_all)

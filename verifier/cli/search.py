@@ -1,16 +1,69 @@
 """CLI commands ``run`` (one mechanism, every property) and ``audit`` (every mechanism, the seeds' tables).
 
 Progress goes to stderr (``--quiet`` silences it); stdout carries only the report, so ``--format json``
-output is clean JSON.
+output is clean JSON.  Both run their cells as a campaign (``verifier.campaign``): ``--executor``,
+``--jobs``, ``--scheduler``, ``--campaign`` (docs/campaigns.md).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .common import (MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_tolerance, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
                      non_negative_seed, output_dir, parse_properties, positive_seconds, progress_printer)
+
+
+def _add_campaign_options(p: argparse.ArgumentParser) -> None:
+    """``--executor``, ``--jobs``, ``--scheduler``, ``--campaign`` (docs/campaigns.md)."""
+    p.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="where the cells run: local processes (default) or a Dask cluster (--scheduler)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="local worker processes (default: one per core; 1 = in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="the Dask scheduler, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
+    p.add_argument("--campaign", metavar="DIR", default=None,
+                   help="resumable: one result file per finished cell in DIR; the same command again skips "
+                        "them (another configuration on the same DIR is refused)")
+
+
+def _check_campaign_options(args: argparse.Namespace) -> None:
+    """The executor options, checked before any work (one line, exit 2)."""
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError(f"--jobs: must be >= 1 (got {args.jobs})")
+    if args.executor == "dask" and not args.scheduler:
+        raise CliError("--scheduler: required with --executor dask (e.g. --scheduler tcp://127.0.0.1:8786)")
+    if args.executor != "dask" and args.scheduler:
+        raise CliError("--scheduler: only with --executor dask")
+    if args.executor == "dask" and args.jobs is not None:
+        raise CliError("--jobs: only with --executor local (a Dask cluster has its own workers)")
+    output_dir(args.campaign, "--campaign")
+
+
+def _campaign(args: argparse.Namespace, **config):
+    """The campaign directory (None without ``--campaign``); another configuration there: exit 2."""
+    from ..campaign import Campaign, CampaignError, config_of
+
+    if not args.campaign:
+        return None
+    for k in ("mechanisms", "properties"):  # a subset is a set: its order does not change the campaign
+        if config.get(k):
+            config[k] = sorted(config[k])
+    try:
+        return Campaign(args.campaign, config_of(**config))
+    except CampaignError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _executor(args: argparse.Namespace, cells: int):
+    """The executor the options name (a scheduler that cannot be reached: exit 2)."""
+    from ..executors import ExecutorError, make_executor
+
+    try:
+        return make_executor(args.executor, args.jobs, args.scheduler, cells=cells)
+    except ExecutorError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -38,6 +91,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--certify", action="store_true",
                    help="also ask the registered certifiers (z3 layer) to prove properties on bounded domains")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _add_campaign_options(p)
     add_fail_on(p, "refuted")
     add_tolerance(p)
 
@@ -47,8 +101,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``run``: search every property of one mechanism; print and write the report."""
     from mechanisms import get
 
+    from ..campaign import run_mechanism_campaign
     from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
-    from ..run import run_mechanism
+    from ..run import plan
 
     mech = with_tolerance(get(args.mechanism), args.tolerance)
     props = parse_properties(args.properties)
@@ -57,12 +112,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trials is not None and args.trials <= 0:
         raise CliError(f"--trials: must be > 0 (got {args.trials})")
     output_dir(args.out, "--out")
+    _check_campaign_options(args)
+    if args.campaign and args.no_store:
+        raise CliError("--campaign: needs the store (a finished violated cell is read back from its stored "
+                       "counterexample); drop --no-store")
     if not args.no_store:
         output_dir(args.store, "--store")
+    camp = _campaign(args, command="run", mechanisms=[mech.name], properties=props, budget=args.budget,
+                     trials=args.trials, seed=args.seed, certify=args.certify, keep_all=args.keep_all,
+                     store=None if args.no_store else os.path.abspath(args.store))
+    executor = _executor(args, len(plan(mech, props)[0]))
+    if not args.no_store:
         announce_store(args.store, args.quiet)
-    rep = run_mechanism(mech, props, budget=args.budget, seed=args.seed,
-                        store_dir=None if args.no_store else args.store, max_trials=args.trials,
-                        certify=args.certify, progress=progress_printer(args.quiet), keep_all=args.keep_all)
+    rep = run_mechanism_campaign(mech, props, budget=args.budget, seed=args.seed,
+                                 store_dir=None if args.no_store else args.store, max_trials=args.trials,
+                                 certify=args.certify, executor=executor, campaign=camp,
+                                 progress=progress_printer(args.quiet), keep_all=args.keep_all)
     if args.format == "json":
         print(json.dumps(report_to_json(rep), indent=1))
     elif args.format == "md":
@@ -98,7 +163,13 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fresh", action="store_true",
                    help="ignore stored counterexamples: every cell is searched from scratch")
     p.add_argument("--mechanisms", default=None, help="comma-separated subset of mechanisms (default: all)")
+    p.add_argument("--properties", default=None,
+                   help="comma-separated subset of properties: only these rows (default: every table's)")
+    p.add_argument("--trials", type=int, default=None,
+                   help="at most this many candidates per searched property/variant (makes the audit's "
+                        "searches exactly reproducible, whatever the executor and the number of workers)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _add_campaign_options(p)
     add_fail_on(p, "refuted")
 
 
@@ -118,11 +189,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
         for n in only:
             get(n)
+    props = parse_properties(args.properties)
+    if args.trials is not None and args.trials <= 0:
+        raise CliError(f"--trials: must be > 0 (got {args.trials})")
+    _check_campaign_options(args)
     output_dir(args.out, "--out")
     output_dir(args.store, "--store")
+    camp = _campaign(args, command="audit", mechanisms=only, properties=props, budget=args.budget,
+                     trials=args.trials, seed=args.seed, fresh=args.fresh, keep_all=args.keep_all,
+                     store=os.path.abspath(args.store))
+    executor = _executor(args, 10 ** 6)
     announce_store(args.store, args.quiet)
     result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
-                       only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all)
+                       only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all,
+                       properties=props, max_trials=args.trials, executor=executor, campaign=camp)
     if args.format == "json":
         print(json.dumps(audit_to_json(result), indent=1))
     elif args.format == "latex":

@@ -128,7 +128,8 @@ def test_refuted_claim_is_flagged_and_backed_by_a_replayable_file(tmp_path):
 
 
 def test_audit_tables(tmp_path, cli):
-    out = cli("audit", "--mechanisms", "c-drfh,tsf", "--budget", "8", "--store", str(tmp_path / "ce"),
+    # --trials: the searches end on trials, not on the (wall-clock) budget, whatever the machine's load
+    out = cli("audit", "--mechanisms", "c-drfh,tsf", "--budget", "120", "--trials", "300", "--store", str(tmp_path / "ce"),
               "--format", "json", "--quiet", timeout=600)
     data = json.loads(out.stdout)
     # exit 1 exactly when some registered claim is REFUTED (--fail-on refuted, the default)

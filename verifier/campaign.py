@@ -1,0 +1,373 @@
+"""Campaigns: ``run`` and ``audit`` as sets of independent cells (mechanism x property x variant) run by an
+executor (``verifier.executors``: in-process, local processes, a Dask cluster).
+
+* **One writer.**  A worker runs :func:`run_task`: the search and the minimiser (``run_cell`` with no
+  store: ``store.persist(root=None)`` only minimises) and returns the :class:`~verifier.results.Result`
+  with its exact certificate.  Only this coordinator writes the counterexample store (``store.persist``
+  with ``minimise=False``), the campaign directory and the reports.
+* **Deterministic.**  A cell's search is fixed by the command's seed and the cell itself (the search
+  draws its candidates from the mechanism's setting, the property and the variant with that seed), not
+  by where or when it runs: with ``--trials`` the verdicts are the same whatever the executor and the
+  number of workers.  Budgets are shares of the wall-clock ``--budget`` (below); minimality records
+  may differ when a minimiser's budget runs out.
+* **Budget.**  ``--budget`` is wall-clock seconds for the whole command.  A cell gets, when it is handed
+  out, ``left x slots x weight / (weight of the cells not yet handed out)`` (deviation properties weigh
+  2), at least ``run.MIN_SHARE`` and at most what is left; when the time is up no cell is handed out any
+  more, and the cells left are "unknown" (not searched: the budget ran out).
+* **Resumable.**  ``--campaign DIR`` keeps ``manifest.json`` (the configuration) and one JSON file per
+  finished cell under ``DIR/cells/``, each written atomically after its counterexample was stored; the
+  same command again skips finished cells (a stored violation is re-checked exactly when it is read
+  back), so kill -9 loses at most the cells in flight.  A different configuration is refused
+  (:class:`CampaignError`, naming what differs).
+* **Failures.**  A cell that raises in a worker is a failed cell ("unknown", note ``worker error: ...``);
+  a worker that dies has its cell retried once (on another worker), then reported failed.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any, Callable, Optional, Sequence
+
+from . import claims as claims_mod
+from .executors import Executor, InProcess
+from .properties import PROPERTIES, get_property
+from .results import Result, describe_size, verdict_text
+from .run import DEVIATION_WEIGHT, MIN_SHARE, RunReport, plan, run_cell, search_provenance, z3_certifier
+from .store import atomic_write_json, load_witness, persist
+
+__all__ = ["Task", "Outcome", "run_task", "Campaign", "CampaignError", "execute", "run_mechanism_campaign",
+           "result_to_dict", "result_from_dict", "BUDGET_NOTE"]
+
+SCHEMA = "mechverify.campaign/1"
+BUDGET_NOTE = "not searched: the --budget ran out before this cell's turn"
+WORKER_ERROR = "worker error: "
+STORE_ERROR = "could not store the counterexample: "
+UNFINISHED = (BUDGET_NOTE, WORKER_ERROR, STORE_ERROR)  # notes of cells a resumed campaign runs again
+
+
+@dataclass(frozen=True)
+class Task:
+    """One cell, as a worker receives it (plain data: the mechanism is looked up by name)."""
+
+    mechanism: str
+    property: str
+    variant: str
+    seed: int = 0
+    max_trials: Optional[int] = None
+    weight: float = 1.0
+    budget: float = 0.0  # seconds, set when the cell is handed out
+    certify: bool = False
+    command: Optional[str] = None
+    domain: Any = None  # ``run``'s search domain (None: the mechanism's setting)
+
+    @property
+    def key(self) -> str:
+        """``mechanism/property/variant``."""
+        return f"{self.mechanism}/{self.property}/{self.variant}"
+
+
+@dataclass
+class Outcome:
+    """What a worker returns: the result (certificate minimised, not stored) and the provenance to store
+    it with."""
+
+    result: Result
+    provenance: Optional[dict] = None
+
+
+def run_task(task: Task) -> Outcome:
+    """THE worker function: search (and minimise) one cell; an exception becomes a failed cell."""
+    from mechanisms import get
+
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
+    try:
+        mech = get(task.mechanism)
+        r = run_cell(mech, task.property, task.variant, budget=task.budget, seed=task.seed, store_dir=None,
+                     max_trials=task.max_trials, certifier=z3_certifier if task.certify else None,
+                     domain=task.domain, command=task.command)
+    except Exception as exc:  # noqa: BLE001 - reported as a failed cell, never lost
+        return Outcome(failed(task, f"{WORKER_ERROR}{type(exc).__name__}: {exc}"))
+    prov = None
+    if r.verdict == "violated":
+        prov = search_provenance(mech.name, r.engine, task.seed, r.trials, r.time_to_first, task.command)
+    return Outcome(r, prov)
+
+
+def failed(task: Task, note: str) -> Result:
+    """An "unknown" result for a cell that could not be searched (the note says why)."""
+    from mechanisms import get
+
+    try:
+        cs = claims_mod.claims_for(get(task.mechanism), task.property, task.variant)
+    except Exception:  # noqa: BLE001 - the cell's own names may be what failed
+        cs = []
+    return Result(task.mechanism, task.property, task.variant, verdict="unknown", note=note, claims=cs,
+                  outcomes=claims_mod.outcomes(cs, "unknown", None))
+
+
+# ------------------------------------------------------------------ results as JSON (the campaign files)
+_FIELDS = ("verdict", "outcomes", "counterexample", "stored_new", "trials", "seconds", "wall_seconds",
+           "time_to_first", "wall_to_first", "engine", "note", "domain", "size", "minimality", "certified",
+           "details")
+
+
+def _measure_out(m: Any) -> Any:
+    if isinstance(m, Fraction):
+        return {"fraction": str(m)}
+    if isinstance(m, float) and not math.isfinite(m):
+        return {"float": repr(m)}  # inf / nan: JSON has no such number
+    if m is None or isinstance(m, (int, float, str)):
+        return m
+    return {"text": str(m)}
+
+
+def _measure_in(m: Any) -> Any:
+    if isinstance(m, dict):
+        if "fraction" in m:
+            return Fraction(m["fraction"])
+        return float(m["float"]) if "float" in m else m["text"]
+    return m
+
+
+def result_to_dict(r: Result) -> dict:
+    """A result's JSON (its certificate is the stored counterexample file it names)."""
+    d = {"mechanism": r.mechanism, "property": r.property, "variant": r.variant, "measure": _measure_out(r.measure)}
+    d.update({k: getattr(r, k) for k in _FIELDS})
+    return d
+
+
+def result_from_dict(d: dict, mech) -> Optional[Result]:
+    """The result a campaign file records; a violation's certificate is re-derived EXACTLY from its stored
+    counterexample (None when that no longer works: the cell is searched again)."""
+    r = Result(d["mechanism"], d["property"], d["variant"], measure=_measure_in(d.get("measure")))
+    for k in _FIELDS:
+        if k in d:
+            setattr(r, k, d[k])
+    r.claims = claims_mod.claims_for(mech, r.property, r.variant)
+    if r.verdict == "violated":
+        try:
+            cert = get_property(r.property).recheck(mech, load_witness(r.counterexample))
+        except Exception:  # noqa: BLE001 - a file that is gone or does not re-check
+            cert = None
+        if cert is None:
+            return None
+        r.certificate = cert
+    r.stored_new = False
+    return r
+
+
+class CampaignError(Exception):
+    """A campaign directory that cannot be used (another configuration, unreadable manifest)."""
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
+class Campaign:
+    """A campaign directory: ``manifest.json`` (schema, configuration) and ``cells/<cell>.json``."""
+
+    def __init__(self, path: str, config: dict) -> None:
+        self.path, self.config = path, config
+        self.manifest = os.path.join(path, "manifest.json")
+        if os.path.exists(self.manifest):
+            try:
+                with open(self.manifest, encoding="utf-8") as fh:
+                    old = json.load(fh)
+                old_config = old["config"]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise CampaignError(f"--campaign: {self.manifest} is not a campaign manifest ({exc})") from exc
+            diff = [k for k in sorted(set(old_config) | set(config)) if old_config.get(k) != config.get(k)]
+            if diff:
+                said = ", ".join(f"{k} ({old_config.get(k)!r} -> {config.get(k)!r})" for k in diff)
+                raise CampaignError(f"--campaign: {path!r} holds a campaign with another configuration: {said}; "
+                                    f"use another directory (or delete this one) to start a new campaign")
+
+    def start(self) -> None:
+        """Write the manifest (once)."""
+        if not os.path.exists(self.manifest):
+            atomic_write_json(self.manifest, {"schema": SCHEMA, "config": self.config,
+                                              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+    def _file(self, task: Task) -> str:
+        return os.path.join(self.path, "cells", f"{_safe(task.mechanism)}__{_safe(task.property)}__"
+                                                f"{_safe(task.variant)}.json")
+
+    def finished(self, task: Task, mech) -> Optional[Result]:
+        """The recorded result of ``task``'s cell, or None (not finished, unreadable, or its stored
+        counterexample no longer re-checks)."""
+        try:
+            with open(self._file(task), encoding="utf-8") as fh:
+                d = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        try:
+            return result_from_dict(d, mech)
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def save(self, task: Task, r: Result) -> None:
+        """Record a finished cell (atomically)."""
+        atomic_write_json(self._file(task), result_to_dict(r))
+
+
+def config_of(**kw: Any) -> dict:
+    """A campaign's configuration: what the command was asked (plus the code version)."""
+    from mechverify import __version__
+
+    kw["version"] = __version__
+    return kw
+
+
+# ------------------------------------------------------------------ the coordinator
+def _store(r: Result, mech, provenance: Optional[dict], store_dir: Optional[str], keep_all: bool) -> None:
+    """THE one writer: the worker's minimised certificate goes through the store gate (no re-minimising)."""
+    if r.verdict != "violated" or r.certificate is None or not store_dir:
+        return
+    done = persist(r.certificate, mech, provenance=provenance or {"kind": "search"}, root=store_dir,
+                   claims=r.claims, minimise=False, minimality=r.minimality, keep_all=keep_all)
+    r.certificate, r.minimality = done.certificate, done.minimality
+    r.counterexample, r.stored_new = done.path, done.new
+    r.measure, r.size = done.certificate.measure, (done.minimality or {}).get("size", r.size)
+    r.outcomes = claims_mod.outcomes(r.claims, r.verdict, done.certificate.witness)
+
+
+def _bar(done: int, total: int, width: int = 20) -> str:
+    """A progress bar for a terminal (plain lines otherwise: logs, pipes, CI)."""
+    if not sys.stderr.isatty() or not total:
+        return ""
+    k = round(width * done / total)
+    return "[" + "#" * k + "." * (width - k) + "] "
+
+
+def _eta(t0: float, done: int, total: int) -> str:
+    if not done or done >= total:
+        return ""
+    return f", ETA {(time.monotonic() - t0) / done * (total - done):.0f} s"
+
+
+def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budget: float, store_dir: Optional[str],
+            keep_all: bool = False, campaign: Optional[Campaign] = None,
+            progress: Optional[Callable[[str], None]] = None, on_result: Optional[Callable[[Task, Result], None]] = None,
+            fn: Callable[[Task], Outcome] = run_task) -> tuple[dict[str, Result], bool]:
+    """Run ``tasks`` (see the module docstring); returns ``({task.key: result}, interrupted)``.  Ctrl-C /
+    SIGTERM stop it: the workers are stopped and the cells that finished are returned."""
+    from mechanisms import get
+
+    ex = executor or InProcess()
+    t0 = time.monotonic()
+    deadline = t0 + budget
+    results: dict[str, Result] = {}
+    if campaign is not None:
+        campaign.start()
+    pending: list[Task] = []
+    for t in tasks:
+        old = campaign.finished(t, get(t.mechanism)) if campaign is not None else None
+        if old is not None:
+            results[t.key] = old
+            if on_result:
+                on_result(t, old)
+        else:
+            pending.append(t)
+    total, resumed = len(tasks), len(results)
+    if progress:
+        progress(f"campaign: {total} cells, {resumed} finished earlier, {len(pending)} to run "
+                 f"({ex.describe()}; --budget {budget:g} s wall-clock)")
+    running: dict[Any, tuple[Task, int]] = {}
+    interrupted = False
+
+    def finish(t: Task, r: Result) -> None:
+        results[t.key] = r
+        if campaign is not None and not r.note.startswith(UNFINISHED):  # those are run again next time
+            campaign.save(t, r)
+        if on_result:
+            on_result(t, r)
+
+    try:
+        def dispatch() -> None:
+            while pending and len(running) < ex.slots:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                t = pending.pop(0)
+                w_left = t.weight + sum(p.weight for p in pending)
+                share = max(MIN_SHARE, min(left, left * min(ex.slots, len(pending) + 1) * t.weight / w_left))
+                t = replace(t, budget=share)
+                if progress:
+                    progress(f"[start] {t.mechanism} {t.property}/{t.variant} (up to {share:.1f} s)")
+                running[ex.submit(fn, t)] = (t, 1)
+
+        while pending or running:
+            dispatch()
+            if not running:
+                break
+            finished = []
+            for h, value, err in ex.wait_any():
+                t, attempt = running.pop(h)
+                if err is not None and attempt < 2 and not isinstance(err, KeyboardInterrupt):
+                    if progress:
+                        progress(f"[retry] {t.key}: {type(err).__name__}: {err}")
+                    running[ex.submit(fn, t)] = (t, attempt + 1)
+                else:
+                    finished.append((t, value, err))
+            if ex.asynchronous:  # keep the workers busy while this process stores and reports
+                dispatch()
+            for t, value, err in finished:
+                if err is not None:
+                    r = failed(t, f"{WORKER_ERROR}{type(err).__name__}: {err}")
+                else:
+                    r = value.result
+                    try:
+                        _store(r, get(t.mechanism), value.provenance, store_dir, keep_all)
+                    except Exception as exc:  # noqa: BLE001 - a cell never takes the campaign down
+                        r = failed(t, f"{STORE_ERROR}{type(exc).__name__}: {exc}")
+                finish(t, r)
+                if progress:
+                    extra = ""
+                    if r.verdict == "violated" and r.size:
+                        extra = f"; minimal: {describe_size(r.size)}"
+                    done = len(results)
+                    progress(f"{_bar(done, total)}[{done}/{total}] {t.mechanism} {t.property}/{t.variant} -> "
+                             f"{verdict_text(r)}{extra}  (running {len(running)}"
+                             f"{_eta(t0, done - resumed, total - resumed)})")
+        for t in pending:  # the budget ran out before their turn
+            finish(t, failed(t, BUDGET_NOTE))
+        if pending and progress:
+            progress(f"budget: {len(pending)} cells not searched (unknown)")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:  # stop what still runs (Ctrl-C, SIGTERM, an error here): no worker outlives the command
+        ex.close(cancel=bool(running) or interrupted)
+    return results, interrupted
+
+
+def run_mechanism_campaign(mech, properties: Optional[Sequence[str]] = None, *, budget: float, seed: int = 0,
+                           store_dir: Optional[str] = None, max_trials: Optional[int] = None,
+                           certify: bool = False, executor: Optional[Executor] = None,
+                           campaign: Optional[Campaign] = None, progress: Optional[Callable[[str], None]] = None,
+                           domain: Any = None, keep_all: bool = False) -> RunReport:
+    """``run`` through an executor: :func:`verifier.run.run_mechanism`'s cells (``run.plan``) as a campaign."""
+    w0 = time.perf_counter()
+    cells, skipped = plan(mech, properties)
+    from .engines import strategies as strat
+
+    base_dom = domain if domain is not None else strat.domain_for(mech.setting)
+    report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
+                       list(skipped))
+    tasks = [Task(mech.name, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain,
+                  weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
+    got, report.interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir,
+                                      keep_all=keep_all, campaign=campaign, progress=progress)
+    report.results = [got[t.key] for t in tasks if t.key in got]
+    if report.interrupted:
+        report.skipped += [(t.property, t.variant, "interrupted") for t in tasks if t.key not in got]
+    report.seconds = sum(r.seconds for r in report.results)
+    report.wall_seconds = time.perf_counter() - w0
+    return report
