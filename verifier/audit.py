@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from . import claims as claims_mod
-from .properties import PROPERTIES, get_property
+from .properties import DEFAULT_PROPERTIES, PROPERTIES, USER_PROPERTIES, get_property
 from .results import Result, verdict_text
 from .campaign import BUDGET_NOTE, Campaign, Task, execute
 from .executors import Executor
@@ -147,6 +147,14 @@ def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tu
                 props.append(c.property)
         tables.append((f"other-{m.name}", f"{m.name} -- claims registered from {m.source or 'its paper'}",
                        [(m.name, m.name)], props))
+    for ref in [r for r in (only or ()) if ":" in r]:  # a user's mechanism: its claims, or every property
+        from mechanisms import get
+
+        m = get(ref)
+        props = [p for p in USER_PROPERTIES + DEFAULT_PROPERTIES
+                 if p in USER_PROPERTIES or not m.claims or any(c.property == p for c in m.claims)]
+        tables.append((f"user-{m.name}", f"{m.name} ({ref}) -- {'its claims' if m.claims else 'every property'}",
+                       [(m.name, ref)], props))
     return tables
 
 
@@ -193,7 +201,7 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                 for v, cs in claims:
                     ev = Result(name, p, v, claims=cs, details={"covered_by_claim": bool(cs) or not cell.claims})
                     hit, partial = None, None
-                    for path in idx.get((name, p, v), []):
+                    for path in idx.get((mech.name, p, v), []):
                         if path not in replayed:
                             replayed[path] = replay(path).ok
                         if not replayed[path]:

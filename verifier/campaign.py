@@ -30,7 +30,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
@@ -53,7 +53,8 @@ UNFINISHED = (BUDGET_NOTE, WORKER_ERROR, STORE_ERROR)  # notes of cells a resume
 
 @dataclass(frozen=True)
 class Task:
-    """One cell, as a worker receives it (plain data: the mechanism is looked up by name)."""
+    """One cell, as a worker receives it (plain data: the mechanism is looked up by name, or by the
+    reference of a user's mechanism, with its ``tolerance``)."""
 
     mechanism: str
     property: str
@@ -65,6 +66,7 @@ class Task:
     certify: bool = False
     command: Optional[str] = None
     domain: Any = None  # ``run``'s search domain (None: the mechanism's setting)
+    tolerance: Optional[float] = None  # a user's mechanism: its float tolerance (``--tolerance``)
 
     @property
     def key(self) -> str:
@@ -81,14 +83,24 @@ class Outcome:
     provenance: Optional[dict] = None
 
 
-def run_task(task: Task) -> Outcome:
-    """THE worker function: search (and minimise) one cell; an exception becomes a failed cell."""
+def task_mechanism(task: Task):
+    """The mechanism a task names (a registered name or a user's reference), with the task's tolerance."""
+    import dataclasses
+
     from mechanisms import get
 
+    mech = get(task.mechanism)
+    if task.tolerance is not None and mech.tolerance != task.tolerance:
+        mech = dataclasses.replace(mech, tolerance=task.tolerance)
+    return mech
+
+
+def run_task(task: Task) -> Outcome:
+    """THE worker function: search (and minimise) one cell; an exception becomes a failed cell."""
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)
     try:
-        mech = get(task.mechanism)
+        mech = task_mechanism(task)
         r = run_cell(mech, task.property, task.variant, budget=task.budget, seed=task.seed, store_dir=None,
                      max_trials=task.max_trials, certifier=z3_certifier if task.certify else None,
                      domain=task.domain, command=task.command)
@@ -102,13 +114,12 @@ def run_task(task: Task) -> Outcome:
 
 def failed(task: Task, note: str) -> Result:
     """An "unknown" result for a cell that could not be searched (the note says why)."""
-    from mechanisms import get
-
     try:
-        cs = claims_mod.claims_for(get(task.mechanism), task.property, task.variant)
+        mech = task_mechanism(task)
+        cs, name = claims_mod.claims_for(mech, task.property, task.variant), mech.name
     except Exception:  # noqa: BLE001 - the cell's own names may be what failed
-        cs = []
-    return Result(task.mechanism, task.property, task.variant, verdict="unknown", note=note, claims=cs,
+        cs, name = [], task.mechanism
+    return Result(name, task.property, task.variant, verdict="unknown", note=note, claims=cs,
                   outcomes=claims_mod.outcomes(cs, "unknown", None))
 
 
@@ -259,8 +270,6 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
             fn: Callable[[Task], Outcome] = run_task) -> tuple[dict[str, Result], bool]:
     """Run ``tasks`` (see the module docstring); returns ``({task.key: result}, interrupted)``.  Ctrl-C /
     SIGTERM stop it: the workers are stopped and the cells that finished are returned."""
-    from mechanisms import get
-
     ex = executor or InProcess()
     t0 = time.monotonic()
     deadline = t0 + budget
@@ -269,7 +278,7 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
         campaign.start()
     pending: list[Task] = []
     for t in tasks:
-        old = campaign.finished(t, get(t.mechanism)) if campaign is not None else None
+        old = campaign.finished(t, task_mechanism(t)) if campaign is not None else None
         if old is not None:
             results[t.key] = old
             if on_result:
@@ -325,7 +334,7 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                 else:
                     r = value.result
                     try:
-                        _store(r, get(t.mechanism), value.provenance, store_dir, keep_all)
+                        _store(r, task_mechanism(t), value.provenance, store_dir, keep_all)
                     except Exception as exc:  # noqa: BLE001 - a cell never takes the campaign down
                         r = failed(t, f"{STORE_ERROR}{type(exc).__name__}: {exc}")
                 finish(t, r)
@@ -361,8 +370,8 @@ def run_mechanism_campaign(mech, properties: Optional[Sequence[str]] = None, *, 
     base_dom = domain if domain is not None else strat.domain_for(mech.setting)
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
                        list(skipped))
-    tasks = [Task(mech.name, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain,
-                  weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
+    tasks = [Task(mech.ref, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain,
+                  tolerance=mech.tolerance, weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
     got, report.interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir,
                                       keep_all=keep_all, campaign=campaign, progress=progress)
     report.results = [got[t.key] for t in tasks if t.key in got]

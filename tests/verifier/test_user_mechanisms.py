@@ -118,3 +118,15 @@ def test_tolerance_flag():
     assert out.returncode == 2 and "--tolerance: applies to a user's mechanism" in out.stderr
     out = run_cli("check", GREEDY, FIG1, "--tolerance", "2")
     assert out.returncode == 2 and "--tolerance: expected a number in [0, 1)" in out.stderr
+
+
+def test_audit_and_parallel_run_take_a_reference(tmp_path):
+    store = tmp_path / "store"
+    out = run_cli("audit", "--mechanisms", GREEDY, "--properties", "ef,si", "--trials", "100", "--store", str(store))
+    assert out.returncode == 1, out.stdout + out.stderr  # REFUTED claims
+    assert "## greedy (examples/my_mechanisms.py:greedy) -- its claims" in out.stdout
+    assert "| ef | ✓ → **REFUTED** |" in out.stdout
+    # two worker processes load the file by its reference (and keep --tolerance)
+    out = run_cli("run", GREEDY, "--properties", "ef", "--trials", "100", "--jobs", "2", "--tolerance", "1e-6",
+                  "--store", str(store))
+    assert out.returncode == 1 and "!! ef/placement-aware" in out.stdout, out.stdout + out.stderr
