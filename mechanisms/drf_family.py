@@ -38,6 +38,7 @@ from mechverify.model import Environment
 from mechverify.polytope import TaskPolytope
 
 from .common import leximin_allocation
+from .drf_pool import drf_one_pool
 from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, finite_normaliser,  # noqa: F401
                           global_dominant_share, tsf_gamma)
 from .registry import Claim, Setting, register
@@ -82,7 +83,9 @@ PER_SERVER_DRF_CLAIMS = (
 
 # ---------------------------------------------------------------------- drf
 def _drf(env: Environment, exact: bool, name: str = "drf") -> Allocation:
-    return leximin_allocation(env, name, exact, [drf_normaliser(env, j) for j in range(env.n_users)])
+    # the closed form (water filling, mechanisms/drf_pool.py); tests/mechanisms/test_drf_pool.py checks it
+    # against the LP path leximin_allocation(env, name, exact, [drf_normaliser(env, j) ...]) exactly
+    return drf_one_pool(env, exact, name)
 
 
 @register("drf", "Dominant Resource Fairness (single pool, weighted, zero demands, task bounds)",

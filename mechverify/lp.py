@@ -36,7 +36,7 @@ try:  # pragma: no cover - import guard
 except ImportError as exc:  # pragma: no cover
     raise ImportError("mechverify needs highspy (pip install highspy)") from exc
 
-__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs"]
+__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs"]
 
 _INF = highspy.kHighsInf
 _BS = highspy.HighsBasisStatus
@@ -77,6 +77,30 @@ def new_highs() -> Any:
 def _release_highs(h: Any) -> None:
     if len(_IDLE) < _IDLE_MAX:
         _IDLE.append(h)
+
+
+class pooled_highs:
+    """``with pooled_highs() as h:`` -- an empty, quiet HiGHS solver object from the pool of idle ones
+    (or a fresh one), for code that builds its model incrementally (``addVar``/``addRows``/``addCols``).
+    ``clearModel`` empties the model, basis, solution and info; on exit every option is reset to what
+    :func:`new_highs` sets, so the next user sees a solver indistinguishable from a fresh one."""
+
+    def __enter__(self) -> Any:
+        try:
+            h = _IDLE.pop()
+        except IndexError:
+            self.h = new_highs()
+            return self.h
+        h.clearModel()
+        self.h = h
+        return h
+
+    def __exit__(self, *exc: Any) -> None:
+        h = self.h
+        h.resetOptions()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("random_seed", 0)
+        _release_highs(h)
 
 
 class LPError(RuntimeError):

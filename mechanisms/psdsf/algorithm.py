@@ -10,6 +10,7 @@ server procedure: docs/psdsf.md, "The key observation".
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 from typing import Any, Iterable, Optional, Sequence
 
 from mechverify.model import Environment
@@ -19,55 +20,124 @@ from .shares import ZERO, Matrix, PSDSFError, gamma_matrix, server_demands
 __all__ = ["waterfill", "server_response", "per_server_drf_start"]
 
 
+def _q(v: Any) -> tuple[int, int]:
+    return v.numerator, v.denominator
+
+
+def _lt(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] * b[1] < b[0] * a[1]
+
+
+def _red(n: int, d: int) -> tuple[int, int]:
+    g = gcd(n, d)
+    return (n // g, d // g) if g > 1 else (n, d)
+
+
 def waterfill(heads: Sequence[Fraction], weights: Sequence[Fraction], demands: Sequence[Sequence[Fraction]],
                cap: Sequence[Fraction]) -> list[Fraction]:
     """Max-min fair column of one server for keys ``(h_u + y_u) / w_u`` (see module docstring).
 
     Exact; at most ``2 U`` events.  Every user must demand some resource of positive capacity and
-    no resource of zero capacity (gamma > 0)."""
+    no resource of zero capacity (gamma > 0).  Every rational is a reduced pair of Python ints
+    (``fractions.Fraction`` operations cost ten times more); tests/mechanisms/test_psdsf_waterfill.py
+    checks it against the same procedure written in ``Fraction``s, exactly.
+
+    Event loop: the level ``L`` rises; a user takes part once ``L`` reaches its start ``h_u / w_u``;
+    every resource ``r`` limits ``L`` to ``(c_r - used_r + sum_active h_u d_ur) / sum_active w_u d_ur``;
+    at the next event (a start or a saturation) the users demanding a saturated resource freeze."""
     U, R = len(heads), len(cap)
-    start = [heads[u] / weights[u] for u in range(U)]
-    frozen = [False] * U
-    y = [ZERO] * U
-    used_frozen = [ZERO] * R
     if U == 0:
-        return y
-    L = min(start)
+        return []
+    h = [_q(v) for v in heads]
+    w = [_q(v) for v in weights]
+    c = [_q(v) for v in cap]
+    start = [_red(h[u][0] * w[u][1], h[u][1] * w[u][0]) for u in range(U)]
+    wd: list[list] = []  # w_u d_ur
+    hd: list[list] = []  # h_u d_ur
+    dpos: list[list[bool]] = []
+    for u in range(U):
+        (wn, wdn), (hn, hdn) = w[u], h[u]
+        rw, rh, rp = [], [], []
+        for v in demands[u]:
+            dn, dd = v.numerator, v.denominator
+            rw.append(_red(wn * dn, wdn * dd))
+            rh.append(_red(hn * dn, hdn * dd))
+            rp.append(dn > 0)
+        wd.append(rw)
+        hd.append(rh)
+        dpos.append(rp)
+    frozen = [False] * U
+    y: list = [None] * U  # None = 0
+    used = [(0, 1)] * R
+    L = min(start, key=lambda p: Fraction(p[0], p[1]))
     for _ in range(2 * U + 2):
         live = [u for u in range(U) if not frozen[u]]
         if not live:
-            return y
-        active = [u for u in live if start[u] <= L]
-        waiting = [start[u] for u in live if start[u] > L]
-        next_start = min(waiting) if waiting else None
+            break
+        Ln, Ld = L
+        active = [u for u in live if start[u][0] * Ld <= Ln * start[u][1]]
+        next_start = None
+        for u in live:
+            su = start[u]
+            if su[0] * Ld > Ln * su[1] and (next_start is None or _lt(su, next_start)):
+                next_start = su
         sat_level = None
+        rates, hsums = [], []
         for r in range(R):
-            rate = sum((weights[u] * demands[u][r] for u in active), ZERO)
-            if rate <= 0:
+            rn, rd, bn, bd = 0, 1, 0, 1
+            for u in active:
+                an, ad = wd[u][r]
+                if an:
+                    rn, rd = _red(rn * ad + an * rd, rd * ad)
+                    hn, hdn = hd[u][r]
+                    bn, bd = _red(bn * hdn + hn * bd, bd * hdn)
+            rates.append((rn, rd))
+            hsums.append((bn, bd))
+            if rn <= 0:
                 continue
-            base = used_frozen[r] - sum((heads[u] * demands[u][r] for u in active), ZERO)
-            lev = (cap[r] - base) / rate
-            if sat_level is None or lev < sat_level:
+            # lev = (cap - used + hsum) / rate
+            (cn, cd), (un, ud) = c[r], used[r]
+            nn = cn * ud * bd - un * cd * bd + bn * cd * ud
+            dd = cd * ud * bd
+            lev = _red(nn * rd, dd * rn)
+            if sat_level is None or _lt(lev, sat_level):
                 sat_level = lev
-        if sat_level is None or (next_start is not None and next_start < sat_level):
+        if sat_level is None or (next_start is not None and _lt(next_start, sat_level)):
             if next_start is None:
                 raise PSDSFError("water filling: no resource limits the active users (gamma = inf?)")
             L = next_start
             continue
-        L = max(L, sat_level)
-        usage = [used_frozen[r] + sum(((L * weights[u] - heads[u]) * demands[u][r] for u in active), ZERO)
-                 for r in range(R)]
-        saturated = [r for r in range(R) if usage[r] >= cap[r] and any(demands[u][r] > 0 for u in live)]
-        to_freeze = [u for u in live if any(demands[u][r] > 0 for r in saturated)]
+        if _lt(L, sat_level):
+            L = sat_level
+        Ln, Ld = L
+        saturated = []
+        for r in range(R):
+            # usage = used + L * rate - hsum >= cap ?
+            (un, ud), (rn, rd), (bn, bd), (cn, cd) = used[r], rates[r], hsums[r], c[r]
+            den = ud * Ld * rd * bd
+            num = un * Ld * rd * bd + Ln * rn * ud * bd - bn * ud * Ld * rd
+            if num * cd >= cn * den and any(dpos[u][r] for u in live):
+                saturated.append(r)
+        to_freeze = [u for u in live if any(dpos[u][r] for r in saturated)]
         if not to_freeze:  # cannot happen: the saturating resource is demanded by an active user
             raise PSDSFError("water filling: a resource saturated without freezing anyone")
         for u in to_freeze:
             frozen[u] = True
-            if start[u] <= L:
-                y[u] = L * weights[u] - heads[u]
-                for r in range(R):
-                    used_frozen[r] += y[u] * demands[u][r]
-    raise PSDSFError("water filling did not finish")  # pragma: no cover
+            su = start[u]
+            if su[0] * Ld <= Ln * su[1]:
+                (wn, wdn), (hn, hdn) = w[u], h[u]
+                yu = _red(Ln * wn * hdn - hn * Ld * wdn, Ld * wdn * hdn)
+                y[u] = yu
+                if yu[0]:
+                    for r in range(R):
+                        if dpos[u][r]:
+                            dn, dd = demands[u][r].numerator, demands[u][r].denominator
+                            un, ud = used[r]
+                            pn, pd = yu[0] * dn, yu[1] * dd
+                            used[r] = _red(un * pd + pn * ud, ud * pd)
+    else:
+        raise PSDSFError("water filling did not finish")  # pragma: no cover
+    return [ZERO if p is None else Fraction(p[0], p[1]) for p in y]
 
 
 def server_response(env: Environment, x: Sequence[Sequence[Any]], s: int, mode: str = "rdm",

@@ -1,0 +1,42 @@
+"""The all-float RDM fast path of ``feasibility_violations`` agrees with the general code on random float
+matrices around the boundary of chi(E) (capacities, external rows, bounds, placement, negative entries,
+nan): the same verdict "feasible" / "not feasible" every time."""
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+
+from mechverify import allocation as A
+from mechverify.instances import parse_environment
+
+
+def _env(rng):
+    R, S, J = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 4)
+    inst = {"resources": [f"r{r}" for r in range(R)],
+            "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 9) for _ in range(R)]} for s in range(S)],
+            "external": [{"name": "e", "capacity": rng.randint(1, 9)}], "users": []}
+    for j in range(J):
+        u = {"name": f"u{j}", "demand": [F(rng.randint(1, 5), rng.randint(1, 3)) for _ in range(R)],
+             "external_demand": [rng.randint(0, 3)]}
+        if rng.random() < 0.4:
+            u["tasks"] = rng.randint(0, 4)
+        if rng.random() < 0.3:
+            u["eligible"] = [f"s{s}" for s in range(S) if rng.random() < 0.5]
+        inst["users"].append(u)
+    return parse_environment(inst)
+
+
+def test_fast_path_agrees_with_general_code(monkeypatch):
+    rng = random.Random(3)
+    cases = []
+    for _ in range(400):
+        env = _env(rng)
+        scale = rng.choice([0.05, 0.3, 1.0, 3.0])
+        x = tuple(tuple(rng.choice([0.0, rng.uniform(-1e-7, 1e-7), rng.uniform(0, scale), float("nan")])
+                        if rng.random() < 0.05 else rng.choice([0.0, rng.uniform(0, scale)])
+                        for _ in range(env.n_servers)) for _ in range(env.n_users))
+        cases.append((env, x, A.feasibility_violations(env, x)))
+    assert any(c[2] == [] for c in cases) and any(c[2] for c in cases)
+    monkeypatch.setattr(A, "_float_rdm_feasible", lambda *a: False)
+    for env, x, fast in cases:
+        assert (fast == []) == (A.feasibility_violations(env, x) == []), (env.to_json(), x)
