@@ -369,7 +369,7 @@ def parse_environment(data: Any) -> Environment:
             raise InstanceError(f"{where}.demand: missing")
         demand.append(_vector(u["demand"], R, f"{where}.demand", "resource"))
         if K:
-            if "external_demand" not in u:
+            if u.get("external_demand") is None:  # absent or null
                 raise InstanceError(f"{where}.external_demand: missing (the instance has {K} external resource(s))")
             edemand.append(_vector(u["external_demand"], K, f"{where}.external_demand", "external resource"))
         else:

@@ -490,3 +490,12 @@ def test_schema_agrees_with_parser():
     # the generator must reach both outcomes, and mostly schema-valid instances
     assert seen["parsed"] >= 20 and seen["semantic"] >= 20, seen
     assert seen["schema-invalid"] < seen["parsed"] + seen["semantic"], seen
+
+
+def test_null_external_demand_reads_as_missing():
+    # the schema allows null for an optional field; with external resources present the parser must say
+    # what is wrong in the same words as for an absent field (found by test_schema_agrees_with_parser)
+    d = {"resources": ["r0"], "servers": [{"capacity": [1]}], "external": [{"name": "e1", "capacity": 1}],
+         "users": [{"demand": [1], "external_demand": None}]}
+    with pytest.raises(InstanceError, match=r"users\[0\]\.external_demand: missing \(the instance has 1 external"):
+        parse_environment_text(json.dumps(d), "inst.json")
