@@ -13,8 +13,9 @@ a stored counterexample that REPLAYS exactly (``verifier.store.replay``), or a f
 optimiser, minimised and stored), or "no violation in N trials / T s".  Any refuted claim is backed by a
 stored, replayable counterexample: a violation only enters the table through the store.
 
-Budget: cells a replayed counterexample settles cost nothing; the search budget is shared by the others
-(deviation properties weigh 2).
+Budget: ``budget`` is the wall-clock limit of the whole audit (replays included); cells a replayed
+counterexample settles cost nothing, the time left is shared by the others (deviation properties weigh 2);
+cells it does not reach are ``unknown: budget (not reached)``.
 """
 from __future__ import annotations
 
@@ -23,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from . import claims as claims_mod
-from .engines.search import clock
 from .properties import PROPERTIES, get_property
+from .properties import budget as bud
 from .results import Result, verdict_text
-from .run import DEVIATION_WEIGHT, MIN_SHARE, run_cell
+from .run import DEVIATION_WEIGHT, not_reached, run_cell
 from .store import DEFAULT_DIR, index, load_witness, replay
 
 __all__ = ["TABLES", "AuditCell", "run_audit", "layout", "DEFAULT_AUDIT_BUDGET"]
@@ -149,11 +150,14 @@ def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tu
 
 def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: str = DEFAULT_DIR,
               fresh: bool = False, only: Optional[Sequence[str]] = None,
-              progress: Optional[Callable[[str], None]] = None, keep_all: bool = False) -> dict[str, Any]:
-    """Fill every table cell: replay stored evidence, search the rest within ``budget`` CPU seconds."""
+              progress: Optional[Callable[[str], None]] = None, keep_all: bool = False,
+              deadline: Optional[float] = None) -> dict[str, Any]:
+    """Fill every table cell: replay stored evidence, search the rest; all within ``budget`` wall-clock
+    seconds (and before ``deadline``, a ``time.monotonic()`` value, when given)."""
     from mechanisms import get
 
     t0 = time.perf_counter()
+    end = bud.earliest(bud.now() + budget, deadline)
     tables = layout(only)
     idx = {} if fresh else index(store_dir)
     cells: list[AuditCell] = []
@@ -204,17 +208,16 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
         settled = sum(1 for c in cells for e in c.evidence if not e.details.get("searched"))
         progress(f"audit: {len(cells)} cells, {settled} variant checks settled by replayed counterexamples, "
                  f"{len(todo)} to search")
-    search_t0 = clock()
     interrupted = False
     try:
         for i, (cell, v, w) in enumerate(todo):
-            left = budget - (clock() - search_t0)
-            share = max(MIN_SHARE, left * w / sum(ww for _, _, ww in todo[i:]))
+            left = end - bud.now()
+            share = left * w / sum(ww for _, _, ww in todo[i:])
             mech = get(cell.mechanism)
             if progress:
-                progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({share:.1f} s)")
+                progress(f"[{i + 1}/{len(todo)}] {cell.mechanism} {cell.property}/{v} ({max(0.0, share):.1f} s)")
             r = run_cell(mech, cell.property, v, budget=share, seed=seed, store_dir=store_dir, command="audit",
-                         keep_all=keep_all)
+                         keep_all=keep_all, deadline=end) if left > 0 else not_reached(mech, cell.property, v)
             k = next(k for k, e in enumerate(cell.evidence) if e.variant == v)
             r.details = dict(cell.evidence[k].details, source="search" if r.verdict != "certified" else "certifier")
             cell.evidence[k] = r

@@ -21,8 +21,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--properties", default=None,
                    help=names_help())
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
-                   help=f"seconds for the whole run (default: {DEFAULT_BUDGET:g}); shrinking and minimising a "
-                        "found counterexample take a few seconds more")
+                   help=f"wall-clock seconds for the whole command (default: {DEFAULT_BUDGET:g}): searching, "
+                        "shrinking, minimising and storing all fit in it (it ends within budget + 10%% plus "
+                        "interpreter start-up); cells it does not reach are 'unknown: budget'")
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0); same seed, same candidates")
     p.add_argument("--trials", type=int, default=None,
                    help="at most this many candidates per property/variant (makes a run exactly reproducible)")
@@ -44,6 +45,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
 def cmd_run(args: argparse.Namespace) -> int:
     """``run``: search every property of one mechanism; print and write the report."""
+    from ..properties.budget import deadline_after
+
+    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
     from mechanisms import get
 
     from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
@@ -61,7 +65,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         announce_store(args.store, args.quiet)
     rep = run_mechanism(mech, props, budget=args.budget, seed=args.seed,
                         store_dir=None if args.no_store else args.store, max_trials=args.trials,
-                        certify=args.certify, progress=progress_printer(args.quiet), keep_all=args.keep_all)
+                        certify=args.certify, progress=progress_printer(args.quiet), keep_all=args.keep_all,
+                        deadline=deadline)
     if args.format == "json":
         print(json.dumps(report_to_json(rep), indent=1))
     elif args.format == "md":
@@ -83,8 +88,10 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
     from ..audit import DEFAULT_AUDIT_BUDGET
 
     p.add_argument("--budget", type=float, default=DEFAULT_AUDIT_BUDGET,
-                   help=f"seconds of search for the whole audit (default: {DEFAULT_AUDIT_BUDGET:g}), shared by "
-                        "the cells a stored counterexample does not already settle")
+                   help=f"wall-clock seconds for the whole audit (default: {DEFAULT_AUDIT_BUDGET:g}), replays, "
+                        "searches and minimisation included (it ends within budget + 10%% plus interpreter "
+                        "start-up), shared by the cells a stored counterexample does not already settle; cells "
+                        "it does not reach are 'unknown: budget'")
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
     p.add_argument("--format", choices=["md", "json", "latex"], default="md",
                    help="stdout format (default: md); latex: each seed table as a LaTeX table for a paper")
@@ -104,6 +111,9 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
 @command("audit", "regenerate the seed papers' property tables: verdict and evidence per cell")(_configure_audit)
 def cmd_audit(args: argparse.Namespace) -> int:
     """``audit``: regenerate the seed papers' property tables with evidence per cell."""
+    from ..properties.budget import deadline_after
+
+    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
     from ..audit import run_audit
     from ..report import audit_to_json, render_audit_latex, render_audit_markdown, write_audit
 
@@ -121,7 +131,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     output_dir(args.store, "--store")
     announce_store(args.store, args.quiet)
     result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
-                       only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all)
+                       only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all, deadline=deadline)
     if args.format == "json":
         print(json.dumps(audit_to_json(result), indent=1))
     elif args.format == "latex":
