@@ -18,6 +18,9 @@ Measured (2-core machine shared with 3 other jobs, load 4-5; --budget 30; "befor
                                                   allocation took 31 s under load (9 s idle), every cell
                                                   'unknown: budget: not reached (one allocation took ...)'
     drf on 1000 users x 1 server x 3              after 31.0 s / 143 MB, all verdicts (EF exact via screening)
+    c-drfh on 1000 users x 100 servers x 3        after 34.8 s / 134 MB (start-up 1.9 s), 9 cells unknown (budget)
+The same machine, run/audit (whole process): run psdsf-rdm --budget 1: 13.2 s -> 1.9 s; --budget 10:
+15.6 s -> 10.7 s; audit --budget 20: 227.9 s -> 20.4 s; audit --budget 60: -> 60.3 s.
 """
 from __future__ import annotations
 

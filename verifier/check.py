@@ -11,8 +11,9 @@ Budget (``verifier.properties.budget``): ``budget`` seconds of wall clock for th
 ``deadline``, absolute, when the caller's command started earlier).  The allocations come first (the
 exact one only when the float one suggests it fits), then the instance properties, then the deviation
 properties; each cell gets the time left divided by the weights of the cells left (instance properties
-weigh 3, deviation properties 1; time a cell does not use goes to the next ones).  A step is never interrupted, so a deviation is only tried while one more allocation fits in the
-time left (estimated from the first allocation); what the budget cut short is ``unknown: budget ...``.
+weigh 3, deviation properties 1; time a cell does not use goes to the next ones).  A step is never
+interrupted, so a deviation is only tried while one more allocation fits in the time left (estimated from
+the first allocation); what the budget cut short is ``unknown: budget ...``.
 
 Verdicts (``Result.verdict``, ``verifier.results``):
 * ``violated``        -- exact certificate (``certificate``; ``path`` once stored);

@@ -252,7 +252,8 @@ def optimize_misreports(mech, prop, variant: str, envs: Sequence[Environment], *
                         deadline: float, max_trials: Optional[int] = None, result=None,
                         clock=time.monotonic, accept=None) -> tuple[Optional[Certificate], int]:
     """Run the optimiser over ``envs`` until a certificate, the ``deadline`` (on ``clock``, by default
-    wall-clock ``time.monotonic`` like ``verifier.properties.budget``) or ``max_trials``.  Returns ``(certificate or None, trials used)``."""
+    wall-clock ``time.monotonic`` like ``verifier.properties.budget``) or ``max_trials``.  Returns
+    ``(certificate or None, trials used)``."""
     ctx = _Ctx(mech, prop, variant, deadline, max_trials, result, clock, accept)
     rng = np.random.default_rng(seed)
     try:

@@ -13,7 +13,8 @@ Per (mechanism, property, variant):
 
 Determinism: for a given ``seed`` the sequence of candidates is fixed; the time budget only decides how
 far along it the search gets.  Budgets are wall-clock seconds (``properties.budget``): ``budget`` bounds
-the search phases, and an absolute ``deadline`` (the command's) bounds everything, shrinking included.  With ``max_trials`` (and a generous budget) a search is reproducible
+the search phases, and an absolute ``deadline`` (the command's) bounds everything, shrinking included.
+With ``max_trials`` (and a generous budget) a search is reproducible
 exactly (the regression tests use that).  A candidate that raises (solver trouble, a mechanism bug) is
 counted in ``errors`` and never becomes a verdict.
 """

@@ -185,7 +185,8 @@ class EnvyFreeness(Property):
         for n, (j, k) in enumerate(pairs):
             if n % 256 == 0:
                 bud.tick(f"EF: {n} of {len(pairs)} pairs")
-            v = closed.value(j, k) if closed is not None else envy_utility(mech, env, alloc, j, k, placement_aware=aware)
+            v = closed.value(j, k) if closed is not None else \
+                envy_utility(mech, env, alloc, j, k, placement_aware=aware)
             r = ratio(v, own[j])
             if worst is None or r > worst:
                 worst, pair = r, (j, k, v)
