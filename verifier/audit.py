@@ -13,9 +13,10 @@ a stored counterexample that REPLAYS exactly (``verifier.store.replay``), or a f
 optimiser, minimised and stored), or "no violation in N trials / T s".  Any refuted claim is backed by a
 stored, replayable counterexample: a violation only enters the table through the store.
 
-Budget: cells a replayed counterexample settles cost nothing; the search budget (wall-clock seconds) is
-shared by the others (deviation properties weigh 2); they run as a campaign (``verifier.campaign``: in
-this process, on local cores or on a Dask cluster, resumable with a campaign directory).
+Budget: ``budget`` is the wall-clock limit of the whole audit (replays included); cells a replayed
+counterexample settles cost nothing, the time left is shared by the others (deviation properties weigh 2);
+they run as a campaign (``verifier.campaign``: in this process, on local cores or on a Dask cluster,
+resumable with a campaign directory); cells the budget does not reach are ``unknown``.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .results import Result, verdict_text
 from .campaign import BUDGET_NOTE, Campaign, Task, execute
 from .executors import Executor
 from .run import DEVIATION_WEIGHT
+from .properties import budget as bud
 from .store import DEFAULT_DIR, index, load_witness, replay
 
 __all__ = ["TABLES", "AuditCell", "run_audit", "layout", "DEFAULT_AUDIT_BUDGET"]
@@ -162,8 +164,10 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
               fresh: bool = False, only: Optional[Sequence[str]] = None,
               progress: Optional[Callable[[str], None]] = None, keep_all: bool = False,
               properties: Optional[Sequence[str]] = None, max_trials: Optional[int] = None,
-              executor: Optional[Executor] = None, campaign: Optional[Campaign] = None) -> dict[str, Any]:
-    """Fill every table cell: replay stored evidence, search the rest within ``budget`` wall-clock seconds.
+              executor: Optional[Executor] = None, campaign: Optional[Campaign] = None,
+              deadline: Optional[float] = None) -> dict[str, Any]:
+    """Fill every table cell: replay stored evidence, search the rest; all within ``budget`` wall-clock
+    seconds (and before ``deadline``, a ``time.monotonic()`` value, when given).
 
     ``properties``: only these rows; ``max_trials``: at most this many candidates per searched variant
     (reproducible); ``executor`` (default: this process) and ``campaign`` (a resumable directory): how the
@@ -171,6 +175,7 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
     from mechanisms import get
 
     t0 = time.perf_counter()
+    end = bud.earliest(bud.now() + budget, deadline)
     tables = layout(only)
     if properties:
         tables = [(tid, title, cols, [p for p in props if p in properties]) for tid, title, cols, props in tables]
@@ -255,7 +260,8 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
             if not ok:
                 r.verdict, r.note = "unknown", "the stored counterexample did not replay"
 
-    _, interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir, keep_all=keep_all,
+    _, interrupted = execute(tasks, executor=executor, budget=max(0.0, end - bud.now()), store_dir=store_dir,
+                             keep_all=keep_all,
                              campaign=campaign, progress=progress, on_result=settle)
     for cell in cells:
         if cell.verdict in ("not_registered", "not_applicable"):

@@ -2,38 +2,58 @@
 
 Instance properties (EF, SI, PO, BF, SRF, single-server DRF) are evaluated exactly when the
 mechanism's allocation is exact, so their verdict on the instance is definite.  Deviation
-properties (SP, GSP, PM) search deviations within the time budget: candidates are found in floats
-and every candidate goes through the property's exact re-check; only a certificate makes a
-"violated" verdict.
+properties (SP, GSP, PM) try structured deviations (``verifier.properties.moves``) within the time
+budget: candidates are found in floats and every candidate goes through the property's exact re-check;
+only a certificate makes a "violated" verdict.  Their verdict note says how the misreports were
+sampled (all structured moves, or those of some users before the budget ended).
+
+Budget (``verifier.properties.budget``): ``budget`` seconds of wall clock for the WHOLE check (and
+``deadline``, absolute, when the caller's command started earlier).  The allocations come first (the
+exact one only when the float one suggests it fits), then the instance properties, then the deviation
+properties; each cell gets the time left divided by the weights of the cells left (instance properties
+weigh 3, deviation properties 1; time a cell does not use goes to the next ones).  A step is never
+interrupted, so a deviation is only tried while one more allocation fits in the time left (estimated from
+the first allocation); what the budget cut short is ``unknown: budget ...``.
 
 Verdicts (``Result.verdict``, ``verifier.results``):
 * ``violated``        -- exact certificate (``certificate``; ``path`` once stored);
 * ``satisfied``       -- instance property checked exactly on this instance;
 * ``not_refuted``     -- no violation among ``trials`` deviations in ``seconds``;
 * ``not_applicable``  -- the property's premise fails here (``note`` says why);
-* ``unknown``         -- solver trouble or a candidate that could not be certified (``note``).
+* ``unknown``         -- solver trouble, the budget, or a candidate that could not be certified (``note``).
 """
 from __future__ import annotations
 
+import contextlib
 import random
-import time
 from typing import Optional, Sequence
 
 from mechverify.lp import LPError
 from mechverify.model import Environment
 
 from . import claims as claims_mod
+from .exact import known_allocation
 from .properties import DEFAULT_PROPERTIES, USER_PROPERTIES, Property, get_property
+from .properties import budget as bud
 from .properties.runs import failure_of
 from .results import Result
 
-__all__ = ["check_property", "check_instance", "refuted_claims"]
+__all__ = ["check_property", "check_instance", "refuted_claims", "EXACT_FACTOR"]
+
+#: the exact allocation is attempted only while more than this many float allocations' time is left
+EXACT_FACTOR = 4.0
+#: shares of the time left: an instance property's exact verdict is definite, a deviation search samples
+INSTANCE_WEIGHT, DEVIATION_WEIGHT = 3.0, 1.0
 
 
 def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
-                   alloc_exact=None, alloc_float=None) -> Result:
-    """One property/variant on ``env`` (see the module docstring)."""
-    res = _check_property(mech, env, prop, variant, budget, seed, alloc_exact, alloc_float)
+                   alloc_exact=None, alloc_float=None, *, deadline: Optional[float] = None,
+                   alloc_seconds: Optional[float] = None, exact_note: str = "") -> Result:
+    """One property/variant on ``env`` within ``budget`` wall-clock seconds (and before ``deadline``);
+    ``alloc_seconds``: how long one allocation of ``mech`` on ``env`` took (deviations are tried only
+    while one more fits); ``exact_note``: why ``alloc_exact`` is missing (see the module docstring)."""
+    end = bud.earliest(bud.now() + budget, deadline)
+    res = _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds, exact_note)
     witness = res.certificate.witness if res.certificate is not None else None
     res.outcomes = claims_mod.outcomes(res.claims, res.verdict, witness)
     return res
@@ -44,92 +64,156 @@ def refuted_claims(res: Result) -> list:
     return [c for c, o in zip(res.claims, res.outcomes) if o == claims_mod.REFUTED]
 
 
-def _check_property(mech, env, prop, variant, budget, seed, alloc_exact, alloc_float) -> Result:
-    t0 = time.perf_counter()
+def _new_result(mech, env, prop, variant) -> Result:
     claims = claims_mod.claims_for(mech, prop.name, variant)
-    res = Result(mech.name, prop.name, variant, claims=claims,
-                 details={"outside": [claims_mod.assumption_broken(c, env) for c in claims]})
+    return Result(mech.name, prop.name, variant, claims=claims,
+                  details={"outside": [claims_mod.assumption_broken(c, env) for c in claims]})
+
+
+def _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds,
+                    exact_note) -> Result:
+    t0 = bud.now()
+    res = _new_result(mech, env, prop, variant)
     reason = prop.applicable(mech, env, variant)
     if reason:
         res.verdict, res.note = "not_applicable", reason
         return res
     try:
-        if not prop.needs_deviation:
-            use_exact = alloc_exact is not None
-            ev = prop.evaluate(mech, env, variant, exact=use_exact, alloc=alloc_exact if use_exact else alloc_float)
-            res.trials = 1
-            res.measure = ev.measure
-            if ev.measure is None and not ev.violated:
-                res.verdict, res.note = "not_applicable" if "applicable" in ev.note else "unknown", ev.note
-            elif ev.violated:
-                cert = prop.recheck(mech, ev.witness)
-                if cert is not None:
-                    res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
-                else:
-                    res.verdict = "unknown"
-                    res.note = "a float candidate did not survive the exact re-check" if not use_exact else \
-                        "candidate could not be certified (interval too wide)"
+        with bud.scope(end):
+            if not prop.needs_deviation:
+                _instance(mech, env, prop, variant, res, alloc_exact, alloc_float, exact_note)
             else:
-                res.verdict = "satisfied" if use_exact else "not_refuted"
-                if not use_exact:
-                    res.note = "allocation not exact: float evaluation only"
-        else:
-            rng = random.Random(seed)
-            worst = None
-            rejected = 0
-            for dev in prop.deviations(mech, env, variant, rng):
-                if time.perf_counter() - t0 > budget:
-                    res.note = "budget exhausted"
-                    break
-                res.trials += 1
-                ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False, alloc=alloc_float)
-                if ev.measure is not None and prop.worse(ev.measure, worst):
-                    worst = ev.measure
-                if ev.violated:
-                    cert = prop.recheck(mech, ev.witness)
-                    if cert is not None:
-                        res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
-                        break
-                    rejected += 1
-            if res.verdict != "violated":
-                res.verdict = "not_refuted"
-                res.measure = worst
-                if rejected:
-                    res.note = (res.note + "; " if res.note else "") + f"{rejected} float candidates failed the exact re-check"
+                _deviations(mech, env, prop, variant, res, end, seed, alloc_float, alloc_seconds)
+    except bud.BudgetExhausted as exc:
+        res.verdict, res.note = "unknown", str(exc)
     except (LPError, ArithmeticError) as exc:
         res.verdict, res.note = "unknown", f"solver trouble: {exc}"
-    res.seconds = time.perf_counter() - t0
+    res.seconds = bud.now() - t0
     return res
 
 
+def _instance(mech, env, prop, variant, res: Result, alloc_exact, alloc_float, exact_note: str) -> None:
+    use_exact = alloc_exact is not None
+    ev = prop.evaluate(mech, env, variant, exact=use_exact, alloc=alloc_exact if use_exact else alloc_float)
+    res.trials = 1
+    res.measure = ev.measure
+    if ev.measure is None and not ev.violated:
+        res.verdict, res.note = "not_applicable" if "applicable" in ev.note else "unknown", ev.note
+    elif ev.violated:
+        cert = prop.recheck(mech, ev.witness)
+        if cert is not None:
+            res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
+        else:
+            res.verdict = "unknown"
+            res.note = "a float candidate did not survive the exact re-check" if not use_exact else \
+                "candidate could not be certified (interval too wide)"
+    else:
+        res.verdict = "satisfied" if use_exact else "not_refuted"
+        if not use_exact:
+            res.note = "allocation not exact: float evaluation only" + (f" ({exact_note})" if exact_note else "")
+
+
+def _deviations(mech, env, prop, variant, res: Result, end, seed, alloc_float, alloc_seconds) -> None:
+    rng = random.Random(seed)
+    worst = None
+    rejected = 0
+    users: set = set()
+    step = alloc_seconds or 0.0  # one more deviation costs about one allocation
+    finished = True
+    for dev in prop.deviations(mech, env, variant, rng):
+        if bud.left(end) <= step:
+            finished = False
+            break
+        t = bud.now()
+        res.trials += 1
+        users.update(dev.users)
+        ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False, alloc=alloc_float)
+        step = max(step, bud.now() - t)
+        if ev.measure is not None and prop.worse(ev.measure, worst):
+            worst = ev.measure
+        if ev.violated:
+            if bud.left(end) < 2 * step:  # the exact re-check runs the mechanism twice more, exactly
+                res.verdict = "unknown"
+                res.note = bud.budget_note(f"a float candidate ({dev.describe(env)}) could not be re-checked "
+                                           f"exactly in the {max(0.0, bud.left(end)):.1f} s left")
+                return
+            cert = prop.recheck(mech, ev.witness)
+            if cert is not None:
+                res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
+                return
+            rejected += 1
+    if res.trials == 0 and not finished:
+        res.verdict = "unknown"
+        res.note = bud.budget_note(f"one allocation took {step:.1f} s, more than the {max(0.0, bud.left(end)):.1f} s "
+                                   f"left for {prop.name}/{variant}" if alloc_seconds else "no deviation tried")
+        return
+    res.verdict = "not_refuted"
+    res.measure = worst
+    kind = "misreports" if prop.hints_for(variant).deviation != "leave" else "departures"
+    n_users = env.n_users
+    notes = [f"sampled {kind}: {res.trials} structured deviations by {len(users)} of {n_users} users, "
+             + ("all that were listed" if finished else "then the budget ended")]
+    if rejected:
+        notes.append(f"{rejected} float candidates failed the exact re-check")
+    res.note = "; ".join(notes)
+
+
 def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] = None, budget: float = 10.0,
-                   seed: int = 0, variants: Optional[dict[str, Sequence[str]]] = None) -> list[Result]:
+                   seed: int = 0, variants: Optional[dict[str, Sequence[str]]] = None,
+                   deadline: Optional[float] = None) -> list[Result]:
     """Check every requested property (default: all; a user's mechanism: ``runs`` first) and each of its
-    variants on ``env``.  When a user's mechanism fails on ``env`` (raises, or returns no valid allocation),
+    variants on ``env`` within ``budget`` wall-clock seconds in total (and before ``deadline``); see the
+    module docstring.  When a user's mechanism fails on ``env`` (raises, or returns no valid allocation),
     ``runs`` reports it and the other properties are "unknown" -- there is no allocation to judge."""
+    end = bud.earliest(bud.now() + budget, deadline)
     user = getattr(mech, "tolerance", None) is not None
     names = list(properties or ((USER_PROPERTIES if user else []) + DEFAULT_PROPERTIES))
     props = [get_property(n) for n in names]
     mech.setting.check(env, mech.name)
+    cells = [(p, p.variant_of(v)) for p in props for v in (variants or {}).get(p.name, list(p.variants))]
     failed = failure_of(mech, env, False) if user else None
-    alloc_float = alloc_exact = None
-    if failed is None:
-        alloc_float = mech(env, exact=False)
+    if failed is not None:
+        return [check_property(mech, env, p, v, max(0.0, bud.left(end)), seed, None, None, deadline=end)
+                if p.name == "runs" else _failed(mech, env, p, v, failed) for p, v in cells]
+    t = bud.now()
+    alloc_float = mech(env, exact=False)
+    t_alloc = bud.now() - t
+    alloc_exact, exact_note = None, ""
+    wants_exact = any(not p.needs_deviation and not p.applicable(mech, env, v) for p, v in cells)
+    if wants_exact and bud.left(end) > EXACT_FACTOR * t_alloc:
         try:  # exact whenever the mechanism can give it (MNW certifies some optima exactly)
             a = mech(env, exact=True)
             alloc_exact = a if a.exact else None
         except LPError:
             alloc_exact = None
-    deviation_props = sum(len(p.variants) for p in props if p.needs_deviation) or 1
-    per = budget / deviation_props
-    out = []
-    for p in props:
-        for v in (variants or {}).get(p.name, list(p.variants)):
-            if failed is not None and p.name != "runs":
-                r = Result(mech.name, p.name, p.variant_of(v), claims=claims_mod.claims_for(mech, p.name, v),
-                           verdict="unknown", note=f"the mechanism fails on this instance ({failed})")
+    elif wants_exact:
+        exact_note = bud.budget_note(f"the exact allocation was not attempted: one float allocation took "
+                                     f"{t_alloc:.1f} s of the {budget:g} s")
+    out: dict[int, Result] = {}
+    order = sorted(range(len(cells)), key=lambda i: cells[i][0].needs_deviation)  # instance properties first
+    weights = {i: (0.0 if cells[i][0].applicable(mech, env, cells[i][1])
+                   else DEVIATION_WEIGHT if cells[i][0].needs_deviation else INSTANCE_WEIGHT) for i in order}
+    with known_allocation(mech, env, alloc_exact) if alloc_exact is not None else contextlib.nullcontext():
+        for n, i in enumerate(order):
+            p, v = cells[i]
+            left = bud.left(end)
+            rest = sum(weights[k] for k in order[n:]) or 1.0
+            share = max(0.0, left) * weights[i] / rest
+            if left <= 0 and weights[i]:
+                r = _new_result(mech, env, p, v)
+                r.verdict, r.note = "unknown", bud.budget_note(
+                    f"not reached (one allocation took {t_alloc:.1f} s)")
                 r.outcomes = claims_mod.outcomes(r.claims, r.verdict, None)
-                out.append(r)
+                out[i] = r
                 continue
-            out.append(check_property(mech, env, p, p.variant_of(v), per, seed, alloc_exact, alloc_float))
-    return out
+            out[i] = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
+                                    alloc_seconds=t_alloc, exact_note=exact_note)
+    return [out[i] for i in range(len(cells))]
+
+
+def _failed(mech, env, prop, variant, failure: str) -> Result:
+    """A property that cannot be judged: the user's mechanism fails on the instance (property ``runs``)."""
+    r = _new_result(mech, env, prop, variant)
+    r.verdict, r.note = "unknown", f"the mechanism fails on this instance ({failure})"
+    r.outcomes = claims_mod.outcomes(r.claims, r.verdict, None)
+    return r

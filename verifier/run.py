@@ -5,30 +5,35 @@ the mechanism's setting; a violation (always an exact certificate) goes through 
 (``store.persist``: minimised, then stored) and the cell's :class:`~verifier.results.Result` says exactly
 what was established (``results.VERDICTS``).
 
-Budget: cells run one after another; each gets the time left divided by the weights of the cells left
-(deviation properties weigh 2), so time a cell does not use goes to the next ones.  Deterministic for a
-given seed up to how far the budget lets each search go; ``max_trials`` makes a run fully reproducible.
+Budget: ``budget`` is the wall-clock limit of the whole run (``verifier.properties.budget``: one absolute
+deadline, threaded through the search, shrinking, the optimiser and minimisation).  Cells run one after
+another; each gets the time left divided by the weights of the cells left (deviation properties weigh 2),
+so time a cell does not use goes to the next ones; a cell keeps :data:`MINIMISE_RESERVE` of its share for
+minimising and storing a violation.  Cells the budget does not reach are ``unknown: budget (not
+reached)``.  Deterministic for a given seed up to how far the budget lets each search go; ``max_trials``
+makes a run fully reproducible.
 Which claims a cell speaks about, and what its verdict means for them: ``verifier.claims``.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from . import claims as claims_mod
 from .engines import strategies as strat
-from .engines.search import SearchResult, clock, search
+from .engines.search import SearchResult, search
 from .properties import DEFAULT_PROPERTIES, PROPERTIES, USER_PROPERTIES, get_property
+from .properties import budget as bud
 from .results import Result, describe_size, verdict_text
 from .store import DEFAULT_DIR, persist
 
-__all__ = ["RunReport", "run_mechanism", "run_cell", "plan", "DEFAULT_BUDGET", "DEFAULT_PROPERTIES",
-           "DEVIATION_WEIGHT", "MIN_SHARE", "z3_certifier", "search_provenance"]
+__all__ = ["RunReport", "run_mechanism", "run_cell", "plan", "not_reached", "DEFAULT_BUDGET", "DEFAULT_PROPERTIES",
+           "DEVIATION_WEIGHT", "MINIMISE_RESERVE", "z3_certifier", "search_provenance"]
 
 DEFAULT_BUDGET = 60.0
 DEVIATION_WEIGHT = 2.0
-MIN_SHARE = 1.0  # CPU seconds every cell gets even when earlier cells overran
+MINIMISE_RESERVE = 0.2  # the part of a cell's share kept for minimising and storing a violation
+clock = bud.now  # wall-clock seconds: every budget is a promise about when the command ends
 
 #: fn(mech, prop, variant, budget_seconds) -> None, or {"domain": ..., "method": ..., "note": ...} when the
 #: property is PROVED on that domain
@@ -47,7 +52,7 @@ class RunReport:
     domain: dict
     results: list[Result]
     skipped: list[tuple[str, str, str]]  # (property, variant, reason)
-    seconds: float = 0.0  # CPU seconds (the budget's clock)
+    seconds: float = 0.0  # wall-clock seconds (the budget's clock)
     wall_seconds: float = 0.0
     interrupted: bool = False  # Ctrl-C / SIGTERM: ``results`` holds the cells that finished
 
@@ -91,7 +96,7 @@ def z3_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[
 
 def _certified(cell: Result, mech, prop: str, variant: str, budget: float, certifier: Certifier) -> None:
     try:
-        got = certifier(mech, prop, variant, max(1.0, budget / 2))
+        got = certifier(mech, prop, variant, max(0.1, budget / 2))
     except Exception as exc:  # noqa: BLE001 - a certifier failing is "not certified"
         cell.note = f"certifier error: {type(exc).__name__}: {exc}"
         got = None
@@ -110,23 +115,42 @@ def search_provenance(mechanism: str, engine: str, seed: int, trials: int, secon
             "command": command or f"run {mechanism}"}
 
 
+def not_reached(mech, prop_name: str, variant: str, detail: str = "not reached") -> Result:
+    """The result of a cell the budget did not let run: ``unknown`` with note ``budget: <detail>``."""
+    prop = get_property(prop_name)
+    claims = claims_mod.claims_for(mech, prop.name, variant)
+    cell = Result(mech.name, prop.name, variant, claims=claims, verdict="unknown", note=bud.budget_note(detail))
+    cell.outcomes = claims_mod.outcomes(claims, cell.verdict, None)
+    return cell
+
+
 def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0,
              store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
              minimize_budget: Optional[float] = None, certifier: Optional[Certifier] = None,
-             domain: Optional[strat.Domain] = None, command: Optional[str] = None, keep_all: bool = False) -> Result:
+             domain: Optional[strat.Domain] = None, command: Optional[str] = None, keep_all: bool = False,
+             deadline: Optional[float] = None) -> Result:
     """Search one cell; a violation is minimised and stored through the store gate (``command`` goes into
     the stored provenance).
+
+    ``budget`` (wall-clock seconds) and ``deadline`` (absolute, ``verifier.properties.budget``) bound the
+    whole cell -- certifier, search, shrinking, minimisation and storing; :data:`MINIMISE_RESERVE` of it is
+    kept for minimising a violation (one that could not be minimised in time is stored all the same, its
+    ``minimality`` record saying so).  A cell whose deadline has passed is ``unknown: budget ...``.
 
     When a claim states standing assumptions (``Claim.domain``, e.g. positive demands), the search first
     looks INSIDE them (60% of the budget) -- only such a violation can refute or confirm the claim -- and
     then in the mechanism's whole setting; a violation found there is reported, and the claim is marked
     as not refuted by it."""
+    t0 = clock()
+    end = bud.earliest(t0 + budget, deadline)
+    if end <= t0:
+        return not_reached(mech, prop_name, variant)
     prop = get_property(prop_name)
     claims = claims_mod.claims_for(mech, prop.name, variant)
     cell = Result(mech.name, prop.name, variant, claims=claims)
-    t0, w0 = clock(), time.perf_counter()
     if certifier is not None:
-        _certified(cell, mech, prop.name, variant, budget, certifier)
+        _certified(cell, mech, prop.name, variant, min(budget, end - clock()), certifier)
+    search_end = end - MINIMISE_RESERVE * (end - t0)
     base = domain if domain is not None else strat.domain_for(mech.setting)
     scoped = claims_mod.scoped_claim(claims)
     phases: list[tuple[str, strat.Domain, Any]] = []
@@ -136,11 +160,13 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
     res: Optional[SearchResult] = None
     trials, dom_used, accept_used = 0, base, None
     for k, (label, dom, accept) in enumerate(phases):
-        left = max(0.5, budget - (clock() - t0))
+        left = search_end - clock()
+        if k > 0 and left <= 0:
+            break  # the claim's phase used the time: its result stands
         share = left * 0.6 if (k == 0 and len(phases) > 1) else left
         mt = None if max_trials is None else max(1, max_trials - trials)
-        res = search(mech, prop.name, variant, seed=seed, budget=share, max_trials=mt, domain=dom,
-                     shrink_budget=min(5.0, max(1.0, budget)), accept=accept)
+        res = search(mech, prop.name, variant, seed=seed, budget=max(0.0, share), max_trials=mt, domain=dom,
+                     shrink_budget=min(5.0, max(1.0, budget)), accept=accept, deadline=search_end)
         trials += res.trials
         if k == 0:
             cell.domain = dict(res.domain)
@@ -161,7 +187,7 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
         prov = search_provenance(mech.name, res.engine, seed, trials, cell.time_to_first, command)
         mb = minimize_budget if minimize_budget is not None else min(15.0, max(3.0, budget))
         done = persist(res.certificate, mech, provenance=prov, root=store_dir, claims=claims,
-                       minimize_budget=mb, domain=dom_used, accept=accept_used, keep_all=keep_all)
+                       minimize_budget=mb, domain=dom_used, accept=accept_used, keep_all=keep_all, deadline=end)
         cell.certificate, cell.minimality = done.certificate, done.minimality
         cell.counterexample, cell.stored_new = done.path, done.new
         cell.verdict, cell.measure = "violated", done.certificate.measure
@@ -174,13 +200,15 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
             cell.verdict = "certified"
             cell.note = "; ".join(x for x in (cell.certified.get("note", ""),
                                               f"search: no violation in {trials} trials") if x)
+        elif trials and res.verdict == "unknown":  # the claim's phase evaluated candidates, the last did not
+            cell.verdict, cell.note = "not_refuted", ""
         else:
             cell.verdict = res.verdict
             cell.note = res.note
     witness = cell.certificate.witness if cell.certificate is not None else None
     cell.outcomes = claims_mod.outcomes(claims, cell.verdict, witness)
     cell.seconds = clock() - t0
-    cell.wall_seconds = time.perf_counter() - w0
+    cell.wall_seconds = cell.seconds
     cell.wall_to_first = res.wall_to_first
     return cell
 
@@ -189,10 +217,13 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
                   seed: int = 0, store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
                   certify: bool = False, certifier: Optional[Certifier] = None,
                   progress: Optional[Callable[[str], None]] = None,
-                  domain: Optional[strat.Domain] = None, keep_all: bool = False) -> RunReport:
-    """Search every planned cell of ``mech`` within ``budget`` CPU seconds (see the module docstring).
+                  domain: Optional[strat.Domain] = None, keep_all: bool = False,
+                  deadline: Optional[float] = None) -> RunReport:
+    """Search every planned cell of ``mech`` within ``budget`` wall-clock seconds (and before ``deadline``,
+    a ``time.monotonic()`` value: the command's, when it started earlier); see the module docstring.
     ``certify=True`` first asks ``certifier`` (default: the z3 layer, :func:`z3_certifier`)."""
-    t0, w0 = clock(), time.perf_counter()
+    t0 = clock()
+    end = bud.earliest(t0 + budget, deadline)
     if certify and certifier is None:
         certifier = z3_certifier
     cells, skipped = plan(mech, properties)
@@ -202,12 +233,18 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
                        skipped)
     try:
         for i, ((p, v), w) in enumerate(zip(cells, weights)):
-            left = budget - (clock() - t0)
-            share = max(MIN_SHARE, left * w / sum(weights[i:]))
+            left = end - clock()
+            if left <= 0:
+                r = not_reached(mech, p, v)
+                if progress:
+                    progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v}: {verdict_text(r)}")
+                report.results.append(r)
+                continue
+            share = left * w / sum(weights[i:])
             if progress:
                 progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v} (up to {share:.1f} s) ...")
             r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
-                         certifier=certifier if certify else None, domain=domain, keep_all=keep_all)
+                         certifier=certifier if certify else None, domain=domain, keep_all=keep_all, deadline=end)
             report.results.append(r)
             if progress:
                 extra = ""
@@ -220,5 +257,5 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
         done = {(r.property, r.variant) for r in report.results}
         report.skipped += [(p, v, "interrupted") for p, v in cells if (p, v) not in done]
     report.seconds = clock() - t0
-    report.wall_seconds = time.perf_counter() - w0
+    report.wall_seconds = report.seconds
     return report

@@ -131,7 +131,7 @@ class Persisted:
 def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: Optional[str] = DEFAULT_DIR,
             claims: Sequence = (), minimise: bool = True, minimize_budget: float = 15.0, domain=None,
             accept: Optional[Callable] = None, minimality: Optional[dict[str, Any]] = None,
-            keep_all: bool = False) -> Persisted:
+            keep_all: bool = False, deadline: Optional[float] = None) -> Persisted:
     """THE store gate: minimise ``cert`` (unless ``minimise=False``: e.g. a paper's instance as printed,
     whose ``minimality`` record is given) while the exact violation persists, then write it under
     ``root`` (``None``: minimise only).  ``claims`` are the registered claims covering the cell
@@ -141,11 +141,14 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
     ``found`` --: a new one is written only if it is strictly smaller (:func:`size_key`) than every stored
     one of its cell and kind, and then replaces them; otherwise the smallest stored one (re-checked
     exactly) is returned.  ``keep_all`` keeps every one.  Writing is atomic, and a lock per mechanism
-    directory makes concurrent writers (two processes on one store) take these decisions one at a time."""
+    directory makes concurrent writers (two processes on one store) take these decisions one at a time.
+    ``deadline`` (``verifier.properties.budget``) ends minimisation: a violation that could not be
+    minimised in time is still written, its ``minimality`` record saying so."""
     if minimise:
         from .engines.minimize import minimize
 
-        cert, minimality = minimize(mech, cert, budget=minimize_budget, domain=domain, accept=accept)
+        cert, minimality = minimize(mech, cert, budget=minimize_budget, domain=domain, accept=accept,
+                                    deadline=deadline)
     minimality = minimality or {"status": "not minimised"}
     out = Persisted(cert, minimality)
     if not root:
@@ -290,8 +293,6 @@ def witness_from(d: dict[str, Any]) -> Witness:
 
 def replay(path: str) -> ReplayResult:
     """Re-verify a stored counterexample from scratch (see the module docstring)."""
-    from mechanisms import get
-
     try:
         d = load(path)
     except (OSError, ValueError, RecursionError) as exc:  # RecursionError: absurdly nested JSON

@@ -17,7 +17,10 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--properties", default=None,
                    help=names_help())
     p.add_argument("--budget", type=float, default=10.0,
-                   help="seconds for the deviation searches (SP, GSP, PM) in total (default: 10)")
+                   help="wall-clock seconds for the whole check (default: 10): allocations, every property and "
+                        "the deviation searches (SP, GSP, PM: sampled structured misreports) fit in it (it ends "
+                        "within budget + 10%% plus interpreter start-up, plus at most one allocation that cannot "
+                        "be interrupted); what it does not reach is 'unknown: budget ...'")
     p.add_argument("--seed", type=int, default=0, help="random seed for deviation search (default: 0)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--store", metavar="DIR", default=None,
@@ -29,6 +32,9 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
 @command("check", "every property's verdict for a mechanism on one instance")(_configure_check)
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: every property's verdict on one instance; violations can be stored (``--store``)."""
+    from ..properties.budget import deadline_after
+
+    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
     from mechanisms import get
     from mechverify.instances import load_environment
 
@@ -45,7 +51,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.store:
         announce_store(args.store, False)
     env = load_environment(args.instance)
-    results = check_instance(mech, env, props, budget=args.budget, seed=args.seed)
+    results = check_instance(mech, env, props, budget=args.budget, seed=args.seed, deadline=deadline)
     if args.store:
         for r in results:
             if r.certificate is not None:

@@ -74,8 +74,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--properties", default=None,
                    help=names_help())
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
-                   help=f"seconds for the whole run (default: {DEFAULT_BUDGET:g}); shrinking and minimising a "
-                        "found counterexample take a few seconds more")
+                   help=f"wall-clock seconds for the whole command (default: {DEFAULT_BUDGET:g}): searching, "
+                        "shrinking, minimising and storing all fit in it (it ends within budget + 10%% plus "
+                        "interpreter start-up); cells it does not reach are 'unknown: budget'")
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0); same seed, same candidates")
     p.add_argument("--trials", type=int, default=None,
                    help="at most this many candidates per property/variant (makes a run exactly reproducible)")
@@ -99,6 +100,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
 def cmd_run(args: argparse.Namespace) -> int:
     """``run``: search every property of one mechanism; print and write the report."""
+    from ..properties.budget import deadline_after, left
+
+    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
     from mechanisms import get
 
     from ..campaign import run_mechanism_campaign
@@ -124,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = _executor(args, len(plan(mech, props)[0]))
     if not args.no_store:
         announce_store(args.store, args.quiet)
-    rep = run_mechanism_campaign(mech, props, budget=args.budget, seed=args.seed,
+    rep = run_mechanism_campaign(mech, props, budget=max(0.0, left(deadline)), seed=args.seed,
                                  store_dir=None if args.no_store else args.store, max_trials=args.trials,
                                  certify=args.certify, executor=executor, campaign=camp,
                                  progress=progress_printer(args.quiet), keep_all=args.keep_all)
@@ -149,8 +153,10 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
     from ..audit import DEFAULT_AUDIT_BUDGET
 
     p.add_argument("--budget", type=float, default=DEFAULT_AUDIT_BUDGET,
-                   help=f"seconds of search for the whole audit (default: {DEFAULT_AUDIT_BUDGET:g}), shared by "
-                        "the cells a stored counterexample does not already settle")
+                   help=f"wall-clock seconds for the whole audit (default: {DEFAULT_AUDIT_BUDGET:g}), replays, "
+                        "searches and minimisation included (it ends within budget + 10%% plus interpreter "
+                        "start-up), shared by the cells a stored counterexample does not already settle; cells "
+                        "it does not reach are 'unknown: budget'")
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
     p.add_argument("--format", choices=["md", "json", "latex"], default="md",
                    help="stdout format (default: md); latex: each seed table as a LaTeX table for a paper")
@@ -176,6 +182,9 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
 @command("audit", "regenerate the seed papers' property tables: verdict and evidence per cell")(_configure_audit)
 def cmd_audit(args: argparse.Namespace) -> int:
     """``audit``: regenerate the seed papers' property tables with evidence per cell."""
+    from ..properties.budget import deadline_after
+
+    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
     from ..audit import run_audit
     from ..report import audit_to_json, render_audit_latex, render_audit_markdown, write_audit
 
@@ -202,7 +211,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     announce_store(args.store, args.quiet)
     result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
                        only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all,
-                       properties=props, max_trials=args.trials, executor=executor, campaign=camp)
+                       properties=props, max_trials=args.trials, executor=executor, campaign=camp,
+                       deadline=deadline)
     if args.format == "json":
         print(json.dumps(audit_to_json(result), indent=1))
     elif args.format == "latex":

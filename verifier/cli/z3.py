@@ -18,14 +18,15 @@ EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
 
 
 def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[dict] = None,
-                   keep_all: bool = False) -> Result:
+                   keep_all: bool = False, deadline: Optional[float] = None) -> Result:
     """Record the claims covering the cell (``claims_for``) and what the verdict means for them; a
     violation's certificate goes through THE store gate (``store.persist``: minimised, then written under
     ``root``; ``None``: not written).  Minimising keeps the counterexample inside every claim it lies in
     and, for ``certify``, inside the domain's positive data.  Afterwards ``certificate`` and
     ``counterexample`` are the stored (minimised) counterexample, while ``note`` still states the
     violation as found on the instance or domain that was asked about.  ``provenance`` extends the
-    engine's."""
+    engine's.  ``deadline`` (the command's ``--timeout``, ``verifier.properties.budget``) ends minimisation:
+    a violation not minimised in time is stored all the same, its ``minimality`` record saying so."""
     from ..claims import assumption_broken, claims_for, outcomes
     from ..store import persist
 
@@ -40,7 +41,7 @@ def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[
         done = persist(res.certificate, mech, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
                        root=root, claims=res.claims, domain=domain,
                        accept=(lambda env: all(c.covers(env) is None for c in inside)) if inside else None,
-                       keep_all=keep_all)
+                       keep_all=keep_all, deadline=deadline)
         res.certificate, res.counterexample, res.stored_new = done.certificate, done.path, done.new
         res.minimality = done.minimality
     res.outcomes = outcomes(res.claims, res.verdict, res.certificate.witness if res.certificate is not None else None)
@@ -56,7 +57,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--servers", type=int, default=1, help="number of servers (default 1)")
     p.add_argument("--resources", type=int, default=2, help="number of resources (default 2)")
     p.add_argument("--external", type=int, default=0, help="number of external resources (default 0)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole query (default 600)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="wall-clock seconds for the whole command, minimising a counterexample included (default 600)")
     p.add_argument("--method", choices=["auto", "encoding", "reduction"], default="auto",
                    help="sp / ef of a common-level mechanism: 'reduction' proves Lemma L7's (sp; for the TSF "
                         "family through L9's one-server form) or L8's (ef) inequality (docs/z3.md), "
@@ -82,6 +84,9 @@ def _encoded(mech, cmd: str):
 @command("certify", "z3: certify a property on a whole symbolic domain of one shape (UNSAT = no violation)")(_configure)
 def cmd_certify(args: argparse.Namespace) -> int:
     """``certify MECH --property P --users J --servers S --resources R [--external K]``."""
+    from ..properties.budget import deadline_after
+
+    deadline = deadline_after(args.timeout)  # the whole command's wall-clock limit
     from mechanisms import get
 
     from ..properties import get_property
@@ -105,7 +110,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
     res = certify(mech, prop.name, variant, shape, timeout=args.timeout, method=args.method, jobs=args.jobs)
-    persist_result(res, mech, args.store, keep_all=args.keep_all)
+    persist_result(res, mech, args.store, keep_all=args.keep_all, deadline=deadline)
     if args.format == "json":
         print(json.dumps(report.certify_json(res), indent=1))
         return EXIT.get(res.verdict, 3)
@@ -144,7 +149,8 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
                    help="deviating (sp) / envious (ef) / checked (si) user; repeatable (default: every user)")
     p.add_argument("--joint", action="store_true",
                    help="sp/eligible: the demand report is symbolic too (default: demands truthful)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds for all queries (default 120)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="wall-clock seconds for the whole command, minimising a counterexample included (default 120)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a confirmed counterexample is stored (default: counterexamples)")
@@ -156,6 +162,9 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
     _configure_query)
 def cmd_query(args: argparse.Namespace) -> int:
     """``query MECH INSTANCE [--property P] [--user NAME] ...``."""
+    from ..properties.budget import deadline_after
+
+    deadline = deadline_after(args.timeout)  # the whole command's wall-clock limit
     from mechanisms import get
     from mechverify.instances import load_environment
 
@@ -182,7 +191,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             users.append(env.users.index(name))
     res = instance_query(mech, env, prop.name, variant, users=users, timeout=args.timeout, jobs=args.jobs,
                          joint=args.joint)
-    persist_result(res, mech, args.store, provenance={"instance": args.instance}, keep_all=args.keep_all)
+    persist_result(res, mech, args.store, provenance={"instance": args.instance}, keep_all=args.keep_all,
+                   deadline=deadline)
     if args.format == "json":
         print(json.dumps(report.query_json(res, args.instance), indent=1))
         return EXIT.get(res.verdict, 3)

@@ -16,14 +16,14 @@ the violation EXACTLY on the result:
 
 Candidates outside the mechanism's setting, invalid environments (docs/model.md) and instances where the
 property's premise fails are skipped.  Passes repeat until a whole pass changes nothing: the result is then
-**1-minimal** (no single move of the list above keeps the violation); if the time budget ends first, the
-result is smaller but its minimality is not established.  The result is recorded in the store's
+**1-minimal** (no single move of the list above keeps the violation); if the time budget (``budget``
+wall-clock seconds, and the command's absolute ``deadline``, ``verifier.properties.budget``) ends first, the
+result is smaller (or the input itself) but its minimality is not established.  The result is recorded in the store's
 ``minimality`` field.
 """
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional
@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator, Optional
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
+from ..properties import budget as bud
 from ..properties import get_property
 from ..properties.base import Certificate, Deviation, Report, Witness
 
@@ -278,7 +279,8 @@ def _valid_env(env: Environment) -> bool:
 
 def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
              accept: Optional[Callable[[Environment], bool]] = None,
-             on_step: Optional[Callable[[str], None]] = None) -> tuple[Certificate, dict[str, Any]]:
+             on_step: Optional[Callable[[str], None]] = None,
+             deadline: Optional[float] = None) -> tuple[Certificate, dict[str, Any]]:
     """Greedily simplify ``cert``'s instance while the EXACT violation persists.
 
     Returns ``(certificate of the result, minimality record)``; the record has ``status``
@@ -286,11 +288,13 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
     the sizes before and after, the accepted moves, the number of exact re-checks and the seconds.
     ``domain`` (a ``verifier.engines.strategies.Domain``): stay inside it -- no zero demands / capacities
     when the searched domain excludes them); ``accept(env)``: every candidate's true and deviated
-    environments must be accepted (a claim's standing assumptions)."""
+    environments must be accepted (a claim's standing assumptions).  ``budget`` (wall-clock seconds) and
+    ``deadline`` (a ``time.monotonic()`` value) stop it between two re-checks; past the deadline it
+    returns ``cert`` as it is (status ``not minimised (budget)``)."""
     zd = True if domain is None else domain.zero_demands
     zc = True if domain is None else domain.zero_capacities
-    t0 = time.process_time()  # CPU seconds, like the search budgets
-    deadline = t0 + budget
+    t0 = bud.now()  # wall-clock seconds, like every budget
+    end = bud.earliest(t0 + budget, deadline)
     w0 = cert.witness
     prop = get_property(w0.property)
     current = cert
@@ -306,7 +310,7 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
             protected = _protected(uses_users, w)
             for gen in (_safe(_structural(w, protected)), _safe(_features(w)), _safe(_numbers(w, zd, zc))):
                 for desc, env2, dev2, users2 in gen:
-                    if time.process_time() > deadline:
+                    if bud.now() > end:
                         raise TimeoutError
                     if not _valid_env(env2):
                         continue
@@ -341,13 +345,18 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
                 break
     except TimeoutError:
         pass
+    if not moves and not one_minimal:  # nothing was tried in time: the certificate as found
+        after = size_of(current.witness.env)
+        return current, {"status": f"not minimised ({bud.budget_note()})", "one_minimal": False, "size": after,
+                         "original_size": before, "moves": [], "exact_rechecks": checks,
+                         "seconds": round(bud.now() - t0, 3)}
     current = _finalise(mech, prop, current)
     current, renamed = _canonical_names(mech, prop, current) if moves else (current, {})
     after = size_of(current.witness.env)
     status = ("already 1-minimal" if one_minimal and not moves else "1-minimal" if one_minimal
               else "reduced; budget exhausted before 1-minimality was established")
     record = {"status": status, "one_minimal": one_minimal, "size": after, "original_size": before,
-              "moves": moves, "exact_rechecks": checks, "seconds": round(time.process_time() - t0, 3),
+              "moves": moves, "exact_rechecks": checks, "seconds": round(bud.now() - t0, 3),
               "definition": "no single removal (user, server, resource, external resource), feature drop or "
                             "number simplification keeps the exact violation"}
     if renamed:

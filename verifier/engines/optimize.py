@@ -250,13 +250,16 @@ def _gsp_pair(ctx: _Ctx, env: Environment, coal: tuple[int, int], base, rng) -> 
 
 def optimize_misreports(mech, prop, variant: str, envs: Sequence[Environment], *, seed: int = 0,
                         deadline: float, max_trials: Optional[int] = None, result=None,
-                        clock=time.process_time, accept=None) -> tuple[Optional[Certificate], int]:
-    """Run the optimiser over ``envs`` until a certificate, the ``deadline`` (on ``clock``) or
-    ``max_trials``.  Returns ``(certificate or None, trials used)``."""
+                        clock=time.monotonic, accept=None) -> tuple[Optional[Certificate], int]:
+    """Run the optimiser over ``envs`` until a certificate, the ``deadline`` (on ``clock``, by default
+    wall-clock ``time.monotonic`` like ``verifier.properties.budget``) or ``max_trials``.  Returns
+    ``(certificate or None, trials used)``."""
     ctx = _Ctx(mech, prop, variant, deadline, max_trials, result, clock, accept)
     rng = np.random.default_rng(seed)
     try:
         for env in envs:
+            if clock() > deadline:
+                break
             try:
                 base = mech(env, exact=False)
             except Exception as exc:  # noqa: BLE001

@@ -12,7 +12,9 @@ Per (mechanism, property, variant):
    closest to a violation, for the rest of the budget.
 
 Determinism: for a given ``seed`` the sequence of candidates is fixed; the time budget only decides how
-far along it the search gets.  With ``max_trials`` (and a generous budget) a search is reproducible
+far along it the search gets.  Budgets are wall-clock seconds (``properties.budget``): ``budget`` bounds
+the search phases, and an absolute ``deadline`` (the command's) bounds everything, shrinking included.
+With ``max_trials`` (and a generous budget) a search is reproducible
 exactly (the regression tests use that).  A candidate that raises (solver trouble, a mechanism bug) is
 counted in ``errors`` and never becomes a verdict.
 """
@@ -30,6 +32,7 @@ from hypothesis.errors import Unsatisfiable
 from mechanisms.registry import SettingError
 from mechverify.model import Environment
 
+from ..properties import budget as bud
 from ..properties.base import Certificate, Property
 from . import strategies as strat
 from .strategies.domain import property_of
@@ -39,9 +42,8 @@ __all__ = ["SearchResult", "search", "case_key", "measure_float"]
 CHUNKS = (100, 200, 400, 800, 1600, 3200)
 POOL_SIZE = 12
 
-# Budgets are measured in CPU seconds of this process (equal to wall-clock seconds on an idle machine):
-# on a loaded machine a search still does the same work, so verdicts do not depend on the load.
-clock = time.process_time
+# Budgets are wall-clock seconds (a budget is a promise about when the command ends); see properties.budget.
+clock = bud.now
 
 
 class _Abort(BaseException):
@@ -67,7 +69,7 @@ class SearchResult:
     first_outside: str = ""
     rejected: int = 0  # float candidates that failed the exact re-check
     seconds: float = 0.0
-    time_to_first: Optional[float] = None  # CPU seconds to the first exact certificate
+    time_to_first: Optional[float] = None  # seconds (the budget's clock) to the first exact certificate
     wall_to_first: Optional[float] = None  # the same in wall-clock seconds
     wall_seconds: float = 0.0
     shrink_seconds: float = 0.0
@@ -112,11 +114,14 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
            max_trials: Optional[int] = None, domain: Optional[strat.Domain] = None,
            shrink_budget: Optional[float] = None, optimizer: bool = True, optimizer_share: float = 0.5,
            accept: Optional[Callable[[Environment], bool]] = None,
-           progress: Optional[Callable[[SearchResult], None]] = None) -> SearchResult:
+           progress: Optional[Callable[[SearchResult], None]] = None,
+           deadline: Optional[float] = None) -> SearchResult:
     """Search for a certified violation of ``prop_name``/``variant`` by ``mech``.
 
     ``budget`` (seconds) bounds the search phases; shrinking a found violation gets ``shrink_budget``
-    more (default: ``min(15, budget)``).  ``max_trials`` bounds the evaluated candidates (Hypothesis and
+    more (default: ``min(15, budget)``); ``deadline`` (``properties.budget``, a ``time.monotonic()`` value)
+    ends everything, shrinking included: a search that could not evaluate a candidate before it is
+    ``unknown`` with note ``budget ...``.  ``max_trials`` bounds the evaluated candidates (Hypothesis and
     optimiser together).  ``accept(env)`` restricts the search further (e.g. to a claim's standing
     assumptions): a candidate whose true or deviated environment is not accepted is skipped.
     ``prop_name``: a registered property's name (or a ``Property`` object)."""
@@ -129,7 +134,8 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     t0, w0 = clock(), time.perf_counter()
     use_opt = optimizer and hints.optimizer
     hyp_budget = budget * (1 - optimizer_share) if use_opt else budget
-    hyp_deadline = t0 + hyp_budget
+    end = bud.earliest(t0 + budget, deadline)
+    hyp_deadline = min(t0 + hyp_budget, end)
     shrink_budget = min(15.0, budget) if shrink_budget is None else shrink_budget
     state: dict[str, Any] = {"shrinking": False, "shrink_deadline": None, "order": 0, "last": None}
     seen: dict[str, bool] = {}
@@ -197,7 +203,7 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
                 res.time_to_first = clock() - t0
                 res.wall_to_first = time.perf_counter() - w0
                 state["shrinking"] = True
-                state["shrink_deadline"] = clock() + shrink_budget
+                state["shrink_deadline"] = bud.earliest(clock() + shrink_budget, deadline)
             _fail(cert)
 
     strategy = strat.cases(mech.setting, prop, variant, dom)
@@ -228,13 +234,12 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
             break  # Hypothesis exhausted the space (tiny domains)
     if found is not None:
         res.shrink_seconds = clock() - t0 - (res.time_to_first or 0)
-    elif use_opt and (max_trials is None or res.trials < max_trials):
+    elif use_opt and (max_trials is None or res.trials < max_trials) and clock() < end:
         from .optimize import optimize_misreports
 
-        deadline = t0 + budget
         left = None if max_trials is None else max_trials - res.trials
         cert, ot = optimize_misreports(mech, prop, variant, [e for _, _, e in res.pool], seed=seed,
-                                       deadline=deadline, max_trials=left, result=res, clock=clock,
+                                       deadline=end, max_trials=left, result=res, clock=clock,
                                        accept=None if accept is None else (lambda e, d: _accepted(accept, e, d)))
         res.optimizer_trials = ot
         res.trials += ot
@@ -247,6 +252,9 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     res.wall_seconds = time.perf_counter() - w0
     if found is not None:
         res.verdict, res.certificate = "violated", found
+    elif res.trials == 0 and clock() >= end:
+        res.verdict = "unknown"
+        res.note = bud.budget_note(f"no candidate evaluated within {max(0.0, end - t0):.2g} s")
     elif res.trials == 0:
         res.verdict = "unknown"
         why = res.note or ("the premise never held" if res.inapplicable else "no valid candidate")

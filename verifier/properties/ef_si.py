@@ -11,6 +11,12 @@ cap makes seed 003's "either x_i = B_i or ..." automatic.  Variants:
 * ``literal``         -- every server counts (004 Def. 3 has no placement; with placement this is
   the stricter reading).
 Measure: max envy ratio ``u_j(scaled A_k) / u_j(A_j)`` over pairs; violated iff > 1.
+With many users (>= ``SCREEN_USERS``, divisible tasks, no per-server demands) the ``J^2`` pairs are first
+screened in floats by one vectorised formula (``u_j(scaled A_k) = min(w_j/w_k rho_jk sum_{s in M_j} x_ks,
+external, n_j)`` with ``rho_jk = min_r d_kr / d_jr``; relative error below 1e-12), and only the pairs within
+1e-9 of the largest ratio are evaluated one by one (exactly in exact mode, by the same closed form in
+rational arithmetic; the worst pair once more by ``envy_utility`` itself): the worst pair, hence the
+measure and the verdict, is the same as evaluating every pair.
 
 SI: user ``j`` must get at least what the weighted equal split gives it,
 
@@ -24,15 +30,113 @@ The three seed definitions (002 Sec. III-B, 004 Def. 6, 003 Sec. 2.2) are this o
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
+
+import numpy as np
 
 from mechverify.numbers import gt, ratio
 from mechverify.utility import si_benchmark as utility_si_benchmark
 
 from ..exact import certified_excess, envy_utility, exact_run, integral_of, own_utility, utility_interval
+from . import budget as bud
 from .base import Certificate, Evaluation, Hints, Property, Witness
 
-__all__ = ["EnvyFreeness", "SharingIncentive", "si_benchmark"]
+__all__ = ["EnvyFreeness", "SharingIncentive", "si_benchmark", "SCREEN_USERS"]
+
+#: from this many users on, EF screens the pairs in floats first (module docstring)
+SCREEN_USERS = 16
+_SCREEN_MARGIN = 1e-9
+
+
+def _envy_ratios(mech, env, alloc, own, aware: bool) -> Optional[np.ndarray]:
+    """Float matrix of ``u_j(scaled A_k) / u_j(A_j)`` (diagonal ``-inf``), or ``None`` when the closed form
+    does not apply (few users, indivisible tasks, per-server demands, a user demanding nothing)."""
+    J = env.n_users
+    if J < SCREEN_USERS or integral_of(mech) or env.has_server_demand or alloc.env != env:
+        return None
+    D = np.array([[float(v) for v in row] for row in env.demand])
+    if not (D > 0).any(axis=1).all():
+        return None
+    X = np.array([[float(v) for v in row] for row in alloc.x])
+    W = np.array([float(w) for w in env.weight])
+    scale = W[:, None] / W[None, :]
+
+    def rho(A):  # rho[j, k] = min over r with A[j, r] > 0 of A[k, r] / A[j, r] (inf if A[j] is all zero)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(A[:, None, :] > 0, A[None, :, :] / np.where(A > 0, A, 1.0)[:, None, :], np.inf)
+        return q.min(axis=2) if A.shape[1] else np.full((A.shape[0], A.shape[0]), np.inf)
+
+    S = env.n_servers
+    M = np.zeros((J, S))
+    for j in range(J):
+        M[j, list(env.eligible[j]) if aware else slice(None)] = 1.0
+    with np.errstate(invalid="ignore"):
+        V = scale * rho(D) * (M @ X.T)
+        if env.n_external:
+            E = np.array([[float(v) for v in row] for row in env.external_demand])
+            ext = scale * rho(E) * X.sum(axis=1)[None, :]
+            V = np.minimum(V, np.where(np.isnan(ext), np.inf, ext))
+    caps = np.array([np.inf if t is None else float(t) for t in env.tasks])
+    V = np.minimum(V, caps[:, None])
+    u = np.array([float(v) for v in own])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = np.where(u[:, None] > 0, V / np.where(u > 0, u, 1.0)[:, None], np.where(V > 0, np.inf, 1.0))
+    np.fill_diagonal(R, -np.inf)
+    return R
+
+
+class _ClosedForm:
+    """``u_j(scaled A_k)`` by the closed form of the module docstring, in the allocation's arithmetic, with
+    the per-pair parts cached (valid where :func:`_envy_ratios` is)."""
+
+    def __init__(self, env, alloc, aware: bool) -> None:
+        self.env, self.x, self.aware = env, alloc.x, aware
+        self.tot = [sum(row, Fraction(0)) if alloc.exact else sum(row) for row in alloc.x]
+        self._mask: dict = {}
+
+    @staticmethod
+    def _min_ratio(a, b):
+        best = None
+        for ak, bk in zip(a, b):
+            if bk > 0:
+                q = Fraction(ak) / bk
+                if best is None or q < best:
+                    best = q
+        return best  # None: nothing demanded (no constraint)
+
+    def value(self, j: int, k: int):
+        """What ``j`` gets from ``k``'s bundle scaled by ``w_j / w_k``."""
+        env = self.env
+        rho = self._min_ratio(env.demand[k], env.demand[j])
+        mask = env.eligible[j] if self.aware else None
+        if mask is None or len(mask) == env.n_servers:
+            held = self.tot[k]
+        else:
+            mk = (j, k)
+            held = self._mask.get(mk)
+            if held is None:
+                held = self._mask[mk] = sum((self.x[k][s] for s in mask), Fraction(0))
+        v = rho * held
+        if env.weight[j] != env.weight[k]:
+            v = v * env.weight[j] / env.weight[k]
+        if env.n_external:
+            rho_e = self._min_ratio(env.external_demand[k], env.external_demand[j])
+            if rho_e is not None:
+                v = min(v, env.weight[j] / env.weight[k] * rho_e * self.tot[k])
+        if env.tasks[j] is not None:
+            v = min(v, env.tasks[j])
+        return v
+
+
+def _screened_pairs(R: np.ndarray, exact: bool) -> list[tuple[int, int]]:
+    """The pairs within the screening margin of the largest float ratio, largest first (float mode: the
+    largest only)."""
+    top = R.max()
+    cut = top if np.isinf(top) else top - _SCREEN_MARGIN * max(1.0, abs(top))
+    js, ks = np.nonzero(R >= cut)
+    order = np.argsort(-R[js, ks], kind="stable")
+    pairs = [(int(js[i]), int(ks[i])) for i in order]
+    return pairs if exact else pairs[:1]
 
 
 class EnvyFreeness(Property):
@@ -67,18 +171,31 @@ class EnvyFreeness(Property):
         alloc = alloc or mech(env, exact=exact)
         aware = variant == "placement-aware"
         worst, pair = None, None
-        own = [own_utility(mech, env, alloc, j) for j in range(env.n_users)]
+        own = []
         for j in range(env.n_users):
-            for k in range(env.n_users):
-                if j == k:
-                    continue
-                v = envy_utility(mech, env, alloc, j, k, placement_aware=aware)
-                r = ratio(v, own[j])
-                if worst is None or r > worst:
-                    worst, pair = r, (j, k, v)
+            bud.tick(f"EF: {j} of {env.n_users} users' own utilities")
+            own.append(own_utility(mech, env, alloc, j))
+        R = _envy_ratios(mech, env, alloc, own, aware)
+        if R is not None:
+            pairs = _screened_pairs(R, exact)
+            closed = _ClosedForm(env, alloc, aware) if alloc.exact and len(pairs) > 1 else None
+        else:
+            pairs = [(j, k) for j in range(env.n_users) for k in range(env.n_users) if j != k]
+            closed = None
+        for n, (j, k) in enumerate(pairs):
+            if n % 256 == 0:
+                bud.tick(f"EF: {n} of {len(pairs)} pairs")
+            v = closed.value(j, k) if closed is not None else \
+                envy_utility(mech, env, alloc, j, k, placement_aware=aware)
+            r = ratio(v, own[j])
+            if worst is None or r > worst:
+                worst, pair = r, (j, k, v)
         if worst is None:
             return Evaluation(Fraction(1), False)
         j, k, v = pair
+        if closed is not None:  # the worst pair by the one definition
+            v = envy_utility(mech, env, alloc, j, k, placement_aware=aware)
+            worst = ratio(v, own[j])
         violated = gt(v, own[j], exact)
         w = Witness(self.name, variant, mech.name, env, None, worst, (j, k)) if violated else None
         return Evaluation(worst, violated, w)
@@ -148,6 +265,7 @@ class SharingIncentive(Property):
         alloc = alloc or mech(env, exact=exact)
         worst, who = None, None
         for j in range(env.n_users):
+            bud.tick(f"SI: {j} of {env.n_users} users")
             b = si_benchmark(env, j, mech)
             u = own_utility(mech, env, alloc, j)
             r = ratio(u, b)

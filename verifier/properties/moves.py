@@ -14,6 +14,10 @@ Used by ``Property.deviations`` (``check``'s deviation search) and by the misrep
   few (``MAX_COALITIONS`` per size), else random ones;
 * ``leave``     -- one user leaves.
 
+:func:`deviations` lists one user's moves after another while there are at most ``EXHAUSTIVE_USERS`` users;
+with more, it takes the users in a random order, round-robin (every user's first move, then every user's
+second, ...), so that a budget that ends early has still sampled misreports of many users.
+
 Every generator is lazy and its memory is bounded whatever the number of servers or users.
 """
 from __future__ import annotations
@@ -27,8 +31,8 @@ from mechverify.model import Environment
 
 from .deviation import Deviation, Report
 
-__all__ = ["FACTORS", "FRESH", "EXHAUSTIVE_SERVERS", "MAX_COALITIONS", "demand_reports", "eligible_reports",
-           "task_reports", "reports", "coalitions", "leaves", "deviations"]
+__all__ = ["FACTORS", "FRESH", "EXHAUSTIVE_SERVERS", "EXHAUSTIVE_USERS", "MAX_COALITIONS", "demand_reports",
+           "eligible_reports", "task_reports", "reports", "coalitions", "leaves", "deviations"]
 
 #: Factors a demand entry or a task bound is scaled by.
 FACTORS = (Fraction(0), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(3, 4),
@@ -37,6 +41,8 @@ FACTORS = (Fraction(0), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction
 FRESH = (Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(2), Fraction(5))
 #: Eligible-set reports are enumerated exhaustively up to this many servers (2^6 = 64 subsets).
 EXHAUSTIVE_SERVERS = 6
+#: One user's moves after another up to this many users; beyond, round-robin over a random order of users.
+EXHAUSTIVE_USERS = 8
 #: Coalitions of one size enumerated exhaustively up to this many; beyond, this many random ones.
 MAX_COALITIONS = 64
 #: Random moves per user (with an ``rng``): demand rescalings, eligible subsets.
@@ -160,8 +166,26 @@ def deviations(kind: str, env: Environment, rng) -> Iterator[Deviation]:
     if kind == "coalition":
         yield from coalitions(env, rng)
     elif kind == "leave":
-        yield from leaves(env)
+        if env.n_users <= EXHAUSTIVE_USERS or rng is None:
+            yield from leaves(env)
+        else:
+            order = list(range(env.n_users))
+            rng.shuffle(order)
+            yield from (Deviation("leave", leave=(k,)) for k in order)
     elif kind != "none":
-        for j in range(env.n_users):
-            for rep in reports(kind, env, j, rng):
-                yield Deviation("misreport", (rep,))
+        users = list(range(env.n_users))
+        if len(users) <= EXHAUSTIVE_USERS or rng is None:
+            for j in users:
+                for rep in reports(kind, env, j, rng):
+                    yield Deviation("misreport", (rep,))
+            return
+        rng.shuffle(users)
+        gens = [reports(kind, env, j, rng) for j in users]
+        while gens:
+            alive = []
+            for g in gens:
+                rep = next(g, None)
+                if rep is not None:
+                    alive.append(g)
+                    yield Deviation("misreport", (rep,))
+            gens = alive

@@ -467,8 +467,8 @@ def render_html(rep) -> str:
                + "</p>") if rep.skipped else ""
     body = (f"<h1>mechverify run: {esc(rep.mechanism)}</h1>"
             f"<p class='meta'>{esc(rep.title)}<br>setting: {esc(rep.setting)}<br>"
-            f"domain searched: {esc(domain_text(rep.domain))}<br>seed {rep.seed}, budget {rep.budget:g} CPU s, "
-            f"took {rep.seconds:.1f} CPU s ({rep.wall_seconds:.1f} s wall)</p>"
+            f"domain searched: {esc(domain_text(rep.domain))}<br>seed {rep.seed}, budget {rep.budget:g} s "
+            f"(wall clock), took {rep.seconds:.1f} s</p>"
             f"<table><tr><th>property/variant</th><th>paper claims</th><th>verdict</th><th>claim</th>"
             f"<th>details</th></tr>{''.join(rows)}</table>{skipped}{ref}"
             + measures_section([r.property for r in rep.results])
@@ -505,8 +505,8 @@ def render_audit_html(result: dict[str, Any]) -> str:
             views.append((path, view_from_file(path)))
         return notes[path]
 
-    parts = [f"<h1>mechverify audit</h1><p class='meta'>seed {result['seed']}, search budget "
-             f"{result['budget']:g} CPU s, took {result['seconds']:.1f} s wall; evidence store "
+    parts = [f"<h1>mechverify audit</h1><p class='meta'>seed {result['seed']}, budget "
+             f"{result['budget']:g} s (wall clock), took {result['seconds']:.1f} s wall; evidence store "
              f"<code>{esc(result['store'])}</code>{' (ignored: --fresh)' if result.get('fresh') else ''}</p>"
              "<p class='small'>Each cell: the paper's mark (✓ claimed to hold, ✗ claimed to fail, – no claim "
              "registered) → our verdict. <b>REFUTED</b>: the paper says it holds and an exact, stored, replayable "

@@ -56,7 +56,7 @@ def report_to_json(rep) -> dict[str, Any]:
         "mechanism": rep.mechanism, "seed": rep.seed, "budget": rep.budget, "domain": rep.domain,
         "results": [cell_to_json(r) for r in rep.results],
         "title": rep.title, "setting": rep.setting, "seconds": round(rep.seconds, 3),
-        "wall_seconds": round(rep.wall_seconds, 3), "clock": "CPU seconds of the process (process_time)",
+        "wall_seconds": round(rep.wall_seconds, 3), "clock": "wall-clock seconds (time.monotonic)",
         "skipped": [{"property": p, "variant": v, "reason": why} for p, v, why in rep.skipped],
         "refuted": [f"{r.property}/{r.variant}" for r in rep.results if r.refuted],
     }

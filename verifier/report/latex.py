@@ -60,7 +60,7 @@ def render_audit_latex(result: dict[str, Any]) -> str:
     """Every audit table as LaTeX (one ``table`` environment each)."""
     cells = result["cells"]
     out = ["% mechverify audit: the seed papers' property tables, paper's mark -> verdict",
-           f"% seed {result['seed']}, search budget {result['budget']:g} CPU s; evidence store {result['store']}",
+           f"% seed {result['seed']}, budget {result['budget']:g} s (wall clock); evidence store {result['store']}",
            "% needs \\usepackage{amssymb} (\\checkmark); superscripts are stored counterexamples",
            "% (replay them with: python -m verifier replay FILE)", ""]
     for tid, title, cols, props in result["tables"]:

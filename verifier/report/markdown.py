@@ -28,8 +28,7 @@ def render_markdown(rep) -> str:
            f"*{rep.title}*", "",
            f"- setting: {rep.setting}",
            f"- domain searched: {domain_text(rep.domain)}",
-           f"- seed {rep.seed}, budget {rep.budget:g} CPU s, took {rep.seconds:.1f} CPU s "
-           f"({rep.wall_seconds:.1f} s wall)", "",
+           f"- seed {rep.seed}, budget {rep.budget:g} s (wall clock), took {rep.seconds:.1f} s", "",
            "| property/variant | paper claims | verdict | claim | details |",
            "|---|---|---|---|---|"]
     for r in rep.results:
@@ -71,7 +70,7 @@ def _evidence_text(e: Result) -> str:
 def render_audit_markdown(result: dict[str, Any]) -> str:
     """An audit as Markdown: each seed table (paper's mark -> verdict), evidence per cell, refuted claims."""
     out = ["# mechverify audit", "",
-           f"seed {result['seed']}, search budget {result['budget']:g} CPU s, took {result['seconds']:.1f} s wall; "
+           f"seed {result['seed']}, budget {result['budget']:g} s (wall clock), took {result['seconds']:.1f} s wall; "
            f"evidence store `{result['store']}`" + (" (ignored: --fresh)" if result["fresh"] else ""), "",
            "Legend: paper's mark (✓ claimed to hold, ✗ claimed to fail, – no claim registered) → our verdict. "
            "**REFUTED**: the paper says it holds and an exact, stored, replayable counterexample shows it does "

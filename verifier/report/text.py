@@ -160,8 +160,7 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
     lines: list[str] = []
     for first, text in (("mechanism: ", f"{rep.mechanism} -- {rep.title}"), ("setting:   ", rep.setting),
                         ("domain:    ", domain_text(rep.domain)),
-                        ("", f"seed {rep.seed}, budget {rep.budget:g} CPU s, took {rep.seconds:.1f} CPU s "
-                             f"({rep.wall_seconds:.1f} s wall)")):
+                        ("", f"seed {rep.seed}, budget {rep.budget:g} s (wall clock), took {rep.seconds:.1f} s")):
         lines += wrap_line(text, width, " " * len(first), first)
     lines.append("")
     if width is None or width >= 60:

@@ -180,7 +180,7 @@ def test_optimiser_finds_and_certifies_a_misreport():
     import time
 
     cert, trials = optimize_misreports(TOY, get_property("sp"), "demand", [env], seed=0,
-                                       deadline=time.process_time() + 30)
+                                       deadline=time.monotonic() + 30)
     assert cert is not None and cert.gap > 0 and trials >= 1
     (rep,) = cert.witness.deviation.reports
     assert rep.demand[0] > env.demand[rep.user][0]  # inflating pays
