@@ -12,8 +12,8 @@ executor (``verifier.executors``: in-process, local processes, a Dask cluster).
   may differ when a minimiser's budget runs out.
 * **Budget.**  ``--budget`` is wall-clock seconds for the whole command.  A cell gets, when it is handed
   out, ``left x slots x weight / (weight of the cells not yet handed out)`` (deviation properties weigh
-  2), at least ``run.MIN_SHARE`` and at most what is left; when the time is up no cell is handed out any
-  more, and the cells left are "unknown" (not searched: the budget ran out).
+  2), at most what is left (a cell keeps part of its share for minimising: ``run.MINIMISE_RESERVE``); when
+  the time is up no cell is handed out any more, and the cells left are "unknown" (not searched: the budget ran out).
 * **Resumable.**  ``--campaign DIR`` keeps ``manifest.json`` (the configuration) and one JSON file per
   finished cell under ``DIR/cells/``, each written atomically after its counterexample was stored; the
   same command again skips finished cells (a stored violation is re-checked exactly when it is read
@@ -38,7 +38,7 @@ from . import claims as claims_mod
 from .executors import Executor, InProcess
 from .properties import PROPERTIES, get_property
 from .results import Result, describe_size, verdict_text
-from .run import DEVIATION_WEIGHT, MIN_SHARE, RunReport, plan, run_cell, search_provenance, z3_certifier
+from .run import DEVIATION_WEIGHT, RunReport, plan, run_cell, search_provenance, z3_certifier
 from .store import atomic_write_json, load_witness, persist
 
 __all__ = ["Task", "Outcome", "run_task", "Campaign", "CampaignError", "execute", "run_mechanism_campaign",
@@ -307,7 +307,7 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                     return
                 t = pending.pop(0)
                 w_left = t.weight + sum(p.weight for p in pending)
-                share = max(MIN_SHARE, min(left, left * min(ex.slots, len(pending) + 1) * t.weight / w_left))
+                share = min(left, left * min(ex.slots, len(pending) + 1) * t.weight / w_left)
                 t = replace(t, budget=share)
                 if progress:
                     progress(f"[start] {t.mechanism} {t.property}/{t.variant} (up to {share:.1f} s)")
@@ -377,6 +377,6 @@ def run_mechanism_campaign(mech, properties: Optional[Sequence[str]] = None, *, 
     report.results = [got[t.key] for t in tasks if t.key in got]
     if report.interrupted:
         report.skipped += [(t.property, t.variant, "interrupted") for t in tasks if t.key not in got]
-    report.seconds = sum(r.seconds for r in report.results)
     report.wall_seconds = time.perf_counter() - w0
+    report.seconds = report.wall_seconds  # the budget's clock (the cells' own seconds may overlap on workers)
     return report

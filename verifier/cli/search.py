@@ -132,6 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  store_dir=None if args.no_store else args.store, max_trials=args.trials,
                                  certify=args.certify, executor=executor, campaign=camp,
                                  progress=progress_printer(args.quiet), keep_all=args.keep_all)
+    rep.budget = args.budget  # what was asked for (the search had what was left of it after start-up)
     if args.format == "json":
         print(json.dumps(report_to_json(rep), indent=1))
     elif args.format == "md":
