@@ -12,7 +12,7 @@ from typing import Callable, Optional
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
            "TERMINATED", "MECHANISM_HELP", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
            "progress_printer", "add_tolerance", "with_tolerance", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
-           "add_fail_on"]
+           "add_fail_on", "check_executor_options", "executor_from"]
 
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
 EXIT_USAGE = 2
@@ -132,6 +132,30 @@ def with_tolerance(mech, value: Optional[float]):
         raise CliError(f"--tolerance: applies to a user's mechanism (a reference); {mech.name} is registered and "
                        f"computed exactly")
     return dataclasses.replace(mech, tolerance=float(value))
+
+
+def check_executor_options(args: argparse.Namespace) -> None:
+    """``--executor``/``--jobs``/``--scheduler`` (and ``--campaign`` when the command has it), checked before
+    any work (one line, exit 2)."""
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError(f"--jobs: must be >= 1 (got {args.jobs})")
+    if args.executor == "dask" and not args.scheduler:
+        raise CliError("--scheduler: required with --executor dask (e.g. --scheduler tcp://127.0.0.1:8786)")
+    if args.executor != "dask" and args.scheduler:
+        raise CliError("--scheduler: only with --executor dask")
+    if args.executor == "dask" and args.jobs is not None:
+        raise CliError("--jobs: only with --executor local (a Dask cluster has its own workers)")
+    output_dir(getattr(args, "campaign", None), "--campaign")
+
+
+def executor_from(args: argparse.Namespace, cells: int):
+    """The executor the options name (a scheduler that cannot be reached: exit 2)."""
+    from ..executors import ExecutorError, make_executor
+
+    try:
+        return make_executor(args.executor, args.jobs, args.scheduler, cells=cells)
+    except ExecutorError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def finding_exit(fail_on: str, results) -> int:

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from .common import (MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_tolerance, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
+from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_tolerance, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
                      non_negative_seed, output_dir, parse_properties, positive_seconds, progress_printer)
 
 
@@ -28,19 +28,6 @@ def _add_campaign_options(p: argparse.ArgumentParser) -> None:
                         "them (another configuration on the same DIR is refused)")
 
 
-def _check_campaign_options(args: argparse.Namespace) -> None:
-    """The executor options, checked before any work (one line, exit 2)."""
-    if args.jobs is not None and args.jobs < 1:
-        raise CliError(f"--jobs: must be >= 1 (got {args.jobs})")
-    if args.executor == "dask" and not args.scheduler:
-        raise CliError("--scheduler: required with --executor dask (e.g. --scheduler tcp://127.0.0.1:8786)")
-    if args.executor != "dask" and args.scheduler:
-        raise CliError("--scheduler: only with --executor dask")
-    if args.executor == "dask" and args.jobs is not None:
-        raise CliError("--jobs: only with --executor local (a Dask cluster has its own workers)")
-    output_dir(args.campaign, "--campaign")
-
-
 def _campaign(args: argparse.Namespace, **config):
     """The campaign directory (None without ``--campaign``); another configuration there: exit 2."""
     from ..campaign import Campaign, CampaignError, config_of
@@ -53,16 +40,6 @@ def _campaign(args: argparse.Namespace, **config):
     try:
         return Campaign(args.campaign, config_of(**config))
     except CampaignError as exc:
-        raise CliError(str(exc)) from exc
-
-
-def _executor(args: argparse.Namespace, cells: int):
-    """The executor the options name (a scheduler that cannot be reached: exit 2)."""
-    from ..executors import ExecutorError, make_executor
-
-    try:
-        return make_executor(args.executor, args.jobs, args.scheduler, cells=cells)
-    except ExecutorError as exc:
         raise CliError(str(exc)) from exc
 
 
@@ -116,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trials is not None and args.trials <= 0:
         raise CliError(f"--trials: must be > 0 (got {args.trials})")
     output_dir(args.out, "--out")
-    _check_campaign_options(args)
+    check_executor_options(args)
     if args.campaign and args.no_store:
         raise CliError("--campaign: needs the store (a finished violated cell is read back from its stored "
                        "counterexample); drop --no-store")
@@ -125,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     camp = _campaign(args, command="run", mechanisms=[mech.name], properties=props, budget=args.budget,
                      trials=args.trials, seed=args.seed, certify=args.certify, keep_all=args.keep_all,
                      store=None if args.no_store else os.path.abspath(args.store))
-    executor = _executor(args, len(plan(mech, props)[0]))
+    executor = executor_from(args, len(plan(mech, props)[0]))
     if not args.no_store:
         announce_store(args.store, args.quiet)
     rep = run_mechanism_campaign(mech, props, budget=max(0.0, left(deadline)), seed=args.seed,
@@ -202,13 +179,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     props = parse_properties(args.properties)
     if args.trials is not None and args.trials <= 0:
         raise CliError(f"--trials: must be > 0 (got {args.trials})")
-    _check_campaign_options(args)
+    check_executor_options(args)
     output_dir(args.out, "--out")
     output_dir(args.store, "--store")
     camp = _campaign(args, command="audit", mechanisms=only, properties=props, budget=args.budget,
                      trials=args.trials, seed=args.seed, fresh=args.fresh, keep_all=args.keep_all,
                      store=os.path.abspath(args.store))
-    executor = _executor(args, 10 ** 6)
+    executor = executor_from(args, 10 ** 6)
     announce_store(args.store, args.quiet)
     result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
                        only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all,

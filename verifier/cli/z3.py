@@ -12,7 +12,8 @@ from mechverify.model import describe_shape
 
 from .. import report
 from ..results import Result
-from .common import MECHANISM_HELP, CliError, add_keep_all, announce_store, command, output_dir, positive_seconds
+from .common import (MECHANISM_HELP, CliError, add_keep_all, announce_store, check_executor_options, command,
+                     executor_from, interrupted_exit, output_dir, positive_seconds, progress_printer)
 
 EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
 
@@ -53,10 +54,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("mechanism", help=MECHANISM_HELP)
     p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
     p.add_argument("--variant", default=None, help="property variant (default: the property's default)")
-    p.add_argument("--users", type=int, default=2, help="number of users (>= 2, default 2)")
-    p.add_argument("--servers", type=int, default=1, help="number of servers (default 1)")
-    p.add_argument("--resources", type=int, default=2, help="number of resources (default 2)")
-    p.add_argument("--external", type=int, default=0, help="number of external resources (default 0)")
+    p.add_argument("--users", default="2", help="number of users (>= 2, default 2); a range 2-4 or a list 2,3 "
+                   "makes a sweep over every shape (one cell per shape, run through --executor)")
+    p.add_argument("--servers", default="1", help="number of servers (default 1; a range or list: a sweep)")
+    p.add_argument("--resources", default="2", help="number of resources (default 2; a range or list: a sweep)")
+    p.add_argument("--external", default="0", help="number of external resources (default 0; a range or list: "
+                   "a sweep)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="wall-clock seconds for the whole command, minimising a counterexample included (default 600)")
     p.add_argument("--method", choices=["auto", "encoding", "reduction"], default="auto",
@@ -64,7 +67,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
                         "family through L9's one-server form) or L8's (ef) inequality (docs/z3.md), "
                         "'encoding' queries the full encoding of the mechanism, 'auto' (default) tries the "
                         "reduction first")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes (default: CPU count): z3 cases of one shape, or the shapes of a sweep")
+    p.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="a sweep's cells run in local processes (default) or on a Dask cluster (--scheduler)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="the Dask scheduler of a sweep, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a counterexample is stored (default: counterexamples)")
     add_keep_all(p)
@@ -102,11 +110,23 @@ def cmd_certify(args: argparse.Namespace) -> int:
                        f"(got {variant!r})")
     positive_seconds(args.timeout, "--timeout")
     output_dir(args.store, "--store")
-    announce_store(args.store, False)
+    axes = {k: _counts(getattr(args, k), f"--{k}") for k in ("users", "servers", "resources", "external")}
+    shapes = [(u, s, r, e) for u in axes["users"] for s in axes["servers"] for r in axes["resources"]
+              for e in axes["external"]]
     try:
-        shape = Shape(users=args.users, servers=args.servers, resources=args.resources, external=args.external)
+        for sh in shapes:
+            Shape(users=sh[0], servers=sh[1], resources=sh[2], external=sh[3])
     except ValueError as exc:
         raise CliError(str(exc))
+    if len(shapes) == 1 and (args.executor != "local" or args.scheduler):
+        raise CliError("--executor/--scheduler: only for a sweep (a range or list of --users/--servers/--resources)")
+    if len(shapes) > 1:
+        check_executor_options(args)
+    announce_store(args.store, False)
+    if len(shapes) > 1:
+        return _sweep(args, mech, prop, variant, shapes, deadline)
+    args.users, args.servers, args.resources, args.external = shapes[0]
+    shape = Shape(users=args.users, servers=args.servers, resources=args.resources, external=args.external)
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
     res = certify(mech, prop.name, variant, shape, timeout=args.timeout, method=args.method, jobs=args.jobs)
@@ -118,6 +138,55 @@ def cmd_certify(args: argparse.Namespace) -> int:
            f"{describe_shape(args.users, args.servers, args.resources, args.external)}"
     return _print_verdict(head, res, f"certified for domain D (z3, {res.details.get('method', 'full encoding')})",
                           [f"D.{k}: {v}" for k, v in res.domain.items()])
+
+
+def _counts(text: str, flag: str) -> list[int]:
+    """``2``, ``2-4`` or ``2,3,5`` as a sorted list of counts (one line naming the flag otherwise)."""
+    out: set[int] = set()
+    try:
+        for part in str(text).split(","):
+            lo, _, hi = part.strip().partition("-")
+            a, b = int(lo), int(hi) if hi else int(lo)
+            if b < a or b - a > 64:
+                raise ValueError
+            out.update(range(a, b + 1))
+    except ValueError:
+        raise CliError(f"{flag}: expected a count, a range like 2-4 or a list like 2,3 (got {text!r})") from None
+    if len(out) > 64:
+        raise CliError(f"{flag}: at most 64 values (got {len(out)})")
+    return sorted(out)
+
+
+def _sweep(args: argparse.Namespace, mech, prop, variant: str, shapes: list, deadline) -> int:
+    """``certify`` over several shapes: a campaign through an executor (``verifier.sweep``); violations are
+    stored here, by this process only."""
+    from ..properties.budget import left
+    from ..sweep import ShapeCell, sweep
+
+    if len(shapes) > 512:
+        raise CliError(f"--users/--servers/--resources/--external: a sweep of {len(shapes)} shapes; at most 512")
+    executor = executor_from(args, len(shapes))
+    cells = [ShapeCell(mech.name, prop.name, variant, sh, args.method) for sh in shapes]
+    progress = progress_printer(args.format == "json")
+
+    def store(cell, res):  # the one writer: violations go through the store gate in this process
+        persist_result(res, mech, args.store, keep_all=args.keep_all, deadline=deadline)
+
+    if progress:
+        progress(f"sweep: {len(cells)} shapes, {executor.describe()}; --timeout {args.timeout:g} s wall-clock for all")
+    results, interrupted = sweep(cells, timeout=max(0.0, left(deadline)), executor=executor, on_result=store,
+                                 progress=progress)
+    if args.format == "json":
+        print(json.dumps([dict(report.certify_json(r), shape=r.details.get("shape")) for r in results], indent=1))
+    else:
+        for r in results:
+            head = f"{mech.name} {prop.name}/{variant} on {describe_shape(*r.details['shape'])}"
+            print(report.z3_verdict_text(head, r, f"certified for domain D (z3, {r.details.get('method', 'full encoding')})",
+                                         []))
+    if interrupted:
+        return interrupted_exit()
+    codes = [EXIT.get(r.verdict, 3) for r in results]
+    return 1 if 1 in codes else 3 if 3 in codes or len(results) < len(cells) else 0
 
 
 def _variant(prop, text):
@@ -151,7 +220,12 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
                    help="sp/eligible: the demand report is symbolic too (default: demands truthful)")
     p.add_argument("--timeout", type=float, default=120.0,
                    help="wall-clock seconds for the whole command, minimising a counterexample included (default 120)")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes (default: CPU count): z3 cases of one shape, or the shapes of a sweep")
+    p.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="a sweep's cells run in local processes (default) or on a Dask cluster (--scheduler)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="the Dask scheduler of a sweep, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a confirmed counterexample is stored (default: counterexamples)")
     add_keep_all(p)

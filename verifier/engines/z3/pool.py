@@ -142,10 +142,12 @@ def _mp_context():
 
 def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] = None) -> Iterator[JobResult]:
     """Yield results as jobs finish (any order).  ``n_workers = 0`` solves in this process (z3's own
-    timeout only).  ``deadline`` (``time.monotonic()`` value) cuts every job's limit; jobs that cannot
+    timeout only; also inside a daemonic process, which cannot start workers).  ``deadline`` (``time.monotonic()`` value) cuts every job's limit; jobs that cannot
     start before it are reported ``unknown`` ("budget exhausted").  Closing the generator early
     kills the workers (used to stop at the first counterexample)."""
     pending = list(jobs)
+    if n_workers > 0 and mp.current_process().daemon:
+        n_workers = 0  # a daemonic process (a Dask or pool worker running a sweep's cell) may not have children
     if n_workers <= 0:
         for job in pending:
             left = job.timeout if deadline is None else min(job.timeout, deadline - time.monotonic())

@@ -1,0 +1,113 @@
+"""A certification sweep: ``certify`` over several shapes as one campaign of (mechanism, property, shape)
+cells, run through an executor (``verifier.executors``: in this process, local processes, a Dask cluster).
+
+Workers run z3 (:func:`certify_cell`, one shape each, one z3 process per worker) and return the
+``Result``; they never store.  The coordinator hands the results to ``on_result`` -- the command stores a
+violation there (the one writer) -- and prints progress.  ``timeout`` is the wall-clock limit of the whole
+sweep: a cell gets, when handed out, ``left x slots / cells not yet handed out`` (at most what is left);
+cells the time does not reach are "unknown: budget (not reached)".  Shapes are handed out smallest first,
+so a sweep that runs out of time has settled the small shapes.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+from .results import Result
+
+__all__ = ["ShapeCell", "certify_cell", "sweep", "NOT_REACHED"]
+
+NOT_REACHED = "budget: not reached (the sweep's --timeout ran out first)"
+
+
+@dataclass(frozen=True)
+class ShapeCell:
+    """One shape of a sweep, as a worker receives it (plain data; the mechanism is looked up by name)."""
+
+    mechanism: str
+    property: str
+    variant: str
+    shape: tuple[int, int, int, int]  # users, servers, resources, external
+    method: str = "auto"
+    timeout: float = 0.0  # set when the cell is handed out
+
+    def describe(self) -> str:
+        """The shape in words."""
+        from mechverify.model import describe_shape
+
+        return describe_shape(*self.shape)
+
+
+def certify_cell(cell: ShapeCell) -> Result:
+    """THE worker function: certify one shape (z3 in this worker, one process); an exception is an
+    "unknown" result, never lost."""
+    from mechanisms import get
+
+    from .engines.z3 import Shape, certify
+
+    try:
+        users, servers, resources, external = cell.shape
+        res = certify(get(cell.mechanism), cell.property, cell.variant,
+                      Shape(users=users, servers=servers, resources=resources, external=external),
+                      timeout=max(0.1, cell.timeout), method=cell.method, jobs=1)
+    except Exception as exc:  # noqa: BLE001
+        res = Result(cell.mechanism, cell.property, cell.variant, verdict="unknown",
+                     note=f"worker error: {type(exc).__name__}: {exc}")
+    res.details["shape"] = list(cell.shape)
+    return res
+
+
+def _unknown(cell: ShapeCell, note: str) -> Result:
+    r = Result(cell.mechanism, cell.property, cell.variant, verdict="unknown", note=note)
+    r.details["shape"] = list(cell.shape)
+    return r
+
+
+def sweep(cells: Sequence[ShapeCell], *, timeout: float, executor=None,
+          on_result: Optional[Callable[[ShapeCell, Result], None]] = None,
+          progress: Optional[Callable[[str], None]] = None,
+          fn: Callable[[ShapeCell], Result] = certify_cell) -> tuple[list[Result], bool]:
+    """Certify every cell (see the module docstring); ``(results in the cells' order, interrupted)``."""
+    from dataclasses import replace
+
+    from .executors import InProcess
+
+    ex = executor or InProcess()
+    deadline = time.monotonic() + timeout
+    order = sorted(range(len(cells)), key=lambda i: (sum(cells[i].shape), cells[i].shape))
+    pending = list(order)
+    running: dict = {}
+    out: dict[int, Result] = {}
+    interrupted = False
+
+    def finish(i: int, r: Result) -> None:
+        out[i] = r
+        if on_result is not None:
+            on_result(cells[i], r)
+        if progress:
+            progress(f"[{len(out)}/{len(cells)}] {cells[i].describe()}: {r.verdict}"
+                     + (f" ({r.note})" if r.note and r.verdict == "unknown" else "")
+                     + f"  (running {len(running)})")
+
+    try:
+        while pending or running:
+            while pending and len(running) < ex.slots:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                i = pending.pop(0)
+                share = min(left, left * ex.slots / (len(pending) + 1))
+                running[ex.submit(fn, replace(cells[i], timeout=share))] = i
+            if not running:
+                break
+            for handle, value, err in ex.wait_any():
+                i = running.pop(handle)
+                finish(i, value if err is None else _unknown(cells[i], f"worker error: {type(err).__name__}: {err}"))
+        for i in pending:
+            finish(i, _unknown(cells[i], NOT_REACHED))
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        ex.close(cancel=bool(running) or interrupted)
+    return [out[i] for i in range(len(cells)) if i in out], interrupted
