@@ -84,6 +84,7 @@ MEASURES: dict[str, tuple[str, int, str]] = {
             "allocation", 0, ">"),
     "pm": ("the smallest ratio of a remaining user's tasks after a departure to its tasks before", 1, "<"),
     "single-server-drf": ("the largest relative difference from DRF's allocation on a single server", 0, ">"),
+    "runs": ("1 when the mechanism raises or returns no valid allocation on the instance (a crash), else 0", 0, ">"),
 }
 
 

@@ -371,7 +371,9 @@ def counterexample_section(v: CounterexampleView, anchor: str, heading: str) -> 
     return (f"<section class='ce' id='{esc(anchor)}'><h3>{heading}</h3>"
             f"<p class='summary'>{esc(v.summary)}</p>{measure}"
             f"<h4>Instance</h4>{instance_tables(v.env, v.deviation)}"
-            f"<h4>Allocations</h4>{allocation_tables(v)}{allocation_figure(v)}{link}{embedded}</section>")
+            + (f"<h4>Allocations</h4>{allocation_tables(v)}{allocation_figure(v)}" if v.allocations else
+               "<h4>Allocations</h4><p>none: the mechanism failed on this instance (property runs)</p>")
+            + f"{link}{embedded}</section>")
 
 
 def _num(v: Any) -> Any:
