@@ -462,7 +462,9 @@ def render_html(rep) -> str:
                 + (" — <span class='bad'>refutes " + esc('; '.join(r.refuted_sources())) + "</span>"
                    if r.refuted else "")))
     refuted = [r for r in rep.results if r.refuted]
-    ref = ("<p><b>Claims refuted</b> (each backed by a stored, replayable counterexample): "
+    backing = ("each backed by a stored, replayable counterexample" if all(r.counterexample for r in refuted)
+               else "each by an exactly re-checked counterexample; not stored in this run")
+    ref = (f"<p><b>Claims refuted</b> ({backing}): "
            + "; ".join(f"{esc(r.property)}/{esc(r.variant)} (paper: {esc('; '.join(r.refuted_sources()))})"
                        for r in refuted) + "</p>") if refuted else "<p>No claim of the paper was refuted in this run.</p>"
     skipped = ("<p class='small'>Not searched: " + "; ".join(f"{esc(p)}/{esc(v)} ({esc(w)})" for p, v, w in rep.skipped)
