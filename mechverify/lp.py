@@ -31,6 +31,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .exact_basis import solve_from_basis
+
 try:  # pragma: no cover - import guard
     import highspy
 except ImportError as exc:  # pragma: no cover
@@ -347,139 +349,34 @@ def solve(lp: LinearProgram, exact: bool = False, time_limit: Optional[float] = 
 
 
 # ---------------------------------------------------------------------- exact basis re-solve
+def _basis_kinds() -> dict:
+    kinds = {_BS.kBasic: "B", _BS.kLower: "L", _BS.kUpper: "U", _BS.kZero: "Z"}
+    if hasattr(_BS, "kNonbasic"):
+        kinds[_BS.kNonbasic] = "L"  # at some bound: the finite one, or the repair moves it
+    return kinds
+
+
+_KINDS = _basis_kinds()
+
+
 def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> Optional[LPResult]:
-    """Re-solve the basis in rationals and verify primal and dual feasibility; None on failure."""
+    """Re-solve HiGHS's basis in rationals, repair it by exact simplex pivots if it is optimal only
+    within HiGHS's tolerances, and verify primal and dual feasibility exactly
+    (:mod:`mechverify.exact_basis`); None on failure."""
     try:
-        from flint import fmpq, fmpq_mat
+        import flint  # noqa: F401
     except ImportError:  # pragma: no cover
         return None
-    n, m = lp.n_cols, lp.n_rows
-    xN: dict[int, Fraction] = {}
-    basic_cols = []
-    for j, st in enumerate(col_status):
-        if st == _BS.kBasic:
-            basic_cols.append(j)
-        elif st == _BS.kLower:
-            if lp.col_lower[j] is None:
-                return None
-            xN[j] = lp.col_lower[j]
-        elif st == _BS.kUpper:
-            if lp.col_upper[j] is None:
-                return None
-            xN[j] = lp.col_upper[j]
-        elif st == _BS.kZero:
-            xN[j] = Fraction(0)
-        else:
-            return None
-    tight_rows: list[tuple[int, Fraction, str]] = []  # (row, value, which bound)
-    basic_rows = []
-    for i, st in enumerate(row_status):
-        if st == _BS.kBasic:
-            basic_rows.append(i)
-        elif st == _BS.kLower:
-            if lp.row_lower[i] is None:
-                return None
-            tight_rows.append((i, lp.row_lower[i], "L"))
-        elif st == _BS.kUpper:
-            if lp.row_upper[i] is None:
-                return None
-            tight_rows.append((i, lp.row_upper[i], "U"))
-        elif st == _BS.kZero:
-            tight_rows.append((i, Fraction(0), "Z"))
-        else:
-            return None
-    k = len(basic_cols)
-    if len(tight_rows) != k:
+    b = solve_from_basis(lp, col_status, row_status, _KINDS)
+    if b is None:
         return None
-    bpos = {c: p for p, c in enumerate(basic_cols)}
-    x: list[Fraction] = [Fraction(0)] * n
-    for j, v in xN.items():
-        x[j] = v
-    if k:
-        M = fmpq_mat(k, k)
-        rhs = fmpq_mat(k, 1)
-        for r, (i, b, _) in enumerate(tight_rows):
-            acc = b
-            for c, v in lp.rows[i].items():
-                p = bpos.get(c)
-                if p is None:
-                    acc -= v * x[c]
-                else:
-                    M[r, p] = fmpq(v.numerator, v.denominator)
-            rhs[r, 0] = fmpq(acc.numerator, acc.denominator)
-        try:
-            sol = M.solve(rhs)
-        except (ZeroDivisionError, ValueError):
-            return None
-        for p, c in enumerate(basic_cols):
-            q = sol[p, 0]
-            x[c] = Fraction(int(q.p), int(q.q))
-    # primal feasibility
-    for j in range(n):
-        lo, up = lp.col_lower[j], lp.col_upper[j]
-        if (lo is not None and x[j] < lo) or (up is not None and x[j] > up):
-            return None
-    act = [sum((v * x[c] for c, v in row.items()), Fraction(0)) for row in lp.rows]
-    for i in range(m):
-        lo, up = lp.row_lower[i], lp.row_upper[i]
-        if (lo is not None and act[i] < lo) or (up is not None and act[i] > up):
-            return None
-    # dual: minimise sign*c.  pi on tight rows solves  sum_i pi_i a_ic = cmin_c  for basic columns c
-    sign = -1 if lp.maximize else 1
-    cmin = [sign * c for c in lp.cost]
-    pi = [Fraction(0)] * m
-    if k:
-        MT = fmpq_mat(k, k)
-        rhs = fmpq_mat(k, 1)
-        for r, (i, _, _) in enumerate(tight_rows):
-            for c, v in lp.rows[i].items():
-                p = bpos.get(c)
-                if p is not None:
-                    MT[p, r] = fmpq(v.numerator, v.denominator)
-        for p, c in enumerate(basic_cols):
-            rhs[p, 0] = fmpq(cmin[c].numerator, cmin[c].denominator)
-        try:
-            sol = MT.solve(rhs)
-        except (ZeroDivisionError, ValueError):
-            return None
-        for r, (i, _, _) in enumerate(tight_rows):
-            q = sol[r, 0]
-            pi[i] = Fraction(int(q.p), int(q.q))
-    # reduced costs of non-basic columns
-    colsum = [Fraction(0)] * n
-    for i, (row) in enumerate(lp.rows):
-        if pi[i]:
-            for c, v in row.items():
-                colsum[c] += pi[i] * v
-    for j, st in enumerate(col_status):
-        if st == _BS.kBasic:
-            continue
-        d = cmin[j] - colsum[j]
-        lo, up = lp.col_lower[j], lp.col_upper[j]
-        fixed = lo is not None and up is not None and lo == up
-        if fixed:
-            continue
-        if st == _BS.kLower and d < 0:
-            return None
-        if st == _BS.kUpper and d > 0:
-            return None
-        if st == _BS.kZero and d != 0:
-            return None
-    for i, _, which in tight_rows:
-        lo, up = lp.row_lower[i], lp.row_upper[i]
-        if lo is not None and up is not None and lo == up:
-            continue
-        # row variable r_i = a_i x with cost 0 enters as -e_i; its reduced cost is pi_i
-        if which == "L" and pi[i] < 0:
-            return None
-        if which == "U" and pi[i] > 0:
-            return None
-        if which == "Z" and pi[i] != 0:
-            return None
+    x = b.x
     obj = sum((c * x[j] for j, c in enumerate(lp.cost)), Fraction(0))
+    sign = -1 if lp.maximize else 1
     # d obj*/d b_i for the stated sense: for the minimisation form it is pi_i; flip for max
-    row_dual = [sign * p for p in pi]
-    return LPResult("optimal", x=x, objective=obj, row_dual=row_dual, row_activity=act, exact=True, method="basis")
+    row_dual = [sign * p for p in b.pi]
+    return LPResult("optimal", x=x, objective=obj, row_dual=row_dual, row_activity=b.act, exact=True,
+                    method="basis")
 
 
 # ---------------------------------------------------------------------- exact fallback (z3)

@@ -1,0 +1,354 @@
+"""Exact re-solve of an LP basis, repaired by a few rational simplex pivots when it is not optimal.
+
+Used by :mod:`mechverify.lp` (exact mode).  HiGHS's optimal basis is optimal only within its
+tolerances (1e-7): on LPs whose data carry more bits than a double (e.g. PS-DSF's pattern LP, whose
+right-hand sides are 80-bit approximations) the exact basic solution can violate a row by 1e-24, or
+a reduced cost can have the wrong sign by as little.  Such a basis is one or a few pivots away from
+an exactly optimal one, so this module continues the simplex method *in rationals* from it:
+
+* dual simplex pivots while the basis is dual feasible but primal infeasible;
+* primal simplex pivots while it is primal feasible but dual infeasible;
+* give up (``None``; the caller falls back to z3) when both fail, the basis matrix is singular, the
+  LP looks infeasible/unbounded from the basis, or ``max_pivots`` pivots did not finish.
+
+The representation is the reduced one of the bounded simplex on ``A x = r`` (``r`` = row
+activities): the basic structural columns ``B`` and the *tight* rows ``T`` (non-basic row activities,
+at a bound) with ``|B| == |T|``; the square system ``A[T, B] x_B = b_T - A[T, N] x_N`` gives the basic
+solution and ``A[T, B]^T pi = c_B`` the duals.  Non-basic variables (columns and tight rows) sit at a
+bound: ``'L'`` lower, ``'U'`` upper, ``'Z'`` free at zero.  A result is returned only after it was
+checked exactly: primal feasible (every column and row within its bounds), dual feasible (every
+non-basic reduced cost has the sign its bound allows) -- i.e. an exactly optimal vertex with its duals.
+Ties are broken by the smallest index (Bland's rule), which also rules out cycling.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Optional
+
+__all__ = ["ExactBasis", "solve_from_basis", "MAX_PIVOTS"]
+
+MAX_PIVOTS = 200  # pivots of the exact repair before giving up (then z3)
+
+_ZERO = Fraction(0)
+
+
+def _q(v: Fraction) -> Any:
+    from flint import fmpq
+    return fmpq(v.numerator, v.denominator)
+
+
+def _fr(q: Any) -> Fraction:
+    return Fraction(int(q.p), int(q.q))
+
+
+class ExactBasis:
+    """A basis of ``lp`` (column statuses, tight rows) with its exact primal and dual solution."""
+
+    def __init__(self, lp: Any, basic_cols: list, col_at: dict, tight: dict) -> None:
+        self.lp = lp
+        self.basic_cols = list(basic_cols)  # basic structural columns
+        self.col_at = dict(col_at)  # non-basic column -> 'L' | 'U' | 'Z'
+        self.tight = dict(tight)  # tight (non-basic) row -> 'L' | 'U'
+        self.pivots = 0
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_status(cls, lp: Any, col_status: list, row_status: list, kinds: dict) -> Optional["ExactBasis"]:
+        """From HiGHS's statuses (``kinds`` maps a status to 'B', 'L', 'U', 'Z' or '?').  A non-basic
+        status naming an infinite bound is read as the finite one (HiGHS reports e.g. ``kLower`` for a
+        row ``<= 0`` at 0); ``None`` if the statuses do not make a basis (a superbasic variable)."""
+        basic, col_at, tight = [], {}, {}
+        for j, st in enumerate(col_status):
+            k = kinds.get(st, "?")
+            if k == "B":
+                basic.append(j)
+                continue
+            at = _nonbasic_side(k, lp.col_lower[j], lp.col_upper[j])
+            if at is None:
+                return None
+            col_at[j] = at
+        for i, st in enumerate(row_status):
+            k = kinds.get(st, "?")
+            if k == "B":
+                continue
+            at = _nonbasic_side(k, lp.row_lower[i], lp.row_upper[i])
+            if at is None or at == "Z":  # a free row cannot be tight
+                return None
+            tight[i] = at
+        if len(tight) != len(basic):
+            return None
+        return cls(lp, basic, col_at, tight)
+
+    # ------------------------------------------------------------------ linear algebra
+    def _bound(self, lo: Optional[Fraction], up: Optional[Fraction], at: str) -> Fraction:
+        return lo if at == "L" else up if at == "U" else _ZERO
+
+    def _matrix(self) -> tuple[Any, list, dict]:
+        from flint import fmpq_mat
+        k = len(self.basic_cols)
+        T = sorted(self.tight)
+        bpos = {c: p for p, c in enumerate(self.basic_cols)}
+        M = fmpq_mat(k, k)
+        for r, i in enumerate(T):
+            for c, v in self.lp.rows[i].items():
+                p = bpos.get(c)
+                if p is not None:
+                    M[r, p] = _q(v)
+        return M, T, bpos
+
+    def evaluate(self) -> bool:
+        """Exact basic solution ``x``, row activities ``act``, duals ``pi`` (minimisation form) and
+        reduced costs ``d`` of the columns.  False if the basis matrix is singular."""
+        from flint import fmpq_mat
+        lp = self.lp
+        n, m = lp.n_cols, lp.n_rows
+        x = [_ZERO] * n
+        for j, at in self.col_at.items():
+            x[j] = self._bound(lp.col_lower[j], lp.col_upper[j], at)
+        M, T, bpos = self._matrix()
+        k = len(T)
+        self.M, self.T, self.bpos = M, T, bpos
+        sign = -1 if lp.maximize else 1
+        self.cmin = cmin = [sign * c for c in lp.cost]
+        pi = [_ZERO] * m
+        if k:
+            rhs = fmpq_mat(k, 1)
+            for r, i in enumerate(T):
+                acc = self._bound(lp.row_lower[i], lp.row_upper[i], self.tight[i])
+                for c, v in lp.rows[i].items():
+                    if c not in bpos:
+                        acc -= v * x[c]
+                rhs[r, 0] = _q(acc)
+            try:
+                sol = M.solve(rhs)
+                crhs = fmpq_mat(k, 1)
+                for p, c in enumerate(self.basic_cols):
+                    crhs[p, 0] = _q(cmin[c])
+                dsol = M.transpose().solve(crhs)
+            except (ZeroDivisionError, ValueError):
+                return False
+            for p, c in enumerate(self.basic_cols):
+                x[c] = _fr(sol[p, 0])
+            for r, i in enumerate(T):
+                pi[i] = _fr(dsol[r, 0])
+        self.x, self.pi = x, pi
+        self.act = [sum((v * x[c] for c, v in row.items()), _ZERO) for row in lp.rows]
+        colsum = [_ZERO] * n
+        for i in T:
+            if pi[i]:
+                for c, v in lp.rows[i].items():
+                    colsum[c] += pi[i] * v
+        self.d = [cmin[j] - colsum[j] for j in range(n)]
+        return True
+
+    # ------------------------------------------------------------------ optimality tests
+    def primal_violation(self) -> Optional[tuple]:
+        """The first basic variable out of its bounds: ``('c', j, side)`` / ``('r', i, side)`` with
+        ``side`` the violated bound ('L' below the lower, 'U' above the upper); None if feasible."""
+        lp = self.lp
+        for j in self.basic_cols:
+            side = _outside(self.x[j], lp.col_lower[j], lp.col_upper[j])
+            if side:
+                return ("c", j, side)
+        for i in range(lp.n_rows):
+            if i not in self.tight:
+                side = _outside(self.act[i], lp.row_lower[i], lp.row_upper[i])
+                if side:
+                    return ("r", i, side)
+        return None
+
+    def _nonbasic(self):
+        """``(key, at, reduced cost, fixed)`` of every non-basic variable, keys ``('c', j)`` / ``('r', i)``."""
+        lp = self.lp
+        for j, at in self.col_at.items():
+            lo, up = lp.col_lower[j], lp.col_upper[j]
+            yield ("c", j), at, self.d[j], lo is not None and lo == up
+        for i, at in self.tight.items():
+            lo, up = lp.row_lower[i], lp.row_upper[i]
+            yield ("r", i), at, self.pi[i], lo is not None and lo == up
+
+    def dual_violation(self) -> Optional[tuple]:
+        """The first non-basic variable whose reduced cost has the wrong sign: ``(key, direction)``
+        with ``direction`` +1 (increasing it lowers the objective) or -1; None if dual feasible."""
+        for key, at, rc, fixed in sorted(self._nonbasic()):
+            if fixed or not rc:
+                continue
+            if rc < 0 and at in ("L", "Z"):
+                return key, 1
+            if rc > 0 and at in ("U", "Z"):
+                return key, -1
+        return None
+
+    # ------------------------------------------------------------------ pivots
+    def _solve(self, vec: list, transpose: bool) -> Optional[list]:
+        from flint import fmpq_mat
+        k = len(vec)
+        b = fmpq_mat(k, 1)
+        for r, v in enumerate(vec):
+            b[r, 0] = _q(v)
+        try:
+            s = (self.M.transpose() if transpose else self.M).solve(b)
+        except (ZeroDivisionError, ValueError):
+            return None
+        return [_fr(s[r, 0]) for r in range(k)]
+
+    def _swap(self, leave: tuple, leave_at: str, enter: tuple) -> None:
+        """``leave`` (basic) becomes non-basic at ``leave_at``; ``enter`` (non-basic) becomes basic."""
+        kind, idx = leave
+        if kind == "c":
+            self.basic_cols.remove(idx)
+            self.col_at[idx] = leave_at
+        else:
+            self.tight[idx] = leave_at
+        kind, idx = enter
+        if kind == "c":
+            del self.col_at[idx]
+            self.basic_cols.append(idx)
+        else:
+            del self.tight[idx]
+        self.pivots += 1
+
+    def dual_pivot(self, viol: tuple) -> bool:
+        """One dual simplex pivot on the violated basic variable ``viol``; False if none is possible
+        (the LP is then infeasible, or the basis numerically useless)."""
+        kind, idx, side = viol
+        lp, T, bpos = self.lp, self.T, self.bpos
+        k = len(T)
+        if kind == "c":
+            e = [_ZERO] * k
+            e[bpos[idx]] = Fraction(1)
+            y = self._solve(e, True) if k else []
+            base: dict = {}
+        else:
+            row = lp.rows[idx]
+            y = self._solve([row.get(c, _ZERO) for c in self.basic_cols], True) if k else []
+            base = row
+        if y is None:
+            return False
+        g_rows = {i: y[r] for r, i in enumerate(T)}  # d value / d b_t
+        ya: dict = {}
+        for r, i in enumerate(T):
+            if y[r]:
+                for c, v in lp.rows[i].items():
+                    ya[c] = ya.get(c, _ZERO) + y[r] * v
+        want = 1 if side == "L" else -1  # the leaving value must increase (below its lower bound) or decrease
+        best = None
+        for key, at, rc, fixed in self._nonbasic():
+            if fixed:
+                continue
+            if key[0] == "c":
+                g = base.get(key[1], _ZERO) - ya.get(key[1], _ZERO)
+            else:
+                g = g_rows[key[1]]
+            g *= want
+            if not g or (at == "L" and g < 0) or (at == "U" and g > 0):
+                continue
+            ratio = abs(rc / g)
+            if best is None or (ratio, key) < best[:2]:
+                best = (ratio, key)
+        if best is None:
+            return False
+        self._swap((kind, idx), side, best[1])
+        return True
+
+    def primal_pivot(self, enter: tuple, direction: int) -> bool:
+        """One primal simplex pivot bringing ``enter`` into the basis (moving it by ``direction``);
+        False if the step is unbounded (the LP is then unbounded) or the basis singular."""
+        lp, T, bpos = self.lp, self.T, self.bpos
+        k = len(T)
+        kind, idx = enter
+        if kind == "c":
+            rhs = [-lp.rows[i].get(idx, _ZERO) for i in T]
+        else:
+            rhs = [Fraction(1) if i == idx else _ZERO for i in T]
+        dx = self._solve(rhs, False) if k else []
+        if dx is None:
+            return False
+        dxb = {c: dx[p] * direction for p, c in enumerate(self.basic_cols)}
+        best = None  # (step, key, side the leaving variable ends at)
+
+        def consider(step, key, at):
+            nonlocal best
+            if best is None or (step, key) < best[:2]:
+                best = (step, key, at)
+
+        for c, v in dxb.items():
+            _ratio(self.x[c], v, lp.col_lower[c], lp.col_upper[c], ("c", c), consider)
+        for i in range(lp.n_rows):
+            if i in self.tight:
+                continue
+            row = lp.rows[i]
+            dv = sum((v * dxb[c] for c, v in row.items() if c in dxb), _ZERO)
+            if kind == "c" and idx in row:
+                dv += row[idx] * direction
+            _ratio(self.act[i], dv, lp.row_lower[i], lp.row_upper[i], ("r", i), consider)
+        lo, up = (lp.col_lower[idx], lp.col_upper[idx]) if kind == "c" else (lp.row_lower[idx], lp.row_upper[idx])
+        if lo is not None and up is not None:  # a bound flip of the entering variable itself
+            consider(up - lo, enter, "U" if direction > 0 else "L")
+        if best is None:
+            return False
+        step, key, at = best
+        if key == enter:
+            if kind == "c":
+                self.col_at[idx] = at
+            else:
+                self.tight[idx] = at
+            self.pivots += 1
+        else:
+            self._swap(key, at, enter)
+        return True
+
+
+def _nonbasic_side(kind: str, lo: Optional[Fraction], up: Optional[Fraction]) -> Optional[str]:
+    if kind == "L" and lo is not None:
+        return "L"
+    if kind == "U" and up is not None:
+        return "U"
+    if kind in ("L", "U", "Z"):
+        if lo is None and up is None:
+            return "Z"
+        if kind == "Z":  # HiGHS's kZero: at value 0, which must be a bound of a bounded variable
+            return "L" if lo == 0 else "U" if up == 0 else None
+        return "L" if lo is not None else "U"
+    return None
+
+
+def _outside(v: Fraction, lo: Optional[Fraction], up: Optional[Fraction]) -> str:
+    if lo is not None and v < lo:
+        return "L"
+    if up is not None and v > up:
+        return "U"
+    return ""
+
+
+def _ratio(v: Fraction, dv: Fraction, lo: Optional[Fraction], up: Optional[Fraction], key: tuple, consider) -> None:
+    if dv > 0 and up is not None:
+        consider((up - v) / dv, key, "U")
+    elif dv < 0 and lo is not None:
+        consider((v - lo) / -dv, key, "L")
+
+
+def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
+                     max_pivots: int = MAX_PIVOTS) -> Optional[ExactBasis]:
+    """An exactly optimal basis reached from HiGHS's statuses by at most ``max_pivots`` rational
+    simplex pivots (its ``x``, ``act``, ``pi`` are exact), or None (see the module docstring)."""
+    b = ExactBasis.from_status(lp, col_status, row_status, kinds)
+    if b is None:
+        return None
+    while True:
+        if not b.evaluate():
+            return None
+        pv = b.primal_violation()
+        dv = b.dual_violation()
+        if pv is None and dv is None:
+            return b
+        if b.pivots >= max_pivots:
+            return None
+        if pv is not None and dv is None:
+            ok = b.dual_pivot(pv)
+        elif pv is None:
+            ok = b.primal_pivot(*dv)
+        else:
+            return None
+        if not ok:
+            return None
