@@ -8,8 +8,12 @@ an exactly optimal one, so this module continues the simplex method *in rational
 
 * dual simplex pivots while the basis is dual feasible but primal infeasible;
 * primal simplex pivots while it is primal feasible but dual infeasible;
-* give up (``None``; the caller falls back to z3) when both fail, the basis matrix is singular, the
-  LP looks infeasible/unbounded from the basis, or ``max_pivots`` pivots did not finish.
+* when it is neither, dual simplex pivots on zero costs (every basis is dual feasible for them)
+  until it is primal feasible, then primal simplex pivots on the real costs;
+* a basis matrix that is singular in exact arithmetic is first made regular (``repair``);
+* give up (``None``; the caller falls back to z3) when the basis matrix is singular, the
+  LP looks infeasible/unbounded from the basis, or ``max_pivots`` pivots (or ``PIVOT_WORK``)
+  did not finish.
 
 The representation is the reduced one of the bounded simplex on ``A x = r`` (``r`` = row
 activities): the basic structural columns ``B`` and the *tight* rows ``T`` (non-basic row activities,
@@ -28,6 +32,10 @@ from typing import Any, Optional
 __all__ = ["ExactBasis", "solve_from_basis", "MAX_PIVOTS"]
 
 MAX_PIVOTS = 200  # pivots of the exact repair before giving up (then z3)
+# Each pivot re-solves the k x k basis system densely (k = basic columns): a k = 517 system of
+# PS-DSF's pattern LP (60 servers x 45 users) takes ~1.6 s per pivot and needs > 60 pivots, slower
+# than z3.  So pivots stop once pivots * k**2 exceeds this budget (k = 8: MAX_PIVOTS; k = 64: ~100).
+PIVOT_WORK = 400_000
 
 _ZERO = Fraction(0)
 
@@ -50,6 +58,9 @@ class ExactBasis:
         self.col_at = dict(col_at)  # non-basic column -> 'L' | 'U' | 'Z'
         self.tight = dict(tight)  # tight (non-basic) row -> 'L' | 'U'
         self.pivots = 0
+        self.repairs = 0
+        self.infeasible = False  # set with a proof (see solve_from_basis)
+        self.phase1 = False  # zero costs: the dual simplex then only restores primal feasibility
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -109,7 +120,7 @@ class ExactBasis:
         k = len(T)
         self.M, self.T, self.bpos = M, T, bpos
         sign = -1 if lp.maximize else 1
-        self.cmin = cmin = [sign * c for c in lp.cost]
+        self.cmin = cmin = [_ZERO] * n if self.phase1 else [sign * c for c in lp.cost]
         pi = [_ZERO] * m
         if k:
             rhs = fmpq_mat(k, 1)
@@ -126,7 +137,7 @@ class ExactBasis:
                     crhs[p, 0] = _q(cmin[c])
                 dsol = M.transpose().solve(crhs)
             except (ZeroDivisionError, ValueError):
-                return False
+                return self.repair() and self.evaluate()
             for p, c in enumerate(self.basic_cols):
                 x[c] = _fr(sol[p, 0])
             for r, i in enumerate(T):
@@ -141,12 +152,36 @@ class ExactBasis:
         self.d = [cmin[j] - colsum[j] for j in range(n)]
         return True
 
+    def repair(self) -> bool:
+        """Make a singular basis matrix regular (HiGHS's basis can be singular in exact arithmetic,
+        e.g. two tight rows that are the same inequality in both directions): keep a maximal set of
+        independent basic columns and of independent tight rows (their submatrix is then regular);
+        the other basic columns go to a bound, the other tight rows become basic.  False if nothing
+        was dropped (called once per singular matrix, so no loop)."""
+        M, T = self.M, self.T
+        _, rank = M.rref()
+        if rank == len(T) or self.repairs >= 3:
+            return False
+        self.repairs += 1
+        keep_c = _pivot_columns(M)
+        keep_r = _pivot_columns(M.transpose())
+        lp = self.lp
+        for p, c in enumerate(list(self.basic_cols)):
+            if p not in keep_c:
+                self.basic_cols.remove(c)
+                lo, up = lp.col_lower[c], lp.col_upper[c]
+                self.col_at[c] = "L" if lo is not None else "U" if up is not None else "Z"
+        for r, i in enumerate(T):
+            if r not in keep_r:
+                del self.tight[i]
+        return True
+
     # ------------------------------------------------------------------ optimality tests
     def primal_violation(self) -> Optional[tuple]:
         """The first basic variable out of its bounds: ``('c', j, side)`` / ``('r', i, side)`` with
         ``side`` the violated bound ('L' below the lower, 'U' above the upper); None if feasible."""
         lp = self.lp
-        for j in self.basic_cols:
+        for j in sorted(self.basic_cols):
             side = _outside(self.x[j], lp.col_lower[j], lp.col_upper[j])
             if side:
                 return ("c", j, side)
@@ -299,6 +334,18 @@ class ExactBasis:
         return True
 
 
+def _pivot_columns(M: Any) -> set:
+    """Indices of the pivot columns of ``M``'s reduced row echelon form (a maximal independent set)."""
+    R, rank = M.rref()
+    out, c = set(), 0
+    for r in range(rank):
+        while R[r, c] == 0:
+            c += 1
+        out.add(c)
+        c += 1
+    return out
+
+
 def _nonbasic_side(kind: str, lo: Optional[Fraction], up: Optional[Fraction]) -> Optional[str]:
     if kind == "L" and lo is not None:
         return "L"
@@ -331,7 +378,8 @@ def _ratio(v: Fraction, dv: Fraction, lo: Optional[Fraction], up: Optional[Fract
 def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
                      max_pivots: int = MAX_PIVOTS) -> Optional[ExactBasis]:
     """An exactly optimal basis reached from HiGHS's statuses by at most ``max_pivots`` rational
-    simplex pivots (its ``x``, ``act``, ``pi`` are exact), or None (see the module docstring)."""
+    simplex pivots (its ``x``, ``act``, ``pi`` are exact), a basis with ``infeasible`` set when a dual
+    simplex row proves the LP infeasible, or None (see the module docstring)."""
     b = ExactBasis.from_status(lp, col_status, row_status, kinds)
     if b is None:
         return None
@@ -339,16 +387,24 @@ def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
         if not b.evaluate():
             return None
         pv = b.primal_violation()
+        if pv is None and b.phase1:  # primal feasible: back to the real costs
+            b.phase1 = False
+            continue
         dv = b.dual_violation()
         if pv is None and dv is None:
             return b
-        if b.pivots >= max_pivots:
+        if b.pivots >= max_pivots or b.pivots * len(b.basic_cols) ** 2 > PIVOT_WORK:
             return None
-        if pv is not None and dv is None:
-            ok = b.dual_pivot(pv)
-        elif pv is None:
-            ok = b.primal_pivot(*dv)
-        else:
-            return None
-        if not ok:
+        if pv is not None and dv is not None:  # neither: phase 1 by the dual simplex on zero costs
+            if b.phase1:  # pragma: no cover - zero costs are dual feasible
+                return None
+            b.phase1 = True
+            continue
+        if pv is not None:
+            if not b.dual_pivot(pv):
+                # no entering variable: the leaving variable's row, an exact identity in the non-basic
+                # variables, cannot reach its bound within their bounds -- a proof of infeasibility
+                b.infeasible = True
+                return b
+        elif not b.primal_pivot(*dv):
             return None

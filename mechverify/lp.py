@@ -370,6 +370,8 @@ def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> 
     b = solve_from_basis(lp, col_status, row_status, _KINDS)
     if b is None:
         return None
+    if b.infeasible:
+        return LPResult("infeasible", exact=True, method="basis")
     x = b.x
     obj = sum((c * x[j] for j, c in enumerate(lp.cost)), Fraction(0))
     sign = -1 if lp.maximize else 1
