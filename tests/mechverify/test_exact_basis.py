@@ -1,0 +1,81 @@
+"""The exact LP path repairs HiGHS's basis by rational simplex pivots instead of falling back to z3.
+
+PS-DSF's pattern LP (mechanisms/psdsf/iteration.py) has 80-bit right-hand sides; HiGHS's basis is
+optimal only within its 1e-7 tolerances and its exact basic solution violated rows by ~1e-24, so every
+such LP used to be re-solved by z3.  Here z3 is made to raise, and the results must equal the ones the
+z3 path gives (the LP optimum value is unique; the vertices agree on these instances too).
+"""
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+
+import pytest
+
+import mechanisms
+import mechverify.lp as lp_mod
+from mechverify.instances import parse_environment
+from mechverify.lp import LinearProgram, solve
+
+
+def _instances(n: int, seed: int):
+    """The random 3 users x 2 servers x 2 resources instances of benchmarks/bench_mechanisms.py."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        out.append({"resources": ["r0", "r1"],
+                    "servers": [{"name": f"s{s}", "capacity": [rng.randint(1, 20) for _ in range(2)]}
+                                for s in range(2)],
+                    "users": [{"name": f"u{j}", "demand": [rng.randint(1, 6) for _ in range(2)]}
+                              for j in range(3)]})
+    return out
+
+
+# indices (seed 0) whose PS-DSF run ends with the pattern LP, which went to z3 before the repair
+USED_Z3 = [10, 12, 28, 32, 37, 44]
+
+
+def _no_z3(*args, **kwargs):
+    raise AssertionError("z3 fallback called")
+
+
+@pytest.mark.parametrize("name", ["psdsf-rdm", "psdsf-tdm"])
+def test_pattern_lp_needs_no_z3_and_matches_the_z3_path(monkeypatch, name):
+    dicts = _instances(max(USED_Z3) + 1, 0)
+    mech = mechanisms.get(name)
+    with monkeypatch.context() as m:
+        m.setattr(lp_mod, "_exact_from_basis", lambda *a: None)  # the old path: every such LP by z3
+        old = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in USED_Z3]
+    monkeypatch.setattr(lp_mod, "solve_z3", _no_z3)
+    new = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in USED_Z3]
+    for a, b in zip(old, new):
+        assert b.info["method"] == "algorithm-i/pattern-lp"
+        assert b.exact and b.x == a.x
+
+
+def test_basis_optimal_only_within_tolerance_is_repaired(monkeypatch):
+    """min e s.t. e >= x - a, e >= a - x, x <= a - 2^-90 (a = 1/3): by hand x = a - 2^-90, e = 2^-90.
+    HiGHS cannot see 2^-90; its basis (x = a, e = 0) violates x <= a - 2^-90 exactly."""
+    monkeypatch.setattr(lp_mod, "solve_z3", _no_z3)
+    a, eps = F(1, 3), F(1, 2 ** 90)
+    lp = LinearProgram()
+    x, e = lp.add_var(0, None, 0), lp.add_var(0, None, 1)
+    lp.add_row({e: 1, x: -1}, -a, None)
+    lp.add_row({e: 1, x: 1}, a, None)
+    lp.add_row({x: 1}, None, a - eps)
+    res = solve(lp, exact=True)
+    assert res.ok and res.exact and res.method == "basis"
+    assert res.x == [a - eps, eps] and res.objective == eps
+    # duals by hand: the rows e + x >= a and x <= a - eps are tight; d obj/d b = (0, 1, -1)
+    assert res.row_dual == [0, 1, -1]
+
+
+def test_infeasible_beyond_double_precision_is_proved_without_z3(monkeypatch):
+    """x >= 1/3 and x <= 1/3 - 2^-90: infeasible, but within HiGHS's tolerance of feasible."""
+    monkeypatch.setattr(lp_mod, "solve_z3", _no_z3)
+    lp = LinearProgram()
+    x = lp.add_var(0, None, 1)
+    lp.add_row({x: 1}, F(1, 3), None)
+    lp.add_row({x: 1}, None, F(1, 3) - F(1, 2 ** 90))
+    res = solve(lp, exact=True)
+    assert res.status == "infeasible" and res.exact and res.method == "basis"
