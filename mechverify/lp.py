@@ -13,8 +13,10 @@ arithmetic (python-flint ``fmpq_mat``), then *verifies* the certificate exactly:
 * primal:  the basic solution satisfies every row and column bound;
 * dual:    the reduced costs have the right signs for every non-basic column/row.
 
-A verified basis is an exact optimal solution with exact duals.  If verification fails (a
-numerically wrong basis) the LP is re-solved exactly by z3's rational simplex (no duals then).
+A verified basis is an exact optimal solution with exact duals.  A basis that is optimal only within
+HiGHS's tolerances (data with more bits than a double) is repaired by a few rational simplex pivots
+(:mod:`mechverify.exact_basis`) and verified again.  Only if that fails too is the LP re-solved
+exactly by z3's rational simplex (no duals then).
 Solver trouble is reported as ``status='error'`` with a reason, never as optimal.
 
 Sign convention of the exact duals returned here: ``row_dual[i] = d objective* / d b_i`` for the
