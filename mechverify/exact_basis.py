@@ -26,16 +26,18 @@ Ties are broken by the smallest index (Bland's rule), which also rules out cycli
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Optional
 
 __all__ = ["ExactBasis", "solve_from_basis", "MAX_PIVOTS"]
 
 MAX_PIVOTS = 200  # pivots of the exact repair before giving up (then z3)
-# Each pivot re-solves the k x k basis system densely (k = basic columns): a k = 517 system of
-# PS-DSF's pattern LP (60 servers x 45 users) takes ~1.6 s per pivot and needs > 60 pivots, slower
-# than z3.  So pivots stop once pivots * k**2 exceeds this budget (k = 8: MAX_PIVOTS; k = 64: ~100).
-PIVOT_WORK = 400_000
+# A pivot costs about one pass over the LP's non-zeros (sparse solves, integer row activities).  On
+# the 60 servers x 45 users pattern LP (23902 rows, ~570k non-zeros) HiGHS's basis is ~2000 pivots
+# (150 s) from exact optimality, while z3 takes ~18 s; so pivots stop once pivots * non-zeros
+# exceeds this budget (small LPs: MAX_PIVOTS; that one: ~9 pivots, ~0.7 s).
+PIVOT_WORK = 5_000_000
 
 _ZERO = Fraction(0)
 
@@ -94,56 +96,55 @@ class ExactBasis:
     def _bound(self, lo: Optional[Fraction], up: Optional[Fraction], at: str) -> Fraction:
         return lo if at == "L" else up if at == "U" else _ZERO
 
-    def _matrix(self) -> tuple[Any, list, dict]:
+    def _matrix(self) -> Any:
+        """The basis matrix ``A[T, B]`` as a dense ``fmpq_mat`` (only to repair a singular one)."""
         from flint import fmpq_mat
-        k = len(self.basic_cols)
-        T = sorted(self.tight)
-        bpos = {c: p for p, c in enumerate(self.basic_cols)}
+        k = len(self.T)
         M = fmpq_mat(k, k)
-        for r, i in enumerate(T):
-            for c, v in self.lp.rows[i].items():
-                p = bpos.get(c)
-                if p is not None:
-                    M[r, p] = _q(v)
-        return M, T, bpos
+        for r, row in enumerate(self.Mrows):
+            for p, v in row.items():
+                M[r, p] = _q(v)
+        return M
 
     def evaluate(self) -> bool:
         """Exact basic solution ``x``, row activities ``act``, duals ``pi`` (minimisation form) and
         reduced costs ``d`` of the columns.  False if the basis matrix is singular."""
-        from flint import fmpq_mat
         lp = self.lp
         n, m = lp.n_cols, lp.n_rows
         x = [_ZERO] * n
         for j, at in self.col_at.items():
             x[j] = self._bound(lp.col_lower[j], lp.col_upper[j], at)
-        M, T, bpos = self._matrix()
+        T = sorted(self.tight)
+        bpos = {c: p for p, c in enumerate(self.basic_cols)}
         k = len(T)
-        self.M, self.T, self.bpos = M, T, bpos
+        self.T, self.bpos = T, bpos
+        self.Mrows = [{bpos[c]: v for c, v in lp.rows[i].items() if c in bpos} for i in T]
+        self.MTrows = [{} for _ in range(k)]
+        for r, row in enumerate(self.Mrows):
+            for p, v in row.items():
+                self.MTrows[p][r] = v
         sign = -1 if lp.maximize else 1
         self.cmin = cmin = [_ZERO] * n if self.phase1 else [sign * c for c in lp.cost]
         pi = [_ZERO] * m
         if k:
-            rhs = fmpq_mat(k, 1)
-            for r, i in enumerate(T):
+            rhs = []
+            for i in T:
                 acc = self._bound(lp.row_lower[i], lp.row_upper[i], self.tight[i])
                 for c, v in lp.rows[i].items():
                     if c not in bpos:
                         acc -= v * x[c]
-                rhs[r, 0] = _q(acc)
-            try:
-                sol = M.solve(rhs)
-                crhs = fmpq_mat(k, 1)
-                for p, c in enumerate(self.basic_cols):
-                    crhs[p, 0] = _q(cmin[c])
-                dsol = M.transpose().solve(crhs)
-            except (ZeroDivisionError, ValueError):
+                rhs.append(acc)
+            sol = _sparse_solve(self.Mrows, rhs)
+            dsol = None if sol is None else _sparse_solve(self.MTrows, [cmin[c] for c in self.basic_cols])
+            if dsol is None:
                 return self.repair() and self.evaluate()
             for p, c in enumerate(self.basic_cols):
-                x[c] = _fr(sol[p, 0])
+                x[c] = sol[p]
             for r, i in enumerate(T):
-                pi[i] = _fr(dsol[r, 0])
+                pi[i] = dsol[r]
         self.x, self.pi = x, pi
-        self.act = [sum((v * x[c] for c, v in row.items()), _ZERO) for row in lp.rows]
+        self._act = None
+        self.D, self.act_num = _scaled_products(self.irows, x)
         colsum = [_ZERO] * n
         for i in T:
             if pi[i]:
@@ -152,13 +153,36 @@ class ExactBasis:
         self.d = [cmin[j] - colsum[j] for j in range(n)]
         return True
 
+    @property
+    def act(self) -> list:
+        """Exact row activities at ``x``."""
+        if self._act is None:
+            self._act = [self.act_of(i) for i in range(self.lp.n_rows)]
+        return self._act
+
+    def act_of(self, i: int) -> Fraction:
+        """Exact activity of row ``i`` at ``x``."""
+        return Fraction(self.act_num[i], self.D * self.irows[i][0])
+
+    def _row_side(self, i: int) -> str:
+        """'L' / 'U' if row ``i``'s activity is below its lower / above its upper bound, else ''
+        (compared in integers: activity = act_num / (D * L_i))."""
+        lp = self.lp
+        num, den = self.act_num[i], self.D * self.irows[i][0]
+        lo, up = lp.row_lower[i], lp.row_upper[i]
+        if lo is not None and num * lo.denominator < lo.numerator * den:
+            return "L"
+        if up is not None and num * up.denominator > up.numerator * den:
+            return "U"
+        return ""
+
     def repair(self) -> bool:
         """Make a singular basis matrix regular (HiGHS's basis can be singular in exact arithmetic,
         e.g. two tight rows that are the same inequality in both directions): keep a maximal set of
         independent basic columns and of independent tight rows (their submatrix is then regular);
         the other basic columns go to a bound, the other tight rows become basic.  False if nothing
         was dropped (called once per singular matrix, so no loop)."""
-        M, T = self.M, self.T
+        M, T = self._matrix(), self.T
         _, rank = M.rref()
         if rank == len(T) or self.repairs >= 3:
             return False
@@ -187,7 +211,7 @@ class ExactBasis:
                 return ("c", j, side)
         for i in range(lp.n_rows):
             if i not in self.tight:
-                side = _outside(self.act[i], lp.row_lower[i], lp.row_upper[i])
+                side = self._row_side(i)
                 if side:
                     return ("r", i, side)
         return None
@@ -216,16 +240,7 @@ class ExactBasis:
 
     # ------------------------------------------------------------------ pivots
     def _solve(self, vec: list, transpose: bool) -> Optional[list]:
-        from flint import fmpq_mat
-        k = len(vec)
-        b = fmpq_mat(k, 1)
-        for r, v in enumerate(vec):
-            b[r, 0] = _q(v)
-        try:
-            s = (self.M.transpose() if transpose else self.M).solve(b)
-        except (ZeroDivisionError, ValueError):
-            return None
-        return [_fr(s[r, 0]) for r in range(k)]
+        return _sparse_solve(self.MTrows if transpose else self.Mrows, vec)
 
     def _swap(self, leave: tuple, leave_at: str, enter: tuple) -> None:
         """``leave`` (basic) becomes non-basic at ``leave_at``; ``enter`` (non-basic) becomes basic."""
@@ -309,14 +324,17 @@ class ExactBasis:
 
         for c, v in dxb.items():
             _ratio(self.x[c], v, lp.col_lower[c], lp.col_upper[c], ("c", c), consider)
+        moving = dict(dxb)
+        if kind == "c":
+            moving[idx] = Fraction(direction)
+        vec = [_ZERO] * lp.n_cols
+        for c, v in moving.items():
+            vec[c] = v
+        Dd, dnum = _scaled_products(self.irows, vec)
         for i in range(lp.n_rows):
-            if i in self.tight:
-                continue
-            row = lp.rows[i]
-            dv = sum((v * dxb[c] for c, v in row.items() if c in dxb), _ZERO)
-            if kind == "c" and idx in row:
-                dv += row[idx] * direction
-            _ratio(self.act[i], dv, lp.row_lower[i], lp.row_upper[i], ("r", i), consider)
+            if dnum[i] and i not in self.tight:
+                dv = Fraction(dnum[i], Dd * self.irows[i][0])
+                _ratio(self.act_of(i), dv, lp.row_lower[i], lp.row_upper[i], ("r", i), consider)
         lo, up = (lp.col_lower[idx], lp.col_upper[idx]) if kind == "c" else (lp.row_lower[idx], lp.row_upper[idx])
         if lo is not None and up is not None:  # a bound flip of the entering variable itself
             consider(up - lo, enter, "U" if direction > 0 else "L")
@@ -332,6 +350,95 @@ class ExactBasis:
         else:
             self._swap(key, at, enter)
         return True
+
+
+def _integer_rows(lp: Any) -> list:
+    """Every row as ``(L, [(col, int coefficient * L)])`` with ``L`` the lcm of its denominators."""
+    out = []
+    for row in lp.rows:
+        L = math.lcm(*[v.denominator for v in row.values()]) if row else 1
+        out.append((L, [(c, v.numerator * (L // v.denominator)) for c, v in row.items()]))
+    return out
+
+
+def _scaled_products(irows: list, x: list) -> tuple:
+    """``(D, nums)`` with ``row_i . x = nums[i] / (D * L_i)`` (integer arithmetic; ``D`` = lcm of the
+    denominators of ``x``)."""
+    D = math.lcm(*[v.denominator for v in x if v]) if any(x) else 1
+    X = [v.numerator * (D // v.denominator) if v else 0 for v in x]
+    return D, [sum([a * X[c] for c, a in terms]) for _, terms in irows]
+
+
+def _sparse_solve(rows: list, rhs: list) -> Optional[list]:
+    """Exact solution ``z`` of ``sum_p rows[r][p] z_p = rhs[r]`` (square; ``rows`` sparse dicts of
+    non-zero Fractions), or None if singular.  Row singletons are solved and substituted, column
+    singletons set aside for back substitution; the remaining core is solved densely (``fmpq_mat``).
+    Basis matrices of LPs like PS-DSF's pattern LP are mostly peeled away."""
+    from flint import fmpq_mat
+    k = len(rows)
+    cols: list = [set() for _ in range(k)]
+    for r, row in enumerate(rows):
+        for p in row:
+            cols[p].add(r)
+    res = list(rhs)
+    live_r = [set(row) for row in rows]  # unknown columns of each live row
+    z: list = [None] * k
+    row_done = [False] * k
+    col_done = [False] * k
+    later = []  # (row, col) solved after the core, in reverse order
+    changed = True
+    while changed:
+        changed = False
+        for r in range(k):
+            if row_done[r] or len(live_r[r]) != 1:
+                continue
+            (p,) = live_r[r]
+            z[p] = res[r] / rows[r][p]
+            row_done[r] = col_done[p] = True
+            for r2 in cols[p]:
+                if not row_done[r2]:
+                    res[r2] -= rows[r2][p] * z[p]
+                    live_r[r2].discard(p)
+            changed = True
+        for p in range(k):
+            if col_done[p]:
+                continue
+            live = [r for r in cols[p] if not row_done[r]]
+            if len(live) == 1:
+                r = live[0]
+                later.append((r, p))
+                row_done[r] = col_done[p] = True
+                for p2 in live_r[r]:
+                    if p2 != p:
+                        cols[p2].discard(r)
+                changed = True
+            elif not live:
+                return None  # a column with no equation left: singular
+    core_r = [r for r in range(k) if not row_done[r]]
+    core_c = [p for p in range(k) if not col_done[p]]
+    if len(core_r) != len(core_c):
+        return None
+    if core_r:
+        cpos = {p: q for q, p in enumerate(core_c)}
+        M = fmpq_mat(len(core_r), len(core_c))
+        b = fmpq_mat(len(core_r), 1)
+        for q, r in enumerate(core_r):
+            for p in live_r[r]:
+                M[q, cpos[p]] = _q(rows[r][p])
+            b[q, 0] = _q(res[r])
+        try:
+            sol = M.solve(b)
+        except (ZeroDivisionError, ValueError):
+            return None
+        for q, p in enumerate(core_c):
+            z[p] = _fr(sol[q, 0])
+    for r, p in reversed(later):
+        acc = rhs[r]
+        for p2, v in rows[r].items():
+            if p2 != p:
+                acc -= v * z[p2]
+        z[p] = acc / rows[r][p]
+    return z
 
 
 def _pivot_columns(M: Any) -> set:
@@ -383,6 +490,8 @@ def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
     b = ExactBasis.from_status(lp, col_status, row_status, kinds)
     if b is None:
         return None
+    b.irows = _integer_rows(lp)
+    nnz = sum(len(r) for r in lp.rows) + lp.n_cols
     while True:
         if not b.evaluate():
             return None
@@ -393,7 +502,7 @@ def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
         dv = b.dual_violation()
         if pv is None and dv is None:
             return b
-        if b.pivots >= max_pivots or b.pivots * len(b.basic_cols) ** 2 > PIVOT_WORK:
+        if b.pivots >= max_pivots or b.pivots * nnz > PIVOT_WORK:
             return None
         if pv is not None and dv is not None:  # neither: phase 1 by the dual simplex on zero costs
             if b.phase1:  # pragma: no cover - zero costs are dual feasible
