@@ -33,7 +33,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .exact_basis import solve_from_basis
+from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
 
 try:  # pragma: no cover - import guard
     import highspy
@@ -340,6 +340,8 @@ class LPSession:
             return res
         basis = self.h.getBasis()
         ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
+        if ex is None:
+            ex = _refine(self.lp, basis)
         if ex is not None:
             return ex
         return solve_z3(self.lp)
@@ -381,6 +383,57 @@ def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> 
     row_dual = [sign * p for p in b.pi]
     return LPResult("optimal", x=x, objective=obj, row_dual=row_dual, row_activity=b.act, exact=True,
                     method="basis")
+
+
+REFINE_ROUNDS = 3
+_CLAMP = Fraction(2 ** 50)
+
+
+def _refine(lp: LinearProgram, basis: Any) -> Optional[LPResult]:
+    """Iterative refinement of HiGHS's basis (the LP is too large for many exact pivots): shift the
+    LP to the exact basic solution ``x0`` of the current basis and scale it by ``2**k`` so that its
+    tiny violations become O(1) -- ``(l - x0) 2**k <= y <= (u - x0) 2**k``, rows likewise (bounds
+    beyond ``2**50`` clamped: far from the basis, they do not decide it) -- re-solve it with HiGHS
+    warm-started from the basis, and try the new basis exactly (:func:`_exact_from_basis`)."""
+    for _ in range(REFINE_ROUNDS):
+        b = ExactBasis.from_status(lp, list(basis.col_status), list(basis.row_status), _KINDS)
+        if b is None:
+            return None
+        b.irows = _integer_rows(lp)
+        if not b.evaluate():
+            return None
+        viol = Fraction(0)
+        for j in b.basic_cols:
+            lo, up = lp.col_lower[j], lp.col_upper[j]
+            viol = max(viol, (lo - b.x[j]) if lo is not None else 0, (b.x[j] - up) if up is not None else 0)
+        act = b.act
+        for i in range(lp.n_rows):
+            lo, up = lp.row_lower[i], lp.row_upper[i]
+            viol = max(viol, (lo - act[i]) if lo is not None else 0, (act[i] - up) if up is not None else 0)
+        if not viol:
+            return None  # primal feasible: what is wrong is not a matter of scale
+        scale = Fraction(2) ** max(0, min(200, -(viol.numerator.bit_length() - viol.denominator.bit_length())))
+
+        def sc(v, shift):
+            if v is None:
+                return None
+            w = (v - shift) * scale
+            return max(-_CLAMP, min(_CLAMP, w))
+        ref = lp.copy()
+        ref.col_lower = [sc(v, b.x[j]) for j, v in enumerate(lp.col_lower)]
+        ref.col_upper = [sc(v, b.x[j]) for j, v in enumerate(lp.col_upper)]
+        ref.row_lower = [sc(v, act[i]) for i, v in enumerate(lp.row_lower)]
+        ref.row_upper = [sc(v, act[i]) for i, v in enumerate(lp.row_upper)]
+        s = LPSession(ref)
+        s.h.setBasis(basis)
+        s.h.run()
+        if s.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        basis = s.h.getBasis()
+        ex = _exact_from_basis(lp, list(basis.col_status), list(basis.row_status))
+        if ex is not None:
+            return ex
+    return None
 
 
 # ---------------------------------------------------------------------- exact fallback (z3)
