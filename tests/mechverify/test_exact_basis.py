@@ -2,7 +2,8 @@
 
 PS-DSF's pattern LP (mechanisms/psdsf/iteration.py) has 80-bit right-hand sides; HiGHS's basis is
 optimal only within its 1e-7 tolerances and its exact basic solution violated rows by ~1e-24, so every
-such LP used to be re-solved by z3.  Here z3 is made to raise, and the results must equal the ones the
+such LP used to be re-solved by z3.  Now exact simplex pivots from HiGHS's basis and, when they run
+out of budget, iterative refinement with HiGHS repair the basis.  Here z3 is made to raise, and the results must equal the ones the
 z3 path gives (the LP optimum value is unique; the vertices agree on these instances too).
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 import mechanisms
 import mechverify.lp as lp_mod
+from mechverify import exact_basis
 from mechverify.instances import parse_environment
 from mechverify.lp import LinearProgram, solve
 
@@ -39,24 +41,31 @@ def _no_z3(*args, **kwargs):
     raise AssertionError("z3 fallback called")
 
 
+@pytest.mark.parametrize("pivots", [True, False])
 @pytest.mark.parametrize("name", ["psdsf-rdm", "psdsf-tdm"])
-def test_pattern_lp_needs_no_z3_and_matches_the_z3_path(monkeypatch, name):
+def test_pattern_lp_needs_no_z3_and_matches_the_z3_path(monkeypatch, name, pivots):
+    """Both repairs on their own: exact pivots, and (no pivots allowed) iterative refinement."""
     dicts = _instances(max(USED_Z3) + 1, 0)
     mech = mechanisms.get(name)
     with monkeypatch.context() as m:
         m.setattr(lp_mod, "_exact_from_basis", lambda *a: None)  # the old path: every such LP by z3
         old = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in USED_Z3]
     monkeypatch.setattr(lp_mod, "solve_z3", _no_z3)
+    if not pivots:
+        monkeypatch.setattr(exact_basis, "PIVOT_WORK", -1)
     new = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in USED_Z3]
     for a, b in zip(old, new):
         assert b.info["method"] == "algorithm-i/pattern-lp"
         assert b.exact and b.x == a.x
 
 
-def test_basis_optimal_only_within_tolerance_is_repaired(monkeypatch):
+@pytest.mark.parametrize("pivots", [True, False])
+def test_basis_optimal_only_within_tolerance_is_repaired(monkeypatch, pivots):
     """min e s.t. e >= x - a, e >= a - x, x <= a - 2^-90 (a = 1/3): by hand x = a - 2^-90, e = 2^-90.
     HiGHS cannot see 2^-90; its basis (x = a, e = 0) violates x <= a - 2^-90 exactly."""
     monkeypatch.setattr(lp_mod, "solve_z3", _no_z3)
+    if not pivots:
+        monkeypatch.setattr(exact_basis, "PIVOT_WORK", -1)
     a, eps = F(1, 3), F(1, 2 ** 90)
     lp = LinearProgram()
     x, e = lp.add_var(0, None, 0), lp.add_var(0, None, 1)
