@@ -176,6 +176,27 @@ class ExactBasis:
             return "U"
         return ""
 
+    def verified(self) -> bool:
+        """The optimality certificate checked from scratch: every column and row (tight ones too)
+        within its bounds, tight rows and non-basic columns exactly at their bound, reduced costs of
+        basic columns zero and of non-basic variables of the sign their bound allows."""
+        lp = self.lp
+        for j in range(lp.n_cols):
+            if _outside(self.x[j], lp.col_lower[j], lp.col_upper[j]):
+                return False
+        for j, at in self.col_at.items():
+            if self.x[j] != self._bound(lp.col_lower[j], lp.col_upper[j], at):
+                return False
+        for i in range(lp.n_rows):
+            if self._row_side(i):
+                return False
+        for i, at in self.tight.items():
+            if self.act_of(i) != self._bound(lp.row_lower[i], lp.row_upper[i], at):
+                return False
+        if any(self.d[c] for c in self.basic_cols) or any(self.pi[i] for i in range(lp.n_rows) if i not in self.tight):
+            return False
+        return self.dual_violation() is None
+
     def repair(self) -> bool:
         """Make a singular basis matrix regular (HiGHS's basis can be singular in exact arithmetic,
         e.g. two tight rows that are the same inequality in both directions): keep a maximal set of
@@ -490,6 +511,10 @@ def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
     b = ExactBasis.from_status(lp, col_status, row_status, kinds)
     if b is None:
         return None
+    if any(lo is not None and up is not None and lo > up
+           for lo, up in zip(lp.col_lower + lp.row_lower, lp.col_upper + lp.row_upper)):
+        b.infeasible = True  # a variable or row with lower bound > upper bound
+        return b
     b.irows = _integer_rows(lp)
     nnz = sum(len(r) for r in lp.rows) + lp.n_cols
     while True:
@@ -501,7 +526,7 @@ def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
             continue
         dv = b.dual_violation()
         if pv is None and dv is None:
-            return b
+            return b if b.verified() else None
         if b.pivots >= max_pivots or b.pivots * nnz > PIVOT_WORK:
             return None
         if pv is not None and dv is not None:  # neither: phase 1 by the dual simplex on zero costs

@@ -318,8 +318,11 @@ class LPSession:
         ms = self.h.getModelStatus()
         if ms == highspy.HighsModelStatus.kInfeasible:
             res = LPResult("infeasible", method="highs")
-            if exact:
-                return solve_z3(self.lp)  # confirm infeasibility exactly
+            if exact:  # confirm infeasibility exactly: exact pivots from HiGHS's statuses (any statuses
+                # are a starting basis; an infeasibility proof is a dual simplex row), else z3
+                basis = self.h.getBasis()
+                ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
+                return ex if ex is not None else solve_z3(self.lp)
             return res
         if ms in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
             if exact:
