@@ -35,6 +35,8 @@ def _instances(n: int, seed: int):
 
 # indices (seed 0) whose PS-DSF run ends with the pattern LP, which went to z3 before the repair
 USED_Z3 = [10, 12, 28, 32, 37, 44]
+# HiGHS calls instance 20's pattern LP at pass 40 infeasible: exact pivots prove it (z3 confirmed it before)
+INFEASIBLE_FIRST = [20]
 
 
 def _no_z3(*args, **kwargs):
@@ -46,14 +48,15 @@ def _no_z3(*args, **kwargs):
 def test_pattern_lp_needs_no_z3_and_matches_the_z3_path(monkeypatch, name, pivots):
     """Both repairs on their own: exact pivots, and (no pivots allowed) iterative refinement."""
     dicts = _instances(max(USED_Z3) + 1, 0)
+    used = USED_Z3 + (INFEASIBLE_FIRST if pivots else [])
     mech = mechanisms.get(name)
     with monkeypatch.context() as m:
         m.setattr(lp_mod, "_exact_from_basis", lambda *a: None)  # the old path: every such LP by z3
-        old = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in USED_Z3]
+        old = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in used]
     monkeypatch.setattr(lp_mod, "solve_z3", _no_z3)
     if not pivots:
         monkeypatch.setattr(exact_basis, "PIVOT_WORK", -1)
-    new = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in USED_Z3]
+    new = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in used]
     for a, b in zip(old, new):
         assert b.info["method"] == "algorithm-i/pattern-lp"
         assert b.exact and b.x == a.x
@@ -88,3 +91,31 @@ def test_infeasible_beyond_double_precision_is_proved_without_z3(monkeypatch):
     lp.add_row({x: 1}, None, F(1, 3) - F(1, 2 ** 90))
     res = solve(lp, exact=True)
     assert res.status == "infeasible" and res.exact and res.method == "basis"
+
+
+def test_sparse_solve_agrees_with_the_definition():
+    """Random sparse square systems (exact data): the peeled solve satisfies every equation exactly,
+    and None only for singular matrices (checked by the rank of the dense matrix)."""
+    from flint import fmpq_mat
+
+    rng = random.Random(3)
+    solved = singular = 0
+    for _ in range(400):
+        k = rng.randint(1, 7)
+        rows = [{p: F(rng.choice([-3, -2, -1, 1, 2, 3]), rng.randint(1, 4)) for p in range(k) if rng.random() < 0.45}
+                for _ in range(k)]
+        rhs = [F(rng.randint(-5, 5), rng.randint(1, 3)) for _ in range(k)]
+        z = exact_basis._sparse_solve(rows, rhs)
+        M = fmpq_mat(k, k)
+        for r, row in enumerate(rows):
+            for p, v in row.items():
+                M[r, p] = exact_basis._q(v)
+        regular = M.rref()[1] == k
+        assert (z is not None) == regular
+        if z is None:
+            singular += 1
+            continue
+        solved += 1
+        for r, row in enumerate(rows):
+            assert sum((v * z[p] for p, v in row.items()), F(0)) == rhs[r]
+    assert solved > 50 and singular > 50
