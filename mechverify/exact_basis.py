@@ -38,6 +38,7 @@ MAX_PIVOTS = 200  # pivots of the exact repair before giving up (then z3)
 # (150 s) from exact optimality, while z3 takes ~18 s; so pivots stop once pivots * non-zeros
 # exceeds this budget (small LPs: MAX_PIVOTS; that one: ~9 pivots, ~0.7 s).
 PIVOT_WORK = 5_000_000
+DENSE_BELOW = 12  # systems up to this size are solved densely at once (peeling costs more in Python)
 
 _ZERO = Fraction(0)
 
@@ -177,9 +178,10 @@ class ExactBasis:
         return ""
 
     def verified(self) -> bool:
-        """The optimality certificate checked from scratch: every column and row (tight ones too)
-        within its bounds, tight rows and non-basic columns exactly at their bound, reduced costs of
-        basic columns zero and of non-basic variables of the sign their bound allows."""
+        """The optimality certificate checked again (guards the bookkeeping): every column and row
+        (tight ones too) within its bounds, tight rows and non-basic columns exactly at their bound,
+        reduced costs of basic columns and duals of non-tight rows zero.  The signs of the non-basic
+        reduced costs are ``dual_violation``'s check, made just before."""
         lp = self.lp
         for j in range(lp.n_cols):
             if _outside(self.x[j], lp.col_lower[j], lp.col_upper[j]):
@@ -195,7 +197,7 @@ class ExactBasis:
                 return False
         if any(self.d[c] for c in self.basic_cols) or any(self.pi[i] for i in range(lp.n_rows) if i not in self.tight):
             return False
-        return self.dual_violation() is None
+        return True  # the non-basic reduced costs' signs: dual_violation, just before
 
     def repair(self) -> bool:
         """Make a singular basis matrix regular (HiGHS's basis can be singular in exact arithmetic,
@@ -397,6 +399,8 @@ def _sparse_solve(rows: list, rhs: list) -> Optional[list]:
     Basis matrices of LPs like PS-DSF's pattern LP are mostly peeled away."""
     from flint import fmpq_mat
     k = len(rows)
+    if k <= DENSE_BELOW:
+        return _dense_solve(rows, list(range(k)), rhs)
     cols: list = [set() for _ in range(k)]
     for r, row in enumerate(rows):
         for p in row:
@@ -440,19 +444,11 @@ def _sparse_solve(rows: list, rhs: list) -> Optional[list]:
     if len(core_r) != len(core_c):
         return None
     if core_r:
-        cpos = {p: q for q, p in enumerate(core_c)}
-        M = fmpq_mat(len(core_r), len(core_c))
-        b = fmpq_mat(len(core_r), 1)
-        for q, r in enumerate(core_r):
-            for p in live_r[r]:
-                M[q, cpos[p]] = _q(rows[r][p])
-            b[q, 0] = _q(res[r])
-        try:
-            sol = M.solve(b)
-        except (ZeroDivisionError, ValueError):
+        core = _dense_solve([{p: rows[r][p] for p in live_r[r]} for r in core_r], core_c, [res[r] for r in core_r])
+        if core is None:
             return None
         for q, p in enumerate(core_c):
-            z[p] = _fr(sol[q, 0])
+            z[p] = core[q]
     for r, p in reversed(later):
         acc = rhs[r]
         for p2, v in rows[r].items():
@@ -460,6 +456,26 @@ def _sparse_solve(rows: list, rhs: list) -> Optional[list]:
                 acc -= v * z[p2]
         z[p] = acc / rows[r][p]
     return z
+
+
+def _dense_solve(rows: list, cids: list, rhs: list) -> Optional[list]:
+    """Dense exact solve (``fmpq_mat``) of the square system ``rows`` (dicts keyed by the column ids
+    ``cids``) with right-hand side ``rhs``; the solution listed in the order of ``cids``; None if
+    singular."""
+    from flint import fmpq_mat
+    n = len(cids)
+    cpos = {p: q for q, p in enumerate(cids)}
+    M = fmpq_mat(n, n)
+    b = fmpq_mat(n, 1)
+    for q in range(n):
+        for p, v in rows[q].items():
+            M[q, cpos[p]] = _q(v)
+        b[q, 0] = _q(rhs[q])
+    try:
+        sol = M.solve(b)
+    except (ZeroDivisionError, ValueError):
+        return None
+    return [_fr(sol[q, 0]) for q in range(n)]
 
 
 def _pivot_columns(M: Any) -> set:
