@@ -13,8 +13,10 @@ arithmetic (python-flint ``fmpq_mat``), then *verifies* the certificate exactly:
 * primal:  the basic solution satisfies every row and column bound;
 * dual:    the reduced costs have the right signs for every non-basic column/row.
 
-A verified basis is an exact optimal solution with exact duals.  If verification fails (a
-numerically wrong basis) the LP is re-solved exactly by z3's rational simplex (no duals then).
+A verified basis is an exact optimal solution with exact duals.  A basis that is optimal only within
+HiGHS's tolerances (data with more bits than a double) is repaired by a few rational simplex pivots
+(:mod:`mechverify.exact_basis`) and verified again.  Only if that fails too is the LP re-solved
+exactly by z3's rational simplex (no duals then).
 Solver trouble is reported as ``status='error'`` with a reason, never as optimal.
 
 Sign convention of the exact duals returned here: ``row_dual[i] = d objective* / d b_i`` for the
@@ -30,6 +32,8 @@ from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
+
+from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
 
 try:  # pragma: no cover - import guard
     import highspy
@@ -314,8 +318,11 @@ class LPSession:
         ms = self.h.getModelStatus()
         if ms == highspy.HighsModelStatus.kInfeasible:
             res = LPResult("infeasible", method="highs")
-            if exact:
-                return solve_z3(self.lp)  # confirm infeasibility exactly
+            if exact:  # confirm infeasibility exactly: exact pivots from HiGHS's statuses (any statuses
+                # are a starting basis; an infeasibility proof is a dual simplex row), else z3
+                basis = self.h.getBasis()
+                ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
+                return ex if ex is not None else solve_z3(self.lp)
             return res
         if ms in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
             if exact:
@@ -336,6 +343,8 @@ class LPSession:
             return res
         basis = self.h.getBasis()
         ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
+        if ex is None:
+            ex = _refine(self.lp, basis)
         if ex is not None:
             return ex
         return solve_z3(self.lp)
@@ -347,139 +356,87 @@ def solve(lp: LinearProgram, exact: bool = False, time_limit: Optional[float] = 
 
 
 # ---------------------------------------------------------------------- exact basis re-solve
+def _basis_kinds() -> dict:
+    kinds = {_BS.kBasic: "B", _BS.kLower: "L", _BS.kUpper: "U", _BS.kZero: "Z"}
+    if hasattr(_BS, "kNonbasic"):
+        kinds[_BS.kNonbasic] = "L"  # at some bound: the finite one, or the repair moves it
+    return kinds
+
+
+_KINDS = _basis_kinds()
+
+
 def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> Optional[LPResult]:
-    """Re-solve the basis in rationals and verify primal and dual feasibility; None on failure."""
+    """Re-solve HiGHS's basis in rationals, repair it by exact simplex pivots if it is optimal only
+    within HiGHS's tolerances, and verify primal and dual feasibility exactly
+    (:mod:`mechverify.exact_basis`); None on failure."""
     try:
-        from flint import fmpq, fmpq_mat
+        import flint  # noqa: F401
     except ImportError:  # pragma: no cover
         return None
-    n, m = lp.n_cols, lp.n_rows
-    xN: dict[int, Fraction] = {}
-    basic_cols = []
-    for j, st in enumerate(col_status):
-        if st == _BS.kBasic:
-            basic_cols.append(j)
-        elif st == _BS.kLower:
-            if lp.col_lower[j] is None:
-                return None
-            xN[j] = lp.col_lower[j]
-        elif st == _BS.kUpper:
-            if lp.col_upper[j] is None:
-                return None
-            xN[j] = lp.col_upper[j]
-        elif st == _BS.kZero:
-            xN[j] = Fraction(0)
-        else:
-            return None
-    tight_rows: list[tuple[int, Fraction, str]] = []  # (row, value, which bound)
-    basic_rows = []
-    for i, st in enumerate(row_status):
-        if st == _BS.kBasic:
-            basic_rows.append(i)
-        elif st == _BS.kLower:
-            if lp.row_lower[i] is None:
-                return None
-            tight_rows.append((i, lp.row_lower[i], "L"))
-        elif st == _BS.kUpper:
-            if lp.row_upper[i] is None:
-                return None
-            tight_rows.append((i, lp.row_upper[i], "U"))
-        elif st == _BS.kZero:
-            tight_rows.append((i, Fraction(0), "Z"))
-        else:
-            return None
-    k = len(basic_cols)
-    if len(tight_rows) != k:
+    b = solve_from_basis(lp, col_status, row_status, _KINDS)
+    if b is None:
         return None
-    bpos = {c: p for p, c in enumerate(basic_cols)}
-    x: list[Fraction] = [Fraction(0)] * n
-    for j, v in xN.items():
-        x[j] = v
-    if k:
-        M = fmpq_mat(k, k)
-        rhs = fmpq_mat(k, 1)
-        for r, (i, b, _) in enumerate(tight_rows):
-            acc = b
-            for c, v in lp.rows[i].items():
-                p = bpos.get(c)
-                if p is None:
-                    acc -= v * x[c]
-                else:
-                    M[r, p] = fmpq(v.numerator, v.denominator)
-            rhs[r, 0] = fmpq(acc.numerator, acc.denominator)
-        try:
-            sol = M.solve(rhs)
-        except (ZeroDivisionError, ValueError):
-            return None
-        for p, c in enumerate(basic_cols):
-            q = sol[p, 0]
-            x[c] = Fraction(int(q.p), int(q.q))
-    # primal feasibility
-    for j in range(n):
-        lo, up = lp.col_lower[j], lp.col_upper[j]
-        if (lo is not None and x[j] < lo) or (up is not None and x[j] > up):
-            return None
-    act = [sum((v * x[c] for c, v in row.items()), Fraction(0)) for row in lp.rows]
-    for i in range(m):
-        lo, up = lp.row_lower[i], lp.row_upper[i]
-        if (lo is not None and act[i] < lo) or (up is not None and act[i] > up):
-            return None
-    # dual: minimise sign*c.  pi on tight rows solves  sum_i pi_i a_ic = cmin_c  for basic columns c
-    sign = -1 if lp.maximize else 1
-    cmin = [sign * c for c in lp.cost]
-    pi = [Fraction(0)] * m
-    if k:
-        MT = fmpq_mat(k, k)
-        rhs = fmpq_mat(k, 1)
-        for r, (i, _, _) in enumerate(tight_rows):
-            for c, v in lp.rows[i].items():
-                p = bpos.get(c)
-                if p is not None:
-                    MT[p, r] = fmpq(v.numerator, v.denominator)
-        for p, c in enumerate(basic_cols):
-            rhs[p, 0] = fmpq(cmin[c].numerator, cmin[c].denominator)
-        try:
-            sol = MT.solve(rhs)
-        except (ZeroDivisionError, ValueError):
-            return None
-        for r, (i, _, _) in enumerate(tight_rows):
-            q = sol[r, 0]
-            pi[i] = Fraction(int(q.p), int(q.q))
-    # reduced costs of non-basic columns
-    colsum = [Fraction(0)] * n
-    for i, (row) in enumerate(lp.rows):
-        if pi[i]:
-            for c, v in row.items():
-                colsum[c] += pi[i] * v
-    for j, st in enumerate(col_status):
-        if st == _BS.kBasic:
-            continue
-        d = cmin[j] - colsum[j]
-        lo, up = lp.col_lower[j], lp.col_upper[j]
-        fixed = lo is not None and up is not None and lo == up
-        if fixed:
-            continue
-        if st == _BS.kLower and d < 0:
-            return None
-        if st == _BS.kUpper and d > 0:
-            return None
-        if st == _BS.kZero and d != 0:
-            return None
-    for i, _, which in tight_rows:
-        lo, up = lp.row_lower[i], lp.row_upper[i]
-        if lo is not None and up is not None and lo == up:
-            continue
-        # row variable r_i = a_i x with cost 0 enters as -e_i; its reduced cost is pi_i
-        if which == "L" and pi[i] < 0:
-            return None
-        if which == "U" and pi[i] > 0:
-            return None
-        if which == "Z" and pi[i] != 0:
-            return None
+    if b.infeasible:
+        return LPResult("infeasible", exact=True, method="basis")
+    x = b.x
     obj = sum((c * x[j] for j, c in enumerate(lp.cost)), Fraction(0))
+    sign = -1 if lp.maximize else 1
     # d obj*/d b_i for the stated sense: for the minimisation form it is pi_i; flip for max
-    row_dual = [sign * p for p in pi]
-    return LPResult("optimal", x=x, objective=obj, row_dual=row_dual, row_activity=act, exact=True, method="basis")
+    row_dual = [sign * p for p in b.pi]
+    return LPResult("optimal", x=x, objective=obj, row_dual=row_dual, row_activity=b.act, exact=True,
+                    method="basis")
+
+
+REFINE_ROUNDS = 3
+_CLAMP = Fraction(2 ** 50)
+
+
+def _refine(lp: LinearProgram, basis: Any) -> Optional[LPResult]:
+    """Iterative refinement of HiGHS's basis (the LP is too large for many exact pivots): shift the
+    LP to the exact basic solution ``x0`` of the current basis and scale it by ``2**k`` so that its
+    tiny violations become O(1) -- ``(l - x0) 2**k <= y <= (u - x0) 2**k``, rows likewise (bounds
+    beyond ``2**50`` clamped: far from the basis, they do not decide it) -- re-solve it with HiGHS
+    warm-started from the basis, and try the new basis exactly (:func:`_exact_from_basis`)."""
+    for _ in range(REFINE_ROUNDS):
+        b = ExactBasis.from_status(lp, list(basis.col_status), list(basis.row_status), _KINDS)
+        if b is None:
+            return None
+        b.irows = _integer_rows(lp)
+        if not b.evaluate():
+            return None
+        viol = Fraction(0)
+        for j in b.basic_cols:
+            lo, up = lp.col_lower[j], lp.col_upper[j]
+            viol = max(viol, (lo - b.x[j]) if lo is not None else 0, (b.x[j] - up) if up is not None else 0)
+        act = b.act
+        for i in range(lp.n_rows):
+            lo, up = lp.row_lower[i], lp.row_upper[i]
+            viol = max(viol, (lo - act[i]) if lo is not None else 0, (act[i] - up) if up is not None else 0)
+        if not viol:
+            return None  # primal feasible: what is wrong is not a matter of scale
+        scale = Fraction(2) ** max(0, min(200, -(viol.numerator.bit_length() - viol.denominator.bit_length())))
+
+        def sc(v, shift):
+            if v is None:
+                return None
+            w = (v - shift) * scale
+            return max(-_CLAMP, min(_CLAMP, w))
+        ref = lp.copy()
+        ref.col_lower = [sc(v, b.x[j]) for j, v in enumerate(lp.col_lower)]
+        ref.col_upper = [sc(v, b.x[j]) for j, v in enumerate(lp.col_upper)]
+        ref.row_lower = [sc(v, act[i]) for i, v in enumerate(lp.row_lower)]
+        ref.row_upper = [sc(v, act[i]) for i, v in enumerate(lp.row_upper)]
+        s = LPSession(ref)
+        s.h.setBasis(basis)
+        s.h.run()
+        if s.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        basis = s.h.getBasis()
+        ex = _exact_from_basis(lp, list(basis.col_status), list(basis.row_status))
+        if ex is not None:
+            return ex
+    return None
 
 
 # ---------------------------------------------------------------------- exact fallback (z3)
