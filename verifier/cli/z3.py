@@ -145,8 +145,14 @@ def _counts(text: str, flag: str) -> list[int]:
     out: set[int] = set()
     try:
         for part in str(text).split(","):
-            lo, _, hi = part.strip().partition("-")
-            a, b = int(lo), int(hi) if hi else int(lo)
+            part = part.strip()
+            try:  # one count (a negative one is the shape's to refuse, naming the field)
+                out.add(int(part))
+                continue
+            except ValueError:
+                pass
+            lo, _, hi = part.partition("-")
+            a, b = int(lo), int(hi)
             if b < a or b - a > 64:
                 raise ValueError
             out.update(range(a, b + 1))
