@@ -146,7 +146,8 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
     add_keep_all(p)
     p.add_argument("--fresh", action="store_true",
                    help="ignore stored counterexamples: every cell is searched from scratch")
-    p.add_argument("--mechanisms", default=None, help="comma-separated subset of mechanisms (default: all)")
+    p.add_argument("--mechanisms", default=None, help="comma-separated subset of mechanisms (default: all); a name, or your "
+                   "own as path/to/file.py:function or package.module:function (a table of its claims)")
     p.add_argument("--properties", default=None,
                    help="comma-separated subset of properties: only these rows (default: every table's)")
     p.add_argument("--trials", type=int, default=None,
