@@ -8,8 +8,10 @@ The contract (README "Audit your own mechanism"): a mechanism is a plain functio
 (``mechverify.declare``); without it :data:`DEFAULT_SETTING` applies (many servers, RDM, no placement,
 no bounds, equal weights, no external resources) and no claim is registered.
 
-What the function returns is validated here (:func:`to_allocation`): a wrong shape, a negative, non-finite
-or non-numeric entry raises :class:`MechanismOutputError` naming the entry -- a finding about the
+What the function returns is validated here (:func:`to_allocation`): a wrong shape, a negative exact, a
+non-finite or a non-numeric entry raises :class:`MechanismOutputError` naming the entry (a negative float,
+e.g. -1e-17 of float noise, is judged with the other constraints of chi(E) by ``registry.check_output``,
+within the tolerance) -- a finding about the
 mechanism (property ``runs``), never a crash of the verifier.  Floats are taken EXACTLY as written
 (``Fraction(float)``, the binary value); the allocation records ``info["as_written"] = "float"`` and its
 violations must then clear the mechanism's relative ``tolerance`` (``mechverify.declare.DEFAULT_TOLERANCE``
@@ -247,11 +249,8 @@ def to_allocation(env: Environment, out: Any, name: str, exact: bool = True) -> 
         vals = []
         for s, v in enumerate(row):
             e = _entry(env, name, j, s, v)
-            if isinstance(e, float):
+            if isinstance(e, float):  # a negative float is judged by check_output, within the tolerance
                 floats = True
-                if e < 0:
-                    raise MechanismOutputError(f"{name}: output x[{env.users[j]}][{env.servers[s]}] = {e!r} "
-                                               f"is negative")
                 e = Fraction(e) if exact else e
             elif not exact:
                 e = float(e)

@@ -63,7 +63,6 @@ def mechanism_of(mech: MechanismLike, tolerance: Optional[float] = None) -> Mech
 
 def _reference_of(func: Callable) -> str:
     """``module:function`` when ``func`` can be imported again by that name (stored files replay), else ""."""
-    import importlib
     import sys
 
     mod, name = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
@@ -75,10 +74,6 @@ def _reference_of(func: Callable) -> str:
     file = getattr(module, "__file__", None)
     if mod.startswith("mechverify_user_") and file:  # loaded from a file by a reference
         return f"{file}:{name}"
-    try:
-        importlib.import_module(mod)
-    except Exception:  # noqa: BLE001
-        return ""
     return f"{mod}:{name}"
 
 

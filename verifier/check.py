@@ -28,6 +28,7 @@ import contextlib
 import random
 from typing import Optional, Sequence
 
+from mechanisms.registry import SettingError
 from mechverify.lp import LPError
 from mechverify.model import Environment
 
@@ -35,7 +36,7 @@ from . import claims as claims_mod
 from .exact import known_allocation
 from .properties import DEFAULT_PROPERTIES, USER_PROPERTIES, Property, get_property
 from .properties import budget as bud
-from .properties.runs import failure_of
+from .properties.runs import failure_text
 from .results import Result
 
 __all__ = ["check_property", "check_instance", "refuted_claims", "EXACT_FACTOR"]
@@ -171,12 +172,17 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
     props = [get_property(n) for n in names]
     mech.setting.check(env, mech.name)
     cells = [(p, p.variant_of(v)) for p in props for v in (variants or {}).get(p.name, list(p.variants))]
-    failed = failure_of(mech, env, False) if user else None
-    if failed is not None:
+    t = bud.now()
+    try:
+        alloc_float = mech(env, exact=False)
+    except SettingError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a user's mechanism failing is a finding (property runs)
+        if not user:
+            raise
+        failed = failure_text(exc)
         return [check_property(mech, env, p, v, max(0.0, bud.left(end)), seed, None, None, deadline=end)
                 if p.name == "runs" else _failed(mech, env, p, v, failed) for p, v in cells]
-    t = bud.now()
-    alloc_float = mech(env, exact=False)
     t_alloc = bud.now() - t
     alloc_exact, exact_note = None, ""
     wants_exact = any(not p.needs_deviation and not p.applicable(mech, env, v) for p, v in cells)

@@ -157,3 +157,16 @@ def test_entry_point_registration(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "u1" in out.stdout and "0.5" in out.stdout
+
+
+def test_a_negative_float_is_judged_within_the_tolerance():
+    env = _env()  # s1: cpu 4, mem 4; u1 (1,1), u2 (1,2)
+
+    def mech(value):
+        def f(env):
+            return [[1.0], [value]]
+        return from_function(f, name=f"neg{value}")
+
+    assert mech(-1e-17)(env, exact=True).x[1][0] == Fraction(-1e-17)  # float noise: within 1e-9 of 0
+    with pytest.raises(MechanismOutputError, match=r"x\[u2,s1\] = -1/2 < 0"):
+        mech(-0.5)(env, exact=True)

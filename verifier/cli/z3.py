@@ -226,12 +226,7 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
                    help="sp/eligible: the demand report is symbolic too (default: demands truthful)")
     p.add_argument("--timeout", type=float, default=120.0,
                    help="wall-clock seconds for the whole command, minimising a counterexample included (default 120)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="worker processes (default: CPU count): z3 cases of one shape, or the shapes of a sweep")
-    p.add_argument("--executor", choices=["local", "dask"], default="local",
-                   help="a sweep's cells run in local processes (default) or on a Dask cluster (--scheduler)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="the Dask scheduler of a sweep, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a confirmed counterexample is stored (default: counterexamples)")
     add_keep_all(p)

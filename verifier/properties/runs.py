@@ -18,7 +18,12 @@ from mechverify.model import Environment
 
 from .base import Certificate, Evaluation, Hints, Property, Witness
 
-__all__ = ["Runs", "failure_of"]
+__all__ = ["Runs", "failure_of", "failure_text"]
+
+
+def failure_text(exc: BaseException) -> str:
+    """A mechanism's exception as the one-line finding (``Type: message``, at most 500 characters)."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:500]
 
 
 def failure_of(mech, env: Environment, exact: bool) -> Optional[str]:
@@ -30,11 +35,8 @@ def failure_of(mech, env: Environment, exact: bool) -> Optional[str]:
         mech(env, exact=exact)
     except SettingError:
         raise
-    except RecursionError:
-        return "RecursionError: maximum recursion depth exceeded"
     except Exception as exc:  # noqa: BLE001 - the mechanism's exception IS the finding
-        text = " ".join(str(exc).split())
-        return f"{type(exc).__name__}: {text}"[:500]
+        return failure_text(exc)
     return None
 
 
