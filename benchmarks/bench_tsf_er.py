@@ -13,8 +13,10 @@ Measured (2-core container, seeds 0 / 1, 30% bounded users, 2 rounds each):
 * first version (LP built through ``TaskPolytope``/``LinearProgram`` in ``Fraction``s, eq. (6) in
   ``Fraction``s and computed twice, one full 100k-column LP per round): 15.7 s / 16.3 s (45 s on a
   loaded machine; HiGHS ~9-12 s, eq. (6) 7.7 s x 2, polytope 6.7 s, model load 3.6 s);
-* now (float path: eq. (6) in numpy, LP arrays built in numpy and passed to HiGHS once, rounds
-  warm-started in place, column generation from each user's 20 best servers): 3.6 s / 4.3 s.
+* float path: eq. (6) in numpy, LP arrays built in numpy and passed to HiGHS once, rounds
+  warm-started in place, column generation from each user's 20 best servers: 3.6 s / 4.3 s;
+* with the primal simplex on the warm re-solves and the pooled HiGHS objects (2026-11-23, idle
+  machine, seed 0): 1.62 s wall (target of the scale issue: <= 2 s).
   The full 100k-column LP alone takes 5.9-24 s in HiGHS depending on the seed (degeneracy); column
   generation needs ~5 pricing rounds and ~50k of the 100k columns.
 """

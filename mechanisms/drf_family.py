@@ -40,7 +40,7 @@ from mechverify.polytope import TaskPolytope
 from .common import leximin_allocation
 from .drf_pool import drf_one_pool
 from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, finite_normaliser,  # noqa: F401
-                          global_dominant_share, tsf_gamma)
+                          global_dominant_share, tsf_gammas)
 from .registry import Claim, Setting, register
 
 
@@ -200,7 +200,7 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
           TSF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def tsf(env: Environment, exact: bool = False) -> Allocation:
     """TSF: leximin of ``x_j / (w_j gamma_j)``, gamma ignoring placement, allocation honouring it."""
-    return leximin_allocation(env, "tsf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])
+    return leximin_allocation(env, "tsf", exact, tsf_gammas(env, exact))
 
 
 @register("cdrf", "Containerized DRF: TSF without placement constraints (Friedman et al.)",
@@ -208,4 +208,4 @@ def tsf(env: Environment, exact: bool = False) -> Allocation:
           CDRF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def cdrf(env: Environment, exact: bool = False) -> Allocation:
     """CDRF: TSF without placement constraints (Friedman et al.)."""
-    return leximin_allocation(env, "cdrf", exact, [tsf_gamma(env, j) for j in range(env.n_users)])
+    return leximin_allocation(env, "cdrf", exact, tsf_gammas(env, exact))

@@ -22,7 +22,7 @@ from mechverify.model import Environment, leontief_tasks
 from mechverify.numbers import INF, is_inf
 
 __all__ = ["dominant_share_per_task", "norm_from_share", "global_dominant_share", "drf_normaliser",
-           "drfh_normaliser", "pooled_dominant_normaliser", "tsf_gamma", "eta", "etas", "etas_float",
+           "drfh_normaliser", "pooled_dominant_normaliser", "tsf_gamma", "tsf_gammas", "eta", "etas", "etas_float",
            "tsf_alpha_normaliser", "fallback_normaliser", "finite_normaliser", "max_total"]
 
 
@@ -104,8 +104,10 @@ def etas(env: Environment) -> list:
     return [eta(env, j) for j in range(env.n_users)]
 
 
-def etas_float(env: Environment) -> list:
-    """eq. (6) in floating point (numpy), for Algorithm 1's float path; ``inf`` / ``0`` as in :func:`eta`."""
+def _monopoly_sums_float(env: Environment) -> Any:
+    """``sum_s min_r c[s,r]/d[j,r]`` of every user in floats (numpy; ``inf`` for a user demanding
+    nothing): the sum of :func:`tsf_gamma` and :func:`eta`, vectorised.  Ignores per-server demands
+    (callers take the exact path when ``env.has_server_demand``)."""
     import numpy as np
 
     cap = np.array([[float(v) for v in row] for row in env.capacity])  # S x R
@@ -113,7 +115,21 @@ def etas_float(env: Environment) -> list:
     pos = d > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.where(pos[:, None, :], cap[None, :, :] / np.where(pos, d, 1.0)[:, None, :], np.inf)
-    comp = q.min(axis=2).sum(axis=1)  # J x S monopoly counts (inf: nothing computational), summed
+    return q.min(axis=2).sum(axis=1)  # J x S monopoly counts (inf: nothing computational), summed
+
+
+def tsf_gammas(env: Environment, exact: bool) -> list:
+    """:func:`tsf_gamma` of every user; in floats (vectorised) for the float path."""
+    if exact or env.has_server_demand or not env.n_servers:
+        return [tsf_gamma(env, j) for j in range(env.n_users)]
+    return [float(v) for v in _monopoly_sums_float(env)]
+
+
+def etas_float(env: Environment) -> list:
+    """eq. (6) in floating point (numpy), for Algorithm 1's float path; ``inf`` / ``0`` as in :func:`eta`."""
+    import numpy as np
+
+    comp = _monopoly_sums_float(env)
     if not env.n_external:
         return [float(v) for v in comp]
     # the external limit, vectorised in floats (the same float operations as ever, so results are

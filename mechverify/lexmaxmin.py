@@ -23,7 +23,8 @@ the same level.  When exact duals are unavailable (z3 fallback), each active use
 its own LP ("can sigma_j exceed t* while the others keep t*?").
 
 In exact mode each round LP is re-solved in rationals (``lp.py``), so levels, freezing decisions
-and the final allocation are exact.
+and the final allocation are exact.  Cluster-sized float rounds (>= ``COLGEN_MIN_COLS`` columns) are
+solved by column generation (``colgen.py``): same optimum, same duals, a fraction of the columns.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
+from .colgen import COLGEN_MIN_COLS, ColumnGenerationSession
 from .lp import LinearProgram, LPError, LPSession
 
 __all__ = ["lex_max_min", "LexResult"]
@@ -74,7 +76,10 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
         # nothing to fill: any feasible point; the polytope contains x = 0 for every mechanism here
         return LexResult(x=[zero] * n_cols0, levels=[zero if scores[j] is not None else None for j in range(n)],
                          rounds=0, exact=exact)
-    session = LPSession(work, time_limit=time_limit)
+    if not exact and work.n_cols >= COLGEN_MIN_COLS:  # cluster-sized: column generation (float only)
+        session: Any = ColumnGenerationSession(work, list(row_of.values()), time_limit=time_limit)
+    else:
+        session = LPSession(work, time_limit=time_limit)
     rounds, trace = 0, []
     limit = max_rounds if max_rounds is not None else n + 1
     x: list = []

@@ -33,6 +33,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from . import deadline as _deadline
 from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
 
 try:  # pragma: no cover - import guard
@@ -40,7 +41,8 @@ try:  # pragma: no cover - import guard
 except ImportError as exc:  # pragma: no cover
     raise ImportError("mechverify needs highspy (pip install highspy)") from exc
 
-__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs"]
+__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs",
+           "run_highs"]
 
 _INF = highspy.kHighsInf
 _BS = highspy.HighsBasisStatus
@@ -105,6 +107,23 @@ class pooled_highs:
         h.setOptionValue("output_flag", False)
         h.setOptionValue("random_seed", 0)
         _release_highs(h)
+
+
+def run_highs(h: Any, time_limit: Optional[float] = None) -> None:
+    """``h.run()`` within the deadline of the innermost ``mechverify.deadline.scope`` (and ``time_limit``
+    seconds, if given): HiGHS's time limit is set for this run; a run the deadline stopped raises
+    ``BudgetExhausted`` (never reported as solver trouble or as an answer).  Every HiGHS run goes through
+    here."""
+    left = _deadline.seconds_left()
+    if left is not None and left <= 0:
+        raise _deadline.BudgetExhausted("an LP solve was not started: the deadline passed")
+    limits = [v for v in (time_limit, left) if v is not None]
+    # HiGHS compares time_limit with the solver object's run clock, which accumulates over its runs
+    h.setOptionValue("time_limit", float(h.getRunTime() + min(limits)) if limits else _INF)
+    h.run()
+    if left is not None and (time_limit is None or left <= time_limit) \
+            and h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+        raise _deadline.BudgetExhausted(f"an LP solve stopped at the deadline ({left:.1f} s)")
 
 
 class LPError(RuntimeError):
@@ -237,8 +256,7 @@ class LPSession:
     def __init__(self, lp: LinearProgram, time_limit: Optional[float] = None) -> None:
         self.lp = lp
         self.h = _acquire_highs()
-        if time_limit is not None:
-            self.h.setOptionValue("time_limit", float(time_limit))
+        self.time_limit = time_limit
         self._load()
         if time_limit is None:
             weakref.finalize(self, _release_highs, self.h)
@@ -314,7 +332,7 @@ class LPSession:
     # -------------------------------------------------------------- solving
     def solve(self, exact: bool = False) -> LPResult:
         """Solve the current LP (warm-started in floats; re-solved exactly when ``exact``)."""
-        self.h.run()
+        run_highs(self.h, self.time_limit)
         ms = self.h.getModelStatus()
         if ms == highspy.HighsModelStatus.kInfeasible:
             res = LPResult("infeasible", method="highs")
@@ -429,7 +447,7 @@ def _refine(lp: LinearProgram, basis: Any) -> Optional[LPResult]:
         ref.row_upper = [sc(v, act[i]) for i, v in enumerate(lp.row_upper)]
         s = LPSession(ref)
         s.h.setBasis(basis)
-        s.h.run()
+        run_highs(s.h)
         if s.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         basis = s.h.getBasis()

@@ -48,6 +48,17 @@ def leontief_tasks(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
     """``min_{k: demand[k] > 0} amounts[k] / demand[k]`` (``inf`` if nothing is demanded): the Leontief
     number of tasks that ``amounts`` (a server's capacities, the external capacities, a bundle's part)
     allow a per-task ``demand``.  Zero demands are skipped (docs/model.md)."""
+    bn = bd = 0  # the best ratio so far as an integer pair bn/bd (bd = 0: none yet)
+    for a, dk in zip(amounts, demand):
+        if a.__class__ is not Fraction or dk.__class__ is not Fraction:
+            break  # floats or ints somewhere: the generic loop below
+        dn = dk._numerator
+        if dn > 0:
+            qn, qd = a._numerator * dk._denominator, a._denominator * dn  # a / dk, qd > 0
+            if not bd or qn * bd < bn * qd:
+                bn, bd = qn, qd
+    else:  # all Fractions: exact integer comparisons, one Fraction built (about 8x cheaper)
+        return Fraction(bn, bd) if bd else INF
     best: Any = INF
     for a, dk in zip(amounts, demand):
         if dk > 0:

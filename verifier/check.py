@@ -9,9 +9,11 @@ sampled (all structured moves, or those of some users before the budget ended).
 
 Budget (``verifier.properties.budget``): ``budget`` seconds of wall clock for the WHOLE check (and
 ``deadline``, absolute, when the caller's command started earlier).  The allocations come first (the
-exact one only when the float one suggests it fits), then the instance properties, then the deviation
+exact one only when the float one suggests it fits -- ``EXACT_FACTOR`` float allocations' time, plus
+one allocation for every deviation cell, so that each of them can try a deviation), then the instance properties, then the deviation
 properties; each cell gets the time left divided by the weights of the cells left (instance properties
-weigh 3, deviation properties 1; time a cell does not use goes to the next ones).  A step is never
+weigh 3, deviation properties 1, but at least ``DEVIATION_ROOM`` allocations' time while there is
+that much left; time a cell does not use goes to the next ones).  A step is never
 interrupted, so a deviation is only tried while one more allocation fits in the time left (estimated from
 the first allocation); what the budget cut short is ``unknown: budget ...``.
 
@@ -45,6 +47,9 @@ __all__ = ["check_property", "check_instance", "refuted_claims", "EXACT_FACTOR"]
 EXACT_FACTOR = 4.0
 #: shares of the time left: an instance property's exact verdict is definite, a deviation search samples
 INSTANCE_WEIGHT, DEVIATION_WEIGHT = 3.0, 1.0
+#: a deviation cell's share is at least this many allocations' time (while the budget has it), so that
+#: a budget of a few allocations gives the first deviation cells one sampled deviation each
+DEVIATION_ROOM = 1.25
 
 
 def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
@@ -120,7 +125,7 @@ def _deviations(mech, env, prop, variant, res: Result, end, seed, alloc_float, a
     rejected = 0
     users: set = set()
     step = alloc_seconds or 0.0  # one more deviation costs about one allocation
-    finished = True
+    finished, cut = True, None
     for dev in prop.deviations(mech, env, variant, rng):
         if bud.left(end) <= step:
             finished = False
@@ -128,8 +133,14 @@ def _deviations(mech, env, prop, variant, res: Result, end, seed, alloc_float, a
         t = bud.now()
         res.trials += 1
         users.update(dev.users)
-        ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False, alloc=alloc_float)
-        step = max(step, bud.now() - t)
+        try:
+            ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False, alloc=alloc_float)
+        except bud.BudgetExhausted:  # this deviation's allocation ran into the deadline: keep the others
+            res.trials -= 1
+            finished, cut = False, bud.now() - t
+            break
+        step = bud.now() - t  # the next deviation is estimated by the last one (warm starts make
+        # misreports cheaper than the first allocation; one that runs into the deadline is dropped)
         if ev.measure is not None and prop.worse(ev.measure, worst):
             worst = ev.measure
         if ev.violated:
@@ -143,6 +154,11 @@ def _deviations(mech, env, prop, variant, res: Result, end, seed, alloc_float, a
                 res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
                 return
             rejected += 1
+    if res.trials == 0 and cut is not None:
+        res.verdict = "unknown"
+        res.note = bud.budget_note(f"the first deviation's allocation did not finish in the {cut:.1f} s left for "
+                                   f"{prop.name}/{variant}")
+        return
     if res.trials == 0 and not finished:
         res.verdict = "unknown"
         res.note = bud.budget_note(f"one allocation took {step:.1f} s, more than the {max(0.0, bud.left(end)):.1f} s "
@@ -186,16 +202,23 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
     t_alloc = bud.now() - t
     alloc_exact, exact_note = None, ""
     wants_exact = any(not p.needs_deviation and not p.applicable(mech, env, v) for p, v in cells)
-    if wants_exact and bud.left(end) > EXACT_FACTOR * t_alloc:
+    # time kept for one deviation of every deviation cell: their sampled verdicts need allocations too
+    reserve = t_alloc * sum(1 for p, v in cells if p.needs_deviation and not p.applicable(mech, env, v))
+    if wants_exact and bud.left(end) > EXACT_FACTOR * t_alloc + reserve:
         try:  # exact whenever the mechanism can give it (MNW certifies some optima exactly)
-            a = mech(env, exact=True)
+            with bud.scope(bud.earliest(end, bud.now() + max(0.0, bud.left(end) - reserve))):
+                a = mech(env, exact=True)
             alloc_exact = a if a.exact else None
         except LPError:
             alloc_exact = None
+        except bud.BudgetExhausted:  # its LPs ran into the time kept for the other cells
+            exact_note = bud.budget_note("the exact allocation did not finish in the time left for it")
     elif wants_exact:
         exact_note = bud.budget_note(f"the exact allocation was not attempted: one float allocation took "
-                                     f"{t_alloc:.1f} s of the {budget:g} s")
+                                     f"{t_alloc:.1f} s of the {budget:g} s"
+                                     + (" (time kept for the deviation properties)" if reserve else ""))
     out: dict[int, Result] = {}
+    pace = t_alloc  # seconds per deviation: one allocation, until deviation cells measured it
     order = sorted(range(len(cells)), key=lambda i: cells[i][0].needs_deviation)  # instance properties first
     weights = {i: (0.0 if cells[i][0].applicable(mech, env, cells[i][1])
                    else DEVIATION_WEIGHT if cells[i][0].needs_deviation else INSTANCE_WEIGHT) for i in order}
@@ -205,6 +228,8 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
             left = bud.left(end)
             rest = sum(weights[k] for k in order[n:]) or 1.0
             share = max(0.0, left) * weights[i] / rest
+            if p.needs_deviation and weights[i] and pace:  # room for at least one deviation, if any is left
+                share = max(share, min(max(0.0, left), DEVIATION_ROOM * pace))
             if left <= 0 and weights[i]:
                 r = _new_result(mech, env, p, v)
                 r.verdict, r.note = "unknown", bud.budget_note(
@@ -212,8 +237,10 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
                 r.outcomes = claims_mod.outcomes(r.claims, r.verdict, None)
                 out[i] = r
                 continue
-            out[i] = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
-                                    alloc_seconds=t_alloc, exact_note=exact_note)
+            out[i] = r = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
+                                        alloc_seconds=pace, exact_note=exact_note)
+            if p.needs_deviation and r.trials:  # the pace of deviations so far (warm-started LPs make a
+                pace = r.seconds / r.trials  # misreport cheaper than the first allocation)
     return [out[i] for i in range(len(cells))]
 
 

@@ -21,7 +21,7 @@ import highspy
 import numpy as np
 
 from mechverify.allocation import Allocation
-from mechverify.lp import LPError, new_highs, pooled_highs
+from mechverify.lp import LPError, new_highs, pooled_highs, run_highs
 from mechverify.model import Environment
 
 from ..normalisers import finite_normaliser
@@ -169,7 +169,7 @@ class TaskShareLP:
 
     def _run(self) -> str:
         h = self.h
-        h.run()
+        run_highs(h)
         st = h.getModelStatus()
         if st == highspy.HighsModelStatus.kOptimal:
             return "optimal"

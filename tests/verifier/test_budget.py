@@ -156,3 +156,31 @@ def test_run_and_check_end_within_their_budget(tmp_path):
     assert took <= limit, (took, limit)
     took = _seconds("check", "psdsf-rdm", "examples/002-fig5-cluster.json", "--budget", "3")
     assert took <= limit, (took, limit)
+
+
+def test_a_deviation_cut_by_the_deadline_keeps_the_deviations_finished():
+    """Within ``check`` the LP layer stops at the deadline (``BudgetExhausted`` from the solve): the cell
+    keeps the deviations it finished and says the budget ended them -- nothing is reported as a crash."""
+    import dataclasses
+
+    from verifier.check import check_property
+
+    base = get("c-drfh")
+    env = example("000-fig1.json")
+    truthful = base(env, exact=False)
+
+    def cut_at(n):  # the mechanism, except that its n-th call runs into the deadline
+        calls = []
+
+        def func(e, exact=False):
+            calls.append(1)
+            if len(calls) == n:
+                raise bud.BudgetExhausted("an LP solve stopped at the deadline (test)")
+            return base.func(e, exact)
+        return dataclasses.replace(base, func=func)
+    res = check_property(cut_at(3), env, get_property("sp"), "demand", 30, 0, None, truthful, alloc_seconds=0.0)
+    assert res.verdict == "not_refuted" and res.trials == 2, (res.verdict, res.trials, res.note)
+    assert res.note.endswith("then the budget ended"), res.note
+    res = check_property(cut_at(1), env, get_property("sp"), "demand", 30, 0, None, truthful, alloc_seconds=0.0)
+    assert res.verdict == "unknown" and res.trials == 0
+    assert res.note.startswith("budget: the first deviation's allocation did not finish"), res.note

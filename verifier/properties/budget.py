@@ -6,35 +6,21 @@ minimisation steps), which checks it between steps.
 Deep loops that have no deadline parameter (a property's ``evaluate``: EF's pairs, SI's users, BF's
 premise resources) call :func:`tick`, which checks the deadline of the innermost :func:`scope`.
 
-A step already running is never interrupted (a solver call in C cannot be), so a command ends within its
-budget plus the longest single step; callers that can estimate a step (one allocation of the mechanism on
+The deadline, the scope and :class:`BudgetExhausted` live in the core (``mechverify.deadline``), where
+the LP layer reads them: within a scope every HiGHS solve stops at the deadline.  Any other step
+already running is not interrupted, so a command ends within its budget plus the longest single step; callers that can estimate a step (one allocation of the mechanism on
 this instance) do not start it when it cannot finish in time.  What a budget cut short is reported as
 verdict ``unknown`` with a note starting with :data:`BUDGET` (``unknown: budget ...``).
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import time
-from contextvars import ContextVar
-from typing import Iterator, Optional
+from typing import Optional
+
+from mechverify.deadline import BUDGET, BudgetExhausted, budget_note, current, now, scope  # noqa: F401
 
 __all__ = ["BUDGET", "BudgetExhausted", "now", "deadline_after", "left", "expired", "check", "earliest",
            "budget_note", "scope", "tick", "current"]
-
-#: the note (prefix) of a verdict ``unknown`` caused by the time budget
-BUDGET = "budget"
-
-#: the clock of every deadline: wall-clock seconds, never going backwards
-now = time.monotonic
-
-
-class BudgetExhausted(Exception):
-    """The deadline passed before a loop finished (``what`` says where)."""
-
-    def __init__(self, what: str = "") -> None:
-        super().__init__(budget_note(what))
-        self.what = what
 
 
 def deadline_after(seconds: Optional[float]) -> Optional[float]:
@@ -64,29 +50,6 @@ def earliest(*deadlines: Optional[float]) -> Optional[float]:
     return min(ds) if ds else None
 
 
-def budget_note(detail: str = "") -> str:
-    """The note of an ``unknown`` verdict the budget caused: ``budget`` or ``budget: <detail>``."""
-    return f"{BUDGET}: {detail}" if detail else BUDGET
-
-
-_CURRENT: ContextVar[Optional[float]] = ContextVar("mechverify_deadline", default=None)
-
-
-@contextlib.contextmanager
-def scope(deadline: Optional[float]) -> Iterator[None]:
-    """Within the block, :func:`tick` raises once ``deadline`` (or an enclosing scope's, if earlier) passed."""
-    token = _CURRENT.set(earliest(deadline, _CURRENT.get()))
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
-
-
-def current() -> Optional[float]:
-    """The deadline of the innermost :func:`scope` (``None``: none)."""
-    return _CURRENT.get()
-
-
 def tick(what: str = "") -> None:
     """:func:`check` the deadline of the innermost :func:`scope` (nothing outside a scope)."""
-    check(_CURRENT.get(), what)
+    check(current(), what)

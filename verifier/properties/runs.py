@@ -31,9 +31,11 @@ def failure_of(mech, env: Environment, exact: bool) -> Optional[str]:
     (``SettingError`` -- the instance is outside the mechanism's setting -- propagates)."""
     from mechanisms.registry import SettingError
 
+    from mechverify.deadline import BudgetExhausted
+
     try:
         mech(env, exact=exact)
-    except SettingError:
+    except (SettingError, BudgetExhausted):  # outside the setting / the command's deadline: not a finding
         raise
     except Exception as exc:  # noqa: BLE001 - the mechanism's exception IS the finding
         return failure_text(exc)

@@ -1,0 +1,115 @@
+"""Column generation (``mechverify.colgen``) and the solver deadline (``mechverify.deadline``).
+
+Column generation must give the whole LP's optimum: with the size threshold lowered to 0 every float
+leximin round goes through it, and the task totals and levels must agree with the plain session's
+(the totals of a leximin allocation are unique, so any correct LP path gives the same numbers).
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import mechverify.lexmaxmin as lexmaxmin
+from mechanisms import get
+from mechverify import colgen, deadline
+from mechverify.instances import parse_environment
+from mechverify.lp import LinearProgram, LPSession
+
+
+def _instance(rng: random.Random, users: int, servers: int, resources: int, placement: float) -> dict:
+    out = {"resources": [f"r{r}" for r in range(resources)],
+           "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 20) for _ in range(resources)]}
+                       for s in range(servers)],
+           "users": []}
+    for j in range(users):
+        u = {"name": f"u{j}", "demand": [rng.randint(0, 6) for _ in range(resources)]}
+        if not any(u["demand"]):
+            u["demand"][0] = 1
+        if rng.random() < placement:
+            u["eligible"] = sorted(rng.sample([f"s{s}" for s in range(servers)], rng.randint(1, servers)))
+        if rng.random() < 0.2:
+            u["tasks"] = rng.randint(1, 10)
+        out["users"].append(u)
+    return out
+
+
+def _close(a, b) -> bool:
+    return all(abs(float(x) - float(y)) <= 1e-6 * max(1.0, abs(float(y))) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("name", ["tsf", "c-drfh", "drfh"])
+def test_column_generation_agrees_with_the_whole_lp(monkeypatch, name):
+    rng = random.Random(hash(name) % 1000)
+    mech = get(name)
+    envs = []
+    for _ in range(60):
+        d = _instance(rng, rng.randint(2, 8), rng.randint(2, 6), rng.randint(1, 3),
+                      placement=0.5 if mech.setting.placement else 0.0)
+        envs.append(parse_environment(d))
+    plain = [mech(e, exact=False) for e in envs]
+    colgen._LAST.clear()
+    monkeypatch.setattr(lexmaxmin, "COLGEN_MIN_COLS", 0)
+    calls = []
+    real = colgen.ColumnGenerationSession.solve
+
+    def counted(self, exact=False):
+        calls.append(1)
+        return real(self, exact)
+    monkeypatch.setattr(colgen.ColumnGenerationSession, "solve", counted)
+    for e, p in zip(envs, plain):
+        c = mech(e, exact=False)
+        assert _close(c.totals(), p.totals()), (e, c.totals(), p.totals())
+        assert _close([v or 0 for v in c.info["levels"]], [v or 0 for v in p.info["levels"]])
+    assert len(calls) >= len(envs)  # the column-generation path was really taken
+
+
+def test_column_generation_warm_start_from_a_remembered_layout(monkeypatch):
+    """A misreport of the same layout (same rows and columns) starts from the last basis: same answer."""
+    monkeypatch.setattr(lexmaxmin, "COLGEN_MIN_COLS", 0)
+    colgen._LAST.clear()
+    rng = random.Random(7)
+    d = _instance(rng, 12, 6, 3, placement=0.0)
+    tsf = get("tsf")
+    first = tsf(parse_environment(d), exact=False)
+    assert colgen._LAST  # remembered
+    d["users"][0]["demand"] = [0, 5, 2]
+    warm = tsf(parse_environment(d), exact=False)
+    colgen._LAST.clear()
+    cold = tsf(parse_environment(d), exact=False)
+    monkeypatch.setattr(lexmaxmin, "COLGEN_MIN_COLS", 10 ** 9)
+    whole = tsf(parse_environment(d), exact=False)
+    assert _close(warm.totals(), cold.totals()) and _close(warm.totals(), whole.totals())
+    assert not _close(first.totals(), whole.totals())  # the misreport did change the allocation
+
+
+def test_column_generation_refuses_exact_solves():
+    lp = LinearProgram(maximize=True)
+    x = lp.add_var(0, None, 1)
+    r = lp.add_row({x: 1}, None, 3)
+    s = colgen.ColumnGenerationSession(lp, [r])
+    with pytest.raises(ValueError, match="float path"):
+        s.solve(exact=True)
+    res = s.solve()
+    assert res.ok and res.x == [3.0]
+
+
+def _tiny() -> LinearProgram:
+    lp = LinearProgram(maximize=True)
+    x = lp.add_var(0, None, 1)
+    y = lp.add_var(0, None, 2)
+    lp.add_row({x: 1, y: 1}, None, 4)
+    lp.add_row({y: 1}, None, 3)
+    return lp  # optimum x = 1, y = 3, objective 7
+
+
+def test_an_lp_solve_after_the_deadline_raises_budget_exhausted():
+    s = LPSession(_tiny())
+    with deadline.scope(deadline.now() - 1.0):
+        with pytest.raises(deadline.BudgetExhausted, match="^budget: an LP solve was not started"):
+            s.solve()
+    with deadline.scope(deadline.now() + 60.0):  # within a scope with time left: solved as usual
+        res = s.solve()
+    assert res.ok and res.objective == 7.0
+    res = LPSession(_tiny()).solve(exact=True)  # outside any scope: no limit at all
+    assert res.ok and res.objective == 7
