@@ -139,6 +139,47 @@ def _float_rdm_feasible(env: Environment, x: Sequence[Sequence[float]], check_pl
     return True
 
 
+def _sum_le(terms: list, bound: Fraction) -> bool:
+    """``sum(p * q for p, q in terms) <= bound`` for ``Fraction`` pairs, exactly, in integers: the sum
+    ``n/d`` is accumulated without reducing (a few products per term instead of a gcd per operation)."""
+    n, d = 0, 1
+    for p, q in terms:
+        pd = p._denominator * q._denominator
+        n = n * pd + p._numerator * q._numerator * d
+        d *= pd
+    return n * bound._denominator <= bound._numerator * d
+
+
+def _exact_rdm_feasible(env: Environment, x: Sequence[Sequence[Fraction]], check_placement: bool,
+                        check_external: bool, check_bounds: bool) -> bool:
+    """All-``Fraction`` RDM matrices without a tolerance: ``True`` when every check of
+    :func:`feasibility_violations` passes, exactly, in integer arithmetic (:func:`_sum_le`); ``False``
+    means "let the general code decide and word the violations"."""
+    for j, row in enumerate(x):
+        el = env.eligible[j]
+        for s, v in enumerate(row):
+            if v._numerator < 0 or (check_placement and v._numerator and s not in el):
+                return False
+    for s in range(env.n_servers):
+        held = [(x[j][s], env.d(j, s)) for j in range(env.n_users) if x[j][s]._numerator]
+        if not held:
+            continue
+        for r, c in enumerate(env.capacity[s]):
+            if not _sum_le([(v, d[r]) for v, d in held if d[r]], c):
+                return False
+    if check_external and env.n_external:
+        tot = [sum(row, Fraction(0)) if len(row) != 1 else row[0] for row in x]
+        for k, c in enumerate(env.external_capacity):
+            if not _sum_le([(tot[j], env.external_demand[j][k]) for j in range(env.n_users)
+                            if tot[j] and env.external_demand[j][k]], c):
+                return False
+    if check_bounds:
+        for j, b in enumerate(env.tasks):
+            if b is not None and (sum(x[j], Fraction(0)) if len(x[j]) != 1 else x[j][0]) > b:
+                return False
+    return True
+
+
 def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm",
                            check_placement: bool = True, check_external: bool = True,
                            check_bounds: bool = True, rel_tol: Optional[Any] = None) -> list[str]:
@@ -161,6 +202,9 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
     if mode == "rdm" and all(v.__class__ is float for row in x for v in row):
         fast = _float_rdm_feasible(env, x, check_placement, check_external, check_bounds)
         if fast:
+            return []
+    elif mode == "rdm" and tol is None and all(v.__class__ is Fraction for row in x for v in row):
+        if _exact_rdm_feasible(env, x, check_placement, check_external, check_bounds):
             return []
     out: list[str] = []
     for j in range(J):

@@ -1,6 +1,7 @@
-"""The all-float RDM fast path of ``feasibility_violations`` agrees with the general code on random float
-matrices around the boundary of chi(E) (capacities, external rows, bounds, placement, negative entries,
-nan): the same verdict "feasible" / "not feasible" every time."""
+"""The all-float and the all-Fraction RDM fast paths of ``feasibility_violations`` agree with the general
+code on random matrices around the boundary of chi(E) (capacities -- met with equality too, for the exact
+path --, external rows, bounds, placement, negative entries, nan): the same verdict "feasible" / "not
+feasible" every time."""
 from __future__ import annotations
 
 import random
@@ -38,5 +39,27 @@ def test_fast_path_agrees_with_general_code(monkeypatch):
         cases.append((env, x, A.feasibility_violations(env, x)))
     assert any(c[2] == [] for c in cases) and any(c[2] for c in cases)
     monkeypatch.setattr(A, "_float_rdm_feasible", lambda *a: False)
+    for env, x, fast in cases:
+        assert (fast == []) == (A.feasibility_violations(env, x) == []), (env.to_json(), x)
+
+
+def test_exact_fast_path_agrees_with_general_code(monkeypatch):
+    rng = random.Random(5)
+    cases = []
+    for _ in range(600):
+        env = _env(rng)
+        x = [[F(rng.choice([0, 0, rng.randint(1, 12), -1]) if rng.random() < 0.05 else rng.choice([0, rng.randint(0, 12)]),
+                rng.randint(1, 6)) for _ in range(env.n_servers)] for _ in range(env.n_users)]
+        if rng.random() < 0.5:  # scale a random matrix onto the boundary: some capacity met with equality
+            s = rng.randrange(env.n_servers)
+            r = rng.randrange(env.n_resources)
+            used = sum((x[j][s] * env.d(j, s)[r] for j in range(env.n_users)), F(0))
+            if used > 0:
+                f = env.capacity[s][r] / used
+                x = [[v * f for v in row] for row in x]
+        x = tuple(tuple(row) for row in x)
+        cases.append((env, x, A.feasibility_violations(env, x)))
+    assert sum(c[2] == [] for c in cases) > 50 and sum(bool(c[2]) for c in cases) > 50
+    monkeypatch.setattr(A, "_exact_rdm_feasible", lambda *a: False)
     for env, x, fast in cases:
         assert (fast == []) == (A.feasibility_violations(env, x) == []), (env.to_json(), x)
