@@ -19,6 +19,16 @@ Measured (2-core machine shared with 3 other jobs, load 4-5; --budget 30; "befor
                                                   'unknown: budget: not reached (one allocation took ...)'
     drf on 1000 users x 1 server x 3              after 31.0 s / 143 MB, all verdicts (EF exact via screening)
     c-drfh on 1000 users x 100 servers x 3        after 34.8 s / 134 MB (start-up 1.9 s), 9 cells unknown (budget)
+After column generation, the solver deadline and the deviation pacing (2026-11-23, same 2-core machine
+running 3 other sessions, load 3.5-4; --budget 30; start-up 0.8 s, so the target is <= 33.8 s):
+    psdsf-rdm on 002-fig5-cluster                       24.6 s /  78 MB, all verdicts
+    tsf on 100 users x 30 servers x 3                   30.8 s /  71 MB, all verdicts
+    tsf on 1000 users x 100 servers x 3                 29.4 s / 231 MB, 5 cells 'unknown: budget' (one float
+                                                        allocation 11.0 s -> 3.5 s idle; a demand misreport
+                                                        ~1 s warm-started; idle: sp/demand 6 deviations,
+                                                        sp/eligible 1, PO/EF/SI float-evaluated)
+    c-drfh on 1000 users x 100 servers x 3              30.3 s / 200 MB, 5 cells 'unknown: budget'
+    drf on 1000 users x 1 server x 3                    31.1 s / 121 MB, all verdicts
 The same machine, run/audit (whole process): run psdsf-rdm --budget 1: 13.2 s -> 1.9 s; --budget 10:
 15.6 s -> 10.7 s; audit --budget 20: 227.9 s -> 20.4 s; audit --budget 60: -> 60.3 s.
 """
