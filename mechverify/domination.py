@@ -2,13 +2,15 @@
 
 Used by the Pareto-optimality property (a target vector that some feasible allocation beats is a PO
 violation) and by the seed-004 domination factor (``simulation.metrics``).  It is one LP over
-``mechverify.polytope``'s chi(E), solved by ``mechverify.lp`` (exactly when asked).
+``mechverify.polytope``'s chi(E), solved by ``mechverify.lp`` (exactly when asked; cluster-sized float
+LPs by column generation, ``mechverify.colgen``).
 """
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
+from .colgen import COLGEN_MIN_COLS, ColumnGenerationSession
 from .lp import solve
 from .model import Environment
 from .polytope import TaskPolytope
@@ -16,28 +18,35 @@ from .polytope import TaskPolytope
 __all__ = ["dominating_allocation"]
 
 
-def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exact: bool):
+def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exact: bool,
+                          support: Optional[Sequence[Sequence[Any]]] = None):
     """The domination LP of seed 004 Sec. 6.2 for target utilities ``utils``:
 
         D = max sum_j sum_s y[j,s]  s.t.  y in chi(E) (mode, TRUE placement, external, bounds),
                                           sum_s y[j,s] >= utils[j]  (all j)
 
     Returns ``(D, y)`` or ``(None, None)`` when the LP is infeasible or the solver fails (callers
-    report that as solver trouble, never as a verdict)."""
+    report that as solver trouble, never as a verdict).  ``support``: a task matrix meeting the targets
+    (the allocation they come from), whose non-zero entries column generation starts with."""
     poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
     lp = poly.lp
     if lp.n_cols == 0:  # nobody can run anything: y = 0 is the only allocation
         if any(u > 0 for u in utils):
             return None, None
         return (Fraction(0) if exact else 0.0), poly.matrix([], exact)
+    target_rows = []
     for j in range(env.n_users):
         if utils[j] > 0:
             if not poly.user_vars[j]:
                 return None, None
-            lp.add_row(poly.total(j), utils[j], None)
+            target_rows.append(lp.add_row(poly.total(j), utils[j], None))
     lp.set_cost({c: 1 for c in range(lp.n_cols)})
     lp.maximize = True
-    res = solve(lp, exact=exact)
+    if not exact and lp.n_cols >= COLGEN_MIN_COLS:  # cluster-sized: column generation (float only)
+        start = [] if support is None else [c for (j, s), c in poly.var.items() if support[j][s]]
+        res = ColumnGenerationSession(lp, target_rows, include=start).solve()
+    else:
+        res = solve(lp, exact=exact)
     if not res.ok:
         return None, None
     return res.objective, poly.matrix(res.x, exact)

@@ -50,6 +50,8 @@ def test_column_generation_agrees_with_the_whole_lp(monkeypatch, name):
     plain = [mech(e, exact=False) for e in envs]
     colgen._LAST.clear()
     monkeypatch.setattr(lexmaxmin, "COLGEN_MIN_COLS", 0)
+    monkeypatch.setattr(colgen, "INITIAL_PER_ROW", 1)  # small masters: pricing must bring columns in
+    monkeypatch.setattr(colgen, "ADD_PER_ROW", 1)
     calls = []
     real = colgen.ColumnGenerationSession.solve
 
@@ -113,3 +115,38 @@ def test_an_lp_solve_after_the_deadline_raises_budget_exhausted():
     assert res.ok and res.objective == 7.0
     res = LPSession(_tiny()).solve(exact=True)  # outside any scope: no limit at all
     assert res.ok and res.objective == 7
+
+
+def test_domination_lp_by_column_generation_agrees_with_the_whole_lp(monkeypatch):
+    """PO's domination LP (``mechverify.domination``): the same optimum by column generation, with and
+    without the allocation's support as the first columns (without it the first master is often
+    infeasible -- targets need columns left out -- and every column is brought in)."""
+    from mechverify import domination
+
+    rng = random.Random(11)
+    tsf = get("tsf")
+    checked = 0
+    monkeypatch.setattr(colgen, "INITIAL_PER_ROW", 1)
+    monkeypatch.setattr(colgen, "ADD_PER_ROW", 1)
+    fallbacks = []
+    real_add = colgen.ColumnGenerationSession._add
+
+    def add(self, cols):
+        if self.h.getModelStatus() == colgen.highspy.HighsModelStatus.kInfeasible:
+            fallbacks.append(len(cols))
+        return real_add(self, cols)
+    monkeypatch.setattr(colgen.ColumnGenerationSession, "_add", add)
+    for _ in range(40):
+        env = parse_environment(_instance(rng, rng.randint(2, 8), rng.randint(2, 6), rng.randint(1, 3), 0.5))
+        a = tsf(env, exact=False)
+        u = [float(v) * (1 - 1e-9) for v in a.totals()]
+        monkeypatch.setattr(domination, "COLGEN_MIN_COLS", 10 ** 9)
+        whole, _ = domination.dominating_allocation(env, u, "rdm", False)
+        monkeypatch.setattr(domination, "COLGEN_MIN_COLS", 0)
+        colgen._LAST.clear()
+        with_support, _ = domination.dominating_allocation(env, u, "rdm", False, support=a.x)
+        colgen._LAST.clear()
+        without, _ = domination.dominating_allocation(env, u, "rdm", False)
+        assert whole is not None and _close([with_support, without], [whole, whole]), (whole, with_support, without)
+        checked += 1
+    assert checked == 40 and fallbacks  # the infeasible-master path was taken

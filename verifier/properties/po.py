@@ -46,7 +46,7 @@ class ParetoOptimality(Property):
         if not exact:
             # never demand more than the mechanism gave, up to float noise
             u = [max(0.0, float(v) * (1 - 1e-9)) for v in u]
-        D, y = dominating_allocation(env, u, mech.setting.feasibility, exact)
+        D, y = dominating_allocation(env, u, mech.setting.feasibility, exact, support=alloc.x)
         if D is None:
             return Evaluation(None, False, note="domination LP failed")
         measure = ratio(D, total)
