@@ -48,7 +48,7 @@ def test_column_generation_agrees_with_the_whole_lp(monkeypatch, name):
                       placement=0.5 if mech.setting.placement else 0.0)
         envs.append(parse_environment(d))
     plain = [mech(e, exact=False) for e in envs]
-    colgen._LAST.clear()
+    colgen.forget_layouts()
     monkeypatch.setattr(lexmaxmin, "COLGEN_MIN_COLS", 0)
     monkeypatch.setattr(colgen, "INITIAL_PER_ROW", 1)  # small masters: pricing must bring columns in
     monkeypatch.setattr(colgen, "ADD_PER_ROW", 1)
@@ -69,7 +69,7 @@ def test_column_generation_agrees_with_the_whole_lp(monkeypatch, name):
 def test_column_generation_warm_start_from_a_remembered_layout(monkeypatch):
     """A misreport of the same layout (same rows and columns) starts from the last basis: same answer."""
     monkeypatch.setattr(lexmaxmin, "COLGEN_MIN_COLS", 0)
-    colgen._LAST.clear()
+    colgen.forget_layouts()
     rng = random.Random(7)
     d = _instance(rng, 12, 6, 3, placement=0.0)
     tsf = get("tsf")
@@ -77,7 +77,7 @@ def test_column_generation_warm_start_from_a_remembered_layout(monkeypatch):
     assert colgen._LAST  # remembered
     d["users"][0]["demand"] = [0, 5, 2]
     warm = tsf(parse_environment(d), exact=False)
-    colgen._LAST.clear()
+    colgen.forget_layouts()
     cold = tsf(parse_environment(d), exact=False)
     monkeypatch.setattr(lexmaxmin, "COLGEN_MIN_COLS", 10 ** 9)
     whole = tsf(parse_environment(d), exact=False)
@@ -143,9 +143,9 @@ def test_domination_lp_by_column_generation_agrees_with_the_whole_lp(monkeypatch
         monkeypatch.setattr(domination, "COLGEN_MIN_COLS", 10 ** 9)
         whole, _ = domination.dominating_allocation(env, u, "rdm", False)
         monkeypatch.setattr(domination, "COLGEN_MIN_COLS", 0)
-        colgen._LAST.clear()
+        colgen.forget_layouts()
         with_support, _ = domination.dominating_allocation(env, u, "rdm", False, support=a.x)
-        colgen._LAST.clear()
+        colgen.forget_layouts()
         without, _ = domination.dominating_allocation(env, u, "rdm", False)
         assert whole is not None and _close([with_support, without], [whole, whole]), (whole, with_support, without)
         checked += 1
