@@ -17,6 +17,7 @@ from mechverify.lp import LinearProgram, solve
 from mechverify.model import Environment
 
 from .algorithm import per_server_drf_start, server_response
+from .fast import fast_fixed_point, fixed_point_check
 from .shares import ZERO, Matrix, PSDSFError, check_env, gamma_matrix, totals
 from .theorems import characterisation_violations
 
@@ -76,6 +77,8 @@ def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], 
         if exact_phase:
             if full and new == x:
                 return new, rnd, "fixed-point"
+            if full and fixed_point_check(env, new, mode):  # the next round would change nothing
+                return new, rnd + 1, "fixed-point"
             if not full and end_of_pass and not characterisation_violations(env, new, mode):
                 return new, rnd, "fixed-point"
             if full and prev is not None and new == prev:
@@ -198,15 +201,24 @@ def pattern_lp(env: Environment, approx: Matrix, mode: str, tol: float = 1e-9) -
 
 
 def psdsf(env: Environment, mode: str = "rdm", max_rounds: int = MAX_ROUNDS,
-          name: Optional[str] = None) -> tuple[Matrix, dict]:
-    """Exact PS-DSF allocation (``x``, ``info``) by Algorithm I, verified by Theorem 1 (RDM) / 2 (TDM)."""
+          name: Optional[str] = None, fast: bool = True) -> tuple[Matrix, dict]:
+    """Exact PS-DSF allocation (``x``, ``info``) by Algorithm I, verified by Theorem 1 (RDM) / 2 (TDM).
+
+    ``fast``: first the float iteration and one exact pattern solve (``fast.py``; its output passed
+    the same theorem check, in integers); the exact iteration only if that gives up."""
     if mode not in ("rdm", "tdm"):
         raise ValueError(f"mode: expected 'rdm' or 'tdm', got {mode!r}")
     check_env(env)
-    x, rounds, method = algorithm_i(env, mode, max_rounds)
-    bad = characterisation_violations(env, x, mode)
-    if bad:
-        raise PSDSFError(f"{name or 'psdsf-' + mode}: output fails Theorem {1 if mode == 'rdm' else 2}: {bad[0]}")
+    got = fast_fixed_point(env, mode, "sequential", max_passes=max_rounds) if fast else None
+    if got is not None:
+        x, rounds = got
+        method = "pattern-solve"
+    else:
+        x, rounds, method = algorithm_i(env, mode, max_rounds)
+        bad = characterisation_violations(env, x, mode)
+        if bad:
+            raise PSDSFError(f"{name or 'psdsf-' + mode}: output fails Theorem {1 if mode == 'rdm' else 2}: "
+                             f"{bad[0]}")
     info = {"rounds": rounds, "method": "algorithm-i/" + method, "mode": mode, "theorem": 1 if mode == "rdm" else 2,
             "unique_totals": True if mode == "tdm" else None}
     return x, info
