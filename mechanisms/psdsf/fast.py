@@ -28,7 +28,6 @@ from typing import Optional
 
 from mechverify.model import Environment
 
-from .shares import gamma_matrix
 
 __all__ = ["FastData", "fast_data", "float_waterfill", "solve_pattern", "exact_check", "fast_fixed_point",
            "MOVE_TOL", "CLOSE_TOL"]
@@ -43,39 +42,58 @@ def _lcm(a: int, b: int) -> int:
 
 
 class FastData:
-    """One environment's numbers for the fast path: floats for the iteration, integers for the solve."""
+    """One environment's numbers for the fast path: floats for the iteration, integers for the solve.
+
+    ``wg[j][s]``: ``w_j gamma[j,s]`` as a reduced pair of ints (None where ``gamma = 0``); ``rows[s]``:
+    per resource (TDM: time) ``(coef, rhs)`` with ``sum_j coef[j] x[j,s] <= rhs`` in integers.  Built
+    from the environment's numbers in int pairs (``Fraction`` arithmetic costs ten times more)."""
 
     __slots__ = ("J", "S", "mode", "part", "fw", "fdem", "fcap", "wg", "rows", "scale")
 
     def __init__(self, env: Environment, mode: str):
-        g = gamma_matrix(env)
         J, S = env.n_users, env.n_servers
         self.J, self.S, self.mode = J, S, mode
-        self.part = [[j for j in range(J) if g[j][s]] for s in range(S)]
-        # wg[j][s] = w_j gamma[j,s] as (numerator, denominator); None where not eligible
+        w = [(v.numerator, v.denominator) for v in env.weight]
+        self.part = []
         self.wg = [[None] * S for _ in range(J)]
         self.fw, self.fdem, self.fcap, self.rows = [], [], [], []
         big = 1.0
         for s in range(S):
-            part = self.part[s]
-            fw, fdem, rows = [], [], []
-            for j in part:
-                v = env.weight[j] * g[j][s]
-                self.wg[j][s] = (v.numerator, v.denominator)
-                fw.append(float(v))
+            cap = [(c.numerator, c.denominator) for c in env.capacity[s]]
+            part, fw, dems, gam = [], [], [], []
+            for j in range(J):
+                if s not in env.eligible[j]:
+                    continue
+                d = env.d(j, s)
+                best = None  # gamma = min over demanded r of c_r / d_r (002 eq. (7))
+                for (cn, cd), v in zip(cap, d):
+                    dn = v.numerator
+                    if dn > 0:
+                        gn, gd = cn * v.denominator, cd * dn
+                        if best is None or gn * best[1] < best[0] * gd:
+                            best = (gn, gd)
+                if best is None or best[0] == 0:
+                    continue  # gamma = inf (check_env rejects it) or 0: not a participant
+                n, m = w[j][0] * best[0], w[j][1] * best[1]
+                g = gcd(n, m)
+                self.wg[j][s] = (n // g, m // g)
+                part.append(j)
+                fw.append(n / m)
+                dems.append(d)
+                gam.append(best)
+            rows = []
             if mode == "tdm":
                 fcap = [1.0]
-                inv = [1 / g[j][s] for j in part]
-                fdem = [(float(v),) for v in inv]
-                rows.append(_int_row(dict(zip(part, inv)), Fraction(1)))
+                fdem = [(gd / gn,) for gn, gd in gam]  # a task uses 1/gamma of the time
+                rows.append(_int_row({j: (gd, gn) for j, (gn, gd) in zip(part, gam)}, (1, 1)))
             else:
-                cap = env.capacity[s]
-                fcap = [float(c) for c in cap]
-                dems = [env.d(j, s) for j in part]
-                fdem = [tuple(float(v) for v in d) for d in dems]
-                for r in range(len(cap)):
-                    rows.append(_int_row({j: d[r] for j, d in zip(part, dems) if d[r]}, cap[r]))
+                fcap = [cn / cd for cn, cd in cap]
+                fdem = [tuple(v.numerator / v.denominator for v in d) for d in dems]
+                for r, c in enumerate(cap):
+                    rows.append(_int_row({j: (d[r].numerator, d[r].denominator) for j, d in zip(part, dems)
+                                          if d[r]}, c))
                 big = max([big] + fcap)
+            self.part.append(part)
             self.fw.append(fw)
             self.fdem.append(fdem)
             self.fcap.append(fcap)
@@ -83,12 +101,12 @@ class FastData:
         self.scale = big
 
 
-def _int_row(coef: dict, rhs) -> tuple[dict, int]:
-    """``sum coef[j] x[j] <= rhs`` with integer coefficients (same solutions)."""
-    m = rhs.denominator
-    for v in coef.values():
-        m = _lcm(m, v.denominator)
-    return {j: int(v * m) for j, v in coef.items()}, int(rhs * m)
+def _int_row(coef: dict, rhs: tuple) -> tuple[dict, int]:
+    """``sum coef[j] x[j] <= rhs`` (int pairs) with integer coefficients (same solutions)."""
+    m = rhs[1]
+    for _, dd in coef.values():
+        m = _lcm(m, dd)
+    return {j: n * (m // dd) for j, (n, dd) in coef.items()}, rhs[0] * (m // rhs[1])
 
 
 _CACHE: dict = {}
@@ -198,9 +216,10 @@ def _set_column(x: list, tot: list, part: list, s: int, col: list) -> float:
     return moved
 
 
-def solve_pattern(data: FastData, pattern: tuple) -> Optional[tuple[dict, int]]:
+def solve_pattern(data: FastData, pattern: tuple, own: bool = False) -> Optional[tuple[dict, int]]:
     """The exact point with ``pattern`` (one entry per server: its events): ``({(j, s): N}, D)`` with
-    ``x[j,s] = N / D`` (``D > 0``), or None if the system is singular."""
+    ``x[j,s] = N / D`` (``D > 0``), or None if the system is singular.  ``own``: zero head starts
+    (the keys are ``x[j,s] / (w_j gamma[j,s])``: Algorithm I's initial per-server DRF)."""
     var: dict = {}
     for s, events in enumerate(pattern):
         part = data.part[s]
@@ -233,9 +252,9 @@ def solve_pattern(data: FastData, pattern: tuple) -> Optional[tuple[dict, int]]:
                 # x_j * an * jd - x_a * jn * ad = 0  (totals)
                 row = [0] * (n + 1)
                 cj, ca = an * jd, jn * ad
-                for i in user_vars[j]:
+                for i in ([var[(j, s)]] if own else user_vars[j]):
                     row[i] += cj
-                for i in user_vars[a]:
+                for i in ([var[(a, s)]] if own else user_vars[a]):
                     row[i] -= ca
                 rows.append(row)
     if len(rows) != n:
@@ -276,12 +295,14 @@ def solve_pattern(data: FastData, pattern: tuple) -> Optional[tuple[dict, int]]:
     return out, D
 
 
-def exact_check(data: FastData, N: dict, D: int) -> bool:
+def exact_check(data: FastData, N: dict, D: int, own: bool = False) -> bool:
     """Theorem 1 (RDM) / Theorem 2 (TDM) for ``x[j,s] = N[(j,s)] / D`` (absent = 0), exactly, in integers.
 
     The conditions of ``theorems.py``: every entry ``>= 0`` and 0 where ``gamma = 0``; every
     resource used at most its capacity (TDM: time shares at most 1); every user has at every eligible
-    server a demanded saturated resource whose holders' keys are no larger than its own."""
+    server a demanded saturated resource whose holders' keys are no larger than its own.  ``own``: the
+    keys count only the tasks at that server (zero head starts): then True iff every column is the
+    server's weighted DRF, Algorithm I's initial allocation (max-min fairness is unique)."""
     if D <= 0 or any(v < 0 for v in N.values()):
         return False
     tot = [0] * data.J
@@ -305,6 +326,8 @@ def exact_check(data: FastData, N: dict, D: int) -> bool:
                 return False
             if use == cap:
                 sat_rows.append(coef)
+        if own:
+            tot = [N.get((j, s), 0) for j in range(data.J)]
         for j in part:
             jn, jd = data.wg[j][s]
             tj = tot[j]
@@ -344,6 +367,8 @@ def fast_fixed_point(env: Environment, mode: str = "rdm", schedule: str = "seque
     for s in range(S):
         _set_column(x, tot, data.part[s], s, cols[s][0])
     pats = [c[1] for c in cols]
+    start_pattern = tuple(pats)
+    start_fixed = True  # no pass has moved the initial allocation (so far)
     rng = _random.Random(seed) if schedule == "async" else None
     prev_pattern = None
     tried: dict = {}
@@ -365,6 +390,8 @@ def fast_fixed_point(env: Environment, mode: str = "rdm", schedule: str = "seque
                 pats[s] = _column(data, x, tot, s)[1]
         pattern = tuple(pats)
         big = max(scale, max(tot, default=0.0))
+        if moved > MOVE_TOL * big:
+            start_fixed = False
         if pattern != prev_pattern:
             prev_pattern = pattern
             dists = []
@@ -377,8 +404,8 @@ def fast_fixed_point(env: Environment, mode: str = "rdm", schedule: str = "seque
                 sol = None
             tried[pattern] = sol
         if sol is None:
-            if moved <= MOVE_TOL * big:
-                return None  # settled on a pattern without an isolated exact fixed point
+            if moved <= MOVE_TOL * big:  # settled on a pattern without an isolated exact fixed point
+                return _start_if_fixed(data, start_pattern) if start_fixed else None
             continue
         N, D = sol
         dist = max(abs(N.get((j, s), 0) / D - x[j][s]) for j in range(J) for s in range(S))
@@ -389,6 +416,18 @@ def fast_fixed_point(env: Environment, mode: str = "rdm", schedule: str = "seque
             out = [[Fraction(N[(j, s)], D) if (j, s) in N else Fraction(0) for s in range(S)] for j in range(J)]
             return out, p
     return None
+
+
+def _start_if_fixed(data: FastData, pattern: tuple) -> Optional[tuple[list, int]]:
+    """Algorithm I's initial allocation solved exactly from its float pattern, if it provably is that
+    allocation (every column its server's DRF) and a fixed point (the exact iteration stops after one
+    round that changes nothing): ``(x, 1)``; else None."""
+    sol = solve_pattern(data, pattern, own=True)
+    if sol is None or not exact_check(data, *sol, own=True) or not exact_check(data, *sol):
+        return None
+    N, D = sol
+    return [[Fraction(N[(j, s)], D) if (j, s) in N else Fraction(0) for s in range(data.S)]
+            for j in range(data.J)], 1
 
 
 def fixed_point_check(env: Environment, x: list, mode: str) -> bool:

@@ -79,7 +79,7 @@ def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], 
                 return new, rnd, "fixed-point"
             if full and fixed_point_check(env, new, mode):  # the next round would change nothing
                 return new, rnd + 1, "fixed-point"
-            if not full and end_of_pass and not characterisation_violations(env, new, mode):
+            if not full and end_of_pass and fixed_point_check(env, new, mode):
                 return new, rnd, "fixed-point"
             if full and prev is not None and new == prev:
                 raise PSDSFError(f"{label}: the iteration cycles with period 2 (rounds {rnd - 1}, {rnd}) and "
@@ -215,8 +215,8 @@ def psdsf(env: Environment, mode: str = "rdm", max_rounds: int = MAX_ROUNDS,
         method = "pattern-solve"
     else:
         x, rounds, method = algorithm_i(env, mode, max_rounds)
-        bad = characterisation_violations(env, x, mode)
-        if bad:
+        if not fixed_point_check(env, x, mode):  # the theorem's conditions in integers; the message below
+            bad = characterisation_violations(env, x, mode) or ["(integer check)"]
             raise PSDSFError(f"{name or 'psdsf-' + mode}: output fails Theorem {1 if mode == 'rdm' else 2}: "
                              f"{bad[0]}")
     info = {"rounds": rounds, "method": "algorithm-i/" + method, "mode": mode, "theorem": 1 if mode == "rdm" else 2,
