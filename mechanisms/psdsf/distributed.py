@@ -17,7 +17,7 @@ from mechverify.model import Environment
 from ..registry import Setting, register
 from .algorithm import per_server_drf_start, server_response
 from .claims import PSDSF_RDM_CLAIMS, SETTING_NOTE
-from .fast import fast_fixed_point
+from .fast import exact_iteration, fast_fixed_point
 from .iteration import MAX_ROUNDS, as_allocation, iterate
 from .shares import Matrix, PSDSFError, check_env, totals
 from .theorems import theorem1_violations
@@ -125,6 +125,8 @@ def psdsf_distributed(env: Environment, exact: bool = False) -> Allocation:
     got = fast_fixed_point(env, "rdm", "async", seed=0, max_passes=MAX_ROUNDS)  # checked exactly inside
     if got is not None:
         x, rounds, method = got[0], got[1] * env.n_servers, "pattern-solve"
+    elif (got := exact_iteration(env, "rdm", "async", seed=0)) is not None:  # the same iterates, int pairs
+        (x, rounds), method = got, "fixed-point"
     else:
         x, rounds, method = distributed_fixed_point(env, "rdm", "async")
         bad = theorem1_violations(env, x)

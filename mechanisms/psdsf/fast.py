@@ -30,7 +30,7 @@ from mechverify.model import Environment
 
 
 __all__ = ["FastData", "fast_data", "float_waterfill", "solve_pattern", "exact_check", "fast_fixed_point",
-           "MOVE_TOL", "CLOSE_TOL"]
+           "fixed_point_check", "exact_iteration", "MOVE_TOL", "CLOSE_TOL"]
 
 MOVE_TOL = 1e-10  # a pass that moves every entry by at most this (relative) has stopped moving
 CLOSE_TOL = 1e-7  # the exact solution must be this close (relative) to the float iterate
@@ -445,3 +445,102 @@ def fixed_point_check(env: Environment, x: list, mode: str) -> bool:
             if v:
                 N[(j, s)] = v.numerator * (D // v.denominator)
     return exact_check(data, N, D)
+
+
+def _pair_sub(a: tuple, b: tuple) -> tuple:
+    n, d = a[0] * b[1] - b[0] * a[1], a[1] * b[1]
+    g = gcd(n, d)
+    return (n // g, d // g) if g > 1 else (n, d)
+
+
+def _pair_add(a: tuple, b: tuple) -> tuple:
+    n, d = a[0] * b[1] + b[0] * a[1], a[1] * b[1]
+    g = gcd(n, d)
+    return (n // g, d // g) if g > 1 else (n, d)
+
+
+def _pairs_check(data: FastData, x: list) -> bool:
+    D = 1
+    for row in x:
+        for n, d in row:
+            if n:
+                D = _lcm(D, d)
+    N = {}
+    for j, row in enumerate(x):
+        for s, (n, d) in enumerate(row):
+            if n:
+                N[(j, s)] = n * (D // d)
+    return exact_check(data, N, D)
+
+
+def exact_iteration(env: Environment, mode: str = "rdm", schedule: str = "sequential", seed: int = 0,
+                    exact_passes: int = 40, max_denominator: int = 1 << 256) -> Optional[tuple[list, int]]:
+    """The exact phase of ``iteration.iterate`` for Algorithm I (``"sequential"``) or the distributed
+    async schedule, on int pairs (the same water filling, ``algorithm.waterfill_pairs``, so the same
+    iterates): ``(x, rounds)`` exactly as ``iterate`` returns them with method ``"fixed-point"``, or None
+    when ``iterate`` would leave its exact phase (or detect a cycle): then run ``iterate`` itself."""
+    from .algorithm import waterfill_pairs, waterfill_prepare
+    from .shares import gamma_matrix, server_demands
+
+    data = fast_data(env, mode)
+    J, S = data.J, data.S
+    g = gamma_matrix(env)
+    preps = []
+    for s in range(S):
+        part = data.part[s]
+        if part:
+            dem, cap = server_demands(env, s, mode, part, g)
+            preps.append(waterfill_prepare([env.weight[j] * g[j][s] for j in part], dem, cap))
+        else:
+            preps.append(None)
+    z = (0, 1)
+    x = [[z] * S for _ in range(J)]
+    for s in range(S):  # per-server DRF
+        if preps[s] is not None:
+            col = waterfill_pairs([z] * len(data.part[s]), preps[s])
+            for j, v in zip(data.part[s], col):
+                x[j][s] = v if v is not None and v[0] else z
+    tot = [z] * J
+    for j in range(J):
+        for s in range(S):
+            tot[j] = _pair_add(tot[j], x[j][s])
+
+    def run(s: int) -> None:
+        part = data.part[s]
+        if not part:
+            return
+        col = waterfill_pairs([_pair_sub(tot[j], x[j][s]) for j in part], preps[s])
+        for j, v in zip(part, col):
+            v = v if v is not None and v[0] else z
+            if v != x[j][s]:
+                tot[j] = _pair_add(_pair_sub(tot[j], x[j][s]), v)
+                x[j][s] = v
+
+    rng = _random.Random(seed) if schedule == "async" else None
+    prev = None
+    for rnd in range(1, exact_passes + 1):
+        before = [row[:] for row in x]
+        if rng is None:
+            for s in range(S):
+                run(s)
+            if x == before:
+                return _as_fractions(x), rnd
+            if _pairs_check(data, x):  # a fixed point: the next pass would change nothing
+                return _as_fractions(x), rnd + 1
+            if prev is not None and x == prev:
+                return None  # period 2: iterate raises
+        else:
+            for _ in range(S):
+                run(rng.randrange(S))
+                if max(d for row in x for _, d in row) > max_denominator:
+                    return None
+            if _pairs_check(data, x):
+                return _as_fractions(x), rnd * S
+        if max(d for row in x for _, d in row) > max_denominator:
+            return None
+        prev = before
+    return None
+
+
+def _as_fractions(x: list) -> list:
+    return [[Fraction(n, d) if n else Fraction(0) for n, d in row] for row in x]

@@ -17,7 +17,7 @@ from mechverify.lp import LinearProgram, solve
 from mechverify.model import Environment
 
 from .algorithm import per_server_drf_start, server_response
-from .fast import fast_fixed_point, fixed_point_check
+from .fast import exact_iteration, fast_fixed_point, fixed_point_check
 from .shares import ZERO, Matrix, PSDSFError, check_env, gamma_matrix, totals
 from .theorems import characterisation_violations
 
@@ -213,6 +213,9 @@ def psdsf(env: Environment, mode: str = "rdm", max_rounds: int = MAX_ROUNDS,
     if got is not None:
         x, rounds = got
         method = "pattern-solve"
+    elif fast and (got := exact_iteration(env, mode, "sequential", exact_passes=min(EXACT_ROUNDS, max_rounds),
+                                          max_denominator=DENOMINATOR_LIMIT)) is not None:
+        (x, rounds), method = got, "fixed-point"  # the exact iteration on int pairs: the same iterates
     else:
         x, rounds, method = algorithm_i(env, mode, max_rounds)
         if not fixed_point_check(env, x, mode):  # the theorem's conditions in integers; the message below
