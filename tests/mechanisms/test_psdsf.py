@@ -111,6 +111,7 @@ def test_output_failing_theorem_raises(monkeypatch):
     import mechanisms.psdsf.iteration as iteration
 
     monkeypatch.setattr(iteration, "fast_fixed_point", lambda *a, **k: None)  # force the exact iteration
+    monkeypatch.setattr(iteration, "exact_iteration", lambda *a, **k: None)  # ... the Fraction one
     monkeypatch.setattr(iteration, "algorithm_i", lambda *a, **k: ([[F(3), F(0)], [F(3), F(6)]], 1, "fixed-point"))
     with pytest.raises(P.PSDSFError, match="Theorem 1"):
         mechanisms.allocate("psdsf-rdm", env, exact=True)
