@@ -78,17 +78,17 @@ class FastData:
                 g = gcd(n, m)
                 self.wg[j][s] = (n // g, m // g)
                 part.append(j)
-                fw.append(n / m)
+                fw.append(_fdiv(n, m))
                 dems.append(d)
                 gam.append(best)
             rows = []
             if mode == "tdm":
                 fcap = [1.0]
-                fdem = [(gd / gn,) for gn, gd in gam]  # a task uses 1/gamma of the time
+                fdem = [(_fdiv(gd, gn),) for gn, gd in gam]  # a task uses 1/gamma of the time
                 rows.append(_int_row({j: (gd, gn) for j, (gn, gd) in zip(part, gam)}, (1, 1)))
             else:
-                fcap = [cn / cd for cn, cd in cap]
-                fdem = [tuple(v.numerator / v.denominator for v in d) for d in dems]
+                fcap = [_fdiv(cn, cd) for cn, cd in cap]
+                fdem = [tuple(_fdiv(v.numerator, v.denominator) for v in d) for d in dems]
                 for r, c in enumerate(cap):
                     rows.append(_int_row({j: (d[r].numerator, d[r].denominator) for j, d in zip(part, dems)
                                           if d[r]}, c))
@@ -99,6 +99,13 @@ class FastData:
             self.fcap.append(fcap)
             self.rows.append(rows)
         self.scale = big
+
+
+def _fdiv(n: int, d: int) -> float:
+    try:
+        return n / d
+    except OverflowError:  # beyond floats: the fast path gives up (ArithmeticError), the exact one decides
+        return float("nan")
 
 
 def _int_row(coef: dict, rhs: tuple) -> tuple[dict, int]:
@@ -187,6 +194,8 @@ def float_waterfill(h: list, w: list, dem: list, cap: list) -> tuple[list, tuple
                     for r in range(R):
                         if du[r]:
                             used[r] += yu * du[r]
+        if not frozen:
+            raise ArithmeticError("float water filling: a level without a saturated resource")
         if pos:
             events.append((br, tuple(pos)))
         live = rest
@@ -356,7 +365,15 @@ def fast_fixed_point(env: Environment, mode: str = "rdm", schedule: str = "seque
     """Algorithm I's fixed point (``schedule="sequential"``: per-server DRF, then Gauss-Seidel passes)
     or the distributed one (``"async"``: one seeded random server per round, ``n_servers`` rounds a
     pass) by the fast path (module docstring): ``(x, passes)`` with ``x`` an exact ``Fraction``
-    matrix that passed :func:`exact_check`, or None (then use the exact iteration)."""
+    matrix that passed :func:`exact_check`, or None (then use the exact iteration).  Float trouble
+    (overflow, a level no resource limits) is None too: the exact iteration decides."""
+    try:
+        return _fast_fixed_point(env, mode, schedule, seed, max_passes)
+    except ArithmeticError:
+        return None
+
+
+def _fast_fixed_point(env: Environment, mode: str, schedule: str, seed: int, max_passes: int):
     data = fast_data(env, mode)
     J, S = data.J, data.S
     x = [[0.0] * S for _ in range(J)]
