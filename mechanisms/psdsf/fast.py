@@ -491,11 +491,14 @@ def _pairs_check(data: FastData, x: list) -> bool:
 
 
 def exact_iteration(env: Environment, mode: str = "rdm", schedule: str = "sequential", seed: int = 0,
-                    exact_passes: int = 40, max_denominator: int = 1 << 256) -> Optional[tuple[list, int]]:
+                    exact_passes: int = 40, max_denominator: int = 1 << 256) -> Optional[tuple]:
     """The exact phase of ``iteration.iterate`` for Algorithm I (``"sequential"``) or the distributed
     async schedule, on int pairs (the same water filling, ``algorithm.waterfill_pairs``, so the same
-    iterates): ``(x, rounds)`` exactly as ``iterate`` returns them with method ``"fixed-point"``, or None
-    when ``iterate`` would leave its exact phase (or detect a cycle): then run ``iterate`` itself."""
+    iterates).  Returns ``("done", x, rounds)`` exactly as ``iterate`` returns them with method
+    ``"fixed-point"``; ``("resume", rnd, x, prev, rng)`` where ``iterate`` leaves its exact phase
+    (after round ``rnd``; ``prev`` the iterate before it; ``rng`` the schedule's generator, in the
+    state ``iterate``'s would be): continue with ``iterate(..., resume=(rnd, prev))``; None on a
+    period-2 cycle (``iterate`` raises)."""
     from .algorithm import waterfill_pairs, waterfill_prepare
     from .shares import gamma_matrix, server_demands
 
@@ -541,20 +544,23 @@ def exact_iteration(env: Environment, mode: str = "rdm", schedule: str = "sequen
             for s in range(S):
                 run(s)
             if x == before:
-                return _as_fractions(x), rnd
+                return "done", _as_fractions(x), rnd
             if _pairs_check(data, x):  # a fixed point: the next pass would change nothing
-                return _as_fractions(x), rnd + 1
+                return "done", _as_fractions(x), rnd + 1
             if prev is not None and x == prev:
                 return None  # period 2: iterate raises
+            if rnd == exact_passes or max(d for row in x for _, d in row) > max_denominator:
+                return "resume", rnd, _as_fractions(x), _as_fractions(before), rng
         else:
-            for _ in range(S):
+            for k in range(1, S + 1):
+                last = [row[:] for row in x]
                 run(rng.randrange(S))
-                if max(d for row in x for _, d in row) > max_denominator:
-                    return None
+                if k < S and max(d for row in x for _, d in row) > max_denominator:
+                    return "resume", (rnd - 1) * S + k, _as_fractions(x), _as_fractions(last), rng
             if _pairs_check(data, x):
-                return _as_fractions(x), rnd * S
-        if max(d for row in x for _, d in row) > max_denominator:
-            return None
+                return "done", _as_fractions(x), rnd * S
+            if rnd == exact_passes or max(d for row in x for _, d in row) > max_denominator:
+                return "resume", rnd * S, _as_fractions(x), _as_fractions(last), rng
         prev = before
     return None
 

@@ -57,7 +57,8 @@ def gauss_seidel_pass(env: Environment, x: Matrix, mode: str, users=None) -> int
 
 
 def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], x: Matrix, max_passes: int,
-             label: str, pass_len: int = 1, full: bool = True) -> tuple[Matrix, int, str]:
+             label: str, pass_len: int = 1, full: bool = True,
+             resume: Optional[tuple[int, Matrix]] = None) -> tuple[Matrix, int, str]:
     """Drive ``step`` (one round: old matrix, round number -> new matrix) to an exact PS-DSF allocation.
 
     ``full``: every server runs in every round (then a round that changes nothing is Algorithm I's
@@ -67,11 +68,23 @@ def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], 
     (``EXACT_ROUNDS`` passes); after that the iterate is rounded down to ``2**-APPROX_BITS`` every
     round (cheap, still feasible) and, at the ``CHECKPOINTS``, the pattern LP is tried (method
     ``"pattern-lp"``).  An exact period-2 cycle of a full schedule raises at once.  Returns
-    ``(x, rounds, method)``; raises :class:`PSDSFError` after ``max_passes`` passes."""
+    ``(x, rounds, method)``; raises :class:`PSDSFError` after ``max_passes`` passes.
+
+    ``resume = (rnd, prev)``: rounds ``1..rnd`` were done elsewhere with the same arithmetic (the exact
+    phase, ``fast.exact_iteration``), which ended after round ``rnd`` with ``x``; ``prev`` is the
+    iterate before that round.  The loop continues exactly where it would be."""
     prev: Optional[Matrix] = None
     exact_phase = True
     max_rounds = max_passes * pass_len
-    for rnd in range(1, max_rounds + 1):
+    first = 1
+    if resume is not None:
+        rnd, prev = resume
+        exact_phase, first = False, rnd + 1
+        if ((rnd % pass_len == 0 and rnd // pass_len in CHECKPOINTS) or rnd == max_rounds):
+            polished = pattern_lp(env, x, mode)
+            if polished is not None and not characterisation_violations(env, polished, mode):
+                return polished, rnd, "pattern-lp"
+    for rnd in range(first, max_rounds + 1):
         new = step(x, rnd)
         end_of_pass = rnd % pass_len == 0
         if exact_phase:
@@ -99,16 +112,24 @@ def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], 
 
 
 def algorithm_i(env: Environment, mode: str = "rdm", max_rounds: int = MAX_ROUNDS,
-                initial: Optional[Sequence[Sequence[Any]]] = None) -> tuple[Matrix, int, str]:
-    """Algorithm I: per-server DRF, then Gauss-Seidel passes.  Returns ``(x, rounds, method)``."""
+                initial: Optional[Sequence[Sequence[Any]]] = None,
+                resume: Optional[tuple[int, Matrix, Matrix]] = None) -> tuple[Matrix, int, str]:
+    """Algorithm I: per-server DRF, then Gauss-Seidel passes.  Returns ``(x, rounds, method)``.
+    ``resume = (rnd, x, prev)``: continue after the exact phase's round ``rnd`` (see :func:`iterate`)."""
+    if resume is not None:
+        return _algorithm_i_loop(env, mode, max_rounds, resume[1], (resume[0], resume[2]))
     x = per_server_drf_start(env, mode) if initial is None else [[Fraction(v) for v in row] for row in initial]
+    return _algorithm_i_loop(env, mode, max_rounds, x, None)
+
+
+def _algorithm_i_loop(env: Environment, mode: str, max_rounds: int, x: Matrix, resume) -> tuple[Matrix, int, str]:
 
     def step(cur: Matrix, rnd: int) -> Matrix:
         nxt = [r[:] for r in cur]
         gauss_seidel_pass(env, nxt, mode)
         return nxt
 
-    return iterate(env, mode, step, x, max_rounds, f"psdsf-{mode} (Algorithm I)")
+    return iterate(env, mode, step, x, max_rounds, f"psdsf-{mode} (Algorithm I)", resume=resume)
 
 
 def pattern_lp(env: Environment, approx: Matrix, mode: str, tol: float = 1e-9) -> Optional[Matrix]:
@@ -213,11 +234,15 @@ def psdsf(env: Environment, mode: str = "rdm", max_rounds: int = MAX_ROUNDS,
     if got is not None:
         x, rounds = got
         method = "pattern-solve"
-    elif fast and (got := exact_iteration(env, mode, "sequential", exact_passes=min(EXACT_ROUNDS, max_rounds),
-                                          max_denominator=DENOMINATOR_LIMIT)) is not None:
-        (x, rounds), method = got, "fixed-point"  # the exact iteration on int pairs: the same iterates
     else:
-        x, rounds, method = algorithm_i(env, mode, max_rounds)
+        # the exact phase on int pairs (the same iterates), then the rest of the iteration if needed
+        got = exact_iteration(env, mode, "sequential", exact_passes=min(EXACT_ROUNDS, max_rounds),
+                              max_denominator=DENOMINATOR_LIMIT) if fast else None
+        if got is not None and got[0] == "done":
+            x, rounds, method = got[1], got[2], "fixed-point"
+        else:
+            resume = got[1:4] if got is not None else None
+            x, rounds, method = algorithm_i(env, mode, max_rounds, resume=resume)
         if not fixed_point_check(env, x, mode):  # the theorem's conditions in integers; the message below
             bad = characterisation_violations(env, x, mode) or ["(integer check)"]
             raise PSDSFError(f"{name or 'psdsf-' + mode}: output fails Theorem {1 if mode == 'rdm' else 2}: "

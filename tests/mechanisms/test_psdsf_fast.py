@@ -102,7 +102,7 @@ def test_continuum_falls_back_to_the_exact_iteration():
     pattern = tuple(fast.float_waterfill([0.0] * 3, data.fw[s], data.fdem[s], data.fcap[s])[1] for s in range(2))
     assert fast.solve_pattern(data, pattern) is None
     assert fast.fast_fixed_point(env, "rdm") == (PINNED[("proportional", "rdm")], 1)
-    assert fast.exact_iteration(env, "rdm") == (PINNED[("proportional", "rdm")], 1)
+    assert fast.exact_iteration(env, "rdm") == ("done", PINNED[("proportional", "rdm")], 1)
 
 
 def test_fast_data_matches_gamma():
@@ -156,3 +156,24 @@ def test_fast_path_equals_exact_iteration(env):
     except P.PSDSFError:
         return
     assert [list(r) for r in mechanisms.allocate("psdsf-distributed", env, exact=True).x] == old
+
+
+def test_int_pair_exact_phase_then_the_rest_of_the_iteration(monkeypatch):
+    """Without the float path: the exact phase on int pairs, then ``iterate`` resumed after its round
+    40 (rounded iterates, pattern LP) gives the Fraction iteration's result, round count and method."""
+    import mechanisms.psdsf.distributed as D
+    import mechanisms.psdsf.iteration as I
+
+    monkeypatch.setattr(I, "fast_fixed_point", lambda *a, **k: None)
+    monkeypatch.setattr(D, "fast_fixed_point", lambda *a, **k: None)
+    env = CASES["geometric"]
+    got = fast.exact_iteration(env, "rdm")
+    assert got[0] == "resume" and got[1] == 40
+    x, info = P.psdsf(env, "rdm")
+    old = algorithm_i(env, "rdm")
+    assert (x, info["rounds"], info["method"]) == (old[0], old[1], "algorithm-i/" + old[2]) and old[2] == "pattern-lp"
+    env = CASES["weights-zeros-placement"]
+    x, info = P.psdsf(env, "tdm")
+    assert x == PINNED[("weights-zeros-placement", "tdm")] and info["method"] == "algorithm-i/pattern-lp"
+    a = mechanisms.allocate("psdsf-distributed", env, exact=True)
+    assert [list(r) for r in a.x] == PINNED[("weights-zeros-placement", "dist")]
