@@ -387,7 +387,7 @@ def _fast_fixed_point(env: Environment, mode: str, schedule: str, seed: int, max
     start_pattern = tuple(pats)
     start_fixed = True  # no pass has moved the initial allocation (so far)
     rng = _random.Random(seed) if schedule == "async" else None
-    prev_pattern = None
+    prev_pattern = start_pattern  # a pass whose pattern is the start's may already be at the point
     tried: dict = {}
     dists: list = []  # distances of the iterate to the current pattern's exact point, pass by pass
     scale = data.scale

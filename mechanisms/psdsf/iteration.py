@@ -5,7 +5,9 @@ footnote 5), so passes are bounded; an iteration that only approaches its fixed 
 is finished by the *pattern LP* (the last iterate's support, saturated resources and bottlenecks turn
 Theorem 1/2 into linear constraints; the nearest point is accepted only if it passes the exact
 check).  Otherwise :class:`PSDSFError` -- never an endless loop, never an output that fails its
-characterisation.  Details: docs/psdsf.md, "How Algorithm I is computed".
+characterisation.  :func:`psdsf` first tries the fast path (``fast.py``: float iteration, one exact
+solve of the fixed point's pattern; then the exact phase on int pairs), which gives the same output.
+Details: docs/psdsf.md, "How Algorithm I is computed" and "The fast path".
 """
 from __future__ import annotations
 
