@@ -6,7 +6,8 @@ Gauss-Seidel passes in which each server replaces its column by its exact best r
 PS-DSF allocations are exactly the fixed points of the ``BR_s`` (Theorem 1/2 restricted to one server
 is a max-min fairness characterisation, whose solution is unique), and every output is checked
 against Theorem 1 (RDM) / Theorem 2 (TDM) exactly (``theorems.py``).  ``reference.py`` is the literal
-Table II procedure; ``distributed.py`` the Sec. III-D variant.  PS-DSF need not be unique under RDM;
+Table II procedure; ``distributed.py`` the Sec. III-D variant; ``fast.py`` the fast path to the same
+fixed points (float iteration, one exact integer solve of the fixed point's pattern).  PS-DSF need not be unique under RDM;
 under TDM totals are unique (a linear Fisher market).  Details and findings: docs/psdsf.md.
 """
 from __future__ import annotations

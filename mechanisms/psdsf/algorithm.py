@@ -9,6 +9,7 @@ server procedure: docs/psdsf.md, "The key observation".
 """
 from __future__ import annotations
 
+import weakref
 from fractions import Fraction
 from math import gcd
 from typing import Any, Iterable, Optional, Sequence
@@ -17,7 +18,7 @@ from mechverify.model import Environment
 
 from .shares import ZERO, Matrix, PSDSFError, gamma_matrix, server_demands
 
-__all__ = ["waterfill", "server_response", "per_server_drf_start"]
+__all__ = ["waterfill", "waterfill_prepare", "waterfill_pairs", "server_response", "per_server_drf_start"]
 
 
 def _q(v: Any) -> tuple[int, int]:
@@ -45,27 +46,29 @@ def waterfill(heads: Sequence[Fraction], weights: Sequence[Fraction], demands: S
     Event loop: the level ``L`` rises; a user takes part once ``L`` reaches its start ``h_u / w_u``;
     every resource ``r`` limits ``L`` to ``(c_r - used_r + sum_active h_u d_ur) / sum_active w_u d_ur``;
     at the next event (a start or a saturation) the users demanding a saturated resource freeze."""
-    U, R = len(heads), len(cap)
-    if U == 0:
+    if not heads:
         return []
-    h = [_q(v) for v in heads]
+    y = waterfill_pairs([_q(v) for v in heads], waterfill_prepare(weights, demands, cap))
+    return [ZERO if p is None else Fraction(p[0], p[1]) for p in y]
+
+
+def waterfill_prepare(weights: Sequence[Fraction], demands: Sequence[Sequence[Fraction]],
+                      cap: Sequence[Fraction]) -> tuple:
+    """The head-start-free data of :func:`waterfill` as int pairs (reusable for many head starts)."""
     w = [_q(v) for v in weights]
-    c = [_q(v) for v in cap]
+    dq = [[_q(v) for v in row] for row in demands]
+    wd = [[_red(wn * dn, wdn * dd) for dn, dd in row] for (wn, wdn), row in zip(w, dq)]  # w_u d_ur
+    dpos = [[dn > 0 for dn, _ in row] for row in dq]
+    return w, dq, wd, dpos, [_q(v) for v in cap]
+
+
+def waterfill_pairs(h: list, prep: tuple) -> list:
+    """:func:`waterfill` on int pairs: head starts ``h`` (reduced pairs), ``prep`` from
+    :func:`waterfill_prepare`; returns reduced pairs (None = 0)."""
+    w, dq, wd, dpos, c = prep
+    U, R = len(h), len(c)
     start = [_red(h[u][0] * w[u][1], h[u][1] * w[u][0]) for u in range(U)]
-    wd: list[list] = []  # w_u d_ur
-    hd: list[list] = []  # h_u d_ur
-    dpos: list[list[bool]] = []
-    for u in range(U):
-        (wn, wdn), (hn, hdn) = w[u], h[u]
-        rw, rh, rp = [], [], []
-        for v in demands[u]:
-            dn, dd = v.numerator, v.denominator
-            rw.append(_red(wn * dn, wdn * dd))
-            rh.append(_red(hn * dn, hdn * dd))
-            rp.append(dn > 0)
-        wd.append(rw)
-        hd.append(rh)
-        dpos.append(rp)
+    hd = [[_red(hn * dn, hdn * dd) for dn, dd in dq[u]] for u, (hn, hdn) in enumerate(h)]  # h_u d_ur
     frozen = [False] * U
     y: list = [None] * U  # None = 0
     used = [(0, 1)] * R
@@ -131,13 +134,13 @@ def waterfill(heads: Sequence[Fraction], weights: Sequence[Fraction], demands: S
                 if yu[0]:
                     for r in range(R):
                         if dpos[u][r]:
-                            dn, dd = demands[u][r].numerator, demands[u][r].denominator
+                            dn, dd = dq[u][r]
                             un, ud = used[r]
                             pn, pd = yu[0] * dn, yu[1] * dd
                             used[r] = _red(un * pd + pn * ud, ud * pd)
     else:
         raise PSDSFError("water filling did not finish")  # pragma: no cover
-    return [ZERO if p is None else Fraction(p[0], p[1]) for p in y]
+    return y
 
 
 def server_response(env: Environment, x: Sequence[Sequence[Any]], s: int, mode: str = "rdm",
@@ -153,13 +156,27 @@ def server_response(env: Environment, x: Sequence[Sequence[Any]], s: int, mode: 
     col = [ZERO] * env.n_users
     if not part:
         return col
-    heads = [sum((x[j][t] for t in range(env.n_servers) if t != s), ZERO) for j in part]
-    weights = [env.weight[j] * g[j][s] for j in part]
-    dem, cap = server_demands(env, s, mode, part, g)
-    y = waterfill(heads, weights, dem, cap)
+    if totals is None:
+        heads = [sum((x[j][t] for t in range(env.n_servers) if t != s), ZERO) for j in part]
+    else:
+        heads = [totals[j] - x[j][s] for j in part]
+    key = (id(env), mode, s, tuple(part))
+    hit = _PREP.get(key)
+    if hit is None or hit[0]() is not env:
+        weights = [env.weight[j] * g[j][s] for j in part]
+        dem, cap = server_demands(env, s, mode, part, g)
+        if len(_PREP) > 512:
+            _PREP.clear()
+        hit = _PREP[key] = (weakref.ref(env), waterfill_prepare(weights, dem, cap))
+    y = waterfill_pairs([_q(v) for v in heads], hit[1])
     for u, j in enumerate(part):
-        col[j] = y[u]
+        p = y[u]
+        if p is not None and p[0]:
+            col[j] = Fraction(p[0], p[1])
     return col
+
+
+_PREP: dict = {}  # (id(env), mode, server, participants) -> (weakref to env, waterfill_prepare data)
 
 
 def per_server_drf_start(env: Environment, mode: str = "rdm", users: Optional[Iterable[int]] = None) -> Matrix:

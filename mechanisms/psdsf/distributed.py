@@ -17,7 +17,8 @@ from mechverify.model import Environment
 from ..registry import Setting, register
 from .algorithm import per_server_drf_start, server_response
 from .claims import PSDSF_RDM_CLAIMS, SETTING_NOTE
-from .iteration import MAX_ROUNDS, as_allocation, iterate
+from .fast import exact_iteration, fast_fixed_point
+from .iteration import EXACT_ROUNDS, MAX_ROUNDS, as_allocation, iterate
 from .shares import Matrix, PSDSFError, check_env, totals
 from .theorems import theorem1_violations
 
@@ -120,10 +121,20 @@ def distributed_fixed_point(env: Environment, mode: str = "rdm", schedule: str =
                 "Trajectories: simulation.psdsf_distributed.run_distributed. " + SETTING_NOTE)
 def psdsf_distributed(env: Environment, exact: bool = False) -> Allocation:
     """Where the asynchronous schedule (seed 0) settles from Algorithm I's start, checked by Thm 1."""
-    x, rounds, method = distributed_fixed_point(env, "rdm", "async")
-    bad = theorem1_violations(env, x)
-    if bad:
-        raise PSDSFError(f"psdsf-distributed: output fails Theorem 1: {bad[0]}")
+    check_env(env)
+    got = fast_fixed_point(env, "rdm", "async", seed=0, max_passes=MAX_ROUNDS)  # checked exactly inside
+    if got is not None:
+        x, rounds, method = got[0], got[1] * env.n_servers, "pattern-solve"
+    elif (got := exact_iteration(env, "rdm", "async", seed=0, exact_passes=EXACT_ROUNDS))[0] == "done":
+        x, rounds, method = got[1], got[2], "fixed-point"  # the same iterates as the exact phase, int pairs
+    else:  # the rest of distributed_fixed_point's iteration, from where the exact phase ended
+        rnd, x0, prev, rng = got[1:]
+        step = schedule_step(env, "rdm", "async", rng)
+        x, rounds, method = iterate(env, "rdm", step, x0, MAX_ROUNDS, "psdsf-distributed (async)", env.n_servers,
+                                    False, resume=(rnd, prev))
+        bad = theorem1_violations(env, x)
+        if bad:
+            raise PSDSFError(f"psdsf-distributed: output fails Theorem 1: {bad[0]}")
     info = {"rounds": rounds, "passes": -(-rounds // env.n_servers), "method": "distributed-async/" + method, "mode": "rdm", "theorem": 1,
             "unique_totals": None}
     return as_allocation(env, x, "psdsf-distributed", exact, info)

@@ -5,7 +5,9 @@ footnote 5), so passes are bounded; an iteration that only approaches its fixed 
 is finished by the *pattern LP* (the last iterate's support, saturated resources and bottlenecks turn
 Theorem 1/2 into linear constraints; the nearest point is accepted only if it passes the exact
 check).  Otherwise :class:`PSDSFError` -- never an endless loop, never an output that fails its
-characterisation.  Details: docs/psdsf.md, "How Algorithm I is computed".
+characterisation.  :func:`psdsf` first tries the fast path (``fast.py``: float iteration, one exact
+solve of the fixed point's pattern; then the exact phase on int pairs), which gives the same output.
+Details: docs/psdsf.md, "How Algorithm I is computed" and "The fast path".
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from mechverify.lp import LinearProgram, solve
 from mechverify.model import Environment
 
 from .algorithm import per_server_drf_start, server_response
+from .fast import exact_iteration, fast_fixed_point, fixed_point_check
 from .shares import ZERO, Matrix, PSDSFError, check_env, gamma_matrix, totals
 from .theorems import characterisation_violations
 
@@ -56,7 +59,8 @@ def gauss_seidel_pass(env: Environment, x: Matrix, mode: str, users=None) -> int
 
 
 def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], x: Matrix, max_passes: int,
-             label: str, pass_len: int = 1, full: bool = True) -> tuple[Matrix, int, str]:
+             label: str, pass_len: int = 1, full: bool = True,
+             resume: Optional[tuple[int, Matrix]] = None) -> tuple[Matrix, int, str]:
     """Drive ``step`` (one round: old matrix, round number -> new matrix) to an exact PS-DSF allocation.
 
     ``full``: every server runs in every round (then a round that changes nothing is Algorithm I's
@@ -66,17 +70,31 @@ def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], 
     (``EXACT_ROUNDS`` passes); after that the iterate is rounded down to ``2**-APPROX_BITS`` every
     round (cheap, still feasible) and, at the ``CHECKPOINTS``, the pattern LP is tried (method
     ``"pattern-lp"``).  An exact period-2 cycle of a full schedule raises at once.  Returns
-    ``(x, rounds, method)``; raises :class:`PSDSFError` after ``max_passes`` passes."""
+    ``(x, rounds, method)``; raises :class:`PSDSFError` after ``max_passes`` passes.
+
+    ``resume = (rnd, prev)``: rounds ``1..rnd`` were done elsewhere with the same arithmetic (the exact
+    phase, ``fast.exact_iteration``), which ended after round ``rnd`` with ``x``; ``prev`` is the
+    iterate before that round.  The loop continues exactly where it would be."""
     prev: Optional[Matrix] = None
     exact_phase = True
     max_rounds = max_passes * pass_len
-    for rnd in range(1, max_rounds + 1):
+    first = 1
+    if resume is not None:
+        rnd, prev = resume
+        exact_phase, first = False, rnd + 1
+        if ((rnd % pass_len == 0 and rnd // pass_len in CHECKPOINTS) or rnd == max_rounds):
+            polished = pattern_lp(env, x, mode)
+            if polished is not None and not characterisation_violations(env, polished, mode):
+                return polished, rnd, "pattern-lp"
+    for rnd in range(first, max_rounds + 1):
         new = step(x, rnd)
         end_of_pass = rnd % pass_len == 0
         if exact_phase:
             if full and new == x:
                 return new, rnd, "fixed-point"
-            if not full and end_of_pass and not characterisation_violations(env, new, mode):
+            if full and fixed_point_check(env, new, mode):  # the next round would change nothing
+                return new, rnd + 1, "fixed-point"
+            if not full and end_of_pass and fixed_point_check(env, new, mode):
                 return new, rnd, "fixed-point"
             if full and prev is not None and new == prev:
                 raise PSDSFError(f"{label}: the iteration cycles with period 2 (rounds {rnd - 1}, {rnd}) and "
@@ -96,16 +114,24 @@ def iterate(env: Environment, mode: str, step: Callable[[Matrix, int], Matrix], 
 
 
 def algorithm_i(env: Environment, mode: str = "rdm", max_rounds: int = MAX_ROUNDS,
-                initial: Optional[Sequence[Sequence[Any]]] = None) -> tuple[Matrix, int, str]:
-    """Algorithm I: per-server DRF, then Gauss-Seidel passes.  Returns ``(x, rounds, method)``."""
+                initial: Optional[Sequence[Sequence[Any]]] = None,
+                resume: Optional[tuple[int, Matrix, Matrix]] = None) -> tuple[Matrix, int, str]:
+    """Algorithm I: per-server DRF, then Gauss-Seidel passes.  Returns ``(x, rounds, method)``.
+    ``resume = (rnd, x, prev)``: continue after the exact phase's round ``rnd`` (see :func:`iterate`)."""
+    if resume is not None:
+        return _algorithm_i_loop(env, mode, max_rounds, resume[1], (resume[0], resume[2]))
     x = per_server_drf_start(env, mode) if initial is None else [[Fraction(v) for v in row] for row in initial]
+    return _algorithm_i_loop(env, mode, max_rounds, x, None)
+
+
+def _algorithm_i_loop(env: Environment, mode: str, max_rounds: int, x: Matrix, resume) -> tuple[Matrix, int, str]:
 
     def step(cur: Matrix, rnd: int) -> Matrix:
         nxt = [r[:] for r in cur]
         gauss_seidel_pass(env, nxt, mode)
         return nxt
 
-    return iterate(env, mode, step, x, max_rounds, f"psdsf-{mode} (Algorithm I)")
+    return iterate(env, mode, step, x, max_rounds, f"psdsf-{mode} (Algorithm I)", resume=resume)
 
 
 def pattern_lp(env: Environment, approx: Matrix, mode: str, tol: float = 1e-9) -> Optional[Matrix]:
@@ -198,15 +224,31 @@ def pattern_lp(env: Environment, approx: Matrix, mode: str, tol: float = 1e-9) -
 
 
 def psdsf(env: Environment, mode: str = "rdm", max_rounds: int = MAX_ROUNDS,
-          name: Optional[str] = None) -> tuple[Matrix, dict]:
-    """Exact PS-DSF allocation (``x``, ``info``) by Algorithm I, verified by Theorem 1 (RDM) / 2 (TDM)."""
+          name: Optional[str] = None, fast: bool = True) -> tuple[Matrix, dict]:
+    """Exact PS-DSF allocation (``x``, ``info``) by Algorithm I, verified by Theorem 1 (RDM) / 2 (TDM).
+
+    ``fast``: first the float iteration and one exact pattern solve (``fast.py``; its output passed
+    the same theorem check, in integers); the exact iteration only if that gives up."""
     if mode not in ("rdm", "tdm"):
         raise ValueError(f"mode: expected 'rdm' or 'tdm', got {mode!r}")
     check_env(env)
-    x, rounds, method = algorithm_i(env, mode, max_rounds)
-    bad = characterisation_violations(env, x, mode)
-    if bad:
-        raise PSDSFError(f"{name or 'psdsf-' + mode}: output fails Theorem {1 if mode == 'rdm' else 2}: {bad[0]}")
+    got = fast_fixed_point(env, mode, "sequential", max_passes=max_rounds) if fast else None
+    if got is not None:
+        x, rounds = got
+        method = "pattern-solve"
+    else:
+        # the exact phase on int pairs (the same iterates), then the rest of the iteration if needed
+        got = exact_iteration(env, mode, "sequential", exact_passes=min(EXACT_ROUNDS, max_rounds),
+                              max_denominator=DENOMINATOR_LIMIT) if fast else None
+        if got is not None and got[0] == "done":
+            x, rounds, method = got[1], got[2], "fixed-point"
+        else:
+            resume = got[1:4] if got is not None else None
+            x, rounds, method = algorithm_i(env, mode, max_rounds, resume=resume)
+        if not fixed_point_check(env, x, mode):  # the theorem's conditions in integers; the message below
+            bad = characterisation_violations(env, x, mode) or ["(integer check)"]
+            raise PSDSFError(f"{name or 'psdsf-' + mode}: output fails Theorem {1 if mode == 'rdm' else 2}: "
+                             f"{bad[0]}")
     info = {"rounds": rounds, "method": "algorithm-i/" + method, "mode": mode, "theorem": 1 if mode == "rdm" else 2,
             "unique_totals": True if mode == "tdm" else None}
     return x, info

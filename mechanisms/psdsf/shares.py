@@ -52,8 +52,8 @@ def gamma_matrix(env: Environment) -> list[list[Fraction]]:
     hit = _GAMMA_CACHE.get(id(env))
     if hit is not None and hit[0]() is env:
         return hit[1]
-    g = [[env.gamma(j, s) if env.usable(j, s) else ZERO for s in range(env.n_servers)]
-         for j in range(env.n_users)]
+    g = [[env.gamma(j, s) for s in range(env.n_servers)] for j in range(env.n_users)]  # 0 if not eligible
+    g = [[v if v > 0 else ZERO for v in row] for row in g]  # usable = eligible and gamma > 0
     if len(_GAMMA_CACHE) > 256:
         _GAMMA_CACHE.clear()
     _GAMMA_CACHE[id(env)] = (weakref.ref(env), g)

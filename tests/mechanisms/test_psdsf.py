@@ -110,6 +110,8 @@ def test_output_failing_theorem_raises(monkeypatch):
     env = env_of("000-fig1.json")
     import mechanisms.psdsf.iteration as iteration
 
+    monkeypatch.setattr(iteration, "fast_fixed_point", lambda *a, **k: None)  # force the exact iteration
+    monkeypatch.setattr(iteration, "exact_iteration", lambda *a, **k: None)  # ... the Fraction one
     monkeypatch.setattr(iteration, "algorithm_i", lambda *a, **k: ([[F(3), F(0)], [F(3), F(6)]], 1, "fixed-point"))
     with pytest.raises(P.PSDSFError, match="Theorem 1"):
         mechanisms.allocate("psdsf-rdm", env, exact=True)
@@ -138,11 +140,14 @@ def test_geometric_convergence_uses_pattern_lp():
                              "users": [{"name": "u0", "demand": [1, 2], "eligible": ["s1"]},
                                        {"name": "u1", "demand": [0, 4], "weight": 2, "eligible": ["s0"]},
                                        {"name": "u2", "demand": [4, 4]}]})
-    a = run("psdsf-rdm", env)
-    assert a.info["method"] == "algorithm-i/pattern-lp"
-    assert totals(a) == [1, 1, F(1, 2)]
-    assert P.theorem1_violations(env, a.x) == []
-    assert a.info["rounds"] <= P.MAX_ROUNDS
+    x, info = P.psdsf(env, "rdm", fast=False)  # the exact iteration
+    assert info["method"] == "algorithm-i/pattern-lp"
+    assert [sum(r) for r in x] == [1, 1, F(1, 2)]
+    assert P.theorem1_violations(env, x) == []
+    assert info["rounds"] <= P.MAX_ROUNDS
+    a = run("psdsf-rdm", env)  # the fast path: float iteration, one exact solve of the same pattern
+    assert a.info["method"] == "algorithm-i/pattern-solve"
+    assert [list(r) for r in a.x] == x
 
 
 def test_rdm_totals_not_unique():
