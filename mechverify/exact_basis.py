@@ -30,6 +30,8 @@ import math
 from fractions import Fraction
 from typing import Any, Optional
 
+from .deadline import BudgetExhausted, seconds_left
+
 __all__ = ["ExactBasis", "solve_from_basis", "MAX_PIVOTS"]
 
 MAX_PIVOTS = 200  # pivots of the exact repair before giving up (then z3)
@@ -534,6 +536,9 @@ def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
     b.irows = _integer_rows(lp)
     nnz = sum(len(r) for r in lp.rows) + lp.n_cols
     while True:
+        left = seconds_left()  # the running command's deadline (mechverify.deadline): each exact
+        if left is not None and left <= 0:  # evaluation of a large basis can take seconds
+            raise BudgetExhausted("the exact basis re-solve stopped at the deadline")
         if not b.evaluate():
             return None
         pv = b.primal_violation()

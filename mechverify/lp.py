@@ -459,9 +459,16 @@ def _refine(lp: LinearProgram, basis: Any) -> Optional[LPResult]:
 
 # ---------------------------------------------------------------------- exact fallback (z3)
 def solve_z3(lp: LinearProgram, timeout_ms: int = 60000) -> LPResult:
-    """Exact LP by z3's rational simplex (Optimize).  Primal only (no duals)."""
+    """Exact LP by z3's rational simplex (Optimize).  Primal only (no duals).  Within a deadline scope
+    (``mechverify.deadline``) the timeout is at most the time left, and running out of it there raises
+    ``BudgetExhausted``."""
     import z3
 
+    left = _deadline.seconds_left()
+    if left is not None:
+        if left <= 0:
+            raise _deadline.BudgetExhausted("an exact LP solve was not started: the deadline passed")
+        timeout_ms = max(1, min(timeout_ms, int(left * 1000)))
     opt = z3.Optimize()
     opt.set("timeout", timeout_ms)
     xs = [z3.Real(f"x{j}") for j in range(lp.n_cols)]
@@ -486,6 +493,8 @@ def solve_z3(lp: LinearProgram, timeout_ms: int = 60000) -> LPResult:
     if r == z3.unsat:
         return LPResult("infeasible", exact=True, method="z3")
     if r != z3.sat:
+        if left is not None and _deadline.seconds_left() <= 0:
+            raise _deadline.BudgetExhausted("an exact LP solve (z3) stopped at the deadline")
         return LPResult("error", method="z3", reason=f"z3 returned {r} ({opt.reason_unknown()})")
     val = opt.upper(h) if lp.maximize else opt.lower(h)
     if z3.is_rational_value(val) is False:
