@@ -13,7 +13,8 @@ exact one only when the float one suggests it fits -- ``EXACT_FACTOR`` float all
 one allocation for every deviation cell, so that each of them can try a deviation), then the instance properties, then the deviation
 properties; each cell gets the time left divided by the weights of the cells left (instance properties
 weigh 3, deviation properties 1, but at least ``DEVIATION_ROOM`` allocations' time while there is
-that much left; time a cell does not use goes to the next ones).  A step is never
+that much left; time a cell does not use goes to the next ones, and what the last ones leave goes back
+to the deviation cells the budget stopped, which go on with their next deviation).  A step is never
 interrupted, so a deviation is only tried while one more allocation fits in the time left (estimated from
 the first allocation); what the budget cut short is ``unknown: budget ...``.
 
@@ -54,12 +55,16 @@ DEVIATION_ROOM = 1.25
 
 def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
                    alloc_exact=None, alloc_float=None, *, deadline: Optional[float] = None,
-                   alloc_seconds: Optional[float] = None, exact_note: str = "") -> Result:
+                   alloc_seconds: Optional[float] = None, exact_note: str = "",
+                   sampler: Optional["DeviationSampler"] = None) -> Result:
     """One property/variant on ``env`` within ``budget`` wall-clock seconds (and before ``deadline``);
     ``alloc_seconds``: how long one allocation of ``mech`` on ``env`` took (deviations are tried only
-    while one more fits); ``exact_note``: why ``alloc_exact`` is missing (see the module docstring)."""
+    while one more fits); ``exact_note``: why ``alloc_exact`` is missing (see the module docstring);
+    ``sampler``: a deviation property's :class:`DeviationSampler` from an earlier call, to go on where
+    that one stopped (the result then covers both)."""
     end = bud.earliest(bud.now() + budget, deadline)
-    res = _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds, exact_note)
+    res = _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds, exact_note,
+                          sampler)
     witness = res.certificate.witness if res.certificate is not None else None
     res.outcomes = claims_mod.outcomes(res.claims, res.verdict, witness)
     return res
@@ -77,7 +82,7 @@ def _new_result(mech, env, prop, variant) -> Result:
 
 
 def _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds,
-                    exact_note) -> Result:
+                    exact_note, sampler=None) -> Result:
     t0 = bud.now()
     res = _new_result(mech, env, prop, variant)
     reason = prop.applicable(mech, env, variant)
@@ -89,12 +94,16 @@ def _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_floa
             if not prop.needs_deviation:
                 _instance(mech, env, prop, variant, res, alloc_exact, alloc_float, exact_note)
             else:
-                _deviations(mech, env, prop, variant, res, end, seed, alloc_float, alloc_seconds)
+                sampler = sampler or DeviationSampler(mech, env, prop, variant, seed)
+                _deviations(mech, env, prop, variant, res, end, alloc_float, alloc_seconds, sampler)
     except bud.BudgetExhausted as exc:
         res.verdict, res.note = "unknown", str(exc)
     except (LPError, ArithmeticError) as exc:
         res.verdict, res.note = "unknown", f"solver trouble: {exc}"
     res.seconds = bud.now() - t0
+    if sampler is not None:
+        sampler.seconds += res.seconds
+        res.seconds = sampler.seconds
     return res
 
 
@@ -119,59 +128,88 @@ def _instance(mech, env, prop, variant, res: Result, alloc_exact, alloc_float, e
             res.note = "allocation not exact: float evaluation only" + (f" ({exact_note})" if exact_note else "")
 
 
-def _deviations(mech, env, prop, variant, res: Result, end, seed, alloc_float, alloc_seconds) -> None:
-    rng = random.Random(seed)
-    worst = None
-    rejected = 0
-    users: set = set()
+class DeviationSampler:
+    """Where a deviation property's sampling stands: the deviations not yet tried (one generator for the
+    seed), how many were, by which users, the worst measure, the float candidates the exact re-check
+    rejected -- so that a later call goes on with the next deviation instead of starting again."""
+
+    def __init__(self, mech, env: Environment, prop: Property, variant: str, seed: int) -> None:
+        self._make = lambda: iter(prop.deviations(mech, env, variant, random.Random(seed)))
+        self.it = None  # made at the first deviation asked for
+        self.pending = None  # a deviation drawn but not tried (the budget ended first)
+        self.trials, self.rejected, self.seconds = 0, 0, 0.0
+        self.users: set = set()
+        self.worst = None
+        self.listed = False  # every deviation of the list was tried
+
+    def next(self):
+        """The next deviation to try (``None``: the list is done)."""
+        if self.pending is not None:
+            dev, self.pending = self.pending, None
+            return dev
+        if self.it is None:
+            self.it = self._make()
+        dev = next(self.it, None)
+        self.listed = dev is None
+        return dev
+
+
+def _deviations(mech, env, prop, variant, res: Result, end, alloc_float, alloc_seconds,
+                smp: DeviationSampler) -> None:
     step = alloc_seconds or 0.0  # one more deviation costs about one allocation
-    finished, cut = True, None
-    for dev in prop.deviations(mech, env, variant, rng):
+    cut = None
+    while True:
+        dev = smp.next()
+        if dev is None:
+            break
         if bud.left(end) <= step:
-            finished = False
+            smp.pending = dev
             break
         t = bud.now()
-        res.trials += 1
-        users.update(dev.users)
         try:
             ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False, alloc=alloc_float)
         except bud.BudgetExhausted:  # this deviation's allocation ran into the deadline: keep the others
-            res.trials -= 1
-            finished, cut = False, bud.now() - t
+            smp.pending, cut = dev, bud.now() - t
             break
+        smp.trials += 1
+        smp.users.update(dev.users)
         step = bud.now() - t  # the next deviation is estimated by the last one (warm starts make
-        # misreports cheaper than the first allocation; one that runs into the deadline is dropped)
-        if ev.measure is not None and prop.worse(ev.measure, worst):
-            worst = ev.measure
+        # misreports cheaper than the first allocation; one that runs into the deadline is tried again later)
+        if ev.measure is not None and prop.worse(ev.measure, smp.worst):
+            smp.worst = ev.measure
         if ev.violated:
             if bud.left(end) < 2 * step:  # the exact re-check runs the mechanism twice more, exactly
+                res.trials = smp.trials
                 res.verdict = "unknown"
                 res.note = bud.budget_note(f"a float candidate ({dev.describe(env)}) could not be re-checked "
                                            f"exactly in the {max(0.0, bud.left(end)):.1f} s left")
+                smp.listed = True  # nothing to go on with: this candidate decides the cell
                 return
             cert = prop.recheck(mech, ev.witness)
             if cert is not None:
+                res.trials = smp.trials
                 res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
+                smp.listed = True
                 return
-            rejected += 1
-    if res.trials == 0 and cut is not None:
+            smp.rejected += 1
+    res.trials = smp.trials
+    if smp.trials == 0 and cut is not None:
         res.verdict = "unknown"
         res.note = bud.budget_note(f"the first deviation's allocation did not finish in the {cut:.1f} s left for "
                                    f"{prop.name}/{variant}")
         return
-    if res.trials == 0 and not finished:
+    if smp.trials == 0 and not smp.listed:
         res.verdict = "unknown"
         res.note = bud.budget_note(f"one allocation took {step:.1f} s, more than the {max(0.0, bud.left(end)):.1f} s "
                                    f"left for {prop.name}/{variant}" if alloc_seconds else "no deviation tried")
         return
     res.verdict = "not_refuted"
-    res.measure = worst
+    res.measure = smp.worst
     kind = "misreports" if prop.hints_for(variant).deviation != "leave" else "departures"
-    n_users = env.n_users
-    notes = [f"sampled {kind}: {res.trials} structured deviations by {len(users)} of {n_users} users, "
-             + ("all that were listed" if finished else "then the budget ended")]
-    if rejected:
-        notes.append(f"{rejected} float candidates failed the exact re-check")
+    notes = [f"sampled {kind}: {smp.trials} structured deviations by {len(smp.users)} of {env.n_users} users, "
+             + ("all that were listed" if smp.listed else "then the budget ended")]
+    if smp.rejected:
+        notes.append(f"{smp.rejected} float candidates failed the exact re-check")
     res.note = "; ".join(notes)
 
 
@@ -218,6 +256,7 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
                                      f"{t_alloc:.1f} s of the {budget:g} s"
                                      + (" (time kept for the deviation properties)" if reserve else ""))
     out: dict[int, Result] = {}
+    samplers: dict[int, DeviationSampler] = {}
     pace = t_alloc  # seconds per deviation: one allocation, until deviation cells measured it
     order = sorted(range(len(cells)), key=lambda i: cells[i][0].needs_deviation)  # instance properties first
     weights = {i: (0.0 if cells[i][0].applicable(mech, env, cells[i][1])
@@ -237,10 +276,25 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
                 r.outcomes = claims_mod.outcomes(r.claims, r.verdict, None)
                 out[i] = r
                 continue
+            if p.needs_deviation:
+                samplers[i] = DeviationSampler(mech, env, p, v, seed)
             out[i] = r = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
-                                        alloc_seconds=pace, exact_note=exact_note)
+                                        alloc_seconds=pace, exact_note=exact_note, sampler=samplers.get(i))
             if p.needs_deviation and r.trials:  # the pace of deviations so far (warm-started LPs make a
                 pace = r.seconds / r.trials  # misreport cheaper than the first allocation)
+        # time the later cells did not use goes back to the deviation cells the budget stopped early
+        more = [i for i in order if i in samplers and samplers[i].it is not None and not samplers[i].listed]
+        while more and bud.left(end) > pace:
+            i = more.pop(0)
+            p, v = cells[i]
+            smp = samplers[i]
+            share = max(DEVIATION_ROOM * pace, bud.left(end) / (len(more) + 1))
+            r = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
+                               alloc_seconds=pace, exact_note=exact_note, sampler=smp)
+            if r.verdict != "unknown" or smp.trials:  # an unknown from this pass never replaces a verdict
+                out[i] = r
+            if smp.trials and r.trials > 0:
+                pace = smp.seconds / smp.trials
     return [out[i] for i in range(len(cells))]
 
 

@@ -184,3 +184,33 @@ def test_a_deviation_cut_by_the_deadline_keeps_the_deviations_finished():
     res = check_property(cut_at(1), env, get_property("sp"), "demand", 30, 0, None, truthful, alloc_seconds=0.0)
     assert res.verdict == "unknown" and res.trials == 0
     assert res.note.startswith("budget: the first deviation's allocation did not finish"), res.note
+
+
+def test_a_stopped_deviation_cell_goes_on_where_it_stopped():
+    """``check`` gives time the last cells did not use back to the deviation cells the budget stopped:
+    with the same :class:`DeviationSampler` the second call tries the deviations the first one did not
+    reach (the one cut by the deadline included), each once -- together exactly the full list."""
+    import dataclasses
+
+    from verifier.check import DeviationSampler, check_property
+
+    base = get("c-drfh")
+    env = example("000-fig1.json")
+    truthful = base(env, exact=False)
+    sp = get_property("sp")
+    whole = check_property(base, env, sp, "demand", 30, 0, None, truthful, alloc_seconds=0.0)
+    assert whole.verdict == "not_refuted" and whole.note.endswith("all that were listed") and whole.trials > 3
+    calls = []
+
+    def cut_third(e, exact=False):
+        calls.append(1)
+        if len(calls) == 3:
+            raise bud.BudgetExhausted("an LP solve stopped at the deadline (test)")
+        return base.func(e, exact)
+    smp = DeviationSampler(base, env, sp, "demand", 0)
+    first = check_property(dataclasses.replace(base, func=cut_third), env, sp, "demand", 30, 0, None, truthful,
+                           alloc_seconds=0.0, sampler=smp)
+    assert first.trials == 2 and first.note.endswith("then the budget ended")
+    second = check_property(base, env, sp, "demand", 30, 0, None, truthful, alloc_seconds=0.0, sampler=smp)
+    assert second.verdict == "not_refuted" and second.trials == whole.trials
+    assert second.note == whole.note and second.measure == whole.measure
