@@ -34,13 +34,15 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
+from .small_lp import SMALL_LP_MAX, solve_dense
 
 try:  # pragma: no cover - import guard
     import highspy
 except ImportError as exc:  # pragma: no cover
     raise ImportError("mechverify needs highspy (pip install highspy)") from exc
 
-__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs"]
+__all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs",
+           "is_small"]
 
 _INF = highspy.kHighsInf
 _BS = highspy.HighsBasisStatus
@@ -105,6 +107,12 @@ class pooled_highs:
         h.setOptionValue("output_flag", False)
         h.setOptionValue("random_seed", 0)
         _release_highs(h)
+
+
+def is_small(n_rows: int, n_cols: int) -> bool:
+    """Whether ``LPSession`` solves an LP of this size with the dense simplex (:mod:`mechverify.small_lp`)
+    first; code that drives HiGHS directly for speed (``new_highs``) should use ``LPSession`` then."""
+    return n_rows * (n_rows + n_cols) <= SMALL_LP_MAX
 
 
 class LPError(RuntimeError):
@@ -232,16 +240,31 @@ def _fl(v: Optional[Fraction], inf: float) -> float:
 
 
 class LPSession:
-    """A live HiGHS model plus its exact mirror; modifications keep both in sync (warm starts)."""
+    """A live LP plus its exact mirror; modifications keep both in sync (warm starts).
+
+    Small LPs (``rows * (rows + cols) <= small_lp.SMALL_LP_MAX``) are solved by the dense simplex of
+    :mod:`mechverify.small_lp` (warm-started from its previous basis); anything it does not finish
+    cleanly -- and every larger LP -- goes to HiGHS, whose model is built only when first needed."""
 
     def __init__(self, lp: LinearProgram, time_limit: Optional[float] = None) -> None:
         self.lp = lp
-        self.h = _acquire_highs()
-        if time_limit is not None:
-            self.h.setOptionValue("time_limit", float(time_limit))
-        self._load()
-        if time_limit is None:
-            weakref.finalize(self, _release_highs, self.h)
+        self.time_limit = time_limit
+        self._h: Any = None
+        self._dense: Optional[tuple] = None  # float copy of the LP for the dense simplex (None: rebuild)
+        self._start: Optional[tuple] = None  # the dense simplex's last basis (warm start)
+        self.method = ""  # 'dense' or 'highs': who solved the last LP
+
+    @property
+    def h(self) -> Any:
+        """The HiGHS solver object holding this LP (created and loaded on first use)."""
+        if self._h is None:
+            self._h = _acquire_highs()
+            if self.time_limit is not None:
+                self._h.setOptionValue("time_limit", float(self.time_limit))
+            self._load()
+            if self.time_limit is None:
+                weakref.finalize(self, _release_highs, self._h)
+        return self._h
 
     def _load(self) -> None:
         lp = self.lp
@@ -268,7 +291,7 @@ class LPSession:
         hl.a_matrix_.value_ = np.array(vals, dtype=float)
         hl.a_matrix_.num_col_ = n
         hl.a_matrix_.num_row_ = m
-        st = self.h.passModel(hl)
+        st = self._h.passModel(hl)
         if st == highspy.HighsStatus.kError:
             raise LPError("HiGHS rejected the LP model")
 
@@ -276,7 +299,12 @@ class LPSession:
     def set_row_bounds(self, i: int, lower: Any, upper: Any) -> None:
         """Change row ``i``'s bounds (kept in the warm-started model)."""
         self.lp.row_lower[i], self.lp.row_upper[i] = _F(lower), _F(upper)
-        self.h.changeRowBounds(i, _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF))
+        lo, up = _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF)
+        if self._dense is not None:
+            n = self.lp.n_cols
+            self._dense[3][n + i], self._dense[4][n + i] = lo, up
+        if self._h is not None:
+            self._h.changeRowBounds(i, lo, up)
 
     def set_coef(self, i: int, col: int, value: Any) -> None:
         """Change the coefficient of ``col`` in row ``i``."""
@@ -285,37 +313,88 @@ class LPSession:
             self.lp.rows[i].pop(col, None)
         else:
             self.lp.rows[i][col] = v
-        self.h.changeCoeff(i, col, float(v))
+        if self._dense is not None:
+            frow = self._dense[0][i]
+            if v:
+                frow[col] = _float(v)
+            else:
+                frow.pop(col, None)
+        if self._h is not None:
+            self._h.changeCoeff(i, col, _float(v))
 
     def set_col_bounds(self, col: int, lower: Any, upper: Any) -> None:
         """Change a column's bounds."""
         self.lp.col_lower[col], self.lp.col_upper[col] = _F(lower), _F(upper)
-        self.h.changeColBounds(col, _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF))
+        lo, up = _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF)
+        if self._dense is not None:
+            self._dense[3][col], self._dense[4][col] = lo, up
+        if self._h is not None:
+            self._h.changeColBounds(col, lo, up)
 
     def set_cost(self, coeffs: Mapping[int, Any], maximize: Optional[bool] = None) -> None:
         """Replace the objective (and optionally its sense)."""
         if maximize is not None:
             self.lp.maximize = maximize
         self.lp.set_cost(coeffs)
-        sign = -1.0 if self.lp.maximize else 1.0
-        n = self.lp.n_cols
-        self.h.changeColsCost(n, np.arange(n, dtype=np.int32),
-                              np.array([sign * float(c) for c in self.lp.cost], dtype=float))
+        self._dense = None
+        if self._h is not None:
+            sign = -1.0 if self.lp.maximize else 1.0
+            n = self.lp.n_cols
+            self._h.changeColsCost(n, np.arange(n, dtype=np.int32),
+                                   np.array([sign * _float(c) for c in self.lp.cost], dtype=float))
 
     def add_row(self, coeffs: Mapping[int, Any], lower: Any = None, upper: Any = None) -> int:
         """Add a row to the session's LP; returns its index."""
         i = self.lp.add_row(coeffs, lower, upper)
-        row = self.lp.rows[i]
-        cols = np.array(list(row.keys()), dtype=np.int32)
-        vals = np.array([float(v) for v in row.values()], dtype=float)
-        self.h.addRow(_fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF), len(cols), cols, vals)
+        self._dense = None
+        if self._start is not None:
+            self._start = (self._start[0], self._start[1] + ["B"])  # the new row's logical is basic
+        if self._h is not None:
+            row = self.lp.rows[i]
+            cols = np.array(list(row.keys()), dtype=np.int32)
+            vals = np.array([_float(v) for v in row.values()], dtype=float)
+            self._h.addRow(_fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF), len(cols), cols, vals)
         return i
 
     # -------------------------------------------------------------- solving
+    def _dense_data(self) -> tuple:
+        """``(rows, n, cost, lo, up)`` in floats for :func:`small_lp.solve_dense` (cached; the
+        modifications keep it in sync)."""
+        if self._dense is None:
+            lp = self.lp
+            sign = -1.0 if lp.maximize else 1.0
+            rows = [{c: _float(v) for c, v in row.items()} for row in lp.rows]
+            cost = [sign * _float(c) if c else 0.0 for c in lp.cost]
+            lo = [_fl(v, -math.inf) for v in lp.col_lower] + [_fl(v, -math.inf) for v in lp.row_lower]
+            up = [_fl(v, math.inf) for v in lp.col_upper] + [_fl(v, math.inf) for v in lp.row_upper]
+            self._dense = (rows, lp.n_cols, cost, lo, up)
+        return self._dense
+
+    def _solve_dense(self, exact: bool) -> Optional[LPResult]:
+        """The dense simplex (warm-started from its previous basis); with ``exact``, its basis re-solved
+        in rationals.  None if either does not succeed (the caller then runs HiGHS)."""
+        rows, n, cost, lo, up = self._dense_data()
+        sol = solve_dense(rows, n, cost, lo, up, start=self._start)
+        if sol is None:
+            return None
+        self._start = (sol.col_status, sol.row_status)
+        if exact:
+            return _exact_from_basis(self.lp, sol.col_status, sol.row_status, _DENSE_KINDS)
+        sign = -1.0 if self.lp.maximize else 1.0
+        return LPResult("optimal", x=sol.x, objective=sign * sol.obj, row_dual=[sign * v for v in sol.y],
+                        row_activity=sol.act, exact=False, method="dense")
+
     def solve(self, exact: bool = False) -> LPResult:
         """Solve the current LP (warm-started in floats; re-solved exactly when ``exact``)."""
-        self.h.run()
-        ms = self.h.getModelStatus()
+        if is_small(self.lp.n_rows, self.lp.n_cols):
+            res = self._solve_dense(exact)
+            if res is not None:
+                self.method = "dense"
+                return res
+        self.method = "highs"
+        h = self.h
+        h.run()
+        ms = h.getModelStatus()
         if ms == highspy.HighsModelStatus.kInfeasible:
             res = LPResult("infeasible", method="highs")
             if exact:  # confirm infeasibility exactly: exact pivots from HiGHS's statuses (any statuses
@@ -366,7 +445,11 @@ def _basis_kinds() -> dict:
 _KINDS = _basis_kinds()
 
 
-def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> Optional[LPResult]:
+_DENSE_KINDS = {"B": "B", "L": "L", "U": "U", "Z": "Z"}  # statuses of small_lp (already in exact_basis's form)
+
+
+def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list,
+                      kinds: Optional[dict] = None) -> Optional[LPResult]:
     """Re-solve HiGHS's basis in rationals, repair it by exact simplex pivots if it is optimal only
     within HiGHS's tolerances, and verify primal and dual feasibility exactly
     (:mod:`mechverify.exact_basis`); None on failure."""
@@ -374,7 +457,7 @@ def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> 
         import flint  # noqa: F401
     except ImportError:  # pragma: no cover
         return None
-    b = solve_from_basis(lp, col_status, row_status, _KINDS)
+    b = solve_from_basis(lp, col_status, row_status, _KINDS if kinds is None else kinds)
     if b is None:
         return None
     if b.infeasible:
