@@ -1,4 +1,4 @@
-"""The one LP layer: a float backend on HiGHS and an exact path in rational arithmetic.
+"""The one LP layer: float backends (a dense simplex for tiny LPs, HiGHS) and an exact path in rationals.
 
 An LP is kept in exact form (``Fraction`` coefficients)::
 
@@ -7,8 +7,11 @@ An LP is kept in exact form (``Fraction`` coefficients)::
                           l_j <=   x_j   <= u_j      (columns)
 
 ``LPSession`` holds one live HiGHS model (warm-started between modifications) and its exact
-mirror.  ``solve(exact=True)`` takes the optimal basis HiGHS found and re-solves it in rational
-arithmetic (python-flint ``fmpq_mat``), then *verifies* the certificate exactly:
+mirror.  Tiny LPs (``is_small``) are first solved by the dense simplex of :mod:`mechverify.small_lp`
+(HiGHS costs ~0.2 ms per run however small the LP); it only ever reports an optimal basis checked
+against the data, and whatever it does not finish goes to HiGHS.  ``solve(exact=True)`` takes the
+optimal basis found (dense or HiGHS) and re-solves it in rational arithmetic (python-flint
+``fmpq_mat``), then *verifies* the certificate exactly:
 
 * primal:  the basic solution satisfies every row and column bound;
 * dual:    the reduced costs have the right signs for every non-basic column/row.
@@ -195,7 +198,7 @@ class LinearProgram:
     def add_row(self, coeffs: Mapping[int, Any] | Iterable[tuple[int, Any]], lower: Any = None,
                 upper: Any = None) -> int:
         """Add the row ``lower <= sum coeffs[c] x_c <= upper`` (``None`` = free); returns its index."""
-        items = coeffs.items() if isinstance(coeffs, Mapping) else coeffs
+        items = coeffs.items() if coeffs.__class__ is dict or isinstance(coeffs, Mapping) else coeffs
         row: dict[int, Fraction] = {}
         for c, v in items:
             fv = _F(v)
@@ -308,8 +311,8 @@ class LPSession:
 
     def set_coef(self, i: int, col: int, value: Any) -> None:
         """Change the coefficient of ``col`` in row ``i``."""
-        v = _F(value) or Fraction(0)
-        if v == 0:
+        v = _F(value) or _ZERO
+        if not v:
             self.lp.rows[i].pop(col, None)
         else:
             self.lp.rows[i][col] = v
