@@ -227,6 +227,7 @@ def solve_dense(rows: list, n: int, cost: list, lo: list, up: list,
         status[b] = leave_to if lo[b] != up[b] else "L"
         val[b] = lo[b] if status[b] == "L" else up[b]
     _basic_values(M, basis, status, val)
+    _refine(rows, n, M, basis, val)
     return _finish(rows, n, m, cost, lo, up, lo_t, up_t, dr, status, val, pivots)
 
 
@@ -289,6 +290,28 @@ def _basic_values(M: list, basis: list, status: list, val: list) -> None:
         for k, v in nb:
             acc -= row[k] * v
         val[b] = acc
+
+
+def _refine(rows: list, n: int, M: list, basis: list, val: list) -> None:
+    """Two rounds of iterative refinement of the basic values against the ORIGINAL rows (the tableau
+    carries the rounding of every pivot): with the residuals ``res_i = a_i x - r_i`` of ``A x - r = 0``,
+    ``delta_B = -B^-1 res = sum_i M[:, n+i] res_i`` (the logical columns of ``M`` are ``-B^-1 e_i``)."""
+    for _ in range(2):
+        res = []
+        for i, row in enumerate(rows):
+            a = -val[n + i]
+            for c, v in row.items():
+                a += v * val[c]
+            res.append(a)
+        if not any(res):
+            return
+        for p, b in enumerate(basis):
+            Mp = M[p]
+            delta = 0.0
+            for i, r in enumerate(res):
+                if r:
+                    delta += Mp[n + i] * r
+            val[b] += delta
 
 
 def _finish(rows, n, m, cost, lo, up, lo_t, up_t, dr, status, val, pivots) -> Optional[SmallSolution]:
