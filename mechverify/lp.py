@@ -366,8 +366,8 @@ class LPSession:
         if self._dense is None:
             lp = self.lp
             sign = -1.0 if lp.maximize else 1.0
-            rows = [{c: _float(v) for c, v in row.items()} for row in lp.rows]
-            cost = [sign * _float(c) if c else 0.0 for c in lp.cost]
+            rows = [{c: v.numerator / v.denominator for c, v in row.items()} for row in lp.rows]  # Fractions
+            cost = [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
             lo = [_fl(v, -math.inf) for v in lp.col_lower] + [_fl(v, -math.inf) for v in lp.row_lower]
             up = [_fl(v, math.inf) for v in lp.col_upper] + [_fl(v, math.inf) for v in lp.row_upper]
             self._dense = (rows, lp.n_cols, cost, lo, up)
@@ -466,7 +466,7 @@ def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list,
     if b.infeasible:
         return LPResult("infeasible", exact=True, method="basis")
     x = b.x
-    obj = sum((c * x[j] for j, c in enumerate(lp.cost)), Fraction(0))
+    obj = sum((c * x[j] for j, c in enumerate(lp.cost) if c and x[j]), _ZERO)
     sign = -1 if lp.maximize else 1
     # d obj*/d b_i for the stated sense: for the minimisation form it is pi_i; flip for max
     row_dual = [sign * p for p in b.pi]
