@@ -48,19 +48,6 @@ def leontief_tasks(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
     """``min_{k: demand[k] > 0} amounts[k] / demand[k]`` (``inf`` if nothing is demanded): the Leontief
     number of tasks that ``amounts`` (a server's capacities, the external capacities, a bundle's part)
     allow a per-task ``demand``.  Zero demands are skipped (docs/model.md)."""
-    best_n = best_d = 0  # the minimum so far as best_n / best_d (integers; best_d > 0 once found)
-    for a, dk in zip(amounts, demand):
-        if a.__class__ is not Fraction or dk.__class__ is not Fraction:
-            return _leontief_generic(amounts, demand)
-        if dk.numerator > 0:  # a / dk = (a.n dk.d) / (a.d dk.n), compared by cross-multiplication
-            qn, qd = a.numerator * dk.denominator, a.denominator * dk.numerator
-            if not best_d or qn * best_d < best_n * qd:
-                best_n, best_d = qn, qd
-    return Fraction(best_n, best_d) if best_d else INF
-
-
-def _leontief_generic(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
-    """:func:`leontief_tasks` for any numbers (floats, ints)."""
     best: Any = INF
     for a, dk in zip(amounts, demand):
         if dk > 0:
