@@ -45,9 +45,15 @@ DENSE_BELOW = 12  # systems up to this size are solved densely at once (peeling 
 _ZERO = Fraction(0)
 
 
+_fmpq: Any = None
+
+
 def _q(v: Fraction) -> Any:
-    from flint import fmpq
-    return fmpq(v.numerator, v.denominator)
+    global _fmpq
+    if _fmpq is None:  # flint is imported on first use (lp.py checks it is installed)
+        from flint import fmpq
+        _fmpq = fmpq
+    return _fmpq(v.numerator, v.denominator)
 
 
 def _fr(q: Any) -> Fraction:
@@ -126,8 +132,13 @@ class ExactBasis:
         for r, row in enumerate(self.Mrows):
             for p, v in row.items():
                 self.MTrows[p][r] = v
-        sign = -1 if lp.maximize else 1
-        self.cmin = cmin = [_ZERO] * n if self.phase1 else [sign * c for c in lp.cost]
+        if self.phase1:
+            cmin = [_ZERO] * n
+        elif lp.maximize:
+            cmin = [-c if c else _ZERO for c in lp.cost]
+        else:
+            cmin = list(lp.cost)
+        self.cmin = cmin
         pi = [_ZERO] * m
         if k:
             rhs = []
@@ -135,7 +146,9 @@ class ExactBasis:
                 acc = self._bound(lp.row_lower[i], lp.row_upper[i], self.tight[i])
                 for c, v in lp.rows[i].items():
                     if c not in bpos:
-                        acc -= v * x[c]
+                        xc = x[c]
+                        if xc:
+                            acc -= v * xc
                 rhs.append(acc)
             sol = _sparse_solve(self.Mrows, rhs)
             dsol = None if sol is None else _sparse_solve(self.MTrows, [cmin[c] for c in self.basic_cols])
@@ -150,10 +163,11 @@ class ExactBasis:
         self.D, self.act_num = _scaled_products(self.irows, x)
         colsum = [_ZERO] * n
         for i in T:
-            if pi[i]:
+            p_i = pi[i]
+            if p_i:
                 for c, v in lp.rows[i].items():
-                    colsum[c] += pi[i] * v
-        self.d = [cmin[j] - colsum[j] for j in range(n)]
+                    colsum[c] += p_i * v
+        self.d = [cmin[j] - colsum[j] if colsum[j] else cmin[j] for j in range(n)]
         return True
 
     @property

@@ -38,6 +38,7 @@ from .lp import LinearProgram, LPError, LPSession
 __all__ = ["lex_max_min", "LexResult"]
 
 FLOAT_DUAL_TOL = 1e-9
+_ZERO, _ONE, _MINUS_ONE = Fraction(0), Fraction(1), Fraction(-1)
 
 
 @dataclass
@@ -61,15 +62,15 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
     work.maximize = True
     n_cols0 = work.n_cols
     t = work.add_var(None, None, 0, name="t")
-    work.cost = [Fraction(0)] * work.n_cols
-    work.cost[t] = Fraction(1)
+    work.cost = [_ZERO] * work.n_cols
+    work.cost[t] = _ONE
     n = len(scores)
     active = [j for j in range(n) if scores[j]]
     levels: list[Any] = [None if not scores[j] else None for j in range(n)]
     row_of: dict[int, int] = {}
     for j in active:
         coeffs = dict(scores[j])
-        coeffs[t] = Fraction(-1)
+        coeffs[t] = _MINUS_ONE
         row_of[j] = work.add_row(coeffs, 0, None)
     zero = Fraction(0) if exact else 0.0
     if not active:

@@ -1,4 +1,4 @@
-"""The one LP layer: a float backend on HiGHS and an exact path in rational arithmetic.
+"""The one LP layer: float backends (a dense simplex for tiny LPs, HiGHS) and an exact path in rationals.
 
 An LP is kept in exact form (``Fraction`` coefficients)::
 
@@ -7,8 +7,11 @@ An LP is kept in exact form (``Fraction`` coefficients)::
                           l_j <=   x_j   <= u_j      (columns)
 
 ``LPSession`` holds one live HiGHS model (warm-started between modifications) and its exact
-mirror.  ``solve(exact=True)`` takes the optimal basis HiGHS found and re-solves it in rational
-arithmetic (python-flint ``fmpq_mat``), then *verifies* the certificate exactly:
+mirror.  Tiny LPs (``is_small``) are first solved by the dense simplex of :mod:`mechverify.small_lp`
+(HiGHS costs ~0.2 ms per run however small the LP); it only ever reports an optimal basis checked
+against the data, and whatever it does not finish goes to HiGHS.  ``solve(exact=True)`` takes the
+optimal basis found (dense or HiGHS) and re-solves it in rational arithmetic (python-flint
+``fmpq_mat``), then *verifies* the certificate exactly:
 
 * primal:  the basic solution satisfies every row and column bound;
 * dual:    the reduced costs have the right signs for every non-basic column/row.
@@ -35,6 +38,7 @@ import numpy as np
 
 from . import deadline as _deadline
 from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
+from .small_lp import SMALL_LP_MAX, solve_dense
 
 try:  # pragma: no cover - import guard
     import highspy
@@ -42,7 +46,7 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError("mechverify needs highspy (pip install highspy)") from exc
 
 __all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs",
-           "run_highs"]
+           "run_highs", "is_small"]
 
 _INF = highspy.kHighsInf
 _BS = highspy.HighsBasisStatus
@@ -126,6 +130,12 @@ def run_highs(h: Any, time_limit: Optional[float] = None) -> None:
         raise _deadline.BudgetExhausted(f"an LP solve stopped at the deadline ({left:.1f} s)")
 
 
+def is_small(n_rows: int, n_cols: int) -> bool:
+    """Whether ``LPSession`` solves an LP of this size with the dense simplex (:mod:`mechverify.small_lp`)
+    first; code that drives HiGHS directly for speed (``new_highs``) should use ``LPSession`` then."""
+    return n_rows * (n_rows + n_cols) <= SMALL_LP_MAX
+
+
 class LPError(RuntimeError):
     """Solver trouble (numerical failure, unexpected status; also a mechanism's iterative algorithm that
     does not reach its allocation, e.g. PS-DSF's Algorithm I).  Never a verdict."""
@@ -206,7 +216,7 @@ class LinearProgram:
     def add_row(self, coeffs: Mapping[int, Any] | Iterable[tuple[int, Any]], lower: Any = None,
                 upper: Any = None) -> int:
         """Add the row ``lower <= sum coeffs[c] x_c <= upper`` (``None`` = free); returns its index."""
-        items = coeffs.items() if isinstance(coeffs, Mapping) else coeffs
+        items = coeffs.items() if coeffs.__class__ is dict or isinstance(coeffs, Mapping) else coeffs
         row: dict[int, Fraction] = {}
         for c, v in items:
             fv = _F(v)
@@ -251,15 +261,29 @@ def _fl(v: Optional[Fraction], inf: float) -> float:
 
 
 class LPSession:
-    """A live HiGHS model plus its exact mirror; modifications keep both in sync (warm starts)."""
+    """A live LP plus its exact mirror; modifications keep both in sync (warm starts).
+
+    Small LPs (``rows * (rows + cols) <= small_lp.SMALL_LP_MAX``) are solved by the dense simplex of
+    :mod:`mechverify.small_lp` (warm-started from its previous basis); anything it does not finish
+    cleanly -- and every larger LP -- goes to HiGHS, whose model is built only when first needed."""
 
     def __init__(self, lp: LinearProgram, time_limit: Optional[float] = None) -> None:
         self.lp = lp
-        self.h = _acquire_highs()
         self.time_limit = time_limit
-        self._load()
-        if time_limit is None:
-            weakref.finalize(self, _release_highs, self.h)
+        self._h: Any = None
+        self._dense: Optional[tuple] = None  # float copy of the LP for the dense simplex (None: rebuild)
+        self._start: Optional[tuple] = None  # the dense simplex's last basis (warm start)
+        self.method = ""  # 'dense' or 'highs': who solved the last LP
+
+    @property
+    def h(self) -> Any:
+        """The HiGHS solver object holding this LP (created and loaded on first use)."""
+        if self._h is None:
+            self._h = _acquire_highs()
+            self._load()
+            if self.time_limit is None:
+                weakref.finalize(self, _release_highs, self._h)
+        return self._h
 
     def _load(self) -> None:
         lp = self.lp
@@ -286,7 +310,7 @@ class LPSession:
         hl.a_matrix_.value_ = np.array(vals, dtype=float)
         hl.a_matrix_.num_col_ = n
         hl.a_matrix_.num_row_ = m
-        st = self.h.passModel(hl)
+        st = self._h.passModel(hl)
         if st == highspy.HighsStatus.kError:
             raise LPError("HiGHS rejected the LP model")
 
@@ -294,46 +318,105 @@ class LPSession:
     def set_row_bounds(self, i: int, lower: Any, upper: Any) -> None:
         """Change row ``i``'s bounds (kept in the warm-started model)."""
         self.lp.row_lower[i], self.lp.row_upper[i] = _F(lower), _F(upper)
-        self.h.changeRowBounds(i, _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF))
+        lo, up = _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF)
+        if self._dense is not None:
+            n = self.lp.n_cols
+            self._dense[3][n + i], self._dense[4][n + i] = lo, up
+        if self._h is not None:
+            self._h.changeRowBounds(i, lo, up)
 
     def set_coef(self, i: int, col: int, value: Any) -> None:
         """Change the coefficient of ``col`` in row ``i``."""
-        v = _F(value) or Fraction(0)
-        if v == 0:
+        v = _F(value) or _ZERO
+        if not v:
             self.lp.rows[i].pop(col, None)
         else:
             self.lp.rows[i][col] = v
-        self.h.changeCoeff(i, col, float(v))
+        if self._dense is not None:
+            frow = self._dense[0][i]
+            if v:
+                frow[col] = _float(v)
+            else:
+                frow.pop(col, None)
+        if self._h is not None:
+            self._h.changeCoeff(i, col, _float(v))
 
     def set_col_bounds(self, col: int, lower: Any, upper: Any) -> None:
         """Change a column's bounds."""
         self.lp.col_lower[col], self.lp.col_upper[col] = _F(lower), _F(upper)
-        self.h.changeColBounds(col, _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF))
+        lo, up = _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF)
+        if self._dense is not None:
+            self._dense[3][col], self._dense[4][col] = lo, up
+        if self._h is not None:
+            self._h.changeColBounds(col, lo, up)
 
     def set_cost(self, coeffs: Mapping[int, Any], maximize: Optional[bool] = None) -> None:
         """Replace the objective (and optionally its sense)."""
         if maximize is not None:
             self.lp.maximize = maximize
         self.lp.set_cost(coeffs)
-        sign = -1.0 if self.lp.maximize else 1.0
-        n = self.lp.n_cols
-        self.h.changeColsCost(n, np.arange(n, dtype=np.int32),
-                              np.array([sign * float(c) for c in self.lp.cost], dtype=float))
+        self._dense = None
+        if self._h is not None:
+            sign = -1.0 if self.lp.maximize else 1.0
+            n = self.lp.n_cols
+            self._h.changeColsCost(n, np.arange(n, dtype=np.int32),
+                                   np.array([sign * _float(c) for c in self.lp.cost], dtype=float))
 
     def add_row(self, coeffs: Mapping[int, Any], lower: Any = None, upper: Any = None) -> int:
         """Add a row to the session's LP; returns its index."""
         i = self.lp.add_row(coeffs, lower, upper)
-        row = self.lp.rows[i]
-        cols = np.array(list(row.keys()), dtype=np.int32)
-        vals = np.array([float(v) for v in row.values()], dtype=float)
-        self.h.addRow(_fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF), len(cols), cols, vals)
+        self._dense = None
+        if self._start is not None:
+            self._start = (self._start[0], self._start[1] + ["B"])  # the new row's logical is basic
+        if self._h is not None:
+            row = self.lp.rows[i]
+            cols = np.array(list(row.keys()), dtype=np.int32)
+            vals = np.array([_float(v) for v in row.values()], dtype=float)
+            self._h.addRow(_fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF), len(cols), cols, vals)
         return i
 
     # -------------------------------------------------------------- solving
+    def _dense_data(self) -> tuple:
+        """``(rows, n, cost, lo, up)`` in floats for :func:`small_lp.solve_dense` (cached; the
+        modifications keep it in sync)."""
+        if self._dense is None:
+            lp = self.lp
+            sign = -1.0 if lp.maximize else 1.0
+            rows = [{c: v.numerator / v.denominator for c, v in row.items()} for row in lp.rows]  # Fractions
+            cost = [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
+            lo = [_fl(v, -math.inf) for v in lp.col_lower] + [_fl(v, -math.inf) for v in lp.row_lower]
+            up = [_fl(v, math.inf) for v in lp.col_upper] + [_fl(v, math.inf) for v in lp.row_upper]
+            self._dense = (rows, lp.n_cols, cost, lo, up)
+        return self._dense
+
+    def _solve_dense(self, exact: bool) -> Optional[LPResult]:
+        """The dense simplex (warm-started from its previous basis); with ``exact``, its basis re-solved
+        in rationals.  None if either does not succeed (the caller then runs HiGHS)."""
+        rows, n, cost, lo, up = self._dense_data()
+        sol = solve_dense(rows, n, cost, lo, up, start=self._start)
+        if sol is None:
+            return None
+        self._start = (sol.col_status, sol.row_status)
+        if exact:
+            return _exact_from_basis(self.lp, sol.col_status, sol.row_status, _DENSE_KINDS)
+        sign = -1.0 if self.lp.maximize else 1.0
+        return LPResult("optimal", x=sol.x, objective=sign * sol.obj, row_dual=[sign * v for v in sol.y],
+                        row_activity=sol.act, exact=False, method="dense")
+
     def solve(self, exact: bool = False) -> LPResult:
         """Solve the current LP (warm-started in floats; re-solved exactly when ``exact``)."""
-        run_highs(self.h, self.time_limit)
-        ms = self.h.getModelStatus()
+        left = _deadline.seconds_left()
+        if left is not None and left <= 0:
+            raise _deadline.BudgetExhausted("an LP solve was not started: the deadline passed")
+        if is_small(self.lp.n_rows, self.lp.n_cols):
+            res = self._solve_dense(exact)
+            if res is not None:
+                self.method = "dense"
+                return res
+        self.method = "highs"
+        h = self.h
+        run_highs(h, self.time_limit)
+        ms = h.getModelStatus()
         if ms == highspy.HighsModelStatus.kInfeasible:
             res = LPResult("infeasible", method="highs")
             if exact:  # confirm infeasibility exactly: exact pivots from HiGHS's statuses (any statuses
@@ -384,7 +467,11 @@ def _basis_kinds() -> dict:
 _KINDS = _basis_kinds()
 
 
-def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> Optional[LPResult]:
+_DENSE_KINDS = {"B": "B", "L": "L", "U": "U", "Z": "Z"}  # statuses of small_lp (already in exact_basis's form)
+
+
+def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list,
+                      kinds: Optional[dict] = None) -> Optional[LPResult]:
     """Re-solve HiGHS's basis in rationals, repair it by exact simplex pivots if it is optimal only
     within HiGHS's tolerances, and verify primal and dual feasibility exactly
     (:mod:`mechverify.exact_basis`); None on failure."""
@@ -392,13 +479,13 @@ def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list) -> 
         import flint  # noqa: F401
     except ImportError:  # pragma: no cover
         return None
-    b = solve_from_basis(lp, col_status, row_status, _KINDS)
+    b = solve_from_basis(lp, col_status, row_status, _KINDS if kinds is None else kinds)
     if b is None:
         return None
     if b.infeasible:
         return LPResult("infeasible", exact=True, method="basis")
     x = b.x
-    obj = sum((c * x[j] for j, c in enumerate(lp.cost)), Fraction(0))
+    obj = sum((c * x[j] for j, c in enumerate(lp.cost) if c and x[j]), _ZERO)
     sign = -1 if lp.maximize else 1
     # d obj*/d b_i for the stated sense: for the minimisation form it is pi_i; flip for max
     row_dual = [sign * p for p in b.pi]

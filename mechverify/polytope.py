@@ -38,11 +38,12 @@ class TaskPolytope:
         self.lp = LinearProgram(maximize=maximize)
         self.var: dict[tuple[int, int], int] = {}
         self.user_vars: list[list[tuple[int, int]]] = [[] for _ in range(env.n_users)]  # (s, col)
-        for j in range(env.n_users):
-            for s in range(env.n_servers):
+        J, S = env.n_users, env.n_servers
+        for j in range(J):
+            for s in range(S):
                 if placement and s not in env.eligible[j]:
                     continue
-                if env.monopoly_tasks(j, s) == 0:
+                if not env.monopoly_tasks(j, s):
                     continue
                 col = self.lp.add_var(0, None, 0, name=f"x[{env.users[j]},{env.servers[s]}]")
                 self.var[(j, s)] = col
@@ -52,10 +53,10 @@ class TaskPolytope:
         self.external_rows: dict[int, int] = {}
         self.bound_rows: dict[int, int] = {}
         if mode == "rdm":
-            for s in range(env.n_servers):
+            for s in range(S):
                 for r in range(env.n_resources):
                     coeffs = {}
-                    for j in range(env.n_users):
+                    for j in range(J):
                         col = self.var.get((j, s))
                         if col is not None:
                             dv = env.d(j, s)[r]

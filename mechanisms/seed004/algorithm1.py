@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 from mechverify.allocation import Allocation
-from mechverify.lp import LPError, LPSession
+from mechverify.lp import LPError, LPSession, is_small
 from mechverify.model import Environment
 from mechverify.polytope import TaskPolytope
 
@@ -41,10 +41,15 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
     pseudo-code leaves open (docs/seed004-mechanisms.md, "Algorithm 1 as printed").
 
     Float mode without ``extra_rows`` (and without per-server demands) takes a fast path that builds
-    the same LP directly in numpy/HiGHS (:func:`algorithm1_float`); exact mode always goes through
-    ``TaskPolytope`` and the exact LP layer.
+    the same LP directly in numpy/HiGHS (:func:`algorithm1_float`) unless the LP is small enough for the
+    LP layer's dense simplex (``lp.is_small``; numpy and HiGHS then cost more than the whole solve) and
+    no ``cg_threshold`` is given;
+    exact mode always goes through ``TaskPolytope`` and the exact LP layer.
     """
-    if not exact and extra_rows is None and not env.has_server_demand:
+    J, S = env.n_users, env.n_servers
+    n_rows = S * env.n_resources + (S if server_external_caps is not None else 1) * env.n_external + J
+    small = cg_threshold is None and is_small(n_rows, J * S + 1)
+    if not exact and extra_rows is None and not env.has_server_demand and not small:
         return algorithm1_float(env, name, normaliser, external=external,
                                 server_external_caps=server_external_caps, info=info, cg_threshold=cg_threshold)
     poly = TaskPolytope(env, mode="rdm", placement=True, external=external, bounds=False)
