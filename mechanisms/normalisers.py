@@ -16,6 +16,7 @@ nothing the mechanism measures) falls back to ``n_j`` or the external limit
 from __future__ import annotations
 
 from fractions import Fraction
+from math import inf
 from typing import Any, Optional, Sequence
 
 from mechverify.model import Environment, leontief_tasks
@@ -122,6 +123,13 @@ def tsf_gammas(env: Environment, exact: bool) -> list:
     """:func:`tsf_gamma` of every user; in floats (vectorised) for the float path."""
     if exact or env.has_server_demand or not env.n_servers:
         return [tsf_gamma(env, j) for j in range(env.n_users)]
+    if env.n_users * env.n_servers <= 64:  # small: plain floats (numpy's per-call cost dominates there)
+        caps = [[float(c) for c in row] for row in env.capacity]
+        out = []
+        for dem in env.demand:
+            dm = [(r, float(v)) for r, v in enumerate(dem) if v > 0]
+            out.append(sum(min((row[r] / v for r, v in dm), default=inf) for row in caps))
+        return out
     return [float(v) for v in _monopoly_sums_float(env)]
 
 

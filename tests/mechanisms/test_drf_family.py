@@ -395,3 +395,26 @@ def test_lp7_equals_leximin_whenever_demands_are_positive():
                                  "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 9) for _ in range(R)]}
                                              for s in range(S)], "users": users})
         assert run("drfh-lp7", env).totals() == run("drfh", env).totals(), env.to_json()
+
+
+def test_float_gammas_agree_with_the_exact_ones_at_every_size():
+    """TSF/CDRF's float path computes gamma_j = sum_s min_r c[s,r]/d[j,r] in plain floats (small instances)
+    or numpy (large ones); both must be the exact gamma correctly rounded up to float noise (1e-12
+    relative), zero demands and zero capacities included."""
+    import random
+
+    from mechanisms.normalisers import tsf_gamma, tsf_gammas
+    from mechverify.instances import parse_environment
+
+    rng = random.Random(4)
+    for users, servers in [(3, 2)] * 300 + [(20, 8)] * 20:  # 6 and 160 pairs: both paths
+        res = rng.randint(1, 3)
+        inst = {"resources": [f"r{r}" for r in range(res)],
+                "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 20) for _ in range(res)]}
+                            for s in range(servers)],
+                "users": [{"name": f"u{j}", "demand": [rng.randint(0, 6) for _ in range(res)], "tasks": 5}
+                          for j in range(users)]}
+        env = parse_environment(inst)
+        for got, want in zip(tsf_gammas(env, exact=False), (tsf_gamma(env, j) for j in range(users))):
+            want = float(want)
+            assert got == want or abs(got - want) <= 1e-12 * max(1.0, abs(want)), (inst, got, want)
