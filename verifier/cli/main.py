@@ -25,6 +25,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with a usage mistake reported as ONE line naming the argument (exit 2)."""
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
+        """One line naming the bad argument, then exit 2 (argparse's usage dump is not printed)."""
         print(f"error: {message} (see '{self.prog} --help')", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 

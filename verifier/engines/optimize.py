@@ -47,6 +47,7 @@ class _Ctx:
         self.seen: set = set()
 
     def tick(self) -> None:
+        """Count one trial; stop the optimiser once its deadline or trial cap is reached."""
         if self.clock() > self.deadline or (self.max_trials is not None and self.trials >= self.max_trials):
             raise _Stop()
         self.trials += 1
