@@ -271,3 +271,68 @@ def test_minimiser_renames_what_is_left_and_keeps_the_map():
     assert rec["renamed"] == {"users": {"u1": "A", "u2": "B"}, "servers": {"s1": "server"},
                               "resources": {"r1": "cpu"}, "external": {"e1": "bw"}}
     assert cert.gap > 0 and cert.summary.startswith("u2 truthful")  # B, the deviator, is u2 now
+
+
+# ---------------------------------------------------------------------- batches of deviations
+def test_a_batch_lets_every_user_deviate():
+    """The i-th deviation of a batch shifts its deviator by i (decode_deviation), so a batch of k >= users
+    deviations has every user deviate; each deviation is a valid report of the drawn environment."""
+    setting = mechanisms.get("drf").setting
+
+    @QUICK
+    @seed(6)
+    @given(S.batches(setting, "sp", "demand", k=3), S.batches(setting, "pm", "leave", k=3))
+    def check(sp_batch, pm_batch):
+        for env, devs in (sp_batch, pm_batch):
+            assert len(devs) == 3
+            assert {j for d in devs for j in d.users} == set(range(env.n_users))
+            for d in devs:
+                d.apply(env)
+
+    check()
+
+
+def test_cases_are_batches_of_one():
+    setting = mechanisms.get("tsf").setting
+    seen = []
+
+    @QUICK
+    @seed(7)
+    @given(S.batches(setting, "ef", "placement-aware", k=4))
+    def check(batch):
+        env, devs = batch
+        assert devs == (None,)  # instance properties: one candidate per example
+        seen.append(env)
+
+    check()
+    assert seen
+
+
+def _counting(mech):
+    calls = []
+
+    def func(env, exact=False):
+        calls.append(env)
+        return mech.func(env, exact)
+
+    return Mechanism(mech.name, mech.title, func, mech.setting), calls
+
+
+def test_search_runs_the_truthful_environment_once_per_batch():
+    """A trial is one (environment, deviation) candidate; the mechanism runs once on each drawn environment
+    and once per evaluated deviation.  One deviation per example (the former layout) would make at least
+    2 calls per trial; with batches of ``BATCH`` the truthful calls are shared: calls <= trials * (1 + 1/2)
+    as soon as an example evaluates 2 or more deviations on average."""
+    mech, calls = _counting(mechanisms.get("drf"))
+    res = search(mech, "sp", "demand", seed=0, budget=60, max_trials=200, optimizer=False)
+    assert res.verdict == "not_refuted" and res.trials == 200
+    assert res.trials <= len(calls) < 1.5 * res.trials
+
+
+def test_batched_search_is_deterministic_and_certified():
+    a = search(TOY, "sp", "demand", seed=3, budget=60, max_trials=200)
+    b = search(TOY, "sp", "demand", seed=3, budget=60, max_trials=200)
+    assert a.verdict == b.verdict == "violated"
+    assert a.certificate.witness.env == b.certificate.witness.env
+    assert a.certificate.witness.deviation == b.certificate.witness.deviation
+    assert get_property("sp").recheck(TOY, a.certificate.witness) is not None
