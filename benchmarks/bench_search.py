@@ -7,7 +7,9 @@ known-violated cell.  Not a test; run on demand (one process; Markdown tables on
     python benchmarks/bench_search.py --root /other/checkout   # measure another checkout (before/after)
 
 Trials per second: ``verifier.engines.search.search`` with ``max_trials`` (default 300) for every
-property and claim variant of ``drf``, ``tsf``, ``tsf-er`` and ``psdsf-rdm``; trials / CPU seconds of
+property and claim variant of ``drf``, ``tsf``, ``tsf-er`` and ``psdsf-rdm`` (a trial is one evaluated
+candidate: an environment, or an (environment, deviation) pair; since the batched search, one
+environment carries ``search.BATCH`` deviations); trials / CPU seconds of
 the search (a search that finds a violation stops early: its rate covers the trials until then, and
 the table says so).  Time to first violation: every (mechanism, property, variant) cell with a stored
 counterexample in ``counterexamples/`` is searched from scratch with seeds 0..N-1 (budget
