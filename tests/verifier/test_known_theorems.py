@@ -18,17 +18,16 @@ import pytest
 import mechanisms
 from mechverify.instances import parse_environment
 from verifier.engines import strategies as S
-from verifier.engines.search import BATCH, search
+from verifier.engines.search import search
 from verifier.properties import get_property
 from verifier.claims import assumption_broken, claims_for, search_domain
 
 SEED = 0
-# candidates: (environment, deviation) pairs.  The search draws a batch of BATCH deviations per environment
-# (verifier.engines.search), so a deviation property's sample covers N / BATCH environments or more: the
-# "holds" sample of a deviation property is N_HOLD * BATCH candidates (N_HOLD environments' worth), and the
-# "fails" budget is doubled from the one-deviation-per-environment days (800)
+# candidates: (environment, deviation) pairs.  The search draws one deviation per user of an environment
+# (verifier.engines.search.PER_USER), so a deviation property's sample of N candidates covers N / 3 to N
+# environments: its "holds" sample is N_HOLD * 2 candidates (about N_HOLD environments' worth)
 N_HOLD = 60
-N_FAIL = 1600
+N_FAIL = 800
 CPU_CAP = 120.0  # safety net only; the candidate counts decide
 
 # (mechanism, property, source prefix) -> why a "holds" claim is refuted.  Each was found by `run`,
@@ -127,7 +126,7 @@ def test_known_theorem(name, prop, variants, expect, why, claim):
                 assert get_property(prop).recheck(mech, cert.witness) is not None  # exact, re-derivable
                 return
         pytest.fail(f"{name} {prop}: expected a violation ({why or 'the paper says it fails'}); " + "; ".join(tried))
-    n_hold = N_HOLD * BATCH if get_property(prop).needs_deviation else N_HOLD
+    n_hold = N_HOLD * 2 if get_property(prop).needs_deviation else N_HOLD
     for v in variants:
         res = _search(mech, prop, v, claim, n_hold)
         assert res.verdict != "violated", (

@@ -178,7 +178,7 @@ ONE_USER_KINDS = ("demand", "eligible", "tasks", "leave")
 
 
 @st.composite
-def _batches(draw, setting, dom: Domain, dominant: Optional[str], kind: str, k: int):
+def _batches(draw, setting, dom: Domain, dominant: Optional[str], kind: str, k: int, per_user: int):
     # one integer (the shape) and one byte string (the environment, then ``k`` deviation blocks): few
     # primitive draws keep Hypothesis' per-example overhead low (see ``decode``).  Shrinking turns the
     # blocks that do not matter into zero bytes, the simplest deviation of each user
@@ -190,23 +190,27 @@ def _batches(draw, setting, dom: Domain, dominant: Optional[str], kind: str, k: 
     _inside(setting, env)
     if kind == "none":
         return env, (None,)
-    blocks = [data[n_env + i * n_dev:n_env + (i + 1) * n_dev] for i in range(k)]
+    n = min(k, per_user * env.n_users)
+    blocks = [data[n_env + i * n_dev:n_env + (i + 1) * n_dev] for i in range(n)]
     if kind in ONE_USER_KINDS:
         # every block names its deviator from the FIRST block's user byte, shifted by the block's index:
-        # the deviators of a batch are users b, b+1, ... (mod users), so k >= users lets every user deviate
+        # the deviators of a batch are users b, b+1, ... (mod users): every user deviates once
         blocks = [blocks[0][:1] + b[1:] for b in blocks]
     return env, tuple(decode_deviation(kind, env, b, dom, shift=i) for i, b in enumerate(blocks))
 
 
-def batches(setting, prop, variant: str, domain: Optional[Domain] = None, k: int = 8, **shape: Any):
-    """``(environment, deviations)``: one environment and a tuple of ``k`` deviations of it (``(None,)``
-    for instance properties) -- the search evaluates several deviations per drawn environment and runs
-    the mechanism on the truthful environment once.  Same number space, premise bias and shrinking as
-    :func:`cases` (the first deviation is decoded exactly like ``cases``' deviation); the ``i``-th
-    deviation's user is shifted by ``i``, so ``k >= users`` lets every user deviate."""
-    if k < 1:
-        raise ValueError(f"k: a batch holds at least one deviation, got {k}")
+def batches(setting, prop, variant: str, domain: Optional[Domain] = None, k: int = 8, per_user: int = 1,
+            **shape: Any):
+    """``(environment, deviations)``: one environment and ``min(k, per_user * users)`` deviations of it
+    (``(None,)`` for instance properties) -- the search evaluates several deviations per drawn environment
+    and runs the mechanism on the truthful environment once.  Same number space, premise bias and
+    shrinking as :func:`cases` (the first deviation is decoded exactly like ``cases``' deviation).  For
+    one-user kinds (and leaving) the ``i``-th deviator is user ``b + i`` (mod users), ``b`` drawn: with
+    ``per_user = 1`` every user deviates once.  The byte layout holds ``k`` deviation blocks whatever
+    the shape, so a block keeps its bytes when the shape shrinks."""
+    if k < 1 or per_user < 1:
+        raise ValueError(f"k, per_user: a batch holds at least one deviation, got k={k}, per_user={per_user}")
     p = property_of(prop)
     dom = domain if domain is not None else domain_for(setting, **shape)
     dom_n, dominant = narrow(dom, p, variant)
-    return _batches(setting, dom_n, dominant, p.hints_for(variant).deviation, k)
+    return _batches(setting, dom_n, dominant, p.hints_for(variant).deviation, k, per_user)
