@@ -5,9 +5,12 @@ known-violated cell.  Not a test; run on demand (one process; Markdown tables on
     python benchmarks/bench_search.py --trials-only         # only trials per second
     python benchmarks/bench_search.py --first-only --seeds 5
     python benchmarks/bench_search.py --root /other/checkout   # measure another checkout (before/after)
+    python benchmarks/bench_search.py --per-user 8             # 8 deviations per user (at most search.BATCH)
 
 Trials per second: ``verifier.engines.search.search`` with ``max_trials`` (default 300) for every
-property and claim variant of ``drf``, ``tsf``, ``tsf-er`` and ``psdsf-rdm``; trials / CPU seconds of
+property and claim variant of ``drf``, ``tsf``, ``tsf-er`` and ``psdsf-rdm`` (a trial is one evaluated
+candidate: an environment, or an (environment, deviation) pair; since the batched search, one
+environment carries ``search.BATCH`` deviations); trials / CPU seconds of
 the search (a search that finds a violation stops early: its rate covers the trials until then, and
 the table says so).  Time to first violation: every (mechanism, property, variant) cell with a stored
 counterexample in ``counterexamples/`` is searched from scratch with seeds 0..N-1 (budget
@@ -49,12 +52,22 @@ def main(argv=None) -> int:
     ap.add_argument("--trials-only", action="store_true")
     ap.add_argument("--first-only", action="store_true")
     ap.add_argument("--cells", nargs="*", help="only these cells, as mech/prop/variant")
+    ap.add_argument("--per-user", type=int, default=None,
+                    help="deviations per user of a drawn environment (search.PER_USER; at most search.BATCH)")
     args = ap.parse_args(argv)
+    if args.per_user is not None and args.per_user < 1:
+        ap.error(f"--per-user: must be at least 1, got {args.per_user}")
     root = os.path.abspath(args.root)
     sys.path.insert(0, root)
     import mechanisms
+    from verifier.engines import search as search_module
     from verifier.engines.search import search
     from verifier.properties import get_property
+
+    if args.per_user is not None:
+        if not hasattr(search_module, "PER_USER"):
+            ap.error("--per-user: this checkout's search has no PER_USER (one deviation per environment)")
+        search_module.PER_USER = args.per_user
 
     print(f"checkout {root}\n")
     if not args.first_only:

@@ -54,8 +54,11 @@ class Claim:
 
 
 def _positive_demands(env: Environment) -> bool:
+    # every resource: computational, per-server and external (the search's positive-demand domain,
+    # ``zero_demands=False``, draws no zero external demand either)
     return all(v > 0 for row in env.demand for v in row) and all(
-        v > 0 for vec in env.server_demand.values() for v in vec)
+        v > 0 for vec in env.server_demand.values() for v in vec) and all(
+        v > 0 for row in env.external_demand for v in row)
 
 
 DOMAIN_CONDITIONS = {

@@ -80,3 +80,20 @@ def test_stored_counterexamples_record_the_claims_the_interpreter_gives():
             d = json.load(fh)
         expected = claims.claim_record(claims.claims_for(mechanisms.get(d["mechanism"]), d["property"], d["variant"]))
         assert d["claim"] == expected, path
+
+
+def test_positive_demands_covers_external_demands():
+    """'d > 0' is about every resource the user is charged for: a zero external demand breaks it, as a zero
+    computational one does (the search's positive-demand domain draws neither).  Instance: the DRF PM
+    violation the search finds in drf's whole setting -- u3 demands no e1 (hand check: dominant shares
+    equalise at 1/2, e1 binds u1 and u2, u3 grows to 11/8; without u2, r1 binds at 2/3 and u3 gets 4/3)."""
+    from mechverify.instances import parse_environment
+
+    holds, _ = DOMAIN_CONDITIONS["positive_demands"]
+    inst = {"resources": ["r1"], "servers": [{"name": "s1", "capacity": [2]}], "external": [{"name": "e1", "capacity": 1}],
+            "users": [{"name": "u1", "demand": [1], "external_demand": [1]},
+                      {"name": "u2", "demand": [1], "external_demand": [4]},
+                      {"name": "u3", "demand": [1], "external_demand": [0]}]}
+    assert not holds(parse_environment(inst))
+    inst["users"][2]["external_demand"] = [1]
+    assert holds(parse_environment(inst))

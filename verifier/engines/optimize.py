@@ -53,8 +53,10 @@ class _Ctx:
         self.trials += 1
 
     def evaluate(self, env: Environment, dev: Deviation, base) -> Optional[Certificate]:
-        """Float evaluation; exact re-check of a float violation."""
-        key = repr(dev)
+        """Float evaluation; exact re-check of a float violation.  A candidate already evaluated (the
+        same report of the same user on the same seed environment) is skipped; the same report on
+        another environment is a different candidate."""
+        key = (id(env), repr(dev))  # ``envs`` outlive the run, so ids are stable
         if key in self.seen:
             return None
         self.seen.add(key)

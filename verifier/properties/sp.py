@@ -57,6 +57,24 @@ def _deviated(prop: Property, mech, env: Environment, deviation: Optional[Deviat
     return alloc, alloc_d
 
 
+# The truthful allocation a batch of deviations is compared with, and its users' utilities: an engine
+# passes ONE allocation (``alloc=``) for many deviations of one environment, so each truthful utility is
+# computed once.  Replaced (never mutated across allocations) when another allocation comes in.
+_TRUTHFUL: tuple = (None, None, {})
+
+
+def _truthful_utility(mech, env: Environment, alloc: Allocation, j: int):
+    global _TRUTHFUL
+    last = _TRUTHFUL
+    if last[0] is not alloc or last[1] is not env:
+        last = (alloc, env, {})
+        _TRUTHFUL = last
+    memo = last[2]
+    if j not in memo:
+        memo[j] = own_utility(mech, env, alloc, j)
+    return memo[j]
+
+
 def _s(iv) -> str:
     lo, hi = iv
     return str(lo) if lo == hi else f"[{lo}, {hi}]"
@@ -106,7 +124,7 @@ class StrategyProofness(Property):
             return runs
         alloc, alloc_d = runs
         (j,) = deviation.users
-        u, u2 = own_utility(mech, env, alloc, j), own_utility(mech, env, alloc_d, j)
+        u, u2 = _truthful_utility(mech, env, alloc, j), own_utility(mech, env, alloc_d, j)
         measure = rel_change(u2, u)
         violated = gt(u2, u, exact)
         w = None
@@ -160,7 +178,7 @@ class GroupStrategyProofness(Property):
             return runs
         alloc, alloc_d = runs
         users = deviation.users
-        before = [own_utility(mech, env, alloc, j) for j in users]
+        before = [_truthful_utility(mech, env, alloc, j) for j in users]
         after = [own_utility(mech, env, alloc_d, j) for j in users]
         tol = 0 if exact else FLOAT_REL
         none_loses = all(float(a) >= float(b) - tol * max(1.0, abs(float(b))) for b, a in zip(before, after))

@@ -30,11 +30,11 @@ verdict always states the domain that was searched.
 """
 from .decode import decode_deviation, decode_environment, repair  # noqa: F401
 from .domain import Domain, domain_for, narrow, premise_strategy_notes, variant_possible  # noqa: F401
-from .draw import (cases, coalition_misreports, deviations, demand_misreports, eligible_misreports,  # noqa: F401
+from .draw import (batches, cases, coalition_misreports, deviations, demand_misreports, eligible_misreports,  # noqa: F401
                    environments, environments_for, leaves, simple_rationals, task_misreports)
 
 __all__ = [
     "Domain", "domain_for", "narrow", "variant_possible", "simple_rationals", "environments",
     "environments_for", "demand_misreports", "eligible_misreports", "task_misreports", "coalition_misreports",
-    "leaves", "deviations", "cases", "repair", "premise_strategy_notes", "decode_environment", "decode_deviation",
+    "leaves", "deviations", "cases", "batches", "repair", "premise_strategy_notes", "decode_environment", "decode_deviation",
 ]

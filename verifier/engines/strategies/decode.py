@@ -282,13 +282,15 @@ def deviation_bytes(kind: str, dom: Domain) -> int:
             "leave": 1}[kind]
 
 
-def decode_deviation(kind: str, env: Environment, data: bytes, dom: Domain) -> Optional[Deviation]:
-    """The deviation of ``kind`` a byte string stands for (``None`` for ``"none"``; fixed layout)."""
+def decode_deviation(kind: str, env: Environment, data: bytes, dom: Domain, shift: int = 0) -> Optional[Deviation]:
+    """The deviation of ``kind`` a byte string stands for (``None`` for ``"none"``; fixed layout).  The
+    deviating user of a one-user kind (or the leaver) is ``(byte 0 + shift) mod users`` (see
+    ``draw.batches``: the ``i``-th deviation of a batch reads the first one's byte 0 with ``shift = i``)."""
     Jm, Sm, Rm, Km = max_shape(dom)
     dec = Decoder(data, dom)
     J = env.n_users
     if kind in ("demand", "eligible", "tasks"):
-        j = dec.at(0) % J
+        j = (dec.at(0) + shift) % J
         if kind == "eligible":
             rep = eligible_flip(env, j, [dec.at(1 + s) >= 128 for s in range(env.n_servers)])
         elif kind == "tasks":
@@ -302,5 +304,5 @@ def decode_deviation(kind: str, env: Environment, data: bytes, dom: Domain) -> O
         members = sorted(order[:size])
         return Deviation("misreport", tuple(report_at(dec, env, j, 1 + Jm + j * (Rm + Km), Rm) for j in members))
     if kind == "leave":
-        return Deviation("leave", leave=(dec.at(0) % J,))
+        return Deviation("leave", leave=((dec.at(0) + shift) % J,))
     return None

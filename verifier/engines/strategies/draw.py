@@ -21,7 +21,7 @@ from .decode import (Decoder, decode_deviation, decode_environment, deviation_by
 from .domain import Domain, domain_for, narrow, property_of
 
 __all__ = ["simple_rationals", "environments", "environments_for", "demand_misreports", "eligible_misreports",
-           "task_misreports", "coalition_misreports", "leaves", "deviations", "cases"]
+           "task_misreports", "coalition_misreports", "leaves", "deviations", "cases", "batches"]
 
 
 def simple_rationals(min_value: Fraction | int = 0, max_value: Fraction | int = 10,
@@ -162,23 +162,55 @@ def deviations(prop, variant: str, env: Environment, domain: Optional[Domain] = 
 
 
 # ---------------------------------------------------------------------- cases
-@st.composite
-def _cases(draw, setting, dom: Domain, dominant: Optional[str], kind: str):
-    # one integer (the shape) and one byte string (environment + deviation): few primitive draws keep
-    # Hypothesis' per-example overhead low (see ``decode``)
-    J, S, R, K = shape_at(draw(st.integers(0, shape_count(dom)[1] - 1)), dom)
-    n_env = env_bytes(dom)
-    n = n_env + deviation_bytes(kind, dom)
-    data = draw(st.binary(min_size=n, max_size=n))
-    env = decode_environment(dom, J, S, R, K, data[:n_env], dominant)
-    _inside(setting, env)
-    return env, decode_deviation(kind, env, data[n_env:], dom)
-
-
 def cases(setting, prop, variant: str, domain: Optional[Domain] = None, **shape: Any):
     """``(environment, deviation-or-None)`` pairs for one property/variant inside ``setting`` (``prop``:
     a registered name or a ``Property``)."""
+    return batches(setting, prop, variant, domain, k=1, **shape).map(_single)
+
+
+def _single(batch):
+    env, (dev,) = batch
+    return env, dev
+
+
+#: deviation kinds with one deviating user (or leaver) named by a block's byte 0
+ONE_USER_KINDS = ("demand", "eligible", "tasks", "leave")
+
+
+@st.composite
+def _batches(draw, setting, dom: Domain, dominant: Optional[str], kind: str, k: int, per_user: int):
+    # one integer (the shape) and one byte string (the environment, then ``k`` deviation blocks): few
+    # primitive draws keep Hypothesis' per-example overhead low (see ``decode``).  Shrinking turns the
+    # blocks that do not matter into zero bytes, the simplest deviation of each user
+    J, S, R, K = shape_at(draw(st.integers(0, shape_count(dom)[1] - 1)), dom)
+    n_env = env_bytes(dom)
+    n_dev = deviation_bytes(kind, dom)
+    data = draw(st.binary(min_size=n_env + k * n_dev, max_size=n_env + k * n_dev))
+    env = decode_environment(dom, J, S, R, K, data[:n_env], dominant)
+    _inside(setting, env)
+    if kind == "none":
+        return env, (None,)
+    n = min(k, per_user * env.n_users)
+    blocks = [data[n_env + i * n_dev:n_env + (i + 1) * n_dev] for i in range(n)]
+    if kind in ONE_USER_KINDS:
+        # every block names its deviator from the FIRST block's user byte, shifted by the block's index:
+        # the deviators of a batch are users b, b+1, ... (mod users): every user deviates once
+        blocks = [blocks[0][:1] + b[1:] for b in blocks]
+    return env, tuple(decode_deviation(kind, env, b, dom, shift=i) for i, b in enumerate(blocks))
+
+
+def batches(setting, prop, variant: str, domain: Optional[Domain] = None, k: int = 8, per_user: int = 1,
+            **shape: Any):
+    """``(environment, deviations)``: one environment and ``min(k, per_user * users)`` deviations of it
+    (``(None,)`` for instance properties) -- the search evaluates several deviations per drawn environment
+    and runs the mechanism on the truthful environment once.  Same number space, premise bias and
+    shrinking as :func:`cases` (the first deviation is decoded exactly like ``cases``' deviation).  For
+    one-user kinds (and leaving) the ``i``-th deviator is user ``b + i`` (mod users), ``b`` drawn: with
+    ``per_user = 1`` every user deviates once.  The byte layout holds ``k`` deviation blocks whatever
+    the shape, so a block keeps its bytes when the shape shrinks."""
+    if k < 1 or per_user < 1:
+        raise ValueError(f"k, per_user: a batch holds at least one deviation, got k={k}, per_user={per_user}")
     p = property_of(prop)
     dom = domain if domain is not None else domain_for(setting, **shape)
     dom_n, dominant = narrow(dom, p, variant)
-    return _cases(setting, dom_n, dominant, p.hints_for(variant).deviation)
+    return _batches(setting, dom_n, dominant, p.hints_for(variant).deviation, k, per_user)
