@@ -15,8 +15,9 @@ the search (a search that finds a violation stops early: its rate covers the tri
 the table says so).  Time to first violation: every (mechanism, property, variant) cell with a stored
 counterexample in ``counterexamples/`` is searched from scratch with seeds 0..N-1 (budget
 ``--budget`` seconds each, no shrinking); the table gives the median and the max over the seeds of
-the search's CPU seconds to its first exact certificate (``time_to_first``); a seed that finds none
-within the budget counts as the budget and is marked.
+the search's seconds to its first exact certificate (``time_to_first``, on the search's own clock:
+wall-clock seconds, as its budget -- run it on an idle machine); a seed that finds none within the
+budget counts as the budget and is marked.
 """
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
         if args.cells:
             cells = [c for c in cells if "/".join(c) in set(args.cells)]
         print(f"## Time to first exact counterexample ({len(cells)} known-violated cells, seeds 0..{args.seeds - 1}, "
-              f"budget {args.budget:g} s, CPU seconds)\n")
+              f"budget {args.budget:g} s, wall-clock seconds of the search)\n")
         print("| cell | median s | max s | found |")
         print("|---|---|---|---|")
         medians, maxes = [], []
