@@ -36,7 +36,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .lp import LinearProgram, LPResult, _F, _fl, _float, _INF, highspy, new_highs, run_highs
+from .lp import LinearProgram, LPError, LPResult, _F, _fl, _float, _INF, highspy, new_highs, run_highs
 
 __all__ = ["ColumnGenerationSession", "COLGEN_MIN_COLS", "INITIAL_PER_ROW", "ADD_PER_ROW", "forget_layouts"]
 
@@ -104,7 +104,6 @@ class ColumnGenerationSession:
             ratio = np.where(use > 0, score / np.where(use > 0, use, 1.0), np.inf)
         cand &= owner >= 0  # a column no seed row scores is kept in
         self.owner = owner
-        self.ratio = ratio
         self.sel = ~cand
         self.cand = cand
         oc = np.nonzero(cand)[0]
@@ -143,8 +142,6 @@ class ColumnGenerationSession:
         hl.a_matrix_.num_col_ = len(idx)
         hl.a_matrix_.num_row_ = lp.n_rows
         if self.h.passModel(hl) == highspy.HighsStatus.kError:
-            from .lp import LPError
-
             raise LPError("HiGHS rejected the LP model")
 
     def _set_basis(self, col_status: np.ndarray, row_status: list) -> None:
@@ -233,7 +230,7 @@ class ColumnGenerationSession:
                 bad = rc < -PRICE_TOL * np.maximum(1.0, np.abs(self.cost[out]))
                 if bad.any():
                     add = out[bad]
-                    self._add(np.unique(_top_per_group(add, self.owner[add], rc[bad], self.add_per_row)))
+                    self._add(_top_per_group(add, self.owner[add], rc[bad], self.add_per_row))
                     continue
             self._remember()
             x = np.zeros(self.lp.n_cols)

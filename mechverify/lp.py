@@ -58,7 +58,7 @@ except ImportError:  # pragma: no cover - other highspy layouts
 
 # Solver objects of finished sessions, reused: creating one costs about as much as solving a small LP.
 # ``passModel`` replaces the model and clears every solver state (basis, solution, info); a reused
-# object has exactly the options of a fresh one (sessions with a time limit are never pooled).
+# object has exactly the options of a fresh one (``run_highs`` sets the time limit of every run).
 _IDLE: list = []
 _IDLE_MAX = 8
 
@@ -281,8 +281,7 @@ class LPSession:
         if self._h is None:
             self._h = _acquire_highs()
             self._load()
-            if self.time_limit is None:
-                weakref.finalize(self, _release_highs, self._h)
+            weakref.finalize(self, _release_highs, self._h)
         return self._h
 
     def _load(self) -> None:

@@ -45,6 +45,36 @@ def env_of(resources, servers, users, external=None):
     return parse_environment(d)
 
 
+def random_instance(rng, users, servers, resources, *, capacity=(0, 9), demand=None, external=None,
+                    external_demand=(0, 3), tasks=0.0, task_range=(0, 4), eligible=0.0):
+    """A random instance dict for agreement tests (servers ``s0..``, users ``u0..``, resources ``r0..``).
+
+    ``capacity``: integer range of every capacity; ``demand(rng, r)``: one per-task demand (default an
+    integer in 0..6; a user demanding nothing gets ``d[0] = 1``); ``external``: the capacity range of one
+    external resource ``e`` (None: none), with per-task demands in ``external_demand``; ``tasks``: the
+    probability of a task bound in ``task_range``; ``eligible``: the probability of a placement
+    constraint (each server eligible with probability 1/2; the list may be empty)."""
+    inst = {"resources": [f"r{r}" for r in range(resources)],
+            "servers": [{"name": f"s{s}", "capacity": [rng.randint(*capacity) for _ in range(resources)]}
+                        for s in range(servers)],
+            "users": []}
+    if external is not None:
+        inst["external"] = [{"name": "e", "capacity": rng.randint(*external)}]
+    for j in range(users):
+        d = [demand(rng, r) if demand else rng.randint(0, 6) for r in range(resources)]
+        if not any(d):
+            d[0] = 1
+        u = {"name": f"u{j}", "demand": d}
+        if external is not None:
+            u["external_demand"] = [rng.randint(*external_demand)]
+        if tasks and rng.random() < tasks:
+            u["tasks"] = rng.randint(*task_range)
+        if eligible and rng.random() < eligible:
+            u["eligible"] = [f"s{s}" for s in range(servers) if rng.random() < 0.5]
+        inst["users"].append(u)
+    return inst
+
+
 def example(name):
     """An instance of ``examples/`` by file name."""
     return load_environment(os.path.join(EX, name))

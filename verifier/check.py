@@ -289,11 +289,10 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
             p, v = cells[i]
             smp = samplers[i]
             share = max(DEVIATION_ROOM * pace, bud.left(end) / (len(more) + 1))
-            r = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
-                               alloc_seconds=pace, exact_note=exact_note, sampler=smp)
-            if r.verdict != "unknown" or smp.trials:  # an unknown from this pass never replaces a verdict
-                out[i] = r
-            if smp.trials and r.trials > 0:
+            # the sampler carries the first pass over: the new result covers both passes
+            out[i] = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
+                                    alloc_seconds=pace, exact_note=exact_note, sampler=smp)
+            if smp.trials:
                 pace = smp.seconds / smp.trials
     return [out[i] for i in range(len(cells))]
 

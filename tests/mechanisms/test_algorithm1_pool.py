@@ -11,19 +11,14 @@ from mechanisms.normalisers import etas
 from mechverify import lp as LP
 from mechverify.instances import parse_environment
 
+from tests.helpers import random_instance
+
 
 def _env(rng):
-    R, S, J = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 4)
-    inst = {"resources": [f"r{r}" for r in range(R)],
-            "servers": [{"name": f"s{s}", "capacity": [rng.randint(1, 12) for _ in range(R)]} for s in range(S)],
-            "external": [{"name": "e", "capacity": rng.randint(1, 20)}], "users": []}
-    for j in range(J):
-        u = {"name": f"u{j}", "demand": [rng.randint(0 if r else 1, 5) for r in range(R)],
-             "external_demand": [rng.randint(0, 4)]}
-        if rng.random() < 0.4:
-            u["tasks"] = rng.randint(1, 6)
-        inst["users"].append(u)
-    return parse_environment(inst)
+    return parse_environment(random_instance(
+        rng, rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3), capacity=(1, 12),
+        demand=lambda rng, r: rng.randint(0 if r else 1, 5), external=(1, 20), external_demand=(0, 4),
+        tasks=0.4, task_range=(1, 6)))
 
 
 def _run(env, cg_threshold=None):

@@ -405,15 +405,12 @@ def test_float_gammas_agree_with_the_exact_ones_at_every_size():
 
     from mechanisms.normalisers import tsf_gamma, tsf_gammas
     from mechverify.instances import parse_environment
+    from tests.helpers import random_instance
 
     rng = random.Random(4)
     for users, servers in [(3, 2)] * 300 + [(20, 8)] * 20:  # 6 and 160 pairs: both paths
-        res = rng.randint(1, 3)
-        inst = {"resources": [f"r{r}" for r in range(res)],
-                "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 20) for _ in range(res)]}
-                            for s in range(servers)],
-                "users": [{"name": f"u{j}", "demand": [rng.randint(0, 6) for _ in range(res)], "tasks": 5}
-                          for j in range(users)]}
+        inst = random_instance(rng, users, servers, rng.randint(1, 3), capacity=(0, 20), tasks=1.0,
+                               task_range=(5, 5))
         env = parse_environment(inst)
         for got, want in zip(tsf_gammas(env, exact=False), (tsf_gamma(env, j) for j in range(users))):
             want = float(want)

@@ -10,20 +10,13 @@ from fractions import Fraction as F
 from mechverify import allocation as A
 from mechverify.instances import parse_environment
 
+from tests.helpers import random_instance
+
 
 def _env(rng):
-    R, S, J = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 4)
-    inst = {"resources": [f"r{r}" for r in range(R)],
-            "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 9) for _ in range(R)]} for s in range(S)],
-            "external": [{"name": "e", "capacity": rng.randint(1, 9)}], "users": []}
-    for j in range(J):
-        u = {"name": f"u{j}", "demand": [F(rng.randint(1, 5), rng.randint(1, 3)) for _ in range(R)],
-             "external_demand": [rng.randint(0, 3)]}
-        if rng.random() < 0.4:
-            u["tasks"] = rng.randint(0, 4)
-        if rng.random() < 0.3:
-            u["eligible"] = [f"s{s}" for s in range(S) if rng.random() < 0.5]
-        inst["users"].append(u)
+    inst = random_instance(rng, rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3),
+                           demand=lambda rng, r: F(rng.randint(1, 5), rng.randint(1, 3)), external=(1, 9),
+                           tasks=0.4, eligible=0.3)
     return parse_environment(inst)
 
 

@@ -16,22 +16,12 @@ from mechverify import colgen, deadline
 from mechverify.instances import parse_environment
 from mechverify.lp import LinearProgram, LPSession
 
+from tests.helpers import random_instance
+
 
 def _instance(rng: random.Random, users: int, servers: int, resources: int, placement: float) -> dict:
-    out = {"resources": [f"r{r}" for r in range(resources)],
-           "servers": [{"name": f"s{s}", "capacity": [rng.randint(0, 20) for _ in range(resources)]}
-                       for s in range(servers)],
-           "users": []}
-    for j in range(users):
-        u = {"name": f"u{j}", "demand": [rng.randint(0, 6) for _ in range(resources)]}
-        if not any(u["demand"]):
-            u["demand"][0] = 1
-        if rng.random() < placement:
-            u["eligible"] = sorted(rng.sample([f"s{s}" for s in range(servers)], rng.randint(1, servers)))
-        if rng.random() < 0.2:
-            u["tasks"] = rng.randint(1, 10)
-        out["users"].append(u)
-    return out
+    return random_instance(rng, users, servers, resources, capacity=(0, 20), tasks=0.2, task_range=(1, 10),
+                           eligible=placement)
 
 
 def _close(a, b) -> bool:
