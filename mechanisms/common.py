@@ -24,20 +24,19 @@ from typing import Any, Callable, Optional, Sequence
 from mechverify.allocation import Allocation
 from mechverify.lexmaxmin import lex_max_min
 from mechverify.model import Environment
-from mechverify.numbers import is_inf
+from mechverify.numbers import as_float, is_inf
 from mechverify.polytope import TaskPolytope
 
 from .normalisers import fallback_normaliser
 
 __all__ = ["leximin_allocation", "fallback_normaliser"]
 
-
 def leximin_allocation(env: Environment, name: str, exact: bool, normaliser: Sequence[Any], *,
                        mode: str = "rdm", placement: bool = True, external: bool = True, bounds: bool = True,
                        extra_rows: Optional[Callable[[TaskPolytope], None]] = None,
                        info: Optional[dict] = None) -> Allocation:
     """Leximin of ``x_j / (w_j N_j)`` over chi(E).  ``normaliser[j]`` may be 0 / inf (see above)."""
-    poly = TaskPolytope(env, mode=mode, placement=placement, external=external, bounds=bounds)
+    poly = TaskPolytope(env, mode=mode, placement=placement, external=external, bounds=bounds, exact=exact)
     if extra_rows is not None:
         extra_rows(poly)
     scores: list[Optional[dict]] = []
@@ -50,7 +49,7 @@ def leximin_allocation(env: Environment, name: str, exact: bool, normaliser: Seq
             scores.append({})
             used_norm.append(N)  # as given (0 stays 0 in the diagnostics)
             continue
-        coef = 1 / (env.weight[j] * Fraction(N))
+        coef = 1 / (env.weight[j] * Fraction(N)) if exact else 1.0 / (as_float(env.weight[j]) * as_float(N))
         scores.append(poly.total(j, coef))
         used_norm.append(N)
     res = lex_max_min(poly.lp, scores, exact=exact)

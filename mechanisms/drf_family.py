@@ -35,6 +35,7 @@ from typing import Any
 from mechverify.allocation import Allocation
 from mechverify.lp import LPError, LPSession
 from mechverify.model import Environment
+from mechverify.numbers import as_float
 from mechverify.polytope import TaskPolytope
 
 from .common import leximin_allocation
@@ -145,7 +146,7 @@ def c_drfh(env: Environment, exact: bool = False) -> Allocation:
 def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     """LP (7): ``max g`` s.t. capacities, ``G_j = w_j g`` for active users; Sec. V-A: freeze users
     whose tasks are all scheduled (``x_j = n_j``) and repeat; stop when ``g`` cannot rise."""
-    poly = TaskPolytope(env, mode="rdm", placement=False, external=False, bounds=True)
+    poly = TaskPolytope(env, mode="rdm", placement=False, external=False, bounds=True, exact=exact)
     lp = poly.lp
     g = lp.add_var(0, None, 0, name="g")
     norms = _drfh_norms(env)
@@ -155,8 +156,8 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
         N = finite_normaliser(env, norms[j], j)
         if N is None or not poly.can_run(j):
             continue
-        coeffs = poly.total(j, 1 / (env.weight[j] * N))
-        coeffs[g] = Fraction(-1)
+        coeffs = poly.total(j, 1 / (env.weight[j] * N) if exact else 1.0 / (as_float(env.weight[j]) * as_float(N)))
+        coeffs[g] = -1
         eq_rows[j] = lp.add_row(coeffs, 0, 0)
         active.append((j, N))
     lp.set_cost({g: 1})
@@ -178,8 +179,10 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
         for j, N in active:
             if env.tasks[j] is None:
                 continue
-            level_tasks = env.weight[j] * N * (gval if exact else Fraction(gval))
-            reached = level_tasks >= env.tasks[j] if exact else float(level_tasks) >= float(env.tasks[j]) * (1 - 1e-9)
+            if exact:
+                reached = env.weight[j] * N * gval >= env.tasks[j]
+            else:
+                reached = as_float(env.weight[j]) * as_float(N) * gval >= as_float(env.tasks[j]) * (1 - 1e-9)
             if reached:
                 done.append(j)
         if not done or (last_g is not None and gval == last_g):

@@ -38,7 +38,6 @@ from .lp import LinearProgram, LPError, LPSession
 __all__ = ["lex_max_min", "LexResult"]
 
 FLOAT_DUAL_TOL = 1e-9
-_ZERO, _ONE, _MINUS_ONE = Fraction(0), Fraction(1), Fraction(-1)
 
 
 @dataclass
@@ -55,22 +54,24 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
                 max_rounds: Optional[int] = None, time_limit: Optional[float] = None) -> LexResult:
     """Leximin over ``scores`` (one linear form per user; ``None`` or ``{}`` = not participating, level 0).
 
-    ``lp`` is not modified (a copy is used).  Raises ``LPError`` on solver trouble or if some score can
+    ``lp`` is not modified (a copy is used); a float ``lp`` (``LinearProgram(exact=False)``) needs
+    ``exact=False``.  Raises ``LPError`` on solver trouble or if some score can
     grow without bound (an unbounded user).
     """
     work = lp.copy()
     work.maximize = True
     n_cols0 = work.n_cols
     t = work.add_var(None, None, 0, name="t")
-    work.cost = [_ZERO] * work.n_cols
-    work.cost[t] = _ONE
+    work.cost = [work.zero] * work.n_cols
+    work.cost[t] = work.num(1)
+    minus_one = work.num(-1)
     n = len(scores)
     active = [j for j in range(n) if scores[j]]
     levels: list[Any] = [None if not scores[j] else None for j in range(n)]
     row_of: dict[int, int] = {}
     for j in active:
         coeffs = dict(scores[j])
-        coeffs[t] = _MINUS_ONE
+        coeffs[t] = minus_one
         row_of[j] = work.add_row(coeffs, 0, None)
     zero = Fraction(0) if exact else 0.0
     if not active:
@@ -124,16 +125,12 @@ def _probe_blocked(session: LPSession, work: LinearProgram, scores, active, row_
     blocked = []
     probe = work.copy()
     # fix t = t* (rows sigma_i - t >= 0 then say sigma_i >= t*)
-    probe.col_lower[t] = probe.col_upper[t] = Fraction(tstar) if exact else None
+    probe.col_lower[t] = probe.col_upper[t] = probe.num(tstar)
     from .lp import solve as lp_solve
 
     for j in active:
         p = probe.copy()
-        if not exact:
-            p.col_lower[t] = p.col_upper[t] = Fraction(tstar)
-        p.cost = [Fraction(0)] * p.n_cols
-        for c, v in scores[j].items():
-            p.cost[c] = Fraction(v)
+        p.set_cost(scores[j])
         p.maximize = True
         r = lp_solve(p, exact=exact)
         if r.status == "unbounded":

@@ -1,6 +1,7 @@
 """The one LP layer: float backends (a dense simplex for tiny LPs, HiGHS) and an exact path in rationals.
 
-An LP is kept in exact form (``Fraction`` coefficients)::
+An LP is kept in exact form (``Fraction`` coefficients; ``LinearProgram(exact=False)`` keeps floats, for
+callers that only solve in floats)::
 
     minimise / maximise   c^T x
     subject to            L_i <= a_i^T x <= U_i      (rows;  None = infinite)
@@ -38,96 +39,12 @@ import numpy as np
 
 from . import deadline as _deadline
 from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
+from .highs import _BS, _INF, _acquire_highs, _release_highs, highspy, new_highs, pooled_highs, run_highs
+from .numbers import as_float
 from .small_lp import SMALL_LP_MAX, solve_dense
-
-try:  # pragma: no cover - import guard
-    import highspy
-except ImportError as exc:  # pragma: no cover
-    raise ImportError("mechverify needs highspy (pip install highspy)") from exc
 
 __all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs",
            "run_highs", "is_small"]
-
-_INF = highspy.kHighsInf
-_BS = highspy.HighsBasisStatus
-
-try:  # the solver itself, without highspy's Python callback layer (unused here; it doubles creation cost)
-    from highspy._core import _Highs as _HighsSolver
-except ImportError:  # pragma: no cover - other highspy layouts
-    _HighsSolver = highspy.Highs
-
-# Solver objects of finished sessions, reused: creating one costs about as much as solving a small LP.
-# ``passModel`` replaces the model and clears every solver state (basis, solution, info); a reused
-# object has exactly the options of a fresh one (``run_highs`` sets the time limit of every run).
-_IDLE: list = []
-_IDLE_MAX = 8
-
-
-def _acquire_highs() -> Any:
-    try:
-        h = _IDLE.pop()
-    except IndexError:
-        h = _HighsSolver()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("random_seed", 0)
-        return h
-    h.clearSolver()
-    return h
-
-
-def new_highs() -> Any:
-    """A fresh, quiet HiGHS solver object (no banner, no log, fixed random seed) for code that drives HiGHS
-    directly (e.g. a column-generation loop); ``LPSession`` is the usual way in."""
-    h = _HighsSolver()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("random_seed", 0)
-    return h
-
-
-def _release_highs(h: Any) -> None:
-    if len(_IDLE) < _IDLE_MAX:
-        _IDLE.append(h)
-
-
-class pooled_highs:
-    """``with pooled_highs() as h:`` -- an empty, quiet HiGHS solver object from the pool of idle ones
-    (or a fresh one), for code that builds its model incrementally (``addVar``/``addRows``/``addCols``).
-    ``clearModel`` empties the model, basis, solution and info; on exit every option is reset to what
-    :func:`new_highs` sets, so the next user sees a solver indistinguishable from a fresh one."""
-
-    def __enter__(self) -> Any:
-        try:
-            h = _IDLE.pop()
-        except IndexError:
-            self.h = new_highs()
-            return self.h
-        h.clearModel()
-        self.h = h
-        return h
-
-    def __exit__(self, *exc: Any) -> None:
-        h = self.h
-        h.resetOptions()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("random_seed", 0)
-        _release_highs(h)
-
-
-def run_highs(h: Any, time_limit: Optional[float] = None) -> None:
-    """``h.run()`` within the deadline of the innermost ``mechverify.deadline.scope`` (and ``time_limit``
-    seconds, if given): HiGHS's time limit is set for this run; a run the deadline stopped raises
-    ``BudgetExhausted`` (never reported as solver trouble or as an answer).  Every HiGHS run goes through
-    here."""
-    left = _deadline.seconds_left()
-    if left is not None and left <= 0:
-        raise _deadline.BudgetExhausted("an LP solve was not started: the deadline passed")
-    limits = [v for v in (time_limit, left) if v is not None]
-    # HiGHS compares time_limit with the solver object's run clock, which accumulates over its runs
-    h.setOptionValue("time_limit", float(h.getRunTime() + min(limits)) if limits else _INF)
-    h.run()
-    if left is not None and (time_limit is None or left <= time_limit) \
-            and h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
-        raise _deadline.BudgetExhausted(f"an LP solve stopped at the deadline ({left:.1f} s)")
 
 
 def is_small(n_rows: int, n_cols: int) -> bool:
@@ -182,11 +99,27 @@ def _F(v: Any) -> Optional[Fraction]:
     return Fraction(v)
 
 
-class LinearProgram:
-    """Exact LP data with a builder API.  Column-major sparse storage."""
+def _Fl(v: Any) -> Optional[float]:
+    """The float twin of :func:`_F` (a float-mode LP's numbers): ``None`` and infinities are ``None``."""
+    if v is None:
+        return None
+    v = as_float(v)
+    return None if v in (math.inf, -math.inf) else v
 
-    def __init__(self, maximize: bool = False) -> None:
+
+class LinearProgram:
+    """LP data with a builder API.  Row-wise sparse storage.
+
+    ``exact=True`` (the default) keeps every number as a ``Fraction``, so the LP can be solved exactly.
+    ``exact=False`` keeps plain floats: for callers that only ever solve it in floats (a mechanism's
+    float mode), which then skip every ``Fraction`` conversion; ``LPSession.solve(exact=True)`` refuses it.
+    """
+
+    def __init__(self, maximize: bool = False, exact: bool = True) -> None:
         self.maximize = maximize
+        self.exact = exact
+        self.num = _F if exact else _Fl  # the converter of every number stored
+        self.zero: Any = _ZERO if exact else 0.0
         self.col_lower: list[Optional[Fraction]] = []
         self.col_upper: list[Optional[Fraction]] = []
         self.cost: list[Fraction] = []
@@ -207,9 +140,10 @@ class LinearProgram:
 
     def add_var(self, lower: Any = 0, upper: Any = None, cost: Any = 0, name: str = "") -> int:
         """Add a column with bounds and cost; returns its index."""
-        self.col_lower.append(_F(lower))
-        self.col_upper.append(_F(upper))
-        self.cost.append(_F(cost) or _ZERO)
+        num = self.num
+        self.col_lower.append(num(lower))
+        self.col_upper.append(num(upper))
+        self.cost.append(num(cost) or self.zero)
         self.col_names.append(name)
         return len(self.cost) - 1
 
@@ -217,22 +151,23 @@ class LinearProgram:
                 upper: Any = None) -> int:
         """Add the row ``lower <= sum coeffs[c] x_c <= upper`` (``None`` = free); returns its index."""
         items = coeffs.items() if coeffs.__class__ is dict or isinstance(coeffs, Mapping) else coeffs
-        row: dict[int, Fraction] = {}
+        row: dict[int, Any] = {}
+        num = self.num
         for c, v in items:
-            fv = _F(v)
+            fv = num(v)
             if fv:
                 prev = row.get(c)
                 row[c] = fv if prev is None else prev + fv
         self.rows.append({c: v for c, v in row.items() if v})
-        self.row_lower.append(_F(lower))
-        self.row_upper.append(_F(upper))
+        self.row_lower.append(num(lower))
+        self.row_upper.append(num(upper))
         return len(self.rows) - 1
 
     def set_cost(self, coeffs: Mapping[int, Any]) -> None:
         """Replace the objective by ``coeffs`` (columns not named cost 0)."""
-        self.cost = [Fraction(0)] * self.n_cols
+        self.cost = [self.zero] * self.n_cols
         for c, v in coeffs.items():
-            self.cost[c] = _F(v)
+            self.cost[c] = self.num(v) or self.zero
 
     def activity(self, x: Sequence[Any], i: int) -> Any:
         """``sum_c A[i,c] x_c`` of row ``i`` at ``x``."""
@@ -240,7 +175,7 @@ class LinearProgram:
 
     def copy(self) -> "LinearProgram":
         """An independent copy (rows, bounds, cost, names)."""
-        lp = LinearProgram(self.maximize)
+        lp = LinearProgram(self.maximize, self.exact)
         lp.col_lower, lp.col_upper, lp.cost = list(self.col_lower), list(self.col_upper), list(self.cost)
         lp.row_lower, lp.row_upper = list(self.row_lower), list(self.row_upper)
         lp.rows = [dict(r) for r in self.rows]
@@ -248,12 +183,7 @@ class LinearProgram:
         return lp
 
 
-def _float(v: Any) -> float:
-    """``float(v)``; for a Fraction the same correctly rounded ``numerator / denominator``, without
-    the generic ``numbers.Rational.__float__`` overhead."""
-    if v.__class__ is Fraction:
-        return v.numerator / v.denominator
-    return float(v)
+_float = as_float  # the LP layer's float conversion (mechverify.numbers)
 
 
 def _fl(v: Optional[Fraction], inf: float) -> float:
@@ -316,7 +246,8 @@ class LPSession:
     # -------------------------------------------------------------- modifications
     def set_row_bounds(self, i: int, lower: Any, upper: Any) -> None:
         """Change row ``i``'s bounds (kept in the warm-started model)."""
-        self.lp.row_lower[i], self.lp.row_upper[i] = _F(lower), _F(upper)
+        num = self.lp.num
+        self.lp.row_lower[i], self.lp.row_upper[i] = num(lower), num(upper)
         lo, up = _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF)
         if self._dense is not None:
             n = self.lp.n_cols
@@ -326,7 +257,7 @@ class LPSession:
 
     def set_coef(self, i: int, col: int, value: Any) -> None:
         """Change the coefficient of ``col`` in row ``i``."""
-        v = _F(value) or _ZERO
+        v = self.lp.num(value) or self.lp.zero
         if not v:
             self.lp.rows[i].pop(col, None)
         else:
@@ -342,7 +273,8 @@ class LPSession:
 
     def set_col_bounds(self, col: int, lower: Any, upper: Any) -> None:
         """Change a column's bounds."""
-        self.lp.col_lower[col], self.lp.col_upper[col] = _F(lower), _F(upper)
+        num = self.lp.num
+        self.lp.col_lower[col], self.lp.col_upper[col] = num(lower), num(upper)
         lo, up = _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF)
         if self._dense is not None:
             self._dense[3][col], self._dense[4][col] = lo, up
@@ -381,8 +313,12 @@ class LPSession:
         if self._dense is None:
             lp = self.lp
             sign = -1.0 if lp.maximize else 1.0
-            rows = [{c: v.numerator / v.denominator for c, v in row.items()} for row in lp.rows]  # Fractions
-            cost = [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
+            if lp.exact:
+                rows = [{c: v.numerator / v.denominator for c, v in row.items()} for row in lp.rows]
+                cost = [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
+            else:  # already floats; the rows are shared (set_coef changes both alike)
+                rows = lp.rows
+                cost = [sign * c for c in lp.cost]
             lo = [_fl(v, -math.inf) for v in lp.col_lower] + [_fl(v, -math.inf) for v in lp.row_lower]
             up = [_fl(v, math.inf) for v in lp.col_upper] + [_fl(v, math.inf) for v in lp.row_upper]
             self._dense = (rows, lp.n_cols, cost, lo, up)
@@ -404,6 +340,8 @@ class LPSession:
 
     def solve(self, exact: bool = False) -> LPResult:
         """Solve the current LP (warm-started in floats; re-solved exactly when ``exact``)."""
+        if exact and not self.lp.exact:
+            raise ValueError("an exact solve needs an exact LP (this one was built with exact=False)")
         left = _deadline.seconds_left()
         if left is not None and left <= 0:
             raise _deadline.BudgetExhausted("an LP solve was not started: the deadline passed")

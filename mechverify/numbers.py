@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "is_number_like", "INF", "FLOAT_REL", "is_inf",
-           "ratio", "rel_change", "gt", "json_number", "from_exact_text"]
+           "ratio", "rel_change", "gt", "json_number", "from_exact_text", "as_float"]
 
 #: Infinity, the one spelling (an unbounded normaliser, ``x/0`` ratios, a user whose tasks use nothing).
 INF = math.inf
@@ -28,6 +28,14 @@ INF = math.inf
 #: THE float tolerance of the project: a float comparison ``a > b`` counts only beyond
 #: ``FLOAT_REL * max(1, |b|)``.  Float results are candidates; exact arithmetic decides verdicts.
 FLOAT_REL = 1e-7
+
+
+def as_float(v: Any) -> float:
+    """``float(v)``; for a ``Fraction`` the same correctly rounded ``numerator / denominator`` without the
+    generic ``numbers.Rational.__float__`` overhead (float paths call this for every number)."""
+    if v.__class__ is Fraction:
+        return v.numerator / v.denominator
+    return float(v)
 
 
 def is_inf(v: Any) -> bool:

@@ -28,14 +28,16 @@ class TaskPolytope:
     mode: ``"rdm"`` (seed 002 eq. (9)) or ``"tdm"`` (eq. (10)).
     placement: honour eligibility (``False``: every server is usable, e.g. CDRF / per-server variants).
     external, bounds: include the external-resource rows / task-bound rows.
+    exact: build a ``Fraction`` LP (the default) or a float one (``LinearProgram(exact=False)``, for a
+    mechanism's float mode: no ``Fraction`` arithmetic at all; it can only be solved in floats).
     """
 
     def __init__(self, env: Environment, mode: str = "rdm", placement: bool = True, external: bool = True,
-                 bounds: bool = True, maximize: bool = True) -> None:
+                 bounds: bool = True, maximize: bool = True, exact: bool = True) -> None:
         if mode not in ("rdm", "tdm"):
             raise ValueError(f"mode: expected 'rdm' or 'tdm', got {mode!r}")
         self.env, self.mode = env, mode
-        self.lp = LinearProgram(maximize=maximize)
+        self.lp = LinearProgram(maximize=maximize, exact=exact)
         self.var: dict[tuple[int, int], int] = {}
         self.user_vars: list[list[tuple[int, int]]] = [[] for _ in range(env.n_users)]  # (s, col)
         J, S = env.n_users, env.n_servers

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 from mechverify.allocation import Allocation
 from mechverify.lp import LPError, LPSession, is_small
 from mechverify.model import Environment
+from mechverify.numbers import as_float
 from mechverify.polytope import TaskPolytope
 
 from ..normalisers import finite_normaliser
@@ -52,7 +53,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
     if not exact and extra_rows is None and not env.has_server_demand and not small:
         return algorithm1_float(env, name, normaliser, external=external,
                                 server_external_caps=server_external_caps, info=info, cg_threshold=cg_threshold)
-    poly = TaskPolytope(env, mode="rdm", placement=True, external=external, bounds=False)
+    poly = TaskPolytope(env, mode="rdm", placement=True, external=external, bounds=False, exact=exact)
     if server_external_caps is not None:
         server_external_rows(poly, server_external_caps)
     if extra_rows is not None:
@@ -62,7 +63,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
     g = lp.add_var(0, None, 0, name="g")
     lp.set_cost({g: 1})
     lp.maximize = True
-    coef: dict[int, Fraction] = {}
+    coef: dict[int, Any] = {}
     used_norm: list = []
     row_of: dict[int, int] = {}
     for j in range(env.n_users):
@@ -70,12 +71,12 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
         used_norm.append(N)
         if N is None or not poly.can_run(j):
             for _, col in poly.user_vars[j]:  # it can run nothing: pin it to 0 explicitly
-                lp.col_upper[col] = Fraction(0)
+                lp.col_upper[col] = lp.zero
             continue
-        c = 1 / (env.weight[j] * N)
+        c = 1 / (env.weight[j] * N) if exact else 1.0 / (as_float(env.weight[j]) * as_float(N))
         coef[j] = c
         row = {col: c for _, col in poly.user_vars[j]}
-        row[g] = Fraction(-1)
+        row[g] = -1
         row_of[j] = lp.add_row(row, 0, 0)  # (8f)
     active = sorted(row_of)
     saturated: list[int] = []
@@ -85,7 +86,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
         return max(caps) if caps else None
 
     if not active:
-        lp.col_upper[g] = Fraction(0)
+        lp.col_upper[g] = lp.zero
     session = LPSession(lp)
     zero: Any = Fraction(0) if exact else 0.0
     rounds, trace = 0, []

@@ -8,6 +8,7 @@ import random
 
 import mechanisms.seed004.algorithm1_float as AF
 from mechanisms.normalisers import etas
+from mechverify import highs as H
 from mechverify import lp as LP
 from mechverify.instances import parse_environment
 
@@ -35,7 +36,7 @@ def test_pooled_solver_gives_the_fresh_solvers_allocation(monkeypatch):
             cg = _run(env, cg_threshold=0)  # column generation: primal simplex on a pooled object
             assert cg.info["column_generation"]["used"]
         pooled.append(_run(env).x)
-    assert all(h.getOptionValue("simplex_strategy")[1] == 1 for h in LP._IDLE)  # HiGHS's default (dual)
+    assert all(h.getOptionValue("simplex_strategy")[1] == 1 for h in H._IDLE)  # HiGHS's default (dual)
 
     @contextlib.contextmanager
     def fresh():

@@ -164,6 +164,21 @@ def test_exact_lp_matches_hand_solution():
     assert res.row_dual == [F(2, 5), F(1, 5)]
 
 
+def test_float_lp_holds_floats_and_solves_like_the_exact_one():
+    """The LP of test_exact_lp_matches_hand_solution built with exact=False: plain floats stored (no
+    Fraction anywhere), the same vertex in floats, and an exact solve refused (it has no exact data)."""
+    lp = LinearProgram(maximize=True, exact=False)
+    x, y = lp.add_var(0, None, 1), lp.add_var(0, F(10), 1)
+    lp.add_row({x: 1, y: F(2)}, None, 4)
+    lp.add_row({x: 3, y: 1}, float("-inf"), 6)
+    assert lp.rows[0][y].__class__ is float and lp.col_upper[y].__class__ is float and lp.row_lower[1] is None
+    res = solve(lp)
+    assert res.ok and abs(res.x[0] - 1.6) < 1e-12 and abs(res.x[1] - 1.2) < 1e-12
+    assert lp.copy().exact is False
+    with pytest.raises(ValueError, match="exact LP"):
+        solve(lp, exact=True)
+
+
 def test_lp_infeasible_and_unbounded():
     lp = LinearProgram(maximize=True)
     x = lp.add_var(0, None, 1)
@@ -213,6 +228,12 @@ def test_lexmaxmin_float_agrees_with_exact():
     ex = lex_max_min(lp, [{c: 1} for c in xs], exact=True)
     fl = lex_max_min(lp, [{c: 1} for c in xs], exact=False)
     assert all(abs(float(a) - b) < 1e-9 for a, b in zip(ex.x, fl.x))
+    flp = LinearProgram(exact=False)  # the same LP with float data
+    ys = [flp.add_var(0, None) for _ in range(3)]
+    flp.add_row({ys[0]: 1, ys[1]: 2}, None, 7)
+    flp.add_row({ys[1]: 1, ys[2]: 3}, None, 5)
+    ff = lex_max_min(flp, [{c: 1} for c in ys], exact=False)
+    assert all(abs(float(a) - b) < 1e-9 for a, b in zip(ex.x, ff.x)) and ff.levels == fl.levels
 
 
 def test_one_spelling_of_a_shape():
