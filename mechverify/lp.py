@@ -101,10 +101,17 @@ def _F(v: Any) -> Optional[Fraction]:
 
 def _Fl(v: Any) -> Optional[float]:
     """The float twin of :func:`_F` (a float-mode LP's numbers): ``None`` and infinities are ``None``."""
+    cls = v.__class__
+    if cls is float:  # fast paths first: this is called for every LP coefficient
+        return v if -_INF < v < _INF else None if v == v else v
+    if cls is int:
+        return float(v)
+    if cls is Fraction:
+        return v.numerator / v.denominator
     if v is None:
         return None
     v = as_float(v)
-    return None if v in (math.inf, -math.inf) else v
+    return v if -_INF < v < _INF else None if v == v else v
 
 
 class LinearProgram:
