@@ -36,7 +36,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .lp import LinearProgram, LPError, LPResult, _F, _fl, _float, _INF, highspy, new_highs, run_highs
+from .lp import LinearProgram, LPError, LPResult, _fl, _float, _INF, highspy, new_highs, run_highs
 
 __all__ = ["ColumnGenerationSession", "COLGEN_MIN_COLS", "INITIAL_PER_ROW", "ADD_PER_ROW", "forget_layouts"]
 
@@ -47,6 +47,8 @@ PRICE_TOL = 1e-9
 INITIAL_PER_ROW = 20
 ADD_PER_ROW = 5
 _BS = highspy.HighsBasisStatus
+_MS = highspy.HighsModelStatus
+_VERDICTS = (_MS.kOptimal, _MS.kInfeasible, _MS.kUnbounded, _MS.kUnboundedOrInfeasible)
 # the working columns and final basis of the last solve, by LP layout (rows, column names): a search
 # solves the same layout again and again (the truthful report, then one misreport after another)
 _LAST: dict = {}
@@ -163,12 +165,13 @@ class ColumnGenerationSession:
     # -------------------------------------------------------------- modifications (as LPSession)
     def set_row_bounds(self, i: int, lower: Any, upper: Any) -> None:
         """Change row ``i``'s bounds."""
-        self.lp.row_lower[i], self.lp.row_upper[i] = _F(lower), _F(upper)
+        num = self.lp.num
+        self.lp.row_lower[i], self.lp.row_upper[i] = num(lower), num(upper)
         self.h.changeRowBounds(i, _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF))
 
     def set_coef(self, i: int, col: int, value: Any) -> None:
         """Change the coefficient of ``col`` in row ``i`` (a column kept in the working set)."""
-        v = _F(value) or _F(0)
+        v = self.lp.num(value) or self.lp.zero
         if v == 0:
             self.lp.rows[i].pop(col, None)
         else:
@@ -201,6 +204,7 @@ class ColumnGenerationSession:
         """Solve the whole LP by column generation (float; ``exact`` is refused)."""
         if exact:
             raise ValueError("column generation is a float path; exact solves use LPSession")
+        cold = False  # a warm re-solve without a verdict was retried from scratch
         while True:
             left = None if self.deadline is None else self.deadline - time.monotonic()
             if left is not None and left <= 0:
@@ -210,6 +214,15 @@ class ColumnGenerationSession:
             run_highs(self.h, left)
             self.rounds += 1
             ms = self.h.getModelStatus()
+            if ms not in _VERDICTS and self.rounds > 1 and not cold:
+                # a warm primal re-solve can end without a verdict (HiGHS's "Unknown", seen after rows
+                # were tightened); once more from scratch with HiGHS's default (dual) simplex
+                cold = True
+                self.h.clearSolver()
+                self.h.setOptionValue("simplex_strategy", 1)
+                run_highs(self.h, left)
+                self.h.setOptionValue("simplex_strategy", 4)
+                ms = self.h.getModelStatus()
             if ms == highspy.HighsModelStatus.kInfeasible:
                 # the restricted master is the LP with the other columns fixed at 0: its infeasibility
                 # proves nothing about the whole LP -- bring every column in and solve that
