@@ -64,16 +64,19 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
     lp.set_cost({g: 1})
     lp.maximize = True
     coef: dict[int, Any] = {}
-    used_norm: list = []
+    used_norm = [finite_normaliser(env, normaliser[j], j) for j in range(env.n_users)]
+    part = [j for j in range(env.n_users) if used_norm[j] is not None and poly.can_run(j)]
+    # floats: the level g in units of the equal split (see mechanisms/common.py); divided back below
+    scale = 1.0 if exact else float(max(1, len(part)))
     row_of: dict[int, int] = {}
+    part_set = set(part)
     for j in range(env.n_users):
-        N = finite_normaliser(env, normaliser[j], j)
-        used_norm.append(N)
-        if N is None or not poly.can_run(j):
+        if j not in part_set:
             for _, col in poly.user_vars[j]:  # it can run nothing: pin it to 0 explicitly
                 lp.col_upper[col] = lp.zero
-            continue
-        c = 1 / (env.weight[j] * N) if exact else 1.0 / (as_float(env.weight[j]) * as_float(N))
+    for j in part:
+        N = used_norm[j]
+        c = 1 / (env.weight[j] * N) if exact else scale / (as_float(env.weight[j]) * as_float(N))
         coef[j] = c
         row = {col: c for _, col in poly.user_vars[j]}
         row[g] = -1
@@ -122,7 +125,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
                 hit = float(tot) >= float(nj) - FLOAT_SAT_TOL * max(1.0, float(nj))
             if hit:
                 Q.append(j)
-        trace.append((rounds, gval, list(Q)))
+        trace.append((rounds, gval if exact else gval / scale, list(Q)))
         if not Q:
             break
         for j in Q:  # (8e): x_j = n_j from now on

@@ -65,6 +65,11 @@ class TaskShareLP:
             if N is not None and usable[j].any():
                 self.coef[j] = 1.0 / (w[j] * N)
         part = self.coef > 0  # users in (8f); the others can run nothing and get no column at all
+        # g in units of the equal split (coefficients times the number of participants): levels are O(1)
+        # for any number of users, so HiGHS's absolute tolerances (1e-7) are relative ones (at 1000 users
+        # the unscaled level is ~1e-3 and column generation stopped 4e-5 short of the optimum)
+        self.scale = float(max(1, int(part.sum())))
+        self.coef *= self.scale
         self.active = [int(j) for j in np.nonzero(part)[0]]
         self.cand = usable & part[:, None]
         self.per_server = server_external_caps is not None
@@ -274,7 +279,7 @@ def _rounds(lp: TaskShareLP, env: Environment, name: str, cg_threshold: Optional
             trace.append((rounds, None, []))
             break
         Q = lp.reached_bound(x)
-        trace.append((rounds, float(x[lp.g]), list(Q)))
+        trace.append((rounds, float(x[lp.g]) / lp.scale, list(Q)))
         if not Q:
             break
         for j in Q:  # (8e)
