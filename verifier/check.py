@@ -14,9 +14,11 @@ one allocation for every deviation cell, so that each of them can try a deviatio
 properties; each cell gets the time left divided by the weights of the cells left (instance properties
 weigh 3, deviation properties 1, but at least ``DEVIATION_ROOM`` allocations' time while there is
 that much left; time a cell does not use goes to the next ones, and what the last ones leave goes back
-to the deviation cells the budget stopped, which go on with their next deviation).  A step is never
-interrupted, so a deviation is only tried while one more allocation fits in the time left (estimated from
-the first allocation); what the budget cut short is ``unknown: budget ...``.
+to the deviation cells the budget stopped, which go on with their next deviation).  A deviation is tried
+only while one more fits in the time left, estimated by the last one measured (at first by the truthful
+allocation; when that estimate leaves no room, one deviation is measured with all the time left -- its
+LPs start from the truthful allocation's basis and often take a fraction of it); the LP layer stops at
+the deadline, and what the budget cut short is ``unknown: budget ...``.
 
 Verdicts (``Result.verdict``, ``verifier.results``):
 * ``violated``        -- exact certificate (``certificate``; ``path`` once stored);
@@ -56,15 +58,15 @@ DEVIATION_ROOM = 1.25
 def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
                    alloc_exact=None, alloc_float=None, *, deadline: Optional[float] = None,
                    alloc_seconds: Optional[float] = None, exact_note: str = "",
-                   sampler: Optional["DeviationSampler"] = None) -> Result:
+                   sampler: Optional["DeviationSampler"] = None, max_trials: Optional[int] = None) -> Result:
     """One property/variant on ``env`` within ``budget`` wall-clock seconds (and before ``deadline``);
     ``alloc_seconds``: how long one allocation of ``mech`` on ``env`` took (deviations are tried only
     while one more fits); ``exact_note``: why ``alloc_exact`` is missing (see the module docstring);
     ``sampler``: a deviation property's :class:`DeviationSampler` from an earlier call, to go on where
-    that one stopped (the result then covers both)."""
+    that one stopped (the result then covers both); ``max_trials``: stop after this many deviations."""
     end = bud.earliest(bud.now() + budget, deadline)
     res = _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds, exact_note,
-                          sampler)
+                          sampler, max_trials)
     witness = res.certificate.witness if res.certificate is not None else None
     res.outcomes = claims_mod.outcomes(res.claims, res.verdict, witness)
     return res
@@ -82,7 +84,7 @@ def _new_result(mech, env, prop, variant) -> Result:
 
 
 def _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds,
-                    exact_note, sampler=None) -> Result:
+                    exact_note, sampler=None, max_trials=None) -> Result:
     t0 = bud.now()
     res = _new_result(mech, env, prop, variant)
     reason = prop.applicable(mech, env, variant)
@@ -95,7 +97,7 @@ def _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_floa
                 _instance(mech, env, prop, variant, res, alloc_exact, alloc_float, exact_note)
             else:
                 sampler = sampler or DeviationSampler(mech, env, prop, variant, seed)
-                _deviations(mech, env, prop, variant, res, end, alloc_float, alloc_seconds, sampler)
+                _deviations(mech, env, prop, variant, res, end, alloc_float, alloc_seconds, sampler, max_trials)
     except bud.BudgetExhausted as exc:
         res.verdict, res.note = "unknown", str(exc)
     except (LPError, ArithmeticError) as exc:
@@ -155,10 +157,13 @@ class DeviationSampler:
 
 
 def _deviations(mech, env, prop, variant, res: Result, end, alloc_float, alloc_seconds,
-                smp: DeviationSampler) -> None:
+                smp: DeviationSampler, max_trials: Optional[int] = None) -> None:
     step = alloc_seconds or 0.0  # one more deviation costs about one allocation
     cut = None
+    first = smp.trials
     while True:
+        if max_trials is not None and smp.trials - first >= max_trials:
+            break
         dev = smp.next()
         if dev is None:
             break
@@ -258,6 +263,7 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
     out: dict[int, Result] = {}
     samplers: dict[int, DeviationSampler] = {}
     pace = t_alloc  # seconds per deviation: one allocation, until deviation cells measured it
+    measured = False  # a deviation's time was measured (pace is no longer the first allocation's)
     order = sorted(range(len(cells)), key=lambda i: cells[i][0].needs_deviation)  # instance properties first
     weights = {i: (0.0 if cells[i][0].applicable(mech, env, cells[i][1])
                    else DEVIATION_WEIGHT if cells[i][0].needs_deviation else INSTANCE_WEIGHT) for i in order}
@@ -278,10 +284,23 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
                 continue
             if p.needs_deviation:
                 samplers[i] = DeviationSampler(mech, env, p, v, seed)
+                if not measured and left < DEVIATION_ROOM * pace:
+                    # the pace is still the first (cold) allocation's, and it leaves no room; but a
+                    # deviation's LPs start from that allocation's basis (same layout) and may take a
+                    # fraction of it: measure one, with all the time left (the deadline stops it)
+                    r = check_property(mech, env, p, v, left, seed, alloc_exact, alloc_float, deadline=end,
+                                       alloc_seconds=0.0, exact_note=exact_note, sampler=samplers[i], max_trials=1)
+                    measured = True
+                    if not r.trials or r.verdict == "violated" or samplers[i].listed:
+                        out[i] = r
+                        continue
+                    pace = r.seconds / r.trials
+                    left = bud.left(end)
+                    share = max(max(0.0, left) * weights[i] / rest, min(max(0.0, left), DEVIATION_ROOM * pace))
             out[i] = r = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
                                         alloc_seconds=pace, exact_note=exact_note, sampler=samplers.get(i))
             if p.needs_deviation and r.trials:  # the pace of deviations so far (warm-started LPs make a
-                pace = r.seconds / r.trials  # misreport cheaper than the first allocation)
+                pace, measured = r.seconds / r.trials, True  # misreport cheaper than the first allocation)
         # time the later cells did not use goes back to the deviation cells the budget stopped early
         more = [i for i in order if i in samplers and samplers[i].it is not None and not samplers[i].listed]
         while more and bud.left(end) > pace:

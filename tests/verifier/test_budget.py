@@ -214,3 +214,25 @@ def test_a_stopped_deviation_cell_goes_on_where_it_stopped():
     second = check_property(base, env, sp, "demand", 30, 0, None, truthful, alloc_seconds=0.0, sampler=smp)
     assert second.verdict == "not_refuted" and second.trials == whole.trials
     assert second.note == whole.note and second.measure == whole.measure
+
+
+def test_a_slow_first_allocation_does_not_keep_check_from_trying_a_deviation():
+    """The first (truthful) allocation is the slow one: a deviation's LPs start from its basis (cluster
+    sizes: ~1 s against ~10 s).  When the first allocation's time leaves no room for a deviation, ``check``
+    measures one with the time left instead of giving up, then paces the others by it.  Simulated: the
+    mechanism's first call takes 1.2 s, the others are as usual; budget 2 s."""
+    import dataclasses
+
+    base = get("c-drfh")
+    env = example("000-fig1.json")
+    calls = []
+
+    def slow_first(e, exact=False):
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(1.2)
+        return base.func(e, exact)
+    mech = dataclasses.replace(base, func=slow_first)
+    (res,) = check_instance(mech, env, properties=["sp"], budget=2.0, variants={"sp": ["demand"]})
+    assert res.verdict == "not_refuted" and res.trials > 1, (res.verdict, res.trials, res.note)
+    assert res.seconds < 1.0  # within the 0.8 s the first allocation left
