@@ -29,6 +29,16 @@ running 3 other sessions, load 3.5-4; --budget 30; start-up 0.8 s, so the target
                                                         sp/eligible 1, PO/EF/SI float-evaluated)
     c-drfh on 1000 users x 100 servers x 3              30.3 s / 200 MB, 5 cells 'unknown: budget'
     drf on 1000 users x 1 server x 3                    31.1 s / 121 MB, all verdicts
+After float-mode LPs in units of the equal split and the first-deviation probe (2026-11-24, the same
+machine running 2 other sessions; start-up 0.33 s, so the target is <= 33.3 s):
+    psdsf-rdm on 002-fig5-cluster                       30.4 s / 104 MB, all verdicts
+    tsf on 100 users x 30 servers x 3                   30.3 s /  71 MB, all verdicts
+    tsf on 1000 users x 100 servers x 3                 29.2 s / 194 MB, all verdicts (was 5 'unknown: budget')
+    c-drfh on 1000 users x 100 servers x 3              28.3 s / 268 MB, 4 cells 'unknown: budget' (was 5)
+    drf on 1000 users x 1 server x 3                    30.3 s / 122 MB, all verdicts
+    (not a case below: tsf on a FULLY connected 1000 x 100 cluster, 100k columns: one float allocation
+    9.5 s -- column generation brings ~77k columns in; every deviation cell was 'unknown: budget', now
+    sp/demand gets 4 sampled misreports in 29.0 s / 288 MB)
 The same machine, run/audit (whole process): run psdsf-rdm --budget 1: 13.2 s -> 1.9 s; --budget 10:
 15.6 s -> 10.7 s; audit --budget 20: 227.9 s -> 20.4 s; audit --budget 60: -> 60.3 s.
 """
