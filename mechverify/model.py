@@ -244,7 +244,15 @@ class Environment:
 
     def usable(self, j: int, s: int) -> bool:
         """``j`` is eligible at ``s`` and can run a positive amount of tasks there (``gamma[j,s] > 0``)."""
-        return s in self.eligible[j] and self.monopoly_tasks(j, s) > 0
+        return s in self.eligible[j] and self.runs_on(j, s)
+
+    def runs_on(self, j: int, s: int) -> bool:
+        """``monopoly_tasks(j, s) > 0`` (ignoring eligibility) without dividing: server ``s`` has every
+        resource user ``j`` demands there (an all-zero demand runs anywhere)."""
+        for c, dv in zip(self.capacity[s], self.d(j, s)):
+            if dv and not c:
+                return False
+        return True
 
     def total_capacity(self) -> tuple[Fraction, ...]:
         """Pooled capacity ``sum_s c[s,r]`` per resource."""

@@ -45,7 +45,7 @@ class TaskPolytope:
             for s in range(S):
                 if placement and s not in env.eligible[j]:
                     continue
-                if not env.monopoly_tasks(j, s):
+                if not env.runs_on(j, s):
                     continue
                 col = self.lp.add_var(0, None, 0, name=f"x[{env.users[j]},{env.servers[s]}]")
                 self.var[(j, s)] = col
