@@ -72,7 +72,10 @@ def waterfill_pairs(h: list, prep: tuple) -> list:
     frozen = [False] * U
     y: list = [None] * U  # None = 0
     used = [(0, 1)] * R
-    L = min(start, key=lambda p: Fraction(p[0], p[1]))
+    L = start[0]  # the first smallest start (as min() picks it), compared in integers
+    for su in start:
+        if _lt(su, L):
+            L = su
     for _ in range(2 * U + 2):
         live = [u for u in range(U) if not frozen[u]]
         if not live:
