@@ -67,8 +67,8 @@ def waterfill_pairs(h: list, prep: tuple) -> list:
     :func:`waterfill_prepare`; returns reduced pairs (None = 0)."""
     w, dq, wd, dpos, c = prep
     U, R = len(h), len(c)
-    start = [_red(h[u][0] * w[u][1], h[u][1] * w[u][0]) for u in range(U)]
-    hd = [[_red(hn * dn, hdn * dd) for dn, dd in dq[u]] for u, (hn, hdn) in enumerate(h)]  # h_u d_ur
+    start = [_red(hn * wd_, hd_ * wn) for (hn, hd_), (wn, wd_) in zip(h, w)]
+    hd = [[_red(hn * dn, hdn * dd) if dn else (0, 1) for dn, dd in dq[u]] for u, (hn, hdn) in enumerate(h)]  # h_u d_ur
     frozen = [False] * U
     y: list = [None] * U  # None = 0
     used = [(0, 1)] * R
@@ -124,7 +124,13 @@ def waterfill_pairs(h: list, prep: tuple) -> list:
             num = un * Ld * rd * bd + Ln * rn * ud * bd - bn * ud * Ld * rd
             if num * cd >= cn * den and any(dpos[u][r] for u in live):
                 saturated.append(r)
-        to_freeze = [u for u in live if any(dpos[u][r] for r in saturated)]
+        to_freeze = []
+        for u in live:
+            du = dpos[u]
+            for r in saturated:
+                if du[r]:
+                    to_freeze.append(u)
+                    break
         if not to_freeze:  # cannot happen: the saturating resource is demanded by an active user
             raise PSDSFError("water filling: a resource saturated without freezing anyone")
         for u in to_freeze:

@@ -138,7 +138,7 @@ def float_waterfill(h: list, w: list, dem: list, cap: list) -> tuple[list, tuple
     Returns the column over the participants and the pattern: one ``(resource, users)`` per event
     that freezes users with tasks (``users`` = participant positions with ``y > 0``)."""
     U, R = len(h), len(cap)
-    start = [h[u] / w[u] for u in range(U)]
+    start = [a / b for a, b in zip(h, w)]
     y = [0.0] * U
     used = [0.0] * R
     live = list(range(U))
@@ -180,8 +180,10 @@ def float_waterfill(h: list, w: list, dem: list, cap: list) -> tuple[list, tuple
         frozen, pos, rest = [], [], []
         for u in live:
             du = dem[u]
-            if any(du[r] for r in sat):
-                frozen.append(u)
+            for r in sat:
+                if du[r]:
+                    frozen.append(u)
+                    break
             else:
                 rest.append(u)
         for u in frozen:
@@ -285,12 +287,7 @@ def solve_pattern(data: FastData, pattern: tuple, own: bool = False) -> Optional
             if not f:
                 continue
             new = [pv * a - f * b for a, b in zip(row, pr)]
-            g = 0
-            for v in new:
-                if v:
-                    g = gcd(g, v)
-                    if g == 1:
-                        break
+            g = gcd(*new)  # of the non-zero entries (gcd(0, v) = |v|)
             if g > 1:
                 new = [v // g for v in new]
             rows[k] = new
