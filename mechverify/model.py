@@ -151,11 +151,11 @@ class Environment:
                 raise InstanceError(f"users[].server_demand: bad (user, server) index ({j}, {s})")
             self._check_vec(vec, R, f"users[{j}].server_demand[{self.servers[s]!r}]")
         # infinite utility guard
-        for j in range(J):
-            if self.tasks[j] is not None or any(v > 0 for v in self.external_demand[j]):
+        for j in range(J):  # (every number is a checked Fraction here: its sign is its numerator's)
+            if self.tasks[j] is not None or any(v._numerator for v in self.external_demand[j]):
                 continue
             for s in range(S):
-                if all(v == 0 for v in self.d(j, s)):
+                if not any(v._numerator for v in self.d(j, s)):
                     where = "" if (j, s) not in self.server_demand else f" at server {self.servers[s]!r}"
                     raise InstanceError(
                         f"users[{j}].demand: zero on every resource{where} with no external demand and "
@@ -167,9 +167,9 @@ class Environment:
         if len(vec) != length:
             raise InstanceError(f"{name}: expected {length} numbers, got {len(vec)}")
         for i, v in enumerate(vec):
-            if not isinstance(v, Fraction):
+            if v.__class__ is not Fraction and not isinstance(v, Fraction):
                 raise InstanceError(f"{name}[{i}]: expected an exact number, got {type(v).__name__} {v!r}")
-            if v < 0:
+            if v._numerator < 0:  # the sign of a Fraction (its denominator is > 0), without Fraction's comparison
                 raise InstanceError(f"{name}[{i}]: must be >= 0 (got {fmt_exact(v)})")
 
     # ------------------------------------------------------------------ sizes
