@@ -122,9 +122,9 @@ def main(argv=None) -> int:
             continue
         if name.startswith("psdsf"):
             mode = name.split("-")[1]
-            own_f = per_instance(lambda e: mechanisms.allocate(mech, e, exact=False), fresh, 1)
-            own_x = per_instance(lambda e: mechanisms.allocate(mech, e, exact=True), fresh, 1)
-            base = per_instance(lambda e: B.numpy_psdsf(e, mode), fresh, 1)
+            own_f = per_instance(lambda e: mechanisms.allocate(mech, e, exact=False), fresh, args.repeat)
+            own_x = per_instance(lambda e: mechanisms.allocate(mech, e, exact=True), fresh, args.repeat)
+            base = per_instance(lambda e: B.numpy_psdsf(e, mode), fresh, args.repeat)
             diff = max(max_diff(mechanisms.allocate(mech, e, exact=False).totals(), B.numpy_psdsf(e, mode).sum(axis=1))
                        for e in envs) if mode == "tdm" else float("nan")
             print(f"| {name} | {ms(own_f)} | {ms(own_x)} | numpy water filling | {ms(base)} | "
