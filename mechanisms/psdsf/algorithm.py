@@ -16,7 +16,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from mechverify.model import Environment
 
-from .shares import ZERO, Matrix, PSDSFError, gamma_matrix, server_demands
+from .shares import ZERO, Matrix, PSDSFError, demanders, gamma_matrix, server_demands
 
 __all__ = ["waterfill", "waterfill_prepare", "waterfill_pairs", "server_response", "per_server_drf_start"]
 
@@ -124,13 +124,7 @@ def waterfill_pairs(h: list, prep: tuple) -> list:
             num = un * Ld * rd * bd + Ln * rn * ud * bd - bn * ud * Ld * rd
             if num * cd >= cn * den and any(dpos[u][r] for u in live):
                 saturated.append(r)
-        to_freeze = []
-        for u in live:
-            du = dpos[u]
-            for r in saturated:
-                if du[r]:
-                    to_freeze.append(u)
-                    break
+        to_freeze = demanders(live, dpos, saturated)[0]
         if not to_freeze:  # cannot happen: the saturating resource is demanded by an active user
             raise PSDSFError("water filling: a resource saturated without freezing anyone")
         for u in to_freeze:

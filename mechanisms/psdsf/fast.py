@@ -28,6 +28,8 @@ from typing import Optional
 
 from mechverify.model import Environment
 
+from .shares import demanders
+
 
 __all__ = ["FastData", "fast_data", "float_waterfill", "solve_pattern", "exact_check", "fast_fixed_point",
            "fixed_point_check", "exact_iteration", "MOVE_TOL", "CLOSE_TOL"]
@@ -177,15 +179,8 @@ def float_waterfill(h: list, w: list, dem: list, cap: list) -> tuple[list, tuple
             L = best
         lim = best + abs(best) * _TIE
         sat = [r for r in range(R) if levs[r] <= lim]
-        frozen, pos, rest = [], [], []
-        for u in live:
-            du = dem[u]
-            for r in sat:
-                if du[r]:
-                    frozen.append(u)
-                    break
-            else:
-                rest.append(u)
+        frozen, rest = demanders(live, dem, sat)
+        pos = []
         for u in frozen:
             if start[u] <= L:
                 yu = L * w[u] - h[u]

@@ -14,7 +14,7 @@ from mechverify.model import Environment, leontief_tasks
 from mechverify.numbers import InstanceError, is_inf, to_fraction
 
 __all__ = ["PSDSFError", "Matrix", "ZERO", "check_env", "gamma_matrix", "totals", "vds", "keys", "server_demands",
-           "server_demand_for_gamma"]
+           "server_demand_for_gamma", "demanders"]
 
 ZERO = Fraction(0)
 
@@ -85,6 +85,22 @@ def server_demands(env: Environment, s: int, mode: str, users: Sequence[int], g)
     if mode == "tdm":
         return [(1 / g[j][s],) for j in users], [Fraction(1)]
     return [tuple(env.d(j, s)) for j in users], list(env.capacity[s])
+
+
+def demanders(users: Sequence[int], dem: Sequence[Sequence[Any]], resources: Sequence[int]
+              ) -> tuple[list[int], list[int]]:
+    """Split ``users`` (order kept) into those whose ``dem[u]`` is nonzero at some resource of
+    ``resources`` -- the users a water filling freezes when these resources saturate -- and the rest."""
+    hit, rest = [], []
+    for u in users:
+        du = dem[u]
+        for r in resources:
+            if du[r]:
+                hit.append(u)
+                break
+        else:
+            rest.append(u)
+    return hit, rest
 
 
 def server_demand_for_gamma(env: Environment, j: int, s: int, gamma: Any) -> tuple[Fraction, ...]:
