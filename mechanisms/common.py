@@ -31,6 +31,7 @@ from .normalisers import fallback_normaliser
 
 __all__ = ["leximin_allocation", "fallback_normaliser"]
 
+
 def leximin_allocation(env: Environment, name: str, exact: bool, normaliser: Sequence[Any], *,
                        mode: str = "rdm", placement: bool = True, external: bool = True, bounds: bool = True,
                        extra_rows: Optional[Callable[[TaskPolytope], None]] = None,
@@ -48,19 +49,13 @@ def leximin_allocation(env: Environment, name: str, exact: bool, normaliser: Seq
             N = fallback_normaliser(env, j)
         used_norm.append(N)  # as given (0 stays 0 in the diagnostics)
         norms.append(None if N is None or N == 0 or not poly.can_run(j) else N)
-    # floats: scores in units of the equal split (x_j / (w_j N_j) times the number of participants), so
-    # that levels are O(1) however many users share the cluster and the solvers' absolute tolerances
-    # (1e-7 in HiGHS) are relative ones; the levels are divided back below
-    scale = 1.0 if exact else float(max(1, sum(N is not None for N in norms)))
     for j, N in enumerate(norms):
         if N is None:
             scores.append({})
             continue
-        coef = 1 / (env.weight[j] * Fraction(N)) if exact else scale / (as_float(env.weight[j]) * as_float(N))
+        coef = 1 / (env.weight[j] * Fraction(N)) if exact else 1.0 / (as_float(env.weight[j]) * as_float(N))
         scores.append(poly.total(j, coef))
-    res = lex_max_min(poly.lp, scores, exact=exact)
-    if scale != 1.0:
-        res.levels = [None if v is None else v / scale for v in res.levels]
+    res = lex_max_min(poly.lp, scores, exact=exact)  # floats: solved in units of the equal split
     # the leximin score vector is unique, so every user's total x_j is unique (the split over
     # servers need not be)
     meta = {"rounds": res.rounds, "levels": res.levels, "normaliser": used_norm, "unique_totals": True}

@@ -150,16 +150,18 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     lp = poly.lp
     g = lp.add_var(0, None, 0, name="g")
     norms = _drfh_norms(env)
-    active = []
+    Ns = [finite_normaliser(env, N, j) for j, N in enumerate(norms)]
+    active = [j for j in range(env.n_users) if Ns[j] is not None and poly.can_run(j)]
+    # coef[j] = 1 / (w_j N_j); floats: times the number of active users, so that g is O(1) (the
+    # solvers' tolerances are absolute; see lexmaxmin.lex_max_min) -- g itself is never reported
+    scale = 1 if exact else max(1, len(active))
+    coef: dict[int, Any] = {}
     eq_rows: dict[int, int] = {}
-    for j in range(env.n_users):
-        N = finite_normaliser(env, norms[j], j)
-        if N is None or not poly.can_run(j):
-            continue
-        coeffs = poly.total(j, 1 / (env.weight[j] * N) if exact else 1.0 / (as_float(env.weight[j]) * as_float(N)))
+    for j in active:
+        coef[j] = 1 / (env.weight[j] * Ns[j]) if exact else scale / (as_float(env.weight[j]) * as_float(Ns[j]))
+        coeffs = poly.total(j, coef[j])
         coeffs[g] = -1
         eq_rows[j] = lp.add_row(coeffs, 0, 0)
-        active.append((j, N))
     lp.set_cost({g: 1})
     lp.maximize = True
     zero: Any = Fraction(0) if exact else 0.0
@@ -174,26 +176,25 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
         if not res.ok:
             raise LPError(f"drfh-lp7 round {rounds}: {res.status} {res.reason}".strip())
         x, gval = res.x, res.x[g]
-        # users whose bound is reached at this level
+        # users whose bound is reached at this level: G_j = g reaches coef[j] * n_j
         done = []
-        for j, N in active:
+        for j in active:
             if env.tasks[j] is None:
                 continue
             if exact:
-                reached = env.weight[j] * N * gval >= env.tasks[j]
+                reached = gval >= coef[j] * env.tasks[j]
             else:
-                reached = as_float(env.weight[j]) * as_float(N) * gval >= as_float(env.tasks[j]) * (1 - 1e-9)
+                reached = gval >= coef[j] * as_float(env.tasks[j]) * (1 - 1e-9)
             if reached:
                 done.append(j)
         if not done or (last_g is not None and gval == last_g):
             break
         last_g = gval
         for j in done:
-            row = eq_rows[j]
-            session.set_coef(row, g, 0)
-            session.set_row_bounds(row, 1 / (env.weight[j] * next(N for jj, N in active if jj == j)) * env.tasks[j],
-                                   1 / (env.weight[j] * next(N for jj, N in active if jj == j)) * env.tasks[j])
-        active = [(j, N) for j, N in active if j not in done]
+            target = coef[j] * (env.tasks[j] if exact else as_float(env.tasks[j]))
+            session.set_coef(eq_rows[j], g, 0)
+            session.set_row_bounds(eq_rows[j], target, target)
+        active = [j for j in active if j not in done]
     return poly.allocation(x[: g], exact, "drfh-lp7", {"rounds": rounds})
 
 

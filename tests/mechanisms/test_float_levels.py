@@ -1,4 +1,4 @@
-"""Float mode solves leximin / Algorithm 1 with scores in units of the equal split (the paper's score times
+"""Float mode solves leximin / Algorithm 1 / LP (7) with scores in units of the equal split (the paper's score times
 the number of participants, so that levels are O(1) for any number of users and HiGHS's absolute 1e-7
 tolerances act as relative ones).  What a float allocation reports must still be the paper's numbers:
 its levels agree with the exact path's (computed without any scaling) within 1e-9 relative, and so do
@@ -48,3 +48,14 @@ def test_tsf_er_float_levels_are_the_unscaled_ones(users, servers, n):
                    for a, b in zip(fl.info["levels_by_round"], ex.info["levels_by_round"]))
         assert (fl.info["level"] is None) == (ex.info["level"] is None)
         assert fl.info["level"] is None or _near(fl.info["level"], ex.info["level"])
+
+
+@pytest.mark.parametrize("users,servers,n", [(3, 2, 30), (40, 6, 4)])
+def test_drfh_lp7_float_totals_are_the_exact_ones(users, servers, n):
+    """LP (7)'s level g is solved times the number of users; bound-saturated rows are fixed at the
+    scaled targets: the float totals must still be the exact path's."""
+    mech = get("drfh-lp7")
+    for env in _envs(200 + users, users, servers, n, eligible=0.0):
+        fl, ex = mech(env, exact=False), mech(env, exact=True)
+        assert all(_near(a, b) for a, b in zip(fl.totals(), ex.totals()))
+        assert fl.info["rounds"] == ex.info["rounds"]

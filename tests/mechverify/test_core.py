@@ -236,6 +236,22 @@ def test_lexmaxmin_float_agrees_with_exact():
     assert all(abs(float(a) - b) < 1e-9 for a, b in zip(ex.x, ff.x)) and ff.levels == fl.levels
 
 
+def test_lexmaxmin_float_levels_are_the_scores_own():
+    """Floats are solved with scores times the number of participants; what comes back is unscaled.
+    300 users share one unit, user 0 is capped at 1/1000 (by hand: levels 1/1000 then
+    (1 - 1/1000) / 299 for everyone else, in two rounds)."""
+    n = 300
+    lp = LinearProgram(exact=False)
+    xs = [lp.add_var(0, None) for _ in range(n)]
+    lp.add_row({c: 1.0 for c in xs}, None, 1.0)
+    lp.add_row({xs[0]: 1.0}, None, 1e-3)
+    res = lex_max_min(lp, [{c: 1.0} for c in xs], exact=False)
+    rest = (1 - 1e-3) / (n - 1)
+    assert abs(res.levels[0] - 1e-3) <= 1e-12 and all(abs(v - rest) <= 1e-12 for v in res.levels[1:])
+    assert [(r, round(t, 12), len(b)) for r, t, b in res.trace] == [(1, 1e-3, 1), (2, round(rest, 12), n - 1)]
+    assert abs(sum(res.x) - 1) <= 1e-9
+
+
 def test_one_spelling_of_a_shape():
     """Environment.describe, the z3 Shape, the report's size and the certify header share it."""
     from verifier.results import describe_size
