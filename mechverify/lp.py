@@ -103,7 +103,9 @@ def _Fl(v: Any) -> Optional[float]:
     """The float twin of :func:`_F` (a float-mode LP's numbers): ``None`` and infinities are ``None``."""
     cls = v.__class__
     if cls is float:  # fast paths first: this is called for every LP coefficient
-        return v if -_INF < v < _INF else None if v == v else v
+        if -_INF < v < _INF:
+            return v
+        return None if math.isinf(v) else v  # +-inf: no bound; a NaN passes through unchanged
     if cls is int:
         return float(v)
     if cls is Fraction:

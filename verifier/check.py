@@ -272,9 +272,7 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
             p, v = cells[i]
             left = bud.left(end)
             rest = sum(weights[k] for k in order[n:]) or 1.0
-            share = max(0.0, left) * weights[i] / rest
-            if p.needs_deviation and weights[i] and pace:  # room for at least one deviation, if any is left
-                share = max(share, min(max(0.0, left), DEVIATION_ROOM * pace))
+            share = _cell_share(left, weights[i], rest, pace, p.needs_deviation)
             if left <= 0 and weights[i]:
                 r = _new_result(mech, env, p, v)
                 r.verdict, r.note = "unknown", bud.budget_note(
@@ -296,7 +294,7 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
                         continue
                     pace = r.seconds / r.trials
                     left = bud.left(end)
-                    share = max(max(0.0, left) * weights[i] / rest, min(max(0.0, left), DEVIATION_ROOM * pace))
+                    share = _cell_share(left, weights[i], rest, pace, True)
             out[i] = r = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
                                         alloc_seconds=pace, exact_note=exact_note, sampler=samplers.get(i))
             if p.needs_deviation and r.trials:  # the pace of deviations so far (warm-started LPs make a
@@ -314,6 +312,17 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
             if smp.trials:
                 pace = smp.seconds / smp.trials
     return [out[i] for i in range(len(cells))]
+
+
+def _cell_share(left: float, weight: float, rest: float, pace: float, deviation: bool) -> float:
+    """A cell's seconds: its weight's part of the time ``left`` (``rest`` = the weights of the cells not
+    yet run); a deviation cell gets room for ``DEVIATION_ROOM`` deviations at ``pace`` s each, while the
+    budget has it."""
+    left = max(0.0, left)
+    share = left * weight / rest
+    if deviation and weight and pace:
+        share = max(share, min(left, DEVIATION_ROOM * pace))
+    return share
 
 
 def _failed(mech, env, prop, variant, failure: str) -> Result:
