@@ -20,7 +20,7 @@ from math import inf
 from typing import Any, Optional, Sequence
 
 from mechverify.model import Environment, leontief_tasks
-from mechverify.numbers import INF, is_inf
+from mechverify.numbers import INF, as_float, is_inf
 
 __all__ = ["dominant_share_per_task", "norm_from_share", "global_dominant_share", "drf_normaliser",
            "drfh_normaliser", "pooled_dominant_normaliser", "tsf_gamma", "tsf_gammas", "eta", "etas", "etas_float",
@@ -119,22 +119,42 @@ def _monopoly_sums_float(env: Environment) -> Any:
     return q.min(axis=2).sum(axis=1)  # J x S monopoly counts (inf: nothing computational), summed
 
 
+def _monopoly_sums_small(env: Environment) -> list:
+    """:func:`_monopoly_sums_float` in plain floats, for small environments (numpy's per-call cost
+    dominates there).  The sum over servers runs in server order: for fewer than 8 servers that is
+    numpy's order too, so the results are bit-identical."""
+    caps = [[as_float(c) for c in row] for row in env.capacity]
+    out = []
+    for dem in env.demand:
+        dm = [(r, as_float(v)) for r, v in enumerate(dem) if v > 0]
+        out.append(sum(min((row[r] / v for r, v in dm), default=inf) for row in caps))
+    return out
+
+
 def tsf_gammas(env: Environment, exact: bool) -> list:
     """:func:`tsf_gamma` of every user; in floats (vectorised) for the float path."""
     if exact or env.has_server_demand or not env.n_servers:
         return [tsf_gamma(env, j) for j in range(env.n_users)]
-    if env.n_users * env.n_servers <= 64:  # small: plain floats (numpy's per-call cost dominates there)
-        caps = [[float(c) for c in row] for row in env.capacity]
-        out = []
-        for dem in env.demand:
-            dm = [(r, float(v)) for r, v in enumerate(dem) if v > 0]
-            out.append(sum(min((row[r] / v for r, v in dm), default=inf) for row in caps))
-        return out
+    if env.n_users * env.n_servers <= 64:
+        return _monopoly_sums_small(env)
     return [float(v) for v in _monopoly_sums_float(env)]
 
 
 def etas_float(env: Environment) -> list:
     """eq. (6) in floating point (numpy), for Algorithm 1's float path; ``inf`` / ``0`` as in :func:`eta`."""
+    if env.n_servers < 8 and env.n_users * env.n_servers <= 64:  # small: plain floats, the same bits
+        comp = _monopoly_sums_small(env)
+        if not env.n_external:
+            return comp
+        out = []
+        for c, row in zip(comp, env.external_demand):
+            for ck, dk in zip(env.external_capacity, row):
+                if dk > 0:
+                    q = as_float(ck) / as_float(dk)
+                    if q < c:
+                        c = q
+            out.append(c)
+        return out
     import numpy as np
 
     comp = _monopoly_sums_float(env)
