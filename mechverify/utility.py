@@ -31,6 +31,7 @@ from typing import Any, Iterable, Optional
 
 from .allocation import Allocation, Bundle
 from .model import Environment, leontief_tasks
+from .numbers import INF, as_float
 
 __all__ = ["true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
            "si_benchmark", "scaled"]
@@ -77,7 +78,40 @@ def bundle_value(env: Environment, j: int, bundle: Bundle, servers: Optional[Ite
 
 def utility(true_env: Environment, alloc: Allocation, j: int, integral: bool = False) -> Any:
     """``u_j`` of user ``j``'s own bundle under ``alloc`` (computed from whatever was reported)."""
+    if not integral and not alloc.exact:
+        row = alloc.x[j]
+        if all(v.__class__ is float for v in row):
+            return _float_own_tasks(true_env, alloc.env, row, j)
     return bundle_value(true_env, j, alloc.bundle(j), None, integral)
+
+
+def _float_own_tasks(true_env: Environment, rep: Environment, row: Any, j: int) -> Any:
+    """:func:`true_tasks` of ``j``'s own bundle when its row of the task matrix is floats, without
+    building the bundle: the same IEEE operations in the same order (``Fraction`` op ``float`` is
+    ``float(Fraction)`` op ``float``), so the result is bit-identical (tests/mechverify/test_utility.py)."""
+    total: Any = 0
+    for s in true_env.eligible[j]:
+        xs = row[s]
+        best = INF
+        for dr, dt in zip(rep.d(j, s), true_env.d(j, s)):
+            if dt > 0:
+                q = xs * as_float(dr) / as_float(dt)
+                if q < best:
+                    best = q
+        total = total + best
+    result = total
+    ext_d = true_env.external_demand[j]
+    if ext_d:
+        tot = sum(row[1:], row[0]) if row else 0
+        for dr, dt in zip(rep.external_demand[j], ext_d):
+            if dt > 0:
+                q = tot * as_float(dr) / as_float(dt)
+                if q < result:
+                    result = q
+    nj = true_env.tasks[j]
+    if nj is not None and nj < result:
+        result = nj
+    return result
 
 
 def utilities(true_env: Environment, alloc: Allocation, integral: bool = False) -> tuple[Any, ...]:

@@ -1,0 +1,54 @@
+"""``utility`` of a float allocation takes a shortcut (no ``Bundle`` of ``Fraction``-times-float products):
+it must return exactly what the general code (``bundle_value`` of ``alloc.bundle``) returns -- the same
+bits and the same type (a ``Fraction`` task bound ``n_j`` stays a ``Fraction``) -- for misreported demands,
+external demands and eligible sets, zero demands, task bounds, and the exact/integral paths untouched."""
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+
+from mechverify.allocation import Allocation
+from mechverify.instances import parse_environment
+from mechverify.utility import bundle_value, utility
+
+from tests.helpers import random_instance
+
+
+def _general(true_env, alloc, j, integral=False):
+    return bundle_value(true_env, j, alloc.bundle(j), None, integral)
+
+
+def test_float_utility_is_bit_identical_to_the_bundle_computation():
+    rng = random.Random(11)
+    checked = shortcut = capped = 0
+    for _ in range(1500):
+        inst = random_instance(rng, rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3), capacity=(0, 12),
+                               demand=lambda rg, r: F(rg.randint(0, 9), rg.randint(1, 4)),
+                               external=(1, 20) if rng.random() < 0.6 else None, external_demand=(0, 4),
+                               tasks=0.4, task_range=(0, 6), eligible=0.3)
+        true_env = parse_environment(inst)
+        j = rng.randrange(true_env.n_users)
+        dev = {}
+        if rng.random() < 0.7:
+            dev["demand"] = [F(rng.randint(0, 9), rng.randint(1, 4)) for _ in range(true_env.n_resources)]
+            if not any(dev["demand"]):
+                dev["demand"][0] = F(1)
+        if true_env.n_external and rng.random() < 0.5:
+            dev["external_demand"] = [F(rng.randint(0, 5), rng.randint(1, 3)) for _ in range(true_env.n_external)]
+        if rng.random() < 0.3:
+            dev["eligible"] = [s for s in range(true_env.n_servers) if rng.random() < 0.6]
+        rep = true_env.with_user(j, **dev) if dev else true_env
+        x = tuple(tuple(rng.choice([0.0, rng.uniform(0, 5), float(rng.randint(0, 4)), rng.uniform(0, 1e-9)])
+                        for _ in range(rep.n_servers)) for _ in range(rep.n_users))
+        alloc = Allocation(rep, x, "test", False)
+        for k in range(true_env.n_users):
+            got, ref = utility(true_env, alloc, k), _general(true_env, alloc, k)
+            assert type(got) is type(ref) and repr(got) == repr(ref), (true_env.to_json(), dev, x, k)
+            checked += 1
+            capped += isinstance(ref, F)
+        shortcut += 1
+        # integral utilities and exact allocations keep the general code
+        assert utility(true_env, alloc, j, integral=True) == _general(true_env, alloc, j, integral=True)
+        ex = Allocation(rep, tuple(tuple(F(v) for v in row) for row in x), "test", True)
+        assert utility(true_env, ex, j) == _general(true_env, ex, j)
+    assert checked > 3000 and capped > 100  # the task bound decided some of them
