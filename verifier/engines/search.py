@@ -26,6 +26,9 @@ counted in ``errors`` and never becomes a verdict.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import json
 import math
 import time
@@ -121,6 +124,33 @@ def measure_float(prop: Property, m: Any) -> Optional[float]:
     return v if prop.higher_is_worse else -v
 
 
+@contextlib.contextmanager
+def old_objects_frozen():
+    """Within the block, the objects that exist when it starts are left out of garbage collection
+    (``gc.freeze``).  A search allocates many short-lived objects, and every full collection would
+    otherwise walk the whole heap as well (Hypothesis's, the caller's: ~45k objects after a few
+    searches in one process), which cost 10-20% of a 300-trial search.  The newer objects are collected
+    as usual.  A nested block, or a process that froze objects itself or disabled the collector, leaves
+    the state alone; the objects are unfrozen when the block ends."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _old_objects_frozen(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with old_objects_frozen():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+@_old_objects_frozen
 def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0,
            max_trials: Optional[int] = None, domain: Optional[strat.Domain] = None,
            shrink_budget: Optional[float] = None, optimizer: bool = True, optimizer_share: float = 0.5,
