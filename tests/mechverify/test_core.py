@@ -198,6 +198,47 @@ def test_z3_fallback_is_exact():
     assert r.ok and r.objective == F(14, 5)
 
 
+def _infeasible_lp(awkward: bool) -> LinearProgram:
+    """x + y <= 1 and x + y >= 3 (x, y >= 0): infeasible; the certificate is y = (-1, 1).  ``awkward``:
+    (2/77) x + (1/11) y <= 1/11 and (6/7) x + 3 y >= 6 (the same rows scaled, x weighted 2/7): the
+    certificate (-1, 1/33) is not a float, and HiGHS's ray leaves a tiny wrong-signed term in A^T y, so
+    only the rationalised ray proves it."""
+    lp = LinearProgram()
+    x, y = lp.add_var(0, None), lp.add_var(0, None)
+    if awkward:
+        lp.add_row({x: F(2, 77), y: F(1, 11)}, None, F(1, 11))
+        lp.add_row({x: F(6, 7), y: 3}, 6, None)
+    else:
+        lp.add_row({x: 1, y: 1}, None, 1)
+        lp.add_row({x: 1, y: 1}, 3, None)
+    return lp
+
+
+@pytest.mark.parametrize("awkward", [False, True])
+def test_exact_infeasibility_from_the_dual_ray(awkward):
+    """An exact solve confirms HiGHS's "infeasible" by checking its dual ray (Farkas) in rationals."""
+    r = solve(_infeasible_lp(awkward), exact=True)
+    assert r.status == "infeasible" and r.exact and r.method == "farkas"
+
+
+def test_farkas_check_rejects_what_is_no_proof(monkeypatch):
+    from mechverify import lp as lpmod
+
+    lp = _infeasible_lp(False)
+    assert lpmod._farkas_proof(lp, [-1.0, 1.0])
+    assert lpmod._farkas_proof(lp, [2.0, -2.0])  # any positive multiple of either sign proves it
+    assert not lpmod._farkas_proof(lp, [1.0, 0.0]) and not lpmod._farkas_proof(lp, [1.0, 1.0])
+    feasible = LinearProgram()  # x + y <= 3, x + y >= 1: the same ray proves nothing
+    x, y = feasible.add_var(0, None), feasible.add_var(0, None)
+    feasible.add_row({x: 1, y: 1}, None, 3)
+    feasible.add_row({x: 1, y: 1}, 1, None)
+    assert not lpmod._farkas_infeasible(feasible, [-1.0, 1.0])
+    # without a usable ray the exact pivots (then z3) still confirm it
+    monkeypatch.setattr(lpmod, "_farkas_infeasible", lambda *a: False)
+    r = solve(_infeasible_lp(True), exact=True)
+    assert r.status == "infeasible" and r.exact and r.method != "farkas"
+
+
 # ---------------------------------------------------------------------- lexicographic max-min
 def test_lexmaxmin_two_levels():
     """Three users share one resource of capacity 10; user 0 is capped at 1.
