@@ -126,7 +126,7 @@ def _monopoly_sums_small(env: Environment) -> list:
     caps = [[as_float(c) for c in row] for row in env.capacity]
     out = []
     for dem in env.demand:
-        dm = [(r, as_float(v)) for r, v in enumerate(dem) if v > 0]
+        dm = [(r, as_float(v)) for r, v in enumerate(dem) if v._numerator > 0]  # checked Fractions
         out.append(sum(min((row[r] / v for r, v in dm), default=inf) for row in caps))
     return out
 
@@ -149,7 +149,7 @@ def etas_float(env: Environment) -> list:
         out = []
         for c, row in zip(comp, env.external_demand):
             for ck, dk in zip(env.external_capacity, row):
-                if dk > 0:
+                if dk._numerator > 0:
                     q = as_float(ck) / as_float(dk)
                     if q < c:
                         c = q

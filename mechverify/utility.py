@@ -94,7 +94,7 @@ def _float_own_tasks(true_env: Environment, rep: Environment, row: Any, j: int) 
         xs = row[s]
         best = INF
         for dr, dt in zip(rep.d(j, s), true_env.d(j, s)):
-            if dt > 0:
+            if dt._numerator > 0:  # (the environment's numbers are checked Fractions)
                 q = xs * as_float(dr) / as_float(dt)
                 if q < best:
                     best = q
@@ -104,7 +104,7 @@ def _float_own_tasks(true_env: Environment, rep: Environment, row: Any, j: int) 
     if ext_d:
         tot = sum(row[1:], row[0]) if row else 0
         for dr, dt in zip(rep.external_demand[j], ext_d):
-            if dt > 0:
+            if dt._numerator > 0:
                 q = tot * as_float(dr) / as_float(dt)
                 if q < result:
                     result = q
