@@ -43,11 +43,14 @@ def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Itera
     total: Any = 0
     for s in mask:
         total = total + leontief_tasks(bundle.amounts[s], env.d(j, s))
+    return _capped(total, leontief_tasks(bundle.external, env.external_demand[j]), env.tasks[j])
+
+
+def _capped(total: Any, ext: Any, nj: Any) -> Any:
+    """``min(total, ext, n_j)``, compared in this order (a binding ``n_j`` is returned as it is)."""
     result = total
-    ext = leontief_tasks(bundle.external, env.external_demand[j])
     if ext < result:
         result = ext
-    nj = env.tasks[j]
     if nj is not None and nj < result:
         result = nj
     return result
@@ -99,19 +102,16 @@ def _float_own_tasks(true_env: Environment, rep: Environment, row: Any, j: int) 
                 if q < best:
                     best = q
         total = total + best
-    result = total
+    ext = INF
     ext_d = true_env.external_demand[j]
     if ext_d:
         tot = sum(row[1:], row[0]) if row else 0
         for dr, dt in zip(rep.external_demand[j], ext_d):
             if dt._numerator > 0:
                 q = tot * as_float(dr) / as_float(dt)
-                if q < result:
-                    result = q
-    nj = true_env.tasks[j]
-    if nj is not None and nj < result:
-        result = nj
-    return result
+                if q < ext:
+                    ext = q
+    return _capped(total, ext, true_env.tasks[j])
 
 
 def utilities(true_env: Environment, alloc: Allocation, integral: bool = False) -> tuple[Any, ...]:
