@@ -24,7 +24,7 @@ from mechverify.polytope import TaskPolytope
 from ..normalisers import finite_normaliser
 from .algorithm1_float import FLOAT_SAT_TOL, algorithm1_float
 
-__all__ = ["algorithm1", "server_external_rows"]
+__all__ = ["algorithm1", "run_rounds", "server_external_rows"]
 
 
 def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[Any], *,
@@ -66,7 +66,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
     coef: dict[int, Any] = {}
     used_norm = [finite_normaliser(env, normaliser[j], j) for j in range(env.n_users)]
     part = [j for j in range(env.n_users) if used_norm[j] is not None and poly.can_run(j)]
-    # floats: the level g in units of the equal split (see mechanisms/common.py); divided back below
+    # floats: the level g in units of the equal split (see lexmaxmin.lex_max_min); divided back in run_rounds
     scale = 1.0 if exact else float(max(1, len(part)))
     row_of: dict[int, int] = {}
     part_set = set(part)
@@ -82,18 +82,36 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
         row[g] = -1
         row_of[j] = lp.add_row(row, 0, 0)  # (8f)
     active = sorted(row_of)
-    saturated: list[int] = []
-
-    def cap() -> Optional[Fraction]:
-        caps = [env.tasks[j] * coef[j] for j in active if env.tasks[j] is not None]
-        return max(caps) if caps else None
-
     if not active:
         lp.col_upper[g] = lp.zero
     session = LPSession(lp)
-    zero: Any = Fraction(0) if exact else 0.0
-    rounds, trace = 0, []
-    x: list = [zero] * lp.n_cols
+
+    def total(x: Sequence[Any], j: int) -> Any:
+        return sum((x[col] for _, col in poly.user_vars[j]), Fraction(0) if exact else 0.0)
+
+    x, rounds, trace, saturated = run_rounds(session, env, name, exact, g, row_of, coef, active, total, scale)
+    meta = {"rounds": rounds, "levels_by_round": [t[1] for t in trace], "saturated": sorted(saturated),
+            "saturated_by_round": [t[2] for t in trace], "normaliser": used_norm,
+            "level": None if not trace or trace[-1][1] is None else trace[-1][1],
+            "unique_totals": True}
+    if info:
+        meta.update(info)
+    # totals are unique: active users sit at w_j N_j g* (g* the optimal value), saturated ones at n_j
+    return poly.allocation(x[:n_x], exact, name, meta)
+
+
+def run_rounds(session: Any, env: Environment, name: str, exact: bool, g: int, row_of: dict, coef: Any,
+               active: list, total: Callable[[Sequence[Any], int], Any], scale: float) -> tuple:
+    """Algorithm 1's rounds on an LP session (``LPSession``, or the float path's column-generation
+    session over arrays): ``g`` the level's column, ``row_of[j]`` user ``j``'s (8f) row with coefficient
+    ``coef[j]`` on its columns, ``total(x, j)`` its total.  Returns ``(x, rounds, trace, saturated)``,
+    ``trace`` of ``(round, level, saturated in that round)`` with float levels divided by ``scale``."""
+    def cap() -> Any:
+        caps = [env.tasks[j] * coef[j] for j in active if env.tasks[j] is not None]
+        return max(caps) if caps else None
+
+    rounds, trace, saturated = 0, [], []
+    x: Any = None
     while True:
         rounds += 1
         if rounds > env.n_users + 2:
@@ -118,7 +136,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
             nj = env.tasks[j]
             if nj is None:
                 continue
-            tot = sum((x[col] for _, col in poly.user_vars[j]), zero)
+            tot = total(x, j)
             if exact:
                 hit = tot >= nj
             else:
@@ -135,14 +153,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
             session.set_row_bounds(r, target, target)
         active = [j for j in active if j not in Q]
         saturated.extend(Q)
-    meta = {"rounds": rounds, "levels_by_round": [t[1] for t in trace], "saturated": sorted(saturated),
-            "saturated_by_round": [t[2] for t in trace], "normaliser": used_norm,
-            "level": None if not trace or trace[-1][1] is None else trace[-1][1],
-            "unique_totals": True}
-    if info:
-        meta.update(info)
-    # totals are unique: active users sit at w_j N_j g* (g* the optimal value), saturated ones at n_j
-    return poly.allocation(x[:n_x], exact, name, meta)
+    return x, rounds, trace, saturated
 
 
 def server_external_rows(poly: TaskPolytope, caps: Sequence[Sequence[Any]]) -> None:

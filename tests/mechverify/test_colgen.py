@@ -76,6 +76,52 @@ def test_column_generation_warm_start_from_a_remembered_layout(monkeypatch):
     assert not _close(first.totals(), whole.totals())  # the misreport did change the allocation
 
 
+def test_algorithm1_float_path_shares_the_session_and_its_layout_memory(monkeypatch):
+    """Algorithm 1's float path builds LP-TaskShare as arrays and solves it in the same session
+    (``from_arrays``): a misreported demand has the truthful LP's layout and starts from its final basis;
+    warm, cold and exact give the same totals (Algorithm 1's totals are unique)."""
+    from mechanisms import seed004
+    from mechanisms.normalisers import etas, etas_float
+
+    rng = random.Random(3)
+    d = random_instance(rng, 12, 6, 2, capacity=(1, 20), external=(20, 80), external_demand=(0, 3), tasks=0.3,
+                        task_range=(1, 9))
+    colgen.forget_layouts()
+    env = parse_environment(d)
+    seed004.algorithm1(env, "tsf-er", False, etas_float(env), cg_threshold=0)
+    assert [k[0] for k in colgen._LAST] == ["algorithm1"]
+    starts = []
+    real = colgen.ColumnGenerationSession._set_basis
+    monkeypatch.setattr(colgen.ColumnGenerationSession, "_set_basis",
+                        lambda self, c, r: (starts.append(1), real(self, c, r)))
+    d["users"][0]["demand"] = [v + 1 for v in d["users"][0]["demand"]]
+    dev = parse_environment(d)
+    warm = seed004.algorithm1(dev, "tsf-er", False, etas_float(dev), cg_threshold=0)
+    assert starts == [1] and warm.info["column_generation"]["used"]
+    colgen.forget_layouts()
+    cold = seed004.algorithm1(dev, "tsf-er", False, etas_float(dev), cg_threshold=0)
+    exact = seed004.algorithm1(dev, "tsf-er", True, etas(dev))
+    assert starts == [1]  # the cold run did not start from a remembered basis
+    assert _close(warm.totals(), exact.totals()) and _close(cold.totals(), exact.totals())
+
+
+def test_session_modifications_keep_generated_columns_out():
+    """Column bounds and costs can only change for columns that column generation never leaves out."""
+    lp = LinearProgram(maximize=True)
+    x = lp.add_var(0, None, 1)
+    y = lp.add_var(0, None, 2)
+    g = lp.add_var(0, None, 0)
+    r = lp.add_row({x: 1, y: 1}, None, 4)
+    lp.add_row({x: 1, y: 1, g: -1}, 0, None)
+    s = colgen.ColumnGenerationSession(lp, [r], per_row=1)
+    with pytest.raises(ValueError, match="never leaves out"):
+        s.set_col_bounds(x, 0, 1)
+    s.set_col_bounds(g, 0, 3)
+    s.set_cost({g: 1})
+    res = s.solve()
+    assert res.ok and res.objective == 3.0 and lp.col_upper[g] == 3
+
+
 def test_column_generation_refuses_exact_solves():
     lp = LinearProgram(maximize=True)
     x = lp.add_var(0, None, 1)
