@@ -25,7 +25,11 @@ A restricted master that is infeasible (a domination LP whose targets need colum
 column in and goes on: infeasible is reported only for the whole LP.
 
 Only columns with lower bound exactly 0 are left out (a column outside the master is at 0, which must
-be feasible for it).  Float mode only: exact solves take ``LPSession`` (the exact basis re-solve needs
+be feasible for it).
+
+Two ways in: from a ``LinearProgram`` (leximin rounds, PO's domination LP), or from arrays
+(:meth:`ColumnGenerationSession.from_arrays` with a :class:`Columns` matrix) for a mechanism that builds
+its LP in numpy (Algorithm 1's float path: 100 000 columns as dicts would cost more than the solve).  Float mode only: exact solves take ``LPSession`` (the exact basis re-solve needs
 the whole LP).  The session has ``LPSession``'s interface for what ``lexmaxmin`` uses: ``solve``,
 ``set_coef``, ``set_row_bounds``.
 """
@@ -38,7 +42,7 @@ import numpy as np
 
 from .lp import LinearProgram, LPError, LPResult, _fl, _float, _INF, highspy, new_highs, run_highs
 
-__all__ = ["ColumnGenerationSession", "COLGEN_MIN_COLS", "INITIAL_PER_ROW", "ADD_PER_ROW", "forget_layouts"]
+__all__ = ["ColumnGenerationSession", "Columns", "COLGEN_MIN_COLS", "INITIAL_PER_ROW", "ADD_PER_ROW", "forget_layouts"]
 
 COLGEN_MIN_COLS = 20000  # below this, the whole LP is solved directly (measured: no gain under ~10k)
 PRICE_TOL = 1e-9
@@ -75,10 +79,8 @@ class ColumnGenerationSession:
             rows_i.extend([i] * len(row))
             cols_i.extend(row.keys())
             vals.extend(_float(v) for v in row.values())
-        import scipy.sparse as sp
-
-        a = sp.csc_matrix((np.array(vals, dtype=float), (np.array(rows_i, dtype=np.int64),
-                                                         np.array(cols_i, dtype=np.int64))), shape=(m, n))
+        a = Columns.from_entries(np.array(rows_i, dtype=np.int64), np.array(cols_i, dtype=np.int64),
+                                 np.array(vals, dtype=float), m, n)
         # the owner (seed row) of every column and its attractiveness
         owner = np.full(n, -1, dtype=np.int64)
         score = np.zeros(n)
@@ -95,25 +97,27 @@ class ColumnGenerationSession:
                     owner, score, (m, tuple(lp.col_names)), per_row, add_per_row, time_limit, include)
 
     @classmethod
-    def from_arrays(cls, a: Any, cost: np.ndarray, maximize: bool, col_lower: np.ndarray, col_upper: np.ndarray,
+    def from_arrays(cls, a: "Columns", cost: np.ndarray, maximize: bool, col_lower: np.ndarray, col_upper: np.ndarray,
                     row_lower: np.ndarray, row_upper: np.ndarray, owner: np.ndarray, score: np.ndarray,
                     layout: Any, per_row: Optional[int] = None, add_per_row: Optional[int] = None,
                     time_limit: Optional[float] = None, generate: bool = True, primal_first: bool = False,
-                    highs: Any = None) -> "ColumnGenerationSession":
-        """A session over the LP ``a`` (a scipy CSC matrix, rows x columns) with the given float data
+                    highs: Any = None, rank: Optional[np.ndarray] = None) -> "ColumnGenerationSession":
+        """A session over the LP with constraint matrix ``a`` (:class:`Columns`) and the given float data
         (``+-inf``: no bound).  ``owner[c]``: the seed row column ``c`` scores in (-1: none; such columns
         are always in) and ``score[c]`` its coefficient there; ``layout``: a hashable name of the LP's
         rows and columns (LPs with equal layouts share warm starts).  ``generate=False``: every column
         is in the master and HiGHS keeps its default options (a plain session, no layout memory);
         ``primal_first``: the first master too is solved by the primal simplex (every later one is;
         which is faster for the first depends on the LP family: measured per caller); ``highs``: an
-        empty solver object to use (e.g. a pooled one)."""
+        empty solver object to use (e.g. a pooled one); ``rank[c]``: how attractive column ``c`` is for
+        the first master, larger first (default: its score per unit of the scarcest capacity it uses)."""
         self = cls.__new__(cls)
         self.lp = None
         self._setup(a, np.asarray(cost, dtype=float), maximize, np.asarray(col_lower, dtype=float),
                     np.asarray(col_upper, dtype=float), np.asarray(row_lower, dtype=float),
                     np.asarray(row_upper, dtype=float), np.asarray(owner, dtype=np.int64),
-                    np.asarray(score, dtype=float), layout, per_row, add_per_row, time_limit, (), generate, highs)
+                    np.asarray(score, dtype=float), layout, per_row, add_per_row, time_limit, (), generate, highs,
+                    rank)
         if generate and primal_first:
             self.h.setOptionValue("simplex_strategy", 4)
         return self
@@ -121,37 +125,35 @@ class ColumnGenerationSession:
     def _setup(self, a: Any, cost: np.ndarray, maximize: bool, col_lower: np.ndarray, col_upper: np.ndarray,
                row_lower: np.ndarray, row_upper: np.ndarray, owner: np.ndarray, score: np.ndarray, layout: Any,
                per_row: Optional[int], add_per_row: Optional[int], time_limit: Optional[float],
-               include: Sequence[int], generate: bool = True, highs: Any = None) -> None:
-        import scipy.sparse as sp
-
+               include: Sequence[int], generate: bool = True, highs: Any = None,
+               rank: Optional[np.ndarray] = None) -> None:
         per_row = INITIAL_PER_ROW if per_row is None else per_row
         self.add_per_row = ADD_PER_ROW if add_per_row is None else add_per_row
         self.deadline = None if time_limit is None else time.monotonic() + time_limit
-        m, n = a.shape
+        m, n = a.m, a.n
         self.n = n
         self.sign = -1.0 if maximize else 1.0  # HiGHS minimises
         self.cost = self.sign * cost
         self.col_lower, self.col_upper = col_lower, col_upper
         self.row_lower, self.row_upper = row_lower, row_upper
         self.a = a
-        self.at = a.T.tocsr()
         self.generate = generate
         self.priced = 0  # pricing rounds that brought columns in
         # candidates for leaving out: lower bound exactly 0 (0 is then a feasible value), scored by a seed row
         cand = (col_lower == 0) & (owner >= 0) if generate else np.zeros(n, dtype=bool)
         seed = np.zeros(m, dtype=bool)
         seed[owner[owner >= 0]] = True
-        # attractiveness: score per unit of capacity used (capacity rows: only an upper bound, > 0)
-        cap = np.isinf(row_lower) & (row_lower < 0) & np.isfinite(row_upper) & (row_upper > 0) & ~seed
-        scaled = sp.diags(np.where(cap, 1.0 / np.where(cap, row_upper, 1.0), 0.0)) @ a
-        use = abs(scaled).max(axis=0).toarray().ravel() if n else np.zeros(0)
-        with np.errstate(divide="ignore"):
-            ratio = np.where(use > 0, score / np.where(use > 0, use, 1.0), np.inf)
+        if rank is None:  # attractiveness: score per unit of capacity used (capacity rows: only an upper
+            # bound, > 0)
+            cap = np.isinf(row_lower) & (row_lower < 0) & np.isfinite(row_upper) & (row_upper > 0) & ~seed
+            use = a.column_max_abs(np.where(cap, 1.0 / np.where(cap, row_upper, 1.0), 0.0))
+            with np.errstate(divide="ignore"):
+                rank = np.where(use > 0, score / np.where(use > 0, use, 1.0), np.inf)
         self.owner = owner
         self.sel = ~cand
         self.cand = cand
         oc = np.nonzero(cand)[0]
-        first = _top_per_group(oc, owner[oc], -ratio[oc], per_row) if len(oc) else oc
+        first = _top_per_group(oc, owner[oc], -rank[oc], per_row) if len(oc) else oc
         self.sel[first] = True
         if len(include):
             self.sel[np.asarray(list(include), dtype=np.int64)] = True
@@ -174,21 +176,21 @@ class ColumnGenerationSession:
 
     def _load(self) -> None:
         idx = self.idx
-        sub = self.a[:, idx].tocsc()
+        start, index, value = self.a.take(idx)
         hl = highspy.HighsLp()
         hl.num_col_ = len(idx)
-        hl.num_row_ = self.a.shape[0]
+        hl.num_row_ = self.a.m
         hl.col_cost_ = self.cost[idx]
         hl.col_lower_ = self.col_lower[idx]
         hl.col_upper_ = self.col_upper[idx]
         hl.row_lower_ = self.row_lower
         hl.row_upper_ = self.row_upper
         hl.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        hl.a_matrix_.start_ = sub.indptr.astype(np.int32)
-        hl.a_matrix_.index_ = sub.indices.astype(np.int32)
-        hl.a_matrix_.value_ = sub.data.astype(float)
+        hl.a_matrix_.start_ = start
+        hl.a_matrix_.index_ = index
+        hl.a_matrix_.value_ = value
         hl.a_matrix_.num_col_ = len(idx)
-        hl.a_matrix_.num_row_ = self.a.shape[0]
+        hl.a_matrix_.num_row_ = self.a.m
         if self.h.passModel(hl) == highspy.HighsStatus.kError:
             raise LPError("HiGHS rejected the LP model")
 
@@ -256,19 +258,13 @@ class ColumnGenerationSession:
         self.h.changeCoeff(i, int(self.pos[col]), v)
 
     def _set_matrix(self, i: int, col: int, v: float) -> None:
-        lo, hi = self.a.indptr[col], self.a.indptr[col + 1]
-        hit = np.nonzero(self.a.indices[lo:hi] == i)[0]
-        if len(hit):
-            self.a.data[lo + hit[0]] = v
-        else:
-            self.a[i, col] = v  # a new non-zero (a structure change)
-        self.at = self.a.T.tocsr()
+        self.a.set(i, col, v)
 
     def _add(self, cols: np.ndarray) -> None:
-        sub = self.a[:, cols].tocsc()
+        start_, index, value = self.a.take(cols)
         start = len(self.idx)
-        self.h.addCols(len(cols), self.cost[cols], self.col_lower[cols], self.col_upper[cols], sub.nnz,
-                       sub.indptr[:-1].astype(np.int32), sub.indices.astype(np.int32), sub.data.astype(float))
+        self.h.addCols(len(cols), self.cost[cols], self.col_lower[cols], self.col_upper[cols], len(index),
+                       start_[:-1], index, value)
         self.idx = np.concatenate([self.idx, cols])
         self.pos[cols] = np.arange(start, start + len(cols))
         self.sel[cols] = True
@@ -315,7 +311,7 @@ class ColumnGenerationSession:
             y = np.array(sol.row_dual, dtype=float)
             out = np.nonzero(self.cand & ~self.sel)[0]
             if len(out):
-                rc = (self.cost - self.at @ y)[out]  # one product over every column: cheaper than slicing
+                rc = (self.cost - self.a.transpose_times(y))[out]  # every column at once: cheaper than slicing
                 bad = rc < -PRICE_TOL * np.maximum(1.0, np.abs(self.cost[out]))
                 if bad.any():
                     add = out[bad]
@@ -329,6 +325,67 @@ class ColumnGenerationSession:
             obj = self.sign * self.h.getInfo().objective_function_value
             return LPResult("optimal", x=x.tolist(), objective=obj, row_dual=duals,
                             row_activity=list(sol.row_value), exact=False, method="highs")
+
+
+class Columns:
+    """A sparse matrix stored by columns (CSC arrays: ``indptr``, row ``indices``, ``data``; ``m`` rows,
+    ``n`` columns) with the few operations column generation needs, in numpy (no scipy import: it costs
+    0.1 s, more than the rest of a small solve)."""
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, m: int) -> None:
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices, dtype=np.int64)
+        self.data = np.asarray(data, dtype=float)
+        self.m, self.n = m, len(self.indptr) - 1
+        self._col_of: Optional[np.ndarray] = None
+
+    @classmethod
+    def from_entries(cls, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, m: int, n: int) -> "Columns":
+        """From ``(row, column, value)`` triples (no duplicates)."""
+        order = np.lexsort((rows, cols))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=n), out=indptr[1:])
+        return cls(indptr, rows[order], vals[order], m)
+
+    def col_of(self) -> np.ndarray:
+        """The column of every stored entry."""
+        if self._col_of is None:
+            self._col_of = np.repeat(np.arange(self.n), np.diff(self.indptr))
+        return self._col_of
+
+    def take(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The columns ``cols`` (in that order) as HiGHS's ``(start, index, value)`` arrays (``start`` has
+        ``len(cols) + 1`` entries)."""
+        cols = np.asarray(cols, dtype=np.int64)
+        lo, lengths = self.indptr[cols], self.indptr[cols + 1] - self.indptr[cols]
+        start = np.zeros(len(cols) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=start[1:])
+        pos = np.repeat(lo - start[:-1], lengths) + np.arange(start[-1])
+        return start.astype(np.int32), self.indices[pos].astype(np.int32), self.data[pos]
+
+    def transpose_times(self, y: np.ndarray) -> np.ndarray:
+        """``A^T y``: every column's product with the row vector ``y``."""
+        return np.bincount(self.col_of(), weights=self.data * y[self.indices], minlength=self.n)
+
+    def column_max_abs(self, w: np.ndarray) -> np.ndarray:
+        """``max_i |a_ic| w_i`` of every column ``c`` (0 for an empty column)."""
+        out = np.zeros(self.n)
+        full = np.diff(self.indptr) > 0
+        if full.any():  # entries are grouped by column: one reduction per non-empty column
+            out[full] = np.maximum.reduceat(np.abs(self.data) * w[self.indices], self.indptr[:-1][full])
+        return out
+
+    def set(self, i: int, col: int, v: float) -> None:
+        """``a_{i,col} = v`` (a new entry if there was none)."""
+        lo, hi = self.indptr[col], self.indptr[col + 1]
+        hit = np.nonzero(self.indices[lo:hi] == i)[0]
+        if len(hit):
+            self.data[lo + hit[0]] = v
+            return
+        self.indices = np.insert(self.indices, hi, i)
+        self.data = np.insert(self.data, hi, v)
+        self.indptr[col + 1:] += 1
+        self._col_of = None
 
 
 def forget_layouts() -> None:

@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from mechverify.allocation import Allocation
-from mechverify.colgen import ColumnGenerationSession
+from mechverify.colgen import Columns, ColumnGenerationSession
 from mechverify.lp import pooled_highs
 from mechverify.model import Environment
 
@@ -40,13 +40,11 @@ def _f(v: Any) -> float:
 
 
 class TaskShareArrays:
-    """LP-TaskShare (8) of one environment as arrays (see the module docstring): ``a`` (CSC, rows x
-    columns), bounds, ``owner`` / ``score`` for column generation, and the per-user columns."""
+    """LP-TaskShare (8) of one environment as arrays (see the module docstring): ``a`` (the constraint
+    matrix by columns), bounds, ``owner`` / ``score`` for column generation, and the per-user columns."""
 
     def __init__(self, env: Environment, normaliser: Sequence[Any], external: bool,
                  server_external_caps: Optional[Sequence[Sequence[Any]]]) -> None:
-        import scipy.sparse as sp
-
         J, S, R, K = env.n_users, env.n_servers, env.n_resources, env.n_external
         self.env = env
         cap = np.array([[_f(v) for v in row] for row in env.capacity], dtype=float)
@@ -114,7 +112,7 @@ class TaskShareArrays:
         indptr = np.concatenate([[0, len(g_rows)], len(g_rows) + np.cumsum(counts)])
         indices = np.concatenate([g_rows, idx_m[mask]])
         data = np.concatenate([np.full(len(g_rows), -1.0), val_m[mask]])
-        self.a = sp.csc_matrix((data, indices, indptr), shape=(m, P + 1))
+        self.a = Columns(indptr, indices, data, m)
         self.g = 0
         n = P + 1
         self.cost = np.zeros(n)
@@ -126,6 +124,11 @@ class TaskShareArrays:
         self.row_lower, self.row_upper = row_lower, row_upper
         self.owner = np.concatenate([[-1], eq_of[pj]])
         self.score = np.concatenate([[0.0], self.coef[pj]])
+        # the first master: each user's servers by the tasks it could run there alone (RDM rows only)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mono = np.where(d[:, None, :] > 0, cap[None, :, :] / np.where(d > 0, d, 1.0)[:, None, :],
+                            np.inf).min(axis=2)
+        self.rank = np.concatenate([[np.inf], mono[pj, ps]])
         self.colid = -np.ones((J, S), dtype=np.int64)
         self.colid[pj, ps] = 1 + np.arange(P)
         self.user_cols = [self.colid[j][self.colid[j] >= 0] for j in range(J)]
@@ -137,7 +140,7 @@ class TaskShareArrays:
         return ColumnGenerationSession.from_arrays(
             self.a, self.cost, True, self.col_lower, self.col_upper, self.row_lower, self.row_upper, self.owner,
             self.score, self.layout, per_row=CG_INITIAL_SERVERS, add_per_row=CG_ADD_PER_USER, generate=generate,
-            primal_first=True, highs=highs)  # primal first: ~1.2x faster here (bench_tsf_er.py), not for tsf
+            primal_first=True, highs=highs, rank=self.rank)  # primal first: ~1.2x faster here (bench_tsf_er.py), not for tsf
 
     def total(self, x: Sequence[float], j: int) -> float:
         """``x_j`` from the column values ``x`` (converted once per solution)."""
