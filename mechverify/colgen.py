@@ -29,9 +29,11 @@ be feasible for it).
 
 Two ways in: from a ``LinearProgram`` (leximin rounds, PO's domination LP), or from arrays
 (:meth:`ColumnGenerationSession.from_arrays` with a :class:`Columns` matrix) for a mechanism that builds
-its LP in numpy (Algorithm 1's float path: 100 000 columns as dicts would cost more than the solve).  Float mode only: exact solves take ``LPSession`` (the exact basis re-solve needs
-the whole LP).  The session has ``LPSession``'s interface for what ``lexmaxmin`` uses: ``solve``,
-``set_coef``, ``set_row_bounds``.
+its LP in numpy (Algorithm 1's float path: 100 000 columns as dicts would cost more than the solve).
+
+Float mode only: exact solves take ``LPSession`` (the exact basis re-solve needs the whole LP).  The
+session has ``LPSession``'s interface for what ``lexmaxmin`` and Algorithm 1's rounds use: ``solve``,
+``set_coef``, ``set_row_bounds``, ``set_col_bounds``, ``set_cost``.
 """
 from __future__ import annotations
 

@@ -137,10 +137,11 @@ class TaskShareArrays:
 
     def session(self, generate: bool, highs: Any = None) -> ColumnGenerationSession:
         """The LP in a session: column generation if ``generate``, else every column in."""
+        # primal simplex from the first master: ~1.2x faster here (bench_tsf_er.py; not for tsf's leximin)
         return ColumnGenerationSession.from_arrays(
             self.a, self.cost, True, self.col_lower, self.col_upper, self.row_lower, self.row_upper, self.owner,
             self.score, self.layout, per_row=CG_INITIAL_SERVERS, add_per_row=CG_ADD_PER_USER, generate=generate,
-            primal_first=True, highs=highs, rank=self.rank)  # primal first: ~1.2x faster here (bench_tsf_er.py), not for tsf
+            primal_first=True, highs=highs, rank=self.rank)
 
     def total(self, x: Sequence[float], j: int) -> float:
         """``x_j`` from the column values ``x`` (converted once per solution)."""
