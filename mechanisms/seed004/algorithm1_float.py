@@ -73,30 +73,47 @@ class TaskShareArrays:
         self.active = [int(j) for j in np.nonzero(part)[0]]
         cand = usable & part[:, None]
         self.n_cand = int(cand.sum())
-        # rows: RDM (s, r) at s*R + r; external (per server, or global); one (8f) row per participant
+        m, eq_of = self._rows(cap, external, server_external_caps)
+        self._columns(cand, cap, d, de, eq_of, m, external or server_external_caps is not None,
+                      server_external_caps is not None)
+        self.layout = ("algorithm1", J, S, R, K, server_external_caps is not None, external, cand.tobytes(),
+                       tuple(self.active))
+        self._x: tuple = (None, None)  # the last solution given to total(), as an array
+
+    def _rows(self, cap: np.ndarray, external: bool, server_external_caps: Any) -> tuple[int, np.ndarray]:
+        """Row bounds: RDM ``(s, r)`` at ``s*R + r``; external (per server, or global); one (8f) row per
+        participant (``row_of``).  Returns the number of rows and every user's (8f) row (-1: none)."""
+        env = self.env
+        S, K = env.n_servers, env.n_external
         row_up = list(cap.reshape(-1))
-        ext0 = S * R
-        per_server = server_external_caps is not None
-        if per_server:
+        if server_external_caps is not None:
             row_up += [float(server_external_caps[s][k]) for s in range(S) for k in range(K)]
         elif external:
             row_up += [_f(v) for v in env.external_capacity]
         eq0 = len(row_up)
         self.row_of = {j: eq0 + i for i, j in enumerate(self.active)}
-        eq_of = np.full(J, -1, dtype=np.int64)
+        eq_of = np.full(env.n_users, -1, dtype=np.int64)
         for j, r in self.row_of.items():
             eq_of[j] = r
         m = eq0 + len(self.active)
-        row_lower = np.full(m, -np.inf)
-        row_upper = np.array(row_up + [0.0] * len(self.active))
-        row_lower[eq0:] = 0.0
-        # columns: g, then every candidate pair (row-major); entries RDM, external, (8f) per column
+        self.row_lower = np.full(m, -np.inf)
+        self.row_upper = np.array(row_up + [0.0] * len(self.active))
+        self.row_lower[eq0:] = 0.0
+        return m, eq_of
+
+    def _columns(self, cand: np.ndarray, cap: np.ndarray, d: np.ndarray, de: np.ndarray, eq_of: np.ndarray,
+                 m: int, with_external: bool, per_server: bool) -> None:
+        """Column 0 is ``g`` (-1 in every (8f) row); then every candidate pair ``(j, s)`` (row-major) with
+        its RDM, external and (8f) entries; bounds, cost, owners, scores and the first master's rank."""
+        S, R, K = self.env.n_servers, self.env.n_resources, self.env.n_external
+        ext0 = S * R
+        eq0 = m - len(self.active)
         pairs = np.argwhere(cand)
         pj, ps = pairs[:, 0], pairs[:, 1]
         P = len(pairs)
         blocks_i = [ps[:, None] * R + np.arange(R)[None, :]]
         blocks_v = [d[pj]]
-        if K and (per_server or external):
+        if K and with_external:
             if per_server:
                 blocks_i.append(ext0 + ps[:, None] * K + np.arange(K)[None, :])
             else:
@@ -107,9 +124,8 @@ class TaskShareArrays:
         idx_m, val_m = np.hstack(blocks_i), np.hstack(blocks_v)
         mask = val_m > 0
         mask[:, -1] = True  # the (8f) coefficient (> 0 for every participant)
-        counts = mask.sum(axis=1)
         g_rows = np.arange(eq0, m)
-        indptr = np.concatenate([[0, len(g_rows)], len(g_rows) + np.cumsum(counts)])
+        indptr = np.concatenate([[0, len(g_rows)], len(g_rows) + np.cumsum(mask.sum(axis=1))])
         indices = np.concatenate([g_rows, idx_m[mask]])
         data = np.concatenate([np.full(len(g_rows), -1.0), val_m[mask]])
         self.a = Columns(indptr, indices, data, m)
@@ -121,7 +137,6 @@ class TaskShareArrays:
         self.col_upper = np.full(n, np.inf)
         if not self.active:
             self.col_upper[0] = 0.0
-        self.row_lower, self.row_upper = row_lower, row_upper
         self.owner = np.concatenate([[-1], eq_of[pj]])
         self.score = np.concatenate([[0.0], self.coef[pj]])
         # the first master: each user's servers by the tasks it could run there alone (RDM rows only)
@@ -129,11 +144,9 @@ class TaskShareArrays:
             mono = np.where(d[:, None, :] > 0, cap[None, :, :] / np.where(d > 0, d, 1.0)[:, None, :],
                             np.inf).min(axis=2)
         self.rank = np.concatenate([[np.inf], mono[pj, ps]])
-        self.colid = -np.ones((J, S), dtype=np.int64)
+        self.colid = -np.ones((self.env.n_users, S), dtype=np.int64)
         self.colid[pj, ps] = 1 + np.arange(P)
-        self.user_cols = [self.colid[j][self.colid[j] >= 0] for j in range(J)]
-        self._x: tuple = (None, None)  # the last solution given to total(), as an array
-        self.layout = ("algorithm1", J, S, R, K, per_server, external, cand.tobytes(), tuple(self.active))
+        self.user_cols = [self.colid[j][self.colid[j] >= 0] for j in range(self.env.n_users)]
 
     def session(self, generate: bool, highs: Any = None) -> ColumnGenerationSession:
         """The LP in a session: column generation if ``generate``, else every column in."""
