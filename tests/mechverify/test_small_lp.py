@@ -176,3 +176,19 @@ def test_mechanisms_exact_totals_same_with_and_without_the_dense_simplex(name, m
             old_x, old_f = mechanisms.allocate(mech, env, exact=True), mechanisms.allocate(mech, env, exact=False)
         assert new_x.totals() == old_x.totals(), env.to_dict()
         assert new_f.totals() == pytest.approx(old_f.totals(), rel=1e-9, abs=1e-9)
+
+
+def test_infeasibility_proved_by_the_dual_ray_is_confirmed_by_z3():
+    """Every random LP that an exact solve calls infeasible through HiGHS's dual ray (the Farkas check,
+    ``lp._farkas_infeasible``) is infeasible for z3's rational simplex too."""
+    from mechverify.lp import solve_z3
+
+    rng = random.Random(21)
+    proved = 0
+    for it in range(300):
+        lp = _rand_lp(rng, it % 2 == 1)
+        r = LPSession(lp.copy()).solve(exact=True)
+        if r.method == "farkas":
+            proved += 1
+            assert r.status == "infeasible" and solve_z3(lp).status == "infeasible", it
+    assert proved >= 20
