@@ -24,7 +24,7 @@ from mechverify.numbers import INF, as_float, is_inf
 
 __all__ = ["dominant_share_per_task", "norm_from_share", "global_dominant_share", "drf_normaliser",
            "drfh_normaliser", "pooled_dominant_normaliser", "tsf_gamma", "tsf_gammas", "eta", "etas", "etas_float",
-           "tsf_alpha_normaliser", "fallback_normaliser", "finite_normaliser", "max_total"]
+           "monopoly_counts_float", "tsf_alpha_normaliser", "fallback_normaliser", "finite_normaliser", "max_total"]
 
 
 # ---------------------------------------------------------------------- dominant shares (DRF family)
@@ -105,18 +105,24 @@ def etas(env: Environment) -> list:
     return [eta(env, j) for j in range(env.n_users)]
 
 
-def _monopoly_sums_float(env: Environment) -> Any:
-    """``sum_s min_r c[s,r]/d[j,r]`` of every user in floats (numpy; ``inf`` for a user demanding
-    nothing): the sum of :func:`tsf_gamma` and :func:`eta`, vectorised.  Ignores per-server demands
-    (callers take the exact path when ``env.has_server_demand``)."""
+def monopoly_counts_float(env: Environment) -> Any:
+    """``min_r c[s,r]/d[j,r]`` (the tasks ``j`` could run alone on ``s``) as a ``J x S`` numpy array
+    (``inf`` for a user demanding nothing; placement not applied).  Ignores per-server demands (callers
+    take the exact path when ``env.has_server_demand``)."""
     import numpy as np
 
-    cap = np.array([[float(v) for v in row] for row in env.capacity])  # S x R
-    d = np.array([[float(v) for v in row] for row in env.demand])  # J x R
+    cap = np.array([[as_float(v) for v in row] for row in env.capacity])  # S x R
+    d = np.array([[as_float(v) for v in row] for row in env.demand])  # J x R
     pos = d > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.where(pos[:, None, :], cap[None, :, :] / np.where(pos, d, 1.0)[:, None, :], np.inf)
-    return q.min(axis=2).sum(axis=1)  # J x S monopoly counts (inf: nothing computational), summed
+    return q.min(axis=2)
+
+
+def _monopoly_sums_float(env: Environment) -> Any:
+    """``sum_s min_r c[s,r]/d[j,r]`` of every user in floats (numpy): the sum of :func:`tsf_gamma` and
+    :func:`eta`, vectorised (:func:`monopoly_counts_float` summed over servers)."""
+    return monopoly_counts_float(env).sum(axis=1)
 
 
 def _monopoly_sums_small(env: Environment) -> list:

@@ -28,7 +28,7 @@ Only columns with lower bound exactly 0 are left out (a column outside the maste
 be feasible for it).
 
 Two ways in: from a ``LinearProgram`` (leximin rounds, PO's domination LP), or from arrays
-(:meth:`ColumnGenerationSession.from_arrays` with a :class:`Columns` matrix) for a mechanism that builds
+(:meth:`ColumnGenerationSession.from_arrays` with a scipy CSC matrix) for a mechanism that builds
 its LP in numpy (Algorithm 1's float path: 100 000 columns as dicts would cost more than the solve).
 
 Float mode only: exact solves take ``LPSession`` (the exact basis re-solve needs the whole LP).  The
@@ -44,7 +44,7 @@ import numpy as np
 
 from .lp import LinearProgram, LPError, LPResult, _fl, _float, _INF, highspy, new_highs, run_highs
 
-__all__ = ["ColumnGenerationSession", "Columns", "COLGEN_MIN_COLS", "INITIAL_PER_ROW", "ADD_PER_ROW", "forget_layouts"]
+__all__ = ["ColumnGenerationSession", "COLGEN_MIN_COLS", "INITIAL_PER_ROW", "ADD_PER_ROW", "forget_layouts"]
 
 COLGEN_MIN_COLS = 20000  # below this, the whole LP is solved directly (measured: no gain under ~10k)
 PRICE_TOL = 1e-9
@@ -81,8 +81,10 @@ class ColumnGenerationSession:
             rows_i.extend([i] * len(row))
             cols_i.extend(row.keys())
             vals.extend(_float(v) for v in row.values())
-        a = Columns.from_entries(np.array(rows_i, dtype=np.int64), np.array(cols_i, dtype=np.int64),
-                                 np.array(vals, dtype=float), m, n)
+        import scipy.sparse as sp
+
+        a = sp.csc_matrix((np.array(vals, dtype=float), (np.array(rows_i, dtype=np.int64),
+                                                         np.array(cols_i, dtype=np.int64))), shape=(m, n))
         # the owner (seed row) of every column and its attractiveness
         owner = np.full(n, -1, dtype=np.int64)
         score = np.zeros(n)
@@ -99,12 +101,12 @@ class ColumnGenerationSession:
                     owner, score, (m, tuple(lp.col_names)), per_row, add_per_row, time_limit, include)
 
     @classmethod
-    def from_arrays(cls, a: "Columns", cost: np.ndarray, maximize: bool, col_lower: np.ndarray, col_upper: np.ndarray,
+    def from_arrays(cls, a: Any, cost: np.ndarray, maximize: bool, col_lower: np.ndarray, col_upper: np.ndarray,
                     row_lower: np.ndarray, row_upper: np.ndarray, owner: np.ndarray, score: np.ndarray,
                     layout: Any, per_row: Optional[int] = None, add_per_row: Optional[int] = None,
                     time_limit: Optional[float] = None, generate: bool = True, primal_first: bool = False,
                     highs: Any = None, rank: Optional[np.ndarray] = None) -> "ColumnGenerationSession":
-        """A session over the LP with constraint matrix ``a`` (:class:`Columns`) and the given float data
+        """A session over the LP with constraint matrix ``a`` (a scipy CSC matrix) and the given float data
         (``+-inf``: no bound).  ``owner[c]``: the seed row column ``c`` scores in (-1: none; such columns
         are always in) and ``score[c]`` its coefficient there; ``layout``: a hashable name of the LP's
         rows and columns (LPs with equal layouts share warm starts).  ``generate=False``: every column
@@ -132,13 +134,14 @@ class ColumnGenerationSession:
         per_row = INITIAL_PER_ROW if per_row is None else per_row
         self.add_per_row = ADD_PER_ROW if add_per_row is None else add_per_row
         self.deadline = None if time_limit is None else time.monotonic() + time_limit
-        m, n = a.m, a.n
+        m, n = a.shape
         self.n = n
         self.sign = -1.0 if maximize else 1.0  # HiGHS minimises
         self.cost = self.sign * cost
         self.col_lower, self.col_upper = col_lower, col_upper
         self.row_lower, self.row_upper = row_lower, row_upper
         self.a = a
+        self.at = a.T.tocsr()  # pricing: A^T y over every column
         self.generate = generate
         self.priced = 0  # pricing rounds that brought columns in
         # candidates for leaving out: lower bound exactly 0 (0 is then a feasible value), scored by a seed row
@@ -148,7 +151,10 @@ class ColumnGenerationSession:
         if rank is None:  # attractiveness: score per unit of capacity used (capacity rows: only an upper
             # bound, > 0)
             cap = np.isinf(row_lower) & (row_lower < 0) & np.isfinite(row_upper) & (row_upper > 0) & ~seed
-            use = a.column_max_abs(np.where(cap, 1.0 / np.where(cap, row_upper, 1.0), 0.0))
+            import scipy.sparse as sp
+
+            scaled = sp.diags(np.where(cap, 1.0 / np.where(cap, row_upper, 1.0), 0.0)) @ a
+            use = abs(scaled).max(axis=0).toarray().ravel() if n else np.zeros(0)
             with np.errstate(divide="ignore"):
                 rank = np.where(use > 0, score / np.where(use > 0, use, 1.0), np.inf)
         self.owner = owner
@@ -178,21 +184,21 @@ class ColumnGenerationSession:
 
     def _load(self) -> None:
         idx = self.idx
-        start, index, value = self.a.take(idx)
+        sub = self.a[:, idx].tocsc()
         hl = highspy.HighsLp()
         hl.num_col_ = len(idx)
-        hl.num_row_ = self.a.m
+        hl.num_row_ = self.a.shape[0]
         hl.col_cost_ = self.cost[idx]
         hl.col_lower_ = self.col_lower[idx]
         hl.col_upper_ = self.col_upper[idx]
         hl.row_lower_ = self.row_lower
         hl.row_upper_ = self.row_upper
         hl.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        hl.a_matrix_.start_ = start
-        hl.a_matrix_.index_ = index
-        hl.a_matrix_.value_ = value
+        hl.a_matrix_.start_ = sub.indptr.astype(np.int32)
+        hl.a_matrix_.index_ = sub.indices.astype(np.int32)
+        hl.a_matrix_.value_ = sub.data.astype(float)
         hl.a_matrix_.num_col_ = len(idx)
-        hl.a_matrix_.num_row_ = self.a.m
+        hl.a_matrix_.num_row_ = self.a.shape[0]
         if self.h.passModel(hl) == highspy.HighsStatus.kError:
             raise LPError("HiGHS rejected the LP model")
 
@@ -260,13 +266,19 @@ class ColumnGenerationSession:
         self.h.changeCoeff(i, int(self.pos[col]), v)
 
     def _set_matrix(self, i: int, col: int, v: float) -> None:
-        self.a.set(i, col, v)
+        lo, hi = self.a.indptr[col], self.a.indptr[col + 1]
+        hit = np.nonzero(self.a.indices[lo:hi] == i)[0]
+        if len(hit):
+            self.a.data[lo + hit[0]] = v
+        else:
+            self.a[i, col] = v  # a new non-zero (a structure change)
+        self.at = self.a.T.tocsr()
 
     def _add(self, cols: np.ndarray) -> None:
-        start_, index, value = self.a.take(cols)
+        sub = self.a[:, cols].tocsc()
         start = len(self.idx)
-        self.h.addCols(len(cols), self.cost[cols], self.col_lower[cols], self.col_upper[cols], len(index),
-                       start_[:-1], index, value)
+        self.h.addCols(len(cols), self.cost[cols], self.col_lower[cols], self.col_upper[cols], sub.nnz,
+                       sub.indptr[:-1].astype(np.int32), sub.indices.astype(np.int32), sub.data.astype(float))
         self.idx = np.concatenate([self.idx, cols])
         self.pos[cols] = np.arange(start, start + len(cols))
         self.sel[cols] = True
@@ -313,7 +325,7 @@ class ColumnGenerationSession:
             y = np.array(sol.row_dual, dtype=float)
             out = np.nonzero(self.cand & ~self.sel)[0]
             if len(out):
-                rc = (self.cost - self.a.transpose_times(y))[out]  # every column at once: cheaper than slicing
+                rc = (self.cost - self.at @ y)[out]  # every column at once: cheaper than slicing rows
                 bad = rc < -PRICE_TOL * np.maximum(1.0, np.abs(self.cost[out]))
                 if bad.any():
                     add = out[bad]
@@ -327,67 +339,6 @@ class ColumnGenerationSession:
             obj = self.sign * self.h.getInfo().objective_function_value
             return LPResult("optimal", x=x.tolist(), objective=obj, row_dual=duals,
                             row_activity=list(sol.row_value), exact=False, method="highs")
-
-
-class Columns:
-    """A sparse matrix stored by columns (CSC arrays: ``indptr``, row ``indices``, ``data``; ``m`` rows,
-    ``n`` columns) with the few operations column generation needs, in numpy (no scipy import: it costs
-    0.1 s, more than the rest of a small solve)."""
-
-    def __init__(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, m: int) -> None:
-        self.indptr = np.asarray(indptr, dtype=np.int64)
-        self.indices = np.asarray(indices, dtype=np.int64)
-        self.data = np.asarray(data, dtype=float)
-        self.m, self.n = m, len(self.indptr) - 1
-        self._col_of: Optional[np.ndarray] = None
-
-    @classmethod
-    def from_entries(cls, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, m: int, n: int) -> "Columns":
-        """From ``(row, column, value)`` triples (no duplicates)."""
-        order = np.lexsort((rows, cols))
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cols, minlength=n), out=indptr[1:])
-        return cls(indptr, rows[order], vals[order], m)
-
-    def col_of(self) -> np.ndarray:
-        """The column of every stored entry."""
-        if self._col_of is None:
-            self._col_of = np.repeat(np.arange(self.n), np.diff(self.indptr))
-        return self._col_of
-
-    def take(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The columns ``cols`` (in that order) as HiGHS's ``(start, index, value)`` arrays (``start`` has
-        ``len(cols) + 1`` entries)."""
-        cols = np.asarray(cols, dtype=np.int64)
-        lo, lengths = self.indptr[cols], self.indptr[cols + 1] - self.indptr[cols]
-        start = np.zeros(len(cols) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=start[1:])
-        pos = np.repeat(lo - start[:-1], lengths) + np.arange(start[-1])
-        return start.astype(np.int32), self.indices[pos].astype(np.int32), self.data[pos]
-
-    def transpose_times(self, y: np.ndarray) -> np.ndarray:
-        """``A^T y``: every column's product with the row vector ``y``."""
-        return np.bincount(self.col_of(), weights=self.data * y[self.indices], minlength=self.n)
-
-    def column_max_abs(self, w: np.ndarray) -> np.ndarray:
-        """``max_i |a_ic| w_i`` of every column ``c`` (0 for an empty column)."""
-        out = np.zeros(self.n)
-        full = np.diff(self.indptr) > 0
-        if full.any():  # entries are grouped by column: one reduction per non-empty column
-            out[full] = np.maximum.reduceat(np.abs(self.data) * w[self.indices], self.indptr[:-1][full])
-        return out
-
-    def set(self, i: int, col: int, v: float) -> None:
-        """``a_{i,col} = v`` (a new entry if there was none)."""
-        lo, hi = self.indptr[col], self.indptr[col + 1]
-        hit = np.nonzero(self.indices[lo:hi] == i)[0]
-        if len(hit):
-            self.data[lo + hit[0]] = v
-            return
-        self.indices = np.insert(self.indices, hi, i)
-        self.data = np.insert(self.data, hi, v)
-        self.indptr[col + 1:] += 1
-        self._col_of = None
 
 
 def forget_layouts() -> None:

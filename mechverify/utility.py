@@ -84,14 +84,15 @@ def utility(true_env: Environment, alloc: Allocation, j: int, integral: bool = F
     if not integral and not alloc.exact:
         row = alloc.x[j]
         if all(v.__class__ is float for v in row):
-            return _float_own_tasks(true_env, alloc.env, row, j)
+            return _float_own_tasks(true_env, alloc, j)
     return bundle_value(true_env, j, alloc.bundle(j), None, integral)
 
 
-def _float_own_tasks(true_env: Environment, rep: Environment, row: Any, j: int) -> Any:
+def _float_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
     """:func:`true_tasks` of ``j``'s own bundle when its row of the task matrix is floats, without
     building the bundle: the same IEEE operations in the same order (``Fraction`` op ``float`` is
-    ``float(Fraction)`` op ``float``), so the result is bit-identical (tests/mechverify/test_utility.py)."""
+    ``float(Fraction)`` op ``float``), so the result is bit-identical (tests/mechverify/test_utility_fast.py)."""
+    rep, row = alloc.env, alloc.x[j]
     total: Any = 0
     for s in true_env.eligible[j]:
         xs = row[s]
@@ -105,7 +106,7 @@ def _float_own_tasks(true_env: Environment, rep: Environment, row: Any, j: int) 
     ext = INF
     ext_d = true_env.external_demand[j]
     if ext_d:
-        tot = sum(row[1:], row[0]) if row else 0
+        tot = alloc.total(j)
         for dr, dt in zip(rep.external_demand[j], ext_d):
             if dt._numerator > 0:
                 q = tot * as_float(dr) / as_float(dt)

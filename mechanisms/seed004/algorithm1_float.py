@@ -8,8 +8,7 @@ dicts is what keeps 1000 users x 100 servers at about a second.  The rounds are 
 loop (:func:`mechanisms.seed004.algorithm1.run_rounds`) on this session.
 
 Column generation (more than ``CG_THRESHOLD`` candidate columns): the session starts with every user's
-``CG_INITIAL_SERVERS`` most attractive columns (tasks per unit of the scarcest capacity they use),
-prices the others with the row duals and adds up to ``CG_ADD_PER_USER`` per user and round until none
+``CG_INITIAL_SERVERS`` servers where it could run the most tasks alone (monopoly counts), prices the others with the row duals and adds up to ``CG_ADD_PER_USER`` per user and round until none
 prices out.  Below the threshold every column is in and HiGHS keeps its default options.
 """
 from __future__ import annotations
@@ -19,11 +18,12 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from mechverify.allocation import Allocation
-from mechverify.colgen import Columns, ColumnGenerationSession
+from mechverify.colgen import ColumnGenerationSession
 from mechverify.lp import pooled_highs
 from mechverify.model import Environment
+from mechverify.numbers import as_float
 
-from ..normalisers import finite_normaliser
+from ..normalisers import finite_normaliser, monopoly_counts_float
 
 __all__ = ["algorithm1_float", "TaskShareArrays", "FLOAT_SAT_TOL", "CG_THRESHOLD", "CG_INITIAL_SERVERS",
            "CG_ADD_PER_USER"]
@@ -35,10 +35,6 @@ CG_INITIAL_SERVERS = 20  # per user: columns in the first master
 CG_ADD_PER_USER = 10  # per user and pricing round: the most negative reduced costs
 
 
-def _f(v: Any) -> float:
-    return v.numerator / v.denominator
-
-
 class TaskShareArrays:
     """LP-TaskShare (8) of one environment as arrays (see the module docstring): ``a`` (the constraint
     matrix by columns), bounds, ``owner`` / ``score`` for column generation, and the per-user columns."""
@@ -47,10 +43,10 @@ class TaskShareArrays:
                  server_external_caps: Optional[Sequence[Sequence[Any]]]) -> None:
         J, S, R, K = env.n_users, env.n_servers, env.n_resources, env.n_external
         self.env = env
-        cap = np.array([[_f(v) for v in row] for row in env.capacity], dtype=float)
-        d = np.array([[_f(v) for v in row] for row in env.demand], dtype=float)
-        de = np.array([[_f(v) for v in row] for row in env.external_demand], dtype=float) if K else np.zeros((J, 0))
-        w = np.array([_f(v) for v in env.weight], dtype=float)
+        cap = np.array([[as_float(v) for v in row] for row in env.capacity], dtype=float)
+        d = np.array([[as_float(v) for v in row] for row in env.demand], dtype=float)
+        de = np.array([[as_float(v) for v in row] for row in env.external_demand], dtype=float) if K else np.zeros((J, 0))
+        w = np.array([as_float(v) for v in env.weight], dtype=float)
         elig = np.zeros((J, S), dtype=bool)
         for j in range(J):
             elig[j, list(env.eligible[j])] = True
@@ -74,7 +70,7 @@ class TaskShareArrays:
         cand = usable & part[:, None]
         self.n_cand = int(cand.sum())
         m, eq_of = self._rows(cap, external, server_external_caps)
-        self._columns(cand, cap, d, de, eq_of, m, external or server_external_caps is not None,
+        self._columns(cand, d, de, eq_of, m, external or server_external_caps is not None,
                       server_external_caps is not None)
         self.layout = ("algorithm1", J, S, R, K, server_external_caps is not None, external, cand.tobytes(),
                        tuple(self.active))
@@ -89,7 +85,7 @@ class TaskShareArrays:
         if server_external_caps is not None:
             row_up += [float(server_external_caps[s][k]) for s in range(S) for k in range(K)]
         elif external:
-            row_up += [_f(v) for v in env.external_capacity]
+            row_up += [as_float(v) for v in env.external_capacity]
         eq0 = len(row_up)
         self.row_of = {j: eq0 + i for i, j in enumerate(self.active)}
         eq_of = np.full(env.n_users, -1, dtype=np.int64)
@@ -101,7 +97,7 @@ class TaskShareArrays:
         self.row_lower[eq0:] = 0.0
         return m, eq_of
 
-    def _columns(self, cand: np.ndarray, cap: np.ndarray, d: np.ndarray, de: np.ndarray, eq_of: np.ndarray,
+    def _columns(self, cand: np.ndarray, d: np.ndarray, de: np.ndarray, eq_of: np.ndarray,
                  m: int, with_external: bool, per_server: bool) -> None:
         """Column 0 is ``g`` (-1 in every (8f) row); then every candidate pair ``(j, s)`` (row-major) with
         its RDM, external and (8f) entries; bounds, cost, owners, scores and the first master's rank."""
@@ -128,7 +124,9 @@ class TaskShareArrays:
         indptr = np.concatenate([[0, len(g_rows)], len(g_rows) + np.cumsum(mask.sum(axis=1))])
         indices = np.concatenate([g_rows, idx_m[mask]])
         data = np.concatenate([np.full(len(g_rows), -1.0), val_m[mask]])
-        self.a = Columns(indptr, indices, data, m)
+        import scipy.sparse as sp
+
+        self.a = sp.csc_matrix((data, indices, indptr), shape=(m, P + 1))
         self.g = 0
         n = P + 1
         self.cost = np.zeros(n)
@@ -140,10 +138,7 @@ class TaskShareArrays:
         self.owner = np.concatenate([[-1], eq_of[pj]])
         self.score = np.concatenate([[0.0], self.coef[pj]])
         # the first master: each user's servers by the tasks it could run there alone (RDM rows only)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mono = np.where(d[:, None, :] > 0, cap[None, :, :] / np.where(d > 0, d, 1.0)[:, None, :],
-                            np.inf).min(axis=2)
-        self.rank = np.concatenate([[np.inf], mono[pj, ps]])
+        self.rank = np.concatenate([[np.inf], monopoly_counts_float(self.env)[pj, ps]])
         self.colid = -np.ones((self.env.n_users, S), dtype=np.int64)
         self.colid[pj, ps] = 1 + np.arange(P)
         self.user_cols = [self.colid[j][self.colid[j] >= 0] for j in range(self.env.n_users)]

@@ -27,7 +27,6 @@ counted in ``errors`` and never becomes a verdict.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import json
 import math
@@ -142,15 +141,7 @@ def old_objects_frozen():
         gc.unfreeze()
 
 
-def _old_objects_frozen(fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with old_objects_frozen():
-            return fn(*args, **kwargs)
-    return wrapper
-
-
-@_old_objects_frozen
+@old_objects_frozen()  # a generator context manager is a decorator too (one fresh block per call)
 def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0,
            max_trials: Optional[int] = None, domain: Optional[strat.Domain] = None,
            shrink_budget: Optional[float] = None, optimizer: bool = True, optimizer_share: float = 0.5,
