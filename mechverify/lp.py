@@ -1,4 +1,4 @@
-"""The one LP layer: float backends (a dense simplex for tiny LPs, HiGHS) and an exact path in rationals.
+"""The one LP layer: float backends (GLPK for tiny LPs, HiGHS) and an exact path in rationals.
 
 An LP is kept in exact form (``Fraction`` coefficients; ``LinearProgram(exact=False)`` keeps floats, for
 callers that only solve in floats)::
@@ -8,10 +8,10 @@ callers that only solve in floats)::
                           l_j <=   x_j   <= u_j      (columns)
 
 ``LPSession`` holds one live HiGHS model (warm-started between modifications) and its exact
-mirror.  Tiny LPs (``is_small``) are first solved by the dense simplex of :mod:`mechverify.small_lp`
-(HiGHS costs ~0.2 ms per run however small the LP); it only ever reports an optimal basis checked
-against the data, and whatever it does not finish goes to HiGHS.  ``solve(exact=True)`` takes the
-optimal basis found (dense or HiGHS) and re-solves it in rational arithmetic (python-flint
+mirror.  Tiny LPs (``is_small``) are first solved by GLPK through :mod:`mechverify.small_lp` (HiGHS
+costs ~0.2 ms per run however small the LP, GLPK ~20 us with building its problem); only an optimal
+basis is taken from it, and whatever it does not finish goes to HiGHS.  ``solve(exact=True)`` takes the
+optimal basis found (GLPK or HiGHS) and re-solves it in rational arithmetic (python-flint
 ``fmpq_mat``), then *verifies* the certificate exactly:
 
 * primal:  the basic solution satisfies every row and column bound;
@@ -41,14 +41,14 @@ from . import deadline as _deadline
 from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
 from .highs import _BS, _INF, _acquire_highs, _release_highs, highspy, new_highs, pooled_highs, run_highs
 from .numbers import as_float
-from .small_lp import SMALL_LP_MAX, solve_dense
+from .small_lp import SMALL_LP_MAX, solve_small
 
 __all__ = ["LinearProgram", "LPSession", "LPResult", "LPError", "solve", "solve_z3", "new_highs", "pooled_highs",
            "run_highs", "is_small"]
 
 
 def is_small(n_rows: int, n_cols: int) -> bool:
-    """Whether ``LPSession`` solves an LP of this size with the dense simplex (:mod:`mechverify.small_lp`)
+    """Whether ``LPSession`` solves an LP of this size with GLPK (:mod:`mechverify.small_lp`)
     first; code that drives HiGHS directly for speed (``new_highs``) should use ``LPSession`` then."""
     return n_rows * (n_rows + n_cols) <= SMALL_LP_MAX
 
@@ -67,7 +67,7 @@ class LPResult:
     row_dual: Optional[list] = None  # see module docstring for the sign convention; None if unknown
     row_activity: Optional[list] = None
     exact: bool = False
-    method: str = ""  # 'highs', 'dense', 'basis', 'farkas', 'z3'
+    method: str = ""  # 'highs', 'glpk', 'basis', 'farkas', 'z3'
     reason: str = ""
 
     @property
@@ -158,15 +158,18 @@ class LinearProgram:
     def add_row(self, coeffs: Mapping[int, Any] | Iterable[tuple[int, Any]], lower: Any = None,
                 upper: Any = None) -> int:
         """Add the row ``lower <= sum coeffs[c] x_c <= upper`` (``None`` = free); returns its index."""
-        items = coeffs.items() if coeffs.__class__ is dict or isinstance(coeffs, Mapping) else coeffs
-        row: dict[int, Any] = {}
         num = self.num
-        for c, v in items:
-            fv = num(v)
-            if fv:
-                prev = row.get(c)
-                row[c] = fv if prev is None else prev + fv
-        self.rows.append({c: v for c, v in row.items() if v})
+        if coeffs.__class__ is dict or isinstance(coeffs, Mapping):  # one entry per column: one pass
+            row = {c: fv for c, v in coeffs.items() if (fv := num(v))}
+        else:  # pairs may repeat a column: summed
+            acc: dict[int, Any] = {}
+            for c, v in coeffs:
+                fv = num(v)
+                if fv:
+                    prev = acc.get(c)
+                    acc[c] = fv if prev is None else prev + fv
+            row = {c: v for c, v in acc.items() if v}
+        self.rows.append(row)
         self.row_lower.append(num(lower))
         self.row_upper.append(num(upper))
         return len(self.rows) - 1
@@ -201,7 +204,7 @@ def _fl(v: Optional[Fraction], inf: float) -> float:
 class LPSession:
     """A live LP plus its exact mirror; modifications keep both in sync (warm starts).
 
-    Small LPs (``rows * (rows + cols) <= small_lp.SMALL_LP_MAX``) are solved by the dense simplex of
+    Small LPs (``rows * (rows + cols) <= small_lp.SMALL_LP_MAX``) are solved by GLPK through
     :mod:`mechverify.small_lp` (warm-started from its previous basis); anything it does not finish
     cleanly -- and every larger LP -- goes to HiGHS, whose model is built only when first needed."""
 
@@ -209,9 +212,9 @@ class LPSession:
         self.lp = lp
         self.time_limit = time_limit
         self._h: Any = None
-        self._dense: Optional[tuple] = None  # float copy of the LP for the dense simplex (None: rebuild)
-        self._start: Optional[tuple] = None  # the dense simplex's last basis (warm start)
-        self.method = ""  # 'dense' or 'highs': who solved the last LP
+        self._small: Optional[tuple] = None  # float copy of the LP for GLPK (None: rebuild)
+        self._start: Optional[tuple] = None  # GLPK's last basis (warm start)
+        self.method = ""  # 'glpk' or 'highs': who solved the last LP
 
     @property
     def h(self) -> Any:
@@ -257,9 +260,9 @@ class LPSession:
         num = self.lp.num
         self.lp.row_lower[i], self.lp.row_upper[i] = num(lower), num(upper)
         lo, up = _fl(self.lp.row_lower[i], -_INF), _fl(self.lp.row_upper[i], _INF)
-        if self._dense is not None:
+        if self._small is not None:
             n = self.lp.n_cols
-            self._dense[3][n + i], self._dense[4][n + i] = lo, up
+            self._small[3][n + i], self._small[4][n + i] = lo, up
         if self._h is not None:
             self._h.changeRowBounds(i, lo, up)
 
@@ -270,8 +273,8 @@ class LPSession:
             self.lp.rows[i].pop(col, None)
         else:
             self.lp.rows[i][col] = v
-        if self._dense is not None:
-            frow = self._dense[0][i]
+        if self._small is not None:
+            frow = self._small[0][i]
             if v:
                 frow[col] = _float(v)
             else:
@@ -284,8 +287,8 @@ class LPSession:
         num = self.lp.num
         self.lp.col_lower[col], self.lp.col_upper[col] = num(lower), num(upper)
         lo, up = _fl(self.lp.col_lower[col], -_INF), _fl(self.lp.col_upper[col], _INF)
-        if self._dense is not None:
-            self._dense[3][col], self._dense[4][col] = lo, up
+        if self._small is not None:
+            self._small[3][col], self._small[4][col] = lo, up
         if self._h is not None:
             self._h.changeColBounds(col, lo, up)
 
@@ -294,7 +297,7 @@ class LPSession:
         if maximize is not None:
             self.lp.maximize = maximize
         self.lp.set_cost(coeffs)
-        self._dense = None
+        self._small = None
         if self._h is not None:
             sign = -1.0 if self.lp.maximize else 1.0
             n = self.lp.n_cols
@@ -304,7 +307,7 @@ class LPSession:
     def add_row(self, coeffs: Mapping[int, Any], lower: Any = None, upper: Any = None) -> int:
         """Add a row to the session's LP; returns its index."""
         i = self.lp.add_row(coeffs, lower, upper)
-        self._dense = None
+        self._small = None
         if self._start is not None:
             self._start = (self._start[0], self._start[1] + ["B"])  # the new row's logical is basic
         if self._h is not None:
@@ -315,36 +318,38 @@ class LPSession:
         return i
 
     # -------------------------------------------------------------- solving
-    def _dense_data(self) -> tuple:
-        """``(rows, n, cost, lo, up)`` in floats for :func:`small_lp.solve_dense` (cached; the
+    def _small_data(self) -> tuple:
+        """``(rows, n, cost, lo, up)`` in floats for :func:`small_lp.solve_small` (cached; the
         modifications keep it in sync)."""
-        if self._dense is None:
+        if self._small is None:
             lp = self.lp
             sign = -1.0 if lp.maximize else 1.0
             if lp.exact:
                 rows = [{c: v.numerator / v.denominator for c, v in row.items()} for row in lp.rows]
                 cost = [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
-            else:  # already floats; the rows are shared (set_coef changes both alike)
+                lo = [_fl(v, -_INF) for v in lp.col_lower] + [_fl(v, -_INF) for v in lp.row_lower]
+                up = [_fl(v, _INF) for v in lp.col_upper] + [_fl(v, _INF) for v in lp.row_upper]
+            else:  # already floats (or None: no bound); the rows are shared (set_coef changes both alike)
                 rows = lp.rows
                 cost = [sign * c for c in lp.cost]
-            lo = [_fl(v, -math.inf) for v in lp.col_lower] + [_fl(v, -math.inf) for v in lp.row_lower]
-            up = [_fl(v, math.inf) for v in lp.col_upper] + [_fl(v, math.inf) for v in lp.row_upper]
-            self._dense = (rows, lp.n_cols, cost, lo, up)
-        return self._dense
+                lo = [-_INF if v is None else v for v in lp.col_lower + lp.row_lower]
+                up = [_INF if v is None else v for v in lp.col_upper + lp.row_upper]
+            self._small = (rows, lp.n_cols, cost, lo, up)
+        return self._small
 
-    def _solve_dense(self, exact: bool) -> Optional[LPResult]:
-        """The dense simplex (warm-started from its previous basis); with ``exact``, its basis re-solved
+    def _solve_small(self, exact: bool) -> Optional[LPResult]:
+        """GLPK (warm-started from its previous basis); with ``exact``, its basis re-solved
         in rationals.  None if either does not succeed (the caller then runs HiGHS)."""
-        rows, n, cost, lo, up = self._dense_data()
-        sol = solve_dense(rows, n, cost, lo, up, start=self._start)
+        rows, n, cost, lo, up = self._small_data()
+        sol = solve_small(rows, n, cost, lo, up, start=self._start)
         if sol is None:
             return None
         self._start = (sol.col_status, sol.row_status)
         if exact:
-            return _exact_from_basis(self.lp, sol.col_status, sol.row_status, _DENSE_KINDS)
+            return _exact_from_basis(self.lp, sol.col_status, sol.row_status, _SMALL_KINDS)
         sign = -1.0 if self.lp.maximize else 1.0
         return LPResult("optimal", x=sol.x, objective=sign * sol.obj, row_dual=[sign * v for v in sol.y],
-                        row_activity=sol.act, exact=False, method="dense")
+                        row_activity=sol.act, exact=False, method="glpk")
 
     def solve(self, exact: bool = False) -> LPResult:
         """Solve the current LP (warm-started in floats; re-solved exactly when ``exact``)."""
@@ -354,9 +359,9 @@ class LPSession:
         if left is not None and left <= 0:
             raise _deadline.BudgetExhausted("an LP solve was not started: the deadline passed")
         if is_small(self.lp.n_rows, self.lp.n_cols):
-            res = self._solve_dense(exact)
+            res = self._solve_small(exact)
             if res is not None:
-                self.method = "dense"
+                self.method = "glpk"
                 return res
         self.method = "highs"
         h = self.h
@@ -464,7 +469,7 @@ def _basis_kinds() -> dict:
 _KINDS = _basis_kinds()
 
 
-_DENSE_KINDS = {"B": "B", "L": "L", "U": "U", "Z": "Z"}  # statuses of small_lp (already in exact_basis's form)
+_SMALL_KINDS = {"B": "B", "L": "L", "U": "U", "Z": "Z"}  # statuses of small_lp (already in exact_basis's form)
 
 
 def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list,

@@ -43,7 +43,7 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
 
     Float mode without ``extra_rows`` (and without per-server demands) takes a fast path that builds
     the same LP directly in numpy/HiGHS (:func:`algorithm1_float`) unless the LP is small enough for the
-    LP layer's dense simplex (``lp.is_small``; numpy and HiGHS then cost more than the whole solve) and
+    LP layer's GLPK path (``lp.is_small``; numpy and HiGHS then cost more than the whole solve) and
     no ``cg_threshold`` is given;
     exact mode always goes through ``TaskPolytope`` and the exact LP layer.
     """

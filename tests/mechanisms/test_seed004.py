@@ -376,7 +376,7 @@ def test_float_path_and_column_generation_match_the_exact_path(monkeypatch):
             for a, b in zip(fl.totals(), exact.totals()):
                 assert abs(a - float(b)) <= 1e-7 * max(1.0, float(b)), (env.to_dict(), kw)
             assert fl.info["saturated"] == exact.info["saturated"]
-            # small LPs without a cg_threshold take the LP layer's dense simplex (no column generation)
+            # small LPs without a cg_threshold take the LP layer's GLPK path (no column generation)
             priced += fl.info.get("column_generation", {}).get("pricing_rounds", 0)
         if env.n_external:
             for name in ("drf-eq", "tsf-eq"):

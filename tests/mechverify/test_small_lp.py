@@ -1,5 +1,6 @@
-"""The dense simplex of ``mechverify.small_lp`` pinned against HiGHS (through ``lp.LPSession``, which
-dispatches small LPs to it), on random LPs, degenerate LPs and the mechanisms' own leximin LPs."""
+"""The tiny-LP path of ``mechverify.small_lp`` (GLPK) pinned against HiGHS (through ``lp.LPSession``,
+which dispatches small LPs to it), on random LPs, degenerate LPs and the mechanisms' own leximin LPs;
+and its guards (GLPK aborts the process on invalid input, so nothing invalid may reach it)."""
 from __future__ import annotations
 
 import random
@@ -9,11 +10,11 @@ import pytest
 
 import mechverify.lp as L
 from mechverify.lp import LinearProgram, LPSession
-from mechverify.small_lp import solve_dense
+from mechverify.small_lp import solve_small
 
 
 def _highs(lp: LinearProgram, exact: bool, monkeypatch) -> L.LPResult:
-    """Solve ``lp`` with HiGHS only (the dense path switched off)."""
+    """Solve ``lp`` with HiGHS only (the GLPK path switched off)."""
     with monkeypatch.context() as mp:
         mp.setattr(L, "SMALL_LP_MAX", -1)
         return LPSession(lp.copy()).solve(exact=exact)
@@ -60,9 +61,9 @@ def _feasible(lp: LinearProgram, x: list, tol: float) -> bool:
 
 
 @pytest.mark.parametrize("degenerate", [False, True])
-def test_dense_simplex_agrees_with_highs_on_random_lps(degenerate, monkeypatch):
+def test_glpk_path_agrees_with_highs_on_random_lps(degenerate, monkeypatch):
     rng = random.Random(7 + degenerate)
-    dense_optimal = 0
+    small_optimal = 0
     for it in range(400):
         lp = _rand_lp(rng, degenerate)
         exact = it % 2 == 0
@@ -70,9 +71,9 @@ def test_dense_simplex_agrees_with_highs_on_random_lps(degenerate, monkeypatch):
         r = s.solve(exact=exact)
         h = _highs(lp, exact, monkeypatch)
         assert r.status == h.status, (it, r.status, h.status)
-        if s.method == "dense":
-            assert r.status == "optimal"  # the dense simplex never claims anything else
-            dense_optimal += 1
+        if s.method == "glpk":
+            assert r.status == "optimal"  # the GLPK path never claims anything else
+            small_optimal += 1
         if r.status != "optimal":
             continue
         if exact:
@@ -84,10 +85,10 @@ def test_dense_simplex_agrees_with_highs_on_random_lps(degenerate, monkeypatch):
             # the duals certify the objective: c x = y^T (active bounds) + reduced costs at bounds
             assert len(r.row_dual) == lp.n_rows
     # the random LPs are mostly infeasible/unbounded (HiGHS decides those); many are still optimal here
-    assert dense_optimal >= 100
+    assert small_optimal >= 100
 
 
-def test_dense_duals_match_highs_on_a_nondegenerate_lp():
+def test_glpk_duals_match_highs_on_a_nondegenerate_lp():
     """max 3x + 2y s.t. x + y <= 4, x + 3y <= 7, x <= 3: optimum (3, 1), value 11; row 0 and x's upper
     bound active, row 1 slack (6 < 7).  By hand: y's cost 2 = y0 * 1, so y0 = 2 (raising 4 raises the
     optimum by 2), y1 = 0; x's reduced cost 3 - y0 = 1 > 0 at its upper bound."""
@@ -98,7 +99,7 @@ def test_dense_duals_match_highs_on_a_nondegenerate_lp():
     lp.add_row({x: 1, y: 3}, None, 7)
     s = LPSession(lp)
     r = s.solve()
-    assert s.method == "dense"
+    assert s.method == "glpk"
     assert r.x == pytest.approx([3, 1]) and r.objective == pytest.approx(11)
     assert r.row_dual == pytest.approx([2, 0])
     e = LPSession(lp.copy()).solve(exact=True)
@@ -107,21 +108,21 @@ def test_dense_duals_match_highs_on_a_nondegenerate_lp():
 
 def test_degenerate_vertex_many_tied_rows():
     """Eight rows through the optimal vertex (0, ..., 0, 1) of max x_last: a fully degenerate LP (every
-    ratio test ties); the dense simplex must neither cycle nor hand the LP to HiGHS."""
+    ratio test ties); GLPK must neither cycle nor hand the LP to HiGHS."""
     lp = LinearProgram(maximize=True)
     cols = [lp.add_var(0, None, 1 if j == 3 else 0) for j in range(4)]
     for k in range(8):
         lp.add_row({c: 1 + (k * (c + 1)) % 3 for c in cols[:3]} | {cols[3]: 1}, None, 1)
     s = LPSession(lp)
     r = s.solve()
-    assert s.method == "dense" and r.objective == pytest.approx(1)
+    assert s.method == "glpk" and r.objective == pytest.approx(1)
     assert LPSession(lp.copy()).solve(exact=True).objective == 1
 
 
-def test_dense_simplex_declines_infeasible_and_unbounded():
+def test_glpk_path_declines_infeasible_and_unbounded():
     """It never claims infeasibility or unboundedness: ``None``, and the session asks HiGHS."""
-    assert solve_dense([{0: 1.0}], 1, [0.0], [0.0, 2.0], [1.0, 3.0]) is None  # 0<=x<=1, 2<=x<=3
-    assert solve_dense([], 1, [-1.0], [0.0], [float("inf")]) is None  # min -x, x >= 0
+    assert solve_small([{0: 1.0}], 1, [0.0], [0.0, 2.0], [1.0, 3.0]) is None  # 0<=x<=1, 2<=x<=3
+    assert solve_small([], 1, [-1.0], [0.0], [float("inf")]) is None  # min -x, x >= 0
     lp = LinearProgram(maximize=True)
     lp.add_var(0, None, 1)
     s = LPSession(lp)
@@ -130,7 +131,7 @@ def test_dense_simplex_declines_infeasible_and_unbounded():
 
 def test_warm_start_after_modifications_matches_cold_solve(monkeypatch):
     """A leximin-like sequence: solve, freeze a row, change a coefficient, add a row; every re-solve
-    (warm-started from the previous dense basis) equals a cold HiGHS solve of the same LP."""
+    (warm-started from GLPK's previous basis) equals a cold HiGHS solve of the same LP."""
     rng = random.Random(3)
     for _ in range(60):
         lp = LinearProgram(maximize=True)
@@ -154,7 +155,7 @@ def test_warm_start_after_modifications_matches_cold_solve(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["drfh", "tsf", "tsf-er", "tsf-er-maxmin", "drf-er", "c-drfh"])
-def test_mechanisms_exact_totals_same_with_and_without_the_dense_simplex(name, monkeypatch):
+def test_mechanisms_exact_totals_same_with_and_without_glpk(name, monkeypatch):
     """Leximin / Algorithm 1 totals are unique, so the exact totals must be identical whichever float
     solver found the basis (the split over servers may differ: another optimal vertex), and the float
     totals must agree within 1e-9.  Random environments of the mechanism's setting (placement, task
@@ -192,3 +193,34 @@ def test_infeasibility_proved_by_the_dual_ray_is_confirmed_by_z3():
             proved += 1
             assert r.status == "infeasible" and solve_z3(lp).status == "infeasible", it
     assert proved >= 20
+
+
+_GUARDS = r'''
+from mechverify.small_lp import solve_small as S
+inf, nan = float("inf"), float("nan")
+cases = [
+    ([{0: nan}], 1, [1.0], [0.0, 0.0], [inf, 1.0]),    # a NaN coefficient
+    ([{0: inf}], 1, [1.0], [0.0, 0.0], [inf, 1.0]),    # an infinite coefficient
+    ([{3: 1.0}], 1, [1.0], [0.0, 0.0], [inf, 1.0]),    # a column index out of range
+    ([{0: 1.0}], 1, [nan], [0.0, 0.0], [inf, 1.0]),    # a NaN cost
+    ([{0: 1.0}], 1, [1.0], [nan, 0.0], [inf, 1.0]),    # a NaN bound
+    ([{0: 1.0}], 1, [1.0], [0.0, 2.0], [inf, 1.0]),    # an empty row range
+    ([{0: 1.0}], 1, [1.0], [-inf, -inf], [-inf, 1.0]),  # an upper bound of -inf
+    ([{}], 0, [], [2.0], [1.0]),                       # no column, empty range
+]
+print([S(*c) is None for c in cases])
+bad_start = S([{0: 1.0}], 1, [-1.0], [0.0, -inf], [inf, 1.0], start=(["B"], ["B"]))  # two basics, one row
+print(bad_start.x, S([], 0, [], [], []).x)
+'''
+
+
+def test_invalid_input_never_reaches_glpk():
+    """GLPK aborts the process (no exception) on invalid bounds, indices or numbers; ``solve_small``
+    must return None for each before calling it, and repair a start that is not a basis.  Run in a
+    child process so that a regression fails this test instead of killing the test session."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _GUARDS], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:2] == ["[True, True, True, True, True, True, True, True]", "[1.0] []"]

@@ -78,3 +78,36 @@ def test_replay_cli_all():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"{len(FILES)} passed, 0 failed" in out.stdout
+
+
+def test_replay_accepts_another_optimal_split_but_not_other_totals(tmp_path):
+    """TSF-alpha's LP (7) (tsf-eq) has several optimal splits over servers for this seed-004 instance.
+    The file was stored with the split (9/44, 1/4 | 13/44, 1/4) that an earlier LP solver returned; the
+    current one returns (5/11, 0 | 1/22, 1/2).  Same totals (5/11, 6/11; both rows sum: 9/44 + 1/4 =
+    5/11, 13/44 + 1/4 = 6/11), same SI gap 1/2 - 5/11 = 1/22: the violation is the same, so it replays,
+    saying so.  A stored split that is not feasible (u1's 5/11 tasks of (3, 1) on s2 = (1, 1) need 15/11
+    CPU), or a stored total that differs, is still a failure."""
+    import json
+    import shutil
+
+    src = "counterexamples/tsf-eq/si-aa8dcee50406.json"
+    d = json.load(open(src))
+    d["allocations"]["allocation"]["tasks"] = [["9/44", "1/4"], ["13/44", "1/4"]]
+    path = tmp_path / "si-aa8dcee50406.json"
+    path.write_text(json.dumps(d, indent=1))
+    r = replay(str(path))
+    assert r.ok and "split over servers differs" in r.message and "(gap 1/22)" in r.message, r.message
+    exact = tmp_path / "exact" / "si-aa8dcee50406.json"
+    exact.parent.mkdir()
+    shutil.copy(src, exact)
+    r = replay(str(exact))
+    assert r.ok and "split over servers" not in r.message, r.message  # the stored file is today's split exactly
+    d["allocations"]["allocation"]["tasks"] = [["0", "5/11"], ["6/11", "0"]]
+    path.write_text(json.dumps(d, indent=1))
+    r = replay(str(path))
+    assert not r.ok and "stored allocations differs" in r.message
+    d["allocations"]["allocation"]["tasks"] = [["9/44", "1/4"], ["13/44", "1/2"]]
+    d["allocations"]["allocation"]["totals"] = ["5/11", "17/22"]
+    path.write_text(json.dumps(d, indent=1))
+    r = replay(str(path))
+    assert not r.ok and "stored allocations differs" in r.message
