@@ -31,10 +31,24 @@ __all__ = ["dominant_share_per_task", "norm_from_share", "global_dominant_share"
 def dominant_share_per_task(env: Environment, j: int, capacities: Sequence[Any], ext: bool = True) -> Any:
     """``max_r d[j,r] / c_r`` over demanded resources (inf if a demanded resource has c_r = 0, 0 if
     nothing is demanded).  With ``ext``, external resources count as pooled resources."""
-    best: Any = Fraction(0)
     pairs = list(zip(env.demand[j], capacities))
     if ext:
         pairs += list(zip(env.external_demand[j], env.external_capacity))
+    bn, bd = 0, 1  # the best ratio so far as an integer pair bn/bd
+    for dr, cr in pairs:
+        if dr.__class__ is not Fraction or cr.__class__ is not Fraction:
+            break  # floats or ints somewhere: the generic loop below
+        dn = dr._numerator
+        if dn > 0:
+            cn = cr._numerator
+            if cn == 0:
+                return INF
+            qn, qd = dn * cr._denominator, dr._denominator * cn  # dr / cr, qd > 0
+            if qn * bd > bn * qd:
+                bn, bd = qn, qd
+    else:  # all Fractions: exact integer comparisons, one Fraction built (as model.leontief_tasks)
+        return Fraction(bn, bd)
+    best: Any = Fraction(0)
     for dr, cr in pairs:
         if dr > 0:
             if cr == 0:
@@ -47,6 +61,8 @@ def dominant_share_per_task(env: Environment, j: int, capacities: Sequence[Any],
 
 def norm_from_share(share: Any) -> Any:
     """Normaliser ``N = 1/share`` (share 0 -> inf, share inf -> 0)."""
+    if share.__class__ is Fraction and share._numerator > 0:  # the common case, without Fraction division
+        return Fraction(share._denominator, share._numerator)
     if is_inf(share):
         return Fraction(0)
     if share == 0:

@@ -258,8 +258,10 @@ class Environment:
         """Pooled capacity ``sum_s c[s,r]`` per resource."""
         tot = self._memo.get("pooled")
         if tot is None:
-            tot = tuple(sum((self.capacity[s][r] for s in range(self.n_servers)), Fraction(0))
-                        for r in range(self.n_resources))
+            cols = [[row[r] for row in self.capacity] for r in range(self.n_resources)]
+            tot = tuple(Fraction(sum(c._numerator for c in col))  # integer capacities: integer sums
+                        if all(c.__class__ is Fraction and c._denominator == 1 for c in col)
+                        else sum(col, Fraction(0)) for col in cols)
             self._memo["pooled"] = tot
         return tot
 

@@ -56,14 +56,9 @@ class TaskPolytope:
         self.bound_rows: dict[int, int] = {}
         if mode == "rdm":
             for s in range(S):
+                on_s = [(col, env.d(j, s)) for j in range(J) if (col := self.var.get((j, s))) is not None]
                 for r in range(env.n_resources):
-                    coeffs = {}
-                    for j in range(J):
-                        col = self.var.get((j, s))
-                        if col is not None:
-                            dv = env.d(j, s)[r]
-                            if dv:
-                                coeffs[col] = dv
+                    coeffs = {col: d[r] for col, d in on_s if d[r]}
                     if coeffs:
                         self.capacity_rows[(s, r)] = self.lp.add_row(coeffs, None, env.capacity[s][r])
         else:
