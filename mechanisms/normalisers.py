@@ -116,8 +116,10 @@ def eta(env: Environment, j: int) -> Any:
     return ext if ext < comp else comp
 
 
-def etas(env: Environment) -> list:
-    """:func:`eta` of every user."""
+def etas(env: Environment, exact: bool = True) -> list:
+    """:func:`eta` of every user; with ``exact=False``, :func:`etas_float` (the float path's)."""
+    if not exact and not env.has_server_demand:
+        return etas_float(env)
     return [eta(env, j) for j in range(env.n_users)]
 
 

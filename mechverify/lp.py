@@ -106,7 +106,7 @@ def _Fl(v: Any) -> Optional[float]:
         if cls is int:
             return float(v)
         if cls is Fraction:
-            return v.numerator / v.denominator
+            return v._numerator / v._denominator
         if v is None:
             return None
         v = as_float(v)

@@ -34,7 +34,7 @@ def as_float(v: Any) -> float:
     """``float(v)``; for a ``Fraction`` the same correctly rounded ``numerator / denominator`` without the
     generic ``numbers.Rational.__float__`` overhead (float paths call this for every number)."""
     if v.__class__ is Fraction:
-        return v.numerator / v.denominator
+        return v._numerator / v._denominator
     return float(v)
 
 

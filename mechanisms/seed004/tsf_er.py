@@ -42,7 +42,7 @@ TSF_ER_CLAIMS = (
                 "blocked by a resource another does not use (see mechanisms/seed004/tsf_er.py).")
 def tsf_er(env: Environment, exact: bool = False) -> Allocation:
     """Seed 004 Algorithm 1 with ``eta_j`` from eq. (6) (see the module docstring)."""
-    e = etas(env) if exact or env.has_server_demand else etas_float(env)
+    e = etas(env, exact)
     return algorithm1(env, "tsf-er", exact, e, info={"eta": e})
 
 
@@ -51,6 +51,6 @@ def tsf_er(env: Environment, exact: bool = False) -> Allocation:
           notes="The max-min fair allocation Algorithm 1 is claimed to compute; compare with tsf-er.")
 def tsf_er_maxmin(env: Environment, exact: bool = False) -> Allocation:
     """Leximin of ``x_j / (w_j eta_j)`` over chi(E) (external rows and task-bound rows included)."""
-    e = etas(env)
+    e = etas(env, exact)
     return leximin_allocation(env, "tsf-er-maxmin", exact, e, mode="rdm", placement=True, external=True,
                               bounds=True, info={"eta": e})
