@@ -8,10 +8,14 @@ trouble: this module never claims infeasibility or unboundedness, it returns ``N
 status is anything but optimal, an error code, the iteration limit).
 
 GLPK reports misuse of its API (an index out of range, invalid bounds, a duplicate matrix entry) by
-ABORTING the process, not by an error code.  Everything passed to it is therefore checked here first:
-indices come from ``range``, one row's coefficients from a dict (no duplicates), every number must be
-finite (infinite bounds are "no bound"), and a column or row with ``lo > up`` (or a NaN) returns
-``None`` before GLPK sees it.
+ABORTING the process, not by an error code, and some internal assertions abort too.  Everything passed
+to it is therefore checked here first: indices come from ``range``, one row's coefficients from a dict
+(no duplicates), a column or row with ``lo > up`` (or a NaN) returns ``None`` before GLPK sees it, and so
+does any number outside ``[MIN_MAGNITUDE, MAX_MAGNITUDE]`` (zero and infinite bounds aside: random
+LPs with numbers near 1e300 overflow inside GLPK's pricing and abort it).  A starting basis with a basic
+column that has no entry aborts GLPK's factorization (5.0, bflib/sgf.c) instead of reporting a singular
+basis: such a start is not used.  tests/mechverify/test_small_lp.py runs random LPs and random starting
+bases, extreme numbers included, in a child process.
 
 The statuses returned are the ``'B' / 'L' / 'U' / 'Z'`` of ``exact_basis`` (a fixed non-basic variable
 is ``'L'``), so the exact path re-solves this basis in rationals; a previous basis can be given as the
@@ -20,7 +24,7 @@ start (GLPK's warm start; a start that is not a basis falls back to GLPK's stand
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence
 
 import swiglpk as _glpk
 from swiglpk import _swiglpk as _raw
@@ -31,7 +35,9 @@ __all__ = ["SmallSolution", "solve_small", "SMALL_LP_MAX"]
 #: benchmarks/bench_small_lp.py (TSF's leximin, one float allocation, GLPK / HiGHS): GLPK is 2x faster
 #: at 9 000, 1.3x at 22 000, even at ~50 000 (docs/model.md, "One LP layer").
 SMALL_LP_MAX = 10_000
-ITERATION_LIMIT = 10_000  # GLPK's it_lim (a tiny LP needs a few dozen pivots; never reached in the tests)
+ITERATION_LIMIT = 10_000
+#: nonzero numbers outside this range go to HiGHS (the guard above; measured safe up to 1e+-100)
+MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-50, 1e50  # GLPK's it_lim (a tiny LP needs a few dozen pivots; never reached in the tests)
 _INF = math.inf
 _isfinite = math.isfinite
 
@@ -62,6 +68,23 @@ class SmallSolution:
         self.col_status, self.row_status = col_status, row_status
 
 
+def _fits(v: float) -> bool:
+    """``v`` is 0 or a float GLPK is safe with (see the module docstring)."""
+    return v == 0.0 or MIN_MAGNITUDE <= abs(v) <= MAX_MAGNITUDE
+
+
+def _no_empty_basic(rows: list, col_status: Sequence[str]) -> bool:
+    """Every basic column of the start has an entry (GLPK aborts on one without, see the module docstring)."""
+    basic = {k for k, st in enumerate(col_status) if st == "B"}
+    for row in rows:
+        if not basic:
+            break
+        for c, v in row.items():
+            if v:
+                basic.discard(c)
+    return not basic
+
+
 def _bounds(lo: float, up: float) -> Optional[tuple]:
     """GLPK's ``(type, lb, ub)`` for ``lo <= v <= up`` (``-inf``/``inf``: none); None if not finite
     or empty (GLPK would abort on invalid bounds)."""
@@ -88,17 +111,16 @@ def solve_small(rows: list, n: int, cost: list, lo: list, up: list,
     bnds = []
     for k in range(n + m):
         a, b = lo[k], up[k]
-        if a == 0.0 and b == _INF:  # the common cases first
+        if a == 0.0 and b == _INF:  # the common case first
             bnds.append(_NONNEG)
-        elif a == -_INF and b.__class__ is float and -_INF < b < _INF:
-            bnds.append((_UP, 0.0, b))
         else:
             t = _bounds(a, b)
-            if t is None:
+            if t is None or not (_fits(t[1]) and _fits(t[2])):
                 return None
             bnds.append(t)
+    lo_m, hi_m = MIN_MAGNITUDE, MAX_MAGNITUDE
     for c in cost:
-        if not _isfinite(c):
+        if c and not (lo_m <= c <= hi_m or -hi_m <= c <= -lo_m):  # (a NaN fails both)
             return None
     # the matrix, checked while it is copied (plain C arrays: nothing reaches GLPK before every check)
     nz = sum(map(len, rows))
@@ -107,7 +129,7 @@ def solve_small(rows: list, n: int, cost: list, lo: list, up: list,
     e = 0
     for i in range(m):
         for c, v in rows[i].items():
-            if not (0 <= c < n and _isfinite(v)):
+            if not (0 <= c < n and (lo_m <= v <= hi_m or -hi_m <= v <= -lo_m or v == 0.0)):
                 return None
             if v:  # GLPK would store an explicit zero; leave it out
                 e += 1
@@ -131,7 +153,7 @@ def solve_small(rows: list, n: int, cost: list, lo: list, up: list,
             set_row(P, i + 1, t, a, b)
         if e:
             _raw.glp_load_matrix(P, e, pi, pj, pa)
-        if start is not None and len(start[0]) == n and len(start[1]) == m:
+        if start is not None and len(start[0]) == n and len(start[1]) == m and _no_empty_basic(rows, start[0]):
             set_cs, set_rs = _raw.glp_set_col_stat, _raw.glp_set_row_stat
             for k, s in enumerate(start[0]):
                 set_cs(P, k + 1, _TO_GLPK[s])

@@ -211,16 +211,42 @@ cases = [
 print([S(*c) is None for c in cases])
 bad_start = S([{0: 1.0}], 1, [-1.0], [0.0, -inf], [inf, 1.0], start=(["B"], ["B"]))  # two basics, one row
 print(bad_start.x, S([], 0, [], [], []).x)
+# a basic column without entries: GLPK 5.0 aborts in its factorization (bflib/sgf.c) -- the start is dropped
+empty_basic = S([{1: 1.0}], 2, [1.0, 0.0], [0.0, 0.0, 0.0], [inf, inf, 1.0], start=(["B", "L"], ["L"]))
+print(empty_basic.x, S([{0: 1e300}], 1, [1.0], [0.0, 0.0], [inf, 1.0]))
+# random LPs with numbers from 1e-300 to 1e300 and random starting bases (singular ones included):
+# GLPK's pricing overflowed and aborted on such numbers before the magnitude guard
+import random
+rng = random.Random(5)
+def val():
+    e = rng.choice([0, 0, 1, 2, 30, 300])
+    return rng.choice([-1, 1]) * rng.random() * 10 ** rng.randint(-e, e)
+solved = 0
+for _ in range(3000):
+    n, m = rng.randint(1, 10), rng.randint(0, 10)
+    rows = [{c: val() for c in range(n) if rng.random() < 0.5} for _ in range(m)]
+    lo, up = [], []
+    for k in range(n + m):
+        t = rng.random()
+        a, b = sorted([val(), val()])
+        lo.append(0.0 if t < 0.4 else -inf if t < 0.6 else a)
+        up.append(inf if t < 0.4 else b)
+    start = ([rng.choice("BLUZ") for _ in range(n)], [rng.choice("BLUZ") for _ in range(m)]) if rng.random() < 0.5 else None
+    solved += S(rows, n, [val() if rng.random() < 0.6 else 0.0 for _ in range(n)], lo, up, start) is not None
+print(solved > 100)
 '''
 
 
 def test_invalid_input_never_reaches_glpk():
-    """GLPK aborts the process (no exception) on invalid bounds, indices or numbers; ``solve_small``
-    must return None for each before calling it, and repair a start that is not a basis.  Run in a
-    child process so that a regression fails this test instead of killing the test session."""
+    """GLPK aborts the process (no exception) on invalid bounds, indices or numbers, on numbers near
+    1e300 and on a starting basis with an empty basic column; ``solve_small`` must return None (or drop
+    the start) before calling it, repair a start that is not a basis, and survive random LPs with
+    extreme numbers and random starts.  Run in a child process so that a regression fails this test
+    instead of killing the test session."""
     import subprocess
     import sys
 
     out = subprocess.run([sys.executable, "-c", _GUARDS], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split("\n")[:2] == ["[True, True, True, True, True, True, True, True]", "[1.0] []"]
+    assert out.stdout.split("\n")[:4] == ["[True, True, True, True, True, True, True, True]", "[1.0] []",
+                                          "[0.0, 0.0] None", "True"]
