@@ -41,7 +41,7 @@ from mechverify.polytope import TaskPolytope
 from .common import leximin_allocation
 from .drf_pool import drf_one_pool
 from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, finite_normaliser,  # noqa: F401
-                          global_dominant_share, tsf_gammas)
+                          global_dominant_share, pooled_normalisers, tsf_gammas)
 from .registry import Claim, Setting, register
 
 
@@ -118,8 +118,8 @@ def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
 
 
 # ---------------------------------------------------------------------- drfh / c-drfh
-def _drfh_norms(env: Environment) -> list:
-    return [drfh_normaliser(env, j) for j in range(env.n_users)]
+def _drfh_norms(env: Environment, exact: bool) -> list:
+    return pooled_normalisers(env, exact, ext=False)
 
 
 @register("drfh", "DRFH: leximin of weighted global dominant shares (Wang, Liang, Li)",
@@ -127,7 +127,7 @@ def _drfh_norms(env: Environment) -> list:
           DRFH_CLAIMS, source="001 Sec. IV-A eq. (4), Sec. V-A")
 def drfh(env: Environment, exact: bool = False) -> Allocation:
     """DRFH: leximin of weighted global dominant shares over chi(E) (seed 001 eq. (4))."""
-    return leximin_allocation(env, "drfh", exact, _drfh_norms(env))
+    return leximin_allocation(env, "drfh", exact, _drfh_norms(env, exact))
 
 
 @register("c-drfh", "C-DRFH: DRFH's pooled global dominant share under placement constraints",
@@ -135,7 +135,7 @@ def drfh(env: Environment, exact: bool = False) -> Allocation:
           C_DRFH_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
 def c_drfh(env: Environment, exact: bool = False) -> Allocation:
     """C-DRFH: DRFH's pooled global dominant share, allocation under placement constraints."""
-    return leximin_allocation(env, "c-drfh", exact, _drfh_norms(env))
+    return leximin_allocation(env, "c-drfh", exact, _drfh_norms(env, exact))
 
 
 @register("drfh-lp7", "DRFH as LP (7) printed: one common level, bound-saturated users frozen",
@@ -149,7 +149,7 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     poly = TaskPolytope(env, mode="rdm", placement=False, external=False, bounds=True, exact=exact)
     lp = poly.lp
     g = lp.add_var(0, None, 0, name="g")
-    norms = _drfh_norms(env)
+    norms = _drfh_norms(env, exact)
     Ns = [finite_normaliser(env, N, j) for j, N in enumerate(norms)]
     active = [j for j in range(env.n_users) if Ns[j] is not None and poly.can_run(j)]
     # coef[j] = 1 / (w_j N_j); floats: times the number of active users, so that g is O(1) (the

@@ -23,7 +23,7 @@ from mechverify.model import Environment, leontief_tasks
 from mechverify.numbers import INF, as_float, is_inf
 
 __all__ = ["dominant_share_per_task", "norm_from_share", "global_dominant_share", "drf_normaliser",
-           "drfh_normaliser", "pooled_dominant_normaliser", "tsf_gamma", "tsf_gammas", "eta", "etas", "etas_float",
+           "drfh_normaliser", "pooled_dominant_normaliser", "pooled_normalisers", "tsf_gamma", "tsf_gammas", "eta", "etas", "etas_float",
            "monopoly_counts_float", "tsf_alpha_normaliser", "fallback_normaliser", "finite_normaliser", "max_total"]
 
 
@@ -89,6 +89,30 @@ def pooled_dominant_normaliser(env: Environment, j: int) -> Any:
     """DRF-ER / DRF-alpha: ``1 / ds_j``, ``ds_j = max_r d[j,r]/C_r`` over pooled capacities, external
     resources included (seed 004 Sec. 3.3)."""
     return norm_from_share(dominant_share_per_task(env, j, env.total_capacity(), ext=True))
+
+
+def pooled_normalisers(env: Environment, exact: bool, ext: bool) -> list:
+    """Every user's ``1 / ds_j`` over pooled capacities: :func:`drfh_normaliser` (``ext=False``, DRFH /
+    C-DRFH / LP (7)) or :func:`pooled_dominant_normaliser` (``ext=True``, DRF-ER / DRF-alpha).  With
+    ``exact=False`` the float of the exact value, without a ``Fraction`` operation: ``min_r C_r / d[j,r]``
+    with every ratio an integer division (correctly rounded, so the minimum is the exact one rounded;
+    ``0`` when a demanded resource has no capacity, ``inf`` when nothing is demanded)."""
+    if exact:
+        f = pooled_dominant_normaliser if ext else drfh_normaliser
+        return [f(env, j) for j in range(env.n_users)]
+    caps = list(env.total_capacity()) + (list(env.external_capacity) if ext else [])
+    out = []
+    for j in range(env.n_users):
+        dem = env.demand[j] + env.external_demand[j] if ext else env.demand[j]
+        best = inf
+        for dv, c in zip(dem, caps):
+            dn = dv._numerator  # Environment numbers are Fractions
+            if dn > 0:
+                q = (c._numerator * dv._denominator) / (c._denominator * dn)
+                if q < best:
+                    best = q
+        out.append(best)
+    return out
 
 
 # ---------------------------------------------------------------------- monopoly counts (TSF family)
@@ -220,13 +244,14 @@ def fallback_normaliser(env: Environment, j: int) -> Optional[Fraction]:
     return m if m > 0 else None
 
 
-def finite_normaliser(env: Environment, N: Any, j: int) -> Optional[Fraction]:
-    """The normaliser actually used: ``inf`` -> :func:`fallback_normaliser`; ``0`` -> ``None``."""
+def finite_normaliser(env: Environment, N: Any, j: int) -> Optional[Any]:
+    """The normaliser actually used: ``inf`` -> :func:`fallback_normaliser`; ``0`` -> ``None``.  A
+    ``Fraction``; a float normaliser (a mechanism's float mode) stays the float."""
     if N is not None and is_inf(N):
         N = fallback_normaliser(env, j)
     if N is None or N == 0:
         return None
-    return Fraction(N)
+    return N if N.__class__ is float else Fraction(N)
 
 
 def max_total(env: Environment, j: int) -> Any:

@@ -148,10 +148,15 @@ class LinearProgram:
 
     def add_var(self, lower: Any = 0, upper: Any = None, cost: Any = 0, name: str = "") -> int:
         """Add a column with bounds and cost; returns its index."""
-        num = self.num
-        self.col_lower.append(num(lower))
-        self.col_upper.append(num(upper))
-        self.cost.append(num(cost) or self.zero)
+        if lower.__class__ is int and cost.__class__ is int and upper is None and lower == 0 == cost:
+            self.col_lower.append(self.zero)  # x >= 0 without a cost: the usual column, no conversions
+            self.col_upper.append(None)
+            self.cost.append(self.zero)
+        else:
+            num = self.num
+            self.col_lower.append(num(lower))
+            self.col_upper.append(num(upper))
+            self.cost.append(num(cost) or self.zero)
         self.col_names.append(name)
         return len(self.cost) - 1
 

@@ -19,7 +19,7 @@ from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, to_fraction
 
-from ..normalisers import pooled_dominant_normaliser, tsf_alpha_normaliser
+from ..normalisers import pooled_normalisers, tsf_alpha_normaliser
 from ..registry import Claim, SettingError, register
 from .algorithm1 import algorithm1
 from .setting import SEED004_SETTING, T2
@@ -100,7 +100,7 @@ def make_alpha_mechanism(kind: str, alpha_rule: Any, name: Optional[str] = None)
     def mechanism(env: Environment, exact: bool = False) -> Allocation:
         alpha = resolve_alpha(env, alpha_rule)
         if kind == "drf":
-            norms = [pooled_dominant_normaliser(env, j) for j in range(env.n_users)]
+            norms = pooled_normalisers(env, exact, ext=True)
         else:
             norms = [tsf_alpha_normaliser(env, j, alpha) for j in range(env.n_users)]
         caps = [[alpha[s][k] * env.external_capacity[k] for k in range(env.n_external)]

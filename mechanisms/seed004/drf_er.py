@@ -13,7 +13,7 @@ from fractions import Fraction
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
 
-from ..normalisers import pooled_dominant_normaliser
+from ..normalisers import pooled_normalisers
 from ..registry import Claim, register
 from .algorithm1 import algorithm1
 from .setting import SEED004_SETTING, T2
@@ -48,7 +48,7 @@ DRF_ER_CLAIMS = (
           notes="alpha as a decision variable = chi(E)'s external row; info['alpha'] is the split used.")
 def drf_er(env: Environment, exact: bool = False) -> Allocation:
     """Algorithm 1 with DRF-ER's pooled dominant-share normaliser; ``info['alpha']`` is the split used."""
-    norms = [pooled_dominant_normaliser(env, j) for j in range(env.n_users)]
+    norms = pooled_normalisers(env, exact, ext=True)
     a = algorithm1(env, "drf-er", exact, norms)
     a.info["alpha"] = alpha_used(env, a)
     return a
