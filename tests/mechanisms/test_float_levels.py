@@ -2,7 +2,7 @@
 the number of participants, so that levels are O(1) for any number of users and HiGHS's absolute 1e-7
 tolerances act as relative ones).  What a float allocation reports must still be the paper's numbers:
 its levels agree with the exact path's (computed without any scaling) within 1e-9 relative, and so do
-the task totals -- on the dense-simplex sizes and on sizes that go to HiGHS (and, for tsf-er, to the
+the task totals -- on the sizes GLPK solves and on sizes that go to HiGHS (and, for tsf-er, to the
 numpy-built Algorithm 1)."""
 from __future__ import annotations
 
