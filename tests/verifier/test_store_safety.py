@@ -87,3 +87,25 @@ def test_replay_goes_on_past_bad_files(tmp_path, cli):
     assert out.returncode == 1 and out.stderr == "", out.stderr
     assert f"ok   {good}" in out.stdout and out.stdout.count("FAIL") == 3
     assert out.stdout.strip().splitlines()[-1] == "1 passed, 3 failed"
+
+
+def test_atomic_write_new_replace_permissions_and_fallback(tmp_path, monkeypatch):
+    """A new file, a replaced file and the named-temporary fallback all end with exactly the text
+    written, the umask's ordinary permissions (not mkstemp's 0600) and no temporary file; on Linux a
+    new file is linked into place from an unnamed one (O_TMPFILE), so a SIGKILL leaves nothing."""
+    import verifier.store as st
+
+    umask = os.umask(0)
+    os.umask(umask)
+    path = tmp_path / "d" / "a.json"
+    st.atomic_write_text(str(path), "first\n")
+    st.atomic_write_text(str(path), "second é\n")  # replacing an existing file
+    assert path.read_text(encoding="utf-8") == "second é\n"
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask
+    if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+        assert st._write_unnamed(str(path.parent), str(tmp_path / "d" / "b.json"), b"x")  # the Linux path
+    monkeypatch.setattr(st, "_write_unnamed", lambda *a: False)
+    st.atomic_write_text(str(tmp_path / "d" / "c.json"), "third\n")
+    assert (tmp_path / "d" / "c.json").read_text() == "third\n"
+    assert os.stat(tmp_path / "d" / "c.json").st_mode & 0o777 == 0o666 & ~umask
+    assert sorted(os.listdir(tmp_path / "d")) == ["a.json", "b.json", "c.json"]
