@@ -1,4 +1,4 @@
-"""The one LP layer: float backends (GLPK for tiny LPs, HiGHS) and an exact path in rationals.
+"""The one LP layer: float backends (GLPK for small LPs, HiGHS) and an exact path in rationals.
 
 An LP is kept in exact form (``Fraction`` coefficients; ``LinearProgram(exact=False)`` keeps floats, for
 callers that only solve in floats)::
@@ -8,7 +8,7 @@ callers that only solve in floats)::
                           l_j <=   x_j   <= u_j      (columns)
 
 ``LPSession`` holds one live HiGHS model (warm-started between modifications) and its exact
-mirror.  Tiny LPs (``is_small``) are first solved by GLPK through :mod:`mechverify.small_lp` (HiGHS
+mirror.  Small LPs (``is_small``) are first solved by GLPK through :mod:`mechverify.small_lp` (HiGHS
 costs ~0.2 ms per run however small the LP, GLPK ~20 us with building its problem); only an optimal
 basis is taken from it, and whatever it does not finish goes to HiGHS.  ``solve(exact=True)`` takes the
 optimal basis found (GLPK or HiGHS) and re-solves it in rational arithmetic (python-flint
