@@ -1,7 +1,7 @@
 """Where tiny LPs should stop going to GLPK (``mechverify.small_lp``) and go to HiGHS: one float
 allocation of a leximin mechanism (default ``tsf``) on random instances of growing size, solved once
-with every LP through GLPK first and once with every LP through HiGHS, in the same process.  Not a test;
-run on demand:
+with every LP through GLPK first and once with every LP through HiGHS (for Algorithm 1 mechanisms:
+their numpy-built HiGHS path), in the same process.  Not a test; run on demand:
 
     python benchmarks/bench_small_lp.py                 # tsf, the default shapes
     python benchmarks/bench_small_lp.py --mechanism drfh-lp7 --instances 50
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     print("| users x servers x resources | rows*(rows+cols) | GLPK ms | HiGHS ms | HiGHS / GLPK |")
     print("|---|---|---|---|---|")
     seen: list = []
-    real = L.LPSession.solve
+    real, limit0 = L.LPSession.solve, L.SMALL_LP_MAX
 
     def spy(self, exact=False):  # the size of the first LP of an allocation
         if not seen:
@@ -70,12 +70,14 @@ def main(argv=None) -> int:
                 best = dt if best is None else min(best, dt)
             times[label] = best
         seen.clear()
+        L.SMALL_LP_MAX = 10 ** 9  # the size as the GLPK path sees it (Algorithm 1's HiGHS path builds no LPSession)
         L.LPSession.solve = spy
         mechanisms.allocate(mech, parse_environment(dicts[0]), exact=False)
         L.LPSession.solve = real
         size = seen[0] if seen else "-"
         print(f"| {' x '.join(map(str, shape))} | {size} | {times['glpk'] * 1e3:.3f} | {times['highs'] * 1e3:.3f} | "
               f"{times['highs'] / times['glpk']:.2f} |")
+    L.SMALL_LP_MAX = limit0
     return 0
 
 
