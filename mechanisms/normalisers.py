@@ -28,35 +28,20 @@ __all__ = ["dominant_share_per_task", "norm_from_share", "global_dominant_share"
 
 
 # ---------------------------------------------------------------------- dominant shares (DRF family)
+def _leontief_normaliser(env: Environment, j: int, capacities: Sequence[Any], ext: bool) -> Any:
+    """``1 / max_r d[j,r]/c_r = min_r c_r / d[j,r]`` over demanded resources: the tasks these
+    capacities allow user ``j`` alone (:func:`mechverify.model.leontief_tasks`: 0 if a demanded resource
+    has ``c_r = 0``, inf if nothing is demanded).  With ``ext``, external resources count as pooled."""
+    if ext:
+        return leontief_tasks(list(capacities) + list(env.external_capacity),
+                              list(env.demand[j]) + list(env.external_demand[j]))
+    return leontief_tasks(capacities, env.demand[j])
+
+
 def dominant_share_per_task(env: Environment, j: int, capacities: Sequence[Any], ext: bool = True) -> Any:
     """``max_r d[j,r] / c_r`` over demanded resources (inf if a demanded resource has c_r = 0, 0 if
     nothing is demanded).  With ``ext``, external resources count as pooled resources."""
-    pairs = list(zip(env.demand[j], capacities))
-    if ext:
-        pairs += list(zip(env.external_demand[j], env.external_capacity))
-    bn, bd = 0, 1  # the best ratio so far as an integer pair bn/bd
-    for dr, cr in pairs:
-        if dr.__class__ is not Fraction or cr.__class__ is not Fraction:
-            break  # floats or ints somewhere: the generic loop below
-        dn = dr._numerator
-        if dn > 0:
-            cn = cr._numerator
-            if cn == 0:
-                return INF
-            qn, qd = dn * cr._denominator, dr._denominator * cn  # dr / cr, qd > 0
-            if qn * bd > bn * qd:
-                bn, bd = qn, qd
-    else:  # all Fractions: exact integer comparisons, one Fraction built (as model.leontief_tasks)
-        return Fraction(bn, bd)
-    best: Any = Fraction(0)
-    for dr, cr in pairs:
-        if dr > 0:
-            if cr == 0:
-                return INF
-            q = dr / cr
-            if q > best:
-                best = q
-    return best
+    return norm_from_share(_leontief_normaliser(env, j, capacities, ext))  # 1/x, 0 <-> inf: its own inverse
 
 
 def norm_from_share(share: Any) -> Any:
@@ -77,42 +62,27 @@ def global_dominant_share(env: Environment, j: int) -> Any:
 
 def drf_normaliser(env: Environment, j: int) -> Any:
     """DRF on one server: ``1 / max_r d[j,r]/c_r`` (external resources are pooled resources)."""
-    return norm_from_share(dominant_share_per_task(env, j, env.capacity[0]))
+    return _leontief_normaliser(env, j, env.capacity[0], ext=True)
 
 
 def drfh_normaliser(env: Environment, j: int) -> Any:
     """DRFH / C-DRFH: ``1 / global dominant share``."""
-    return norm_from_share(global_dominant_share(env, j))
+    return _leontief_normaliser(env, j, env.total_capacity(), ext=False)
 
 
 def pooled_dominant_normaliser(env: Environment, j: int) -> Any:
     """DRF-ER / DRF-alpha: ``1 / ds_j``, ``ds_j = max_r d[j,r]/C_r`` over pooled capacities, external
     resources included (seed 004 Sec. 3.3)."""
-    return norm_from_share(dominant_share_per_task(env, j, env.total_capacity(), ext=True))
+    return _leontief_normaliser(env, j, env.total_capacity(), ext=True)
 
 
 def pooled_normalisers(env: Environment, exact: bool, ext: bool) -> list:
-    """Every user's ``1 / ds_j`` over pooled capacities: :func:`drfh_normaliser` (``ext=False``, DRFH /
-    C-DRFH / LP (7)) or :func:`pooled_dominant_normaliser` (``ext=True``, DRF-ER / DRF-alpha).  With
-    ``exact=False`` the float of the exact value, without a ``Fraction`` operation: ``min_r C_r / d[j,r]``
-    with every ratio an integer division (correctly rounded, so the minimum is the exact one rounded;
-    ``0`` when a demanded resource has no capacity, ``inf`` when nothing is demanded)."""
-    if exact:
-        f = pooled_dominant_normaliser if ext else drfh_normaliser
-        return [f(env, j) for j in range(env.n_users)]
-    caps = list(env.total_capacity()) + (list(env.external_capacity) if ext else [])
-    out = []
-    for j in range(env.n_users):
-        dem = env.demand[j] + env.external_demand[j] if ext else env.demand[j]
-        best = inf
-        for dv, c in zip(dem, caps):
-            dn = dv._numerator  # Environment numbers are Fractions
-            if dn > 0:
-                q = (c._numerator * dv._denominator) / (c._denominator * dn)
-                if q < best:
-                    best = q
-        out.append(best)
-    return out
+    """Every user's :func:`drfh_normaliser` (``ext=False``: DRFH, C-DRFH, LP (7)) or
+    :func:`pooled_dominant_normaliser` (``ext=True``: DRF-ER, DRF-alpha); with ``exact=False`` each
+    rounded to a float (``inf`` stays ``inf``), as the float path uses them."""
+    f = pooled_dominant_normaliser if ext else drfh_normaliser
+    norms = [f(env, j) for j in range(env.n_users)]
+    return norms if exact else [as_float(N) for N in norms]
 
 
 # ---------------------------------------------------------------------- monopoly counts (TSF family)

@@ -23,7 +23,7 @@ from math import isfinite
 from typing import Any, Optional, Sequence
 
 from .model import Environment
-from .numbers import FLOAT_REL, fmt_exact, is_inf
+from .numbers import FLOAT_REL, as_float, fmt_exact, is_inf
 
 __all__ = ["Allocation", "Bundle", "feasibility_violations", "is_feasible"]
 
@@ -116,8 +116,8 @@ def _float_rdm_feasible(env: Environment, x: Sequence[Sequence[float]], check_pl
             for v, d in held:
                 dr = d[r]
                 if dr:
-                    used += v * (dr.numerator / dr.denominator)
-            cf = c.numerator / c.denominator
+                    used += v * as_float(dr)
+            cf = as_float(c)
             if not used <= cf + rel * max(1.0, abs(cf)):
                 return False
     if check_external:
@@ -126,14 +126,14 @@ def _float_rdm_feasible(env: Environment, x: Sequence[Sequence[float]], check_pl
             for j in range(env.n_users):
                 dk = env.external_demand[j][k]
                 if dk:
-                    used += tot[j] * (dk.numerator / dk.denominator)
-            cf = c.numerator / c.denominator
+                    used += tot[j] * as_float(dk)
+            cf = as_float(c)
             if not used <= cf + rel * max(1.0, abs(cf)):
                 return False
     if check_bounds:
         for j, b in enumerate(env.tasks):
             if b is not None:
-                bf = b.numerator / b.denominator
+                bf = as_float(b)
                 if not tot[j] <= bf + rel * max(1.0, abs(bf)):
                     return False
     return True

@@ -39,6 +39,7 @@ import numpy as np
 
 from . import deadline as _deadline
 from .exact_basis import ExactBasis, _integer_rows, solve_from_basis
+from .farkas import ray_proves_infeasible
 from .highs import _BS, _INF, _acquire_highs, _release_highs, highspy, new_highs, pooled_highs, run_highs
 from .numbers import as_float
 from .small_lp import SMALL_LP_MAX, solve_small
@@ -378,7 +379,7 @@ class LPSession:
                 # pivots from HiGHS's statuses (any statuses are a starting basis; an infeasibility
                 # proof is a dual simplex row), else z3
                 st, has_ray, ray = self.h.getDualRay()
-                if has_ray and len(ray) == self.lp.n_rows and _farkas_infeasible(self.lp, ray):
+                if has_ray and len(ray) == self.lp.n_rows and ray_proves_infeasible(self.lp, ray):
                     return LPResult("infeasible", exact=True, method="farkas")
                 basis = self.h.getBasis()
                 ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
@@ -413,54 +414,6 @@ class LPSession:
 def solve(lp: LinearProgram, exact: bool = False, time_limit: Optional[float] = None) -> LPResult:
     """One-shot solve (builds a fresh HiGHS model)."""
     return LPSession(lp, time_limit=time_limit).solve(exact=exact)
-
-
-def _farkas_infeasible(lp: LinearProgram, ray: Any) -> bool:
-    """HiGHS's dual ray proves the exact ``lp`` infeasible (see :func:`_farkas_proof`): tried as given
-    (each float taken exactly) and, since its rounding leaves tiny wrong-signed terms, rationalised
-    (entries over the largest, nearest fractions with denominators <= 10**6, tiny ones dropped) -- the
-    exact combinatorial certificate is usually that simple.  Either way the check is exact."""
-    if _farkas_proof(lp, ray):
-        return True
-    top = max((abs(v) for v in ray), default=0.0)
-    if not top or top != top or top == _INF:
-        return False
-    return _farkas_proof(lp, [Fraction(v / top).limit_denominator(10 ** 6) if abs(v) > 1e-9 * top else 0
-                              for v in ray])
-
-
-def _farkas_proof(lp: LinearProgram, ray: Any) -> bool:
-    """The row multipliers ``ray`` prove ``lp`` infeasible (Farkas): with ``z = A^T y``, the values of
-    ``y^T (A x)`` that the row bounds allow and the values of ``z^T x`` that the column bounds allow
-    are disjoint intervals.  Checked in rationals, so True is a proof."""
-    z: dict[int, Fraction] = {}
-    rlo, rhi = [_ZERO, False], [_ZERO, False]  # [sum, some term is infinite]
-    for i, v in enumerate(ray):
-        if not v:
-            continue
-        y = Fraction(v)
-        lo, up = lp.row_lower[i], lp.row_upper[i]
-        _add_range(rlo, rhi, y, lo, up)
-        for c, a in lp.rows[i].items():
-            z[c] = z.get(c, _ZERO) + y * a
-    xlo, xhi = [_ZERO, False], [_ZERO, False]
-    for c, zc in z.items():
-        if zc:
-            _add_range(xlo, xhi, zc, lp.col_lower[c], lp.col_upper[c])
-    return (not rlo[1] and not xhi[1] and rlo[0] > xhi[0]) or (not rhi[1] and not xlo[1] and rhi[0] < xlo[0])
-
-
-def _add_range(lo_acc: list, hi_acc: list, y: Fraction, lo: Optional[Fraction], up: Optional[Fraction]) -> None:
-    """Add the range of ``y * v`` for ``lo <= v <= up`` (None: infinite) to the accumulators."""
-    a, b = (lo, up) if y > 0 else (up, lo)
-    if a is None:
-        lo_acc[1] = True
-    else:
-        lo_acc[0] += y * a
-    if b is None:
-        hi_acc[1] = True
-    else:
-        hi_acc[0] += y * b
 
 
 # ---------------------------------------------------------------------- exact basis re-solve

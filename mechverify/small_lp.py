@@ -1,9 +1,10 @@
-"""Tiny LPs through GLPK's primal simplex (``swiglpk``), for ``lp.LPSession`` only.
+"""Small LPs through GLPK's primal simplex (``swiglpk``), for ``lp.LPSession`` only.
 
 HiGHS costs about 0.2 ms per ``run()`` however small the LP is; the LPs of the mechanisms on a few users
 and servers (a dozen rows and columns) take GLPK about 10 us, and building its problem object about as
 much again.  Each call builds and deletes its own problem object in the calling thread (GLPK's memory
-belongs to a per-thread environment, so an object kept between calls could be freed from another thread).  ``lp.LPSession`` sends an LP here when ``lp.is_small`` and falls back to HiGHS on ANY
+belongs to a per-thread environment, so an object kept between calls could be freed from another
+thread).  ``lp.LPSession`` sends an LP here when ``lp.is_small`` and falls back to HiGHS on ANY
 trouble: this module never claims infeasibility or unboundedness, it returns ``None`` instead (GLPK's
 status is anything but optimal, an error code, the iteration limit).
 
@@ -24,7 +25,8 @@ start (GLPK's warm start; a start that is not a basis falls back to GLPK's stand
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from itertools import chain
+from typing import Iterable, Optional, Sequence
 
 import swiglpk as _glpk
 from swiglpk import _swiglpk as _raw
@@ -35,11 +37,10 @@ __all__ = ["SmallSolution", "solve_small", "SMALL_LP_MAX"]
 #: benchmarks/bench_small_lp.py (TSF's leximin, one float allocation, GLPK / HiGHS): GLPK is 2x faster
 #: at 9 000, 1.3x at 22 000, even at ~50 000 (docs/model.md, "One LP layer").
 SMALL_LP_MAX = 10_000
-ITERATION_LIMIT = 10_000
+ITERATION_LIMIT = 10_000  # GLPK's it_lim (a small LP needs a few dozen pivots; never reached in the tests)
 #: nonzero numbers outside this range go to HiGHS (the guard above; measured safe up to 1e+-100)
-MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-50, 1e50  # GLPK's it_lim (a tiny LP needs a few dozen pivots; never reached in the tests)
+MIN_MAGNITUDE, MAX_MAGNITUDE = 1e-50, 1e50
 _INF = math.inf
-_isfinite = math.isfinite
 
 _PARM = _glpk.glp_smcp()
 _glpk.glp_init_smcp(_PARM)
@@ -68,9 +69,10 @@ class SmallSolution:
         self.col_status, self.row_status = col_status, row_status
 
 
-def _fits(v: float) -> bool:
-    """``v`` is 0 or a float GLPK is safe with (see the module docstring)."""
-    return v == 0.0 or MIN_MAGNITUDE <= abs(v) <= MAX_MAGNITUDE
+def _all_fit(values: Iterable[float]) -> bool:
+    """Every value is 0 or a float GLPK is safe with (see the module docstring; NaN and inf are not)."""
+    lo, hi = MIN_MAGNITUDE, MAX_MAGNITUDE
+    return all(v == 0.0 or lo <= abs(v) <= hi for v in values)
 
 
 def _no_empty_basic(rows: list, col_status: Sequence[str]) -> bool:
@@ -86,17 +88,13 @@ def _no_empty_basic(rows: list, col_status: Sequence[str]) -> bool:
 
 
 def _bounds(lo: float, up: float) -> Optional[tuple]:
-    """GLPK's ``(type, lb, ub)`` for ``lo <= v <= up`` (``-inf``/``inf``: none); None if not finite
-    or empty (GLPK would abort on invalid bounds)."""
-    if lo == -_INF:
-        if up == _INF:
-            return _FR, 0.0, 0.0
-        return (_UP, 0.0, up) if _isfinite(up) else None
-    if not _isfinite(lo) or not lo <= up:
+    """GLPK's ``(type, lb, ub)`` for ``lo <= v <= up`` (``-inf``/``inf``: none); None if empty or NaN
+    (GLPK would abort on invalid bounds; a finite bound must still pass :func:`_all_fit`)."""
+    if not lo <= up:
         return None
-    if up == _INF:
-        return _LO, lo, 0.0
-    return (_FX, lo, up) if lo == up else (_DB, lo, up)
+    if lo == -_INF:
+        return (_FR, 0.0, 0.0) if up == _INF else (_UP, 0.0, up)
+    return (_LO, lo, 0.0) if up == _INF else (_FX, lo, up) if lo == up else (_DB, lo, up)
 
 
 def solve_small(rows: list, n: int, cost: list, lo: list, up: list,
@@ -108,28 +106,27 @@ def solve_small(rows: list, n: int, cost: list, lo: list, up: list,
     row_status)`` of a previous basis (``'B'``/``'L'``/``'U'``/``'Z'``).  ``None`` on any trouble (see
     the module docstring)."""
     m = len(rows)
-    bnds = []
+    bnds, bound_values = [], []
     for k in range(n + m):
         a, b = lo[k], up[k]
         if a == 0.0 and b == _INF:  # the common case first
             bnds.append(_NONNEG)
         else:
             t = _bounds(a, b)
-            if t is None or not (_fits(t[1]) and _fits(t[2])):
+            if t is None:
                 return None
             bnds.append(t)
-    lo_m, hi_m = MIN_MAGNITUDE, MAX_MAGNITUDE
-    for c in cost:
-        if c and not (lo_m <= c <= hi_m or -hi_m <= c <= -lo_m):  # (a NaN fails both)
-            return None
-    # the matrix, checked while it is copied (plain C arrays: nothing reaches GLPK before every check)
+            bound_values += t[1:]
+    if not _all_fit(chain(cost, bound_values, *(row.values() for row in rows))):
+        return None
+    # the matrix, its indices checked while it is copied (plain C arrays: nothing reaches GLPK before every check)
     nz = sum(map(len, rows))
     ia, ja, ar = _glpk.intArray(nz + 1), _glpk.intArray(nz + 1), _glpk.doubleArray(nz + 1)
     pi, pj, pa = ia.this, ja.this, ar.this
     e = 0
     for i in range(m):
         for c, v in rows[i].items():
-            if not (0 <= c < n and (lo_m <= v <= hi_m or -hi_m <= v <= -lo_m or v == 0.0)):
+            if not 0 <= c < n:
                 return None
             if v:  # GLPK would store an explicit zero; leave it out
                 e += 1

@@ -223,18 +223,19 @@ def test_exact_infeasibility_from_the_dual_ray(awkward):
 
 def test_farkas_check_rejects_what_is_no_proof(monkeypatch):
     from mechverify import lp as lpmod
+    from mechverify.farkas import proves_infeasible, ray_proves_infeasible
 
     lp = _infeasible_lp(False)
-    assert lpmod._farkas_proof(lp, [-1.0, 1.0])
-    assert lpmod._farkas_proof(lp, [2.0, -2.0])  # any positive multiple of either sign proves it
-    assert not lpmod._farkas_proof(lp, [1.0, 0.0]) and not lpmod._farkas_proof(lp, [1.0, 1.0])
+    assert proves_infeasible(lp, [-1.0, 1.0])
+    assert proves_infeasible(lp, [2.0, -2.0])  # any positive multiple of either sign proves it
+    assert not proves_infeasible(lp, [1.0, 0.0]) and not proves_infeasible(lp, [1.0, 1.0])
     feasible = LinearProgram()  # x + y <= 3, x + y >= 1: the same ray proves nothing
     x, y = feasible.add_var(0, None), feasible.add_var(0, None)
     feasible.add_row({x: 1, y: 1}, None, 3)
     feasible.add_row({x: 1, y: 1}, 1, None)
-    assert not lpmod._farkas_infeasible(feasible, [-1.0, 1.0])
+    assert not ray_proves_infeasible(feasible, [-1.0, 1.0])
     # without a usable ray the exact pivots (then z3) still confirm it
-    monkeypatch.setattr(lpmod, "_farkas_infeasible", lambda *a: False)
+    monkeypatch.setattr(lpmod, "ray_proves_infeasible", lambda *a: False)
     r = solve(_infeasible_lp(True), exact=True)
     assert r.status == "infeasible" and r.exact and r.method != "farkas"
 

@@ -181,7 +181,7 @@ def test_mechanisms_exact_totals_same_with_and_without_glpk(name, monkeypatch):
 
 def test_infeasibility_proved_by_the_dual_ray_is_confirmed_by_z3():
     """Every random LP that an exact solve calls infeasible through HiGHS's dual ray (the Farkas check,
-    ``lp._farkas_infeasible``) is infeasible for z3's rational simplex too."""
+    ``farkas.ray_proves_infeasible``) is infeasible for z3's rational simplex too."""
     from mechverify.lp import solve_z3
 
     rng = random.Random(21)
