@@ -711,7 +711,7 @@ def crash_site(cx_path: str) -> str:
 #: crashes replay hides (it reports them as FAIL lines) at places this harness's owner may not change;
 #: counted apart and printed, not failures.  ``verifier/store.py`` ``witness_from`` indexes the file's
 #: ``users`` field without checking it is a list of user names.
-KNOWN_ELSEWHERE = ("verifier/store.py",)
+KNOWN_ELSEWHERE = ("src/verifier/store.py",)
 
 
 GOOD_LINE = b'{"resources": ["cpu", "mem"], "servers": [{"capacity": [4, 4]}], "users": [{"demand": [1, 2]}, ' \

@@ -12,6 +12,7 @@ import ast
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")  # the importable packages (a src layout: a clone never shadows the install)
 PACKAGES = ("mechverify", "mechanisms", "simulation", "verifier")
 
 # (module prefix, rank): a module may import modules of rank <= its own; the longest prefix decides
@@ -46,14 +47,13 @@ def _rank(module: str) -> int:
 
 def _modules():
     for pkg in PACKAGES:
-        base = os.path.join(ROOT, pkg)
-        if not os.path.isdir(base):
-            continue
+        base = os.path.join(SRC, pkg)
+        assert os.path.isdir(base), base
         for dirpath, _, files in os.walk(base):
             for f in files:
                 if f.endswith(".py"):
                     path = os.path.join(dirpath, f)
-                    rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                    rel = os.path.relpath(path, SRC)[:-3].replace(os.sep, ".")
                     name = rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
                     yield name, path, f == "__init__.py"
 

@@ -20,7 +20,7 @@ from mechverify.instances import parse_environment
 from .properties import Deviation, Witness, get_property
 from .properties.base import Certificate
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout (src/verifier/..)
 
 
 @dataclass(frozen=True)
