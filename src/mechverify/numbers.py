@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "is_number_like", "INF", "FLOAT_REL", "is_inf",
-           "ratio", "rel_change", "gt", "json_number", "from_exact_text", "as_float"]
+           "ratio", "rel_change", "gt", "json_number", "from_exact_text", "as_float", "plural"]
 
 #: Infinity, the one spelling (an unbounded normaliser, ``x/0`` ratios, a user whose tasks use nothing).
 INF = math.inf
@@ -190,3 +190,13 @@ def fmt(value: Any, digits: int = 6) -> str:
     if v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return f"{v:.{digits}g}"
+
+
+def plural(n: Any, noun: str) -> str:
+    """``noun`` for a count of exactly one (``1 task``), else ``noun + "s"`` (``0 tasks``, ``1/2 tasks``,
+    ``2 tasks``): ``f"{n} {plural(n, 'task')}"``.  ``n`` may be a number or its printed text."""
+    try:
+        one = (n == 1) if not isinstance(n, str) else Fraction(n) == 1
+    except (ValueError, ZeroDivisionError, TypeError):
+        one = False
+    return noun if one else noun + "s"

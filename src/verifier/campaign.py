@@ -258,10 +258,16 @@ def _bar(done: int, total: int, width: int = 20) -> str:
     return "[" + "#" * k + "." * (width - k) + "] "
 
 
-def _eta(t0: float, done: int, total: int) -> str:
+def _eta(t0: float, done: int, total: int, deadline: Optional[float] = None) -> str:
+    """``, ETA n s``: the pace so far extrapolated to the cells left -- never beyond the time left in the
+    budget (``deadline``), which ends the campaign whatever the pace."""
     if not done or done >= total:
         return ""
-    return f", ETA {(time.monotonic() - t0) / done * (total - done):.0f} s"
+    now = time.monotonic()
+    eta = (now - t0) / done * (total - done)
+    if deadline is not None:
+        eta = min(eta, max(0.0, deadline - now))
+    return f", ETA {int(eta)} s"  # whole seconds, rounded down: never more than is left
 
 
 def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budget: float, store_dir: Optional[str],
@@ -345,7 +351,7 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                     done = len(results)
                     progress(f"{_bar(done, total)}[{done}/{total}] {t.mechanism} {t.property}/{t.variant} -> "
                              f"{verdict_text(r)}{extra}  (running {len(running)}"
-                             f"{_eta(t0, done - resumed, total - resumed)})")
+                             f"{_eta(t0, done - resumed, total - resumed, deadline)})")
         for t in pending:  # the budget ran out before their turn
             finish(t, failed(t, BUDGET_NOTE))
         if pending and progress:
@@ -369,7 +375,7 @@ def run_mechanism_campaign(mech, properties: Optional[Sequence[str]] = None, *, 
 
     base_dom = domain if domain is not None else strat.domain_for(mech.setting)
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
-                       list(skipped))
+                       list(skipped), user=claims_mod.is_users(mech))
     tasks = [Task(mech.ref, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain,
                   tolerance=mech.tolerance, weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
     got, report.interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir,

@@ -55,6 +55,19 @@ class RunReport:
     seconds: float = 0.0  # wall-clock seconds (the budget's clock)
     wall_seconds: float = 0.0
     interrupted: bool = False  # Ctrl-C / SIGTERM: ``results`` holds the cells that finished
+    user: bool = False  # a user's mechanism: its claims are the user's ("claimed"), not a paper's
+
+    def __str__(self) -> str:
+        """The text table of ``python -m verifier run`` (``verifier.report.text.render_table``), 100 columns."""
+        from .report.text import PIPE_WIDTH, render_table
+
+        return render_table(self, width=PIPE_WIDTH)
+
+    def _repr_html_(self) -> str:
+        """The HTML report of ``run --out`` (``verifier.report.html.render_html``), shown by notebooks."""
+        from .report.html import render_html
+
+        return render_html(self)
 
     def __repr__(self) -> str:
         violated = [f"{r.property}/{r.variant}" for r in self.results if r.verdict == "violated"]
@@ -218,19 +231,24 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
                   certify: bool = False, certifier: Optional[Certifier] = None,
                   progress: Optional[Callable[[str], None]] = None,
                   domain: Optional[strat.Domain] = None, keep_all: bool = False,
-                  deadline: Optional[float] = None) -> RunReport:
+                  deadline: Optional[float] = None, variants: Optional[dict[str, Sequence[str]]] = None) -> RunReport:
     """Search every planned cell of ``mech`` within ``budget`` wall-clock seconds (and before ``deadline``,
     a ``time.monotonic()`` value: the command's, when it started earlier); see the module docstring.
-    ``certify=True`` first asks ``certifier`` (default: the z3 layer, :func:`z3_certifier`)."""
+    ``certify=True`` first asks ``certifier`` (default: the z3 layer, :func:`z3_certifier`).  ``variants``
+    (``{property: [variant, ...]}``, ``verifier.properties.parse_cells``) keeps only those variants of the
+    properties it names; the budget is shared by the cells kept."""
     t0 = clock()
     end = bud.earliest(t0 + budget, deadline)
     if certify and certifier is None:
         certifier = z3_certifier
     cells, skipped = plan(mech, properties)
+    if variants:
+        cells = [(p, v) for p, v in cells if p not in variants or v in variants[p]]
+        skipped = [(p, v, why) for p, v, why in skipped if p not in variants or v in variants[p]]
     weights = [DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0 for p, _ in cells]
     base_dom = domain if domain is not None else strat.domain_for(mech.setting)
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
-                       skipped)
+                       skipped, user=claims_mod.is_users(mech))
     try:
         for i, ((p, v), w) in enumerate(zip(cells, weights)):
             left = end - clock()

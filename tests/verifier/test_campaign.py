@@ -166,3 +166,18 @@ def test_cli_usage_errors(cli):
         assert out.returncode == 2 and flag in out.stderr and out.stdout == "", (args, out.stderr)
     out = cli("run", "drf", "--no-store", "--campaign", "/tmp/never-made")
     assert out.returncode == 2 and "--campaign" in out.stderr
+
+
+def test_eta_never_exceeds_the_time_left_in_the_budget():
+    import re
+    import time
+
+    from verifier.campaign import _eta
+
+    now = time.monotonic()
+    # 1 cell done in 10 s, 10 cells left: the pace says 10 x 10 = 100 s; the budget has 30 s left
+    text = _eta(now - 10, 1, 11, deadline=now + 30)
+    assert 29 <= int(re.fullmatch(r", ETA (\d+) s", text).group(1)) <= 30
+    # the pace alone when the budget is farther away: 100 s (minus the microseconds since `now`)
+    assert int(re.fullmatch(r", ETA (\d+) s", _eta(now - 10, 1, 11, deadline=now + 1000)).group(1)) in (99, 100)
+    assert _eta(now - 10, 1, 11, deadline=now - 1) == ", ETA 0 s"  # past the deadline: nothing is left

@@ -44,12 +44,16 @@ class CliError(Exception):
 
 
 def parse_properties(text: Optional[str]) -> Optional[list[str]]:
-    """``--properties a,b``: the names, each checked (one-line error for an unknown name); None = all."""
-    from ..properties import get_property
+    """``--properties a,b``: the names, each checked (one-line error for an unknown name); None (the flag
+    not given) = all; given but naming nothing (``--properties ''``) is an error, never "all"."""
+    from ..properties import PROPERTIES, get_property
 
-    if not text:
+    if text is None:
         return None
     names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names:
+        raise CliError(f"--properties: no property named (got {text!r}; known: {','.join(PROPERTIES)}; omit the flag "
+                       f"for all)")
     for n in names:
         get_property(n)
     return names

@@ -351,7 +351,7 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
                          "original_size": before, "moves": [], "exact_rechecks": checks,
                          "seconds": round(bud.now() - t0, 3)}
     current = _finalise(mech, prop, current)
-    current, renamed = _canonical_names(mech, prop, current) if moves else (current, {})
+    current, renamed = _canonical_names(mech, prop, current)
     after = size_of(current.witness.env)
     status = ("already 1-minimal" if one_minimal and not moves else "1-minimal" if one_minimal
               else "reduced; budget exhausted before 1-minimality was established")
@@ -365,10 +365,12 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
 
 
 def _canonical_names(mech, prop, cert: Certificate) -> tuple[Certificate, dict]:
-    """What is left after minimisation, renamed u1..un, s1..sm, r1..rk, e1.. (external); returns the
-    re-checked certificate and the map ``{kind: {new: original}}`` of the names that changed.  Names a
-    mechanism reads (e.g. DRF-cpu finds the resource called ``cpu``) can matter: if the renamed instance
-    does not re-check exactly, the original names are kept."""
+    """What is left after minimisation, renamed u1..un, s1..sm, r1..rk, e1.. (external), so that the
+    summary's names match the size ("2 users": u1 and u2); returns the re-checked certificate and the map
+    ``{kind: {new: original}}`` of the names that changed.  Names a mechanism reads (e.g. DRF-cpu finds the
+    resource called ``cpu``) can matter: if the renamed instance does not re-check exactly, users and
+    servers alone are renamed; if even that fails, the original names are kept (and the summary, computed on
+    the instance, uses them)."""
     w = cert.witness
     env = w.env
     new = {"users": tuple(f"u{j + 1}" for j in range(env.n_users)),
@@ -376,16 +378,20 @@ def _canonical_names(mech, prop, cert: Certificate) -> tuple[Certificate, dict]:
            "resources": tuple(f"r{r + 1}" for r in range(env.n_resources)),
            "external": tuple(f"e{k + 1}" for k in range(env.n_external))}
     old = {"users": env.users, "servers": env.servers, "resources": env.resources, "external": env.external}
-    renamed = {kind: {n: o for n, o in zip(new[kind], old[kind]) if n != o} for kind in new}
-    renamed = {kind: m for kind, m in renamed.items() if m}
-    if not renamed:
-        return cert, {}
-    try:
-        env2 = replace(env, **new)
-        c2 = prop.recheck(mech, Witness(w.property, w.variant, w.mechanism, env2, w.deviation, None, w.users))
-    except Exception:  # noqa: BLE001 - keep the certified original
-        return cert, {}
-    return (c2, renamed) if c2 is not None and c2.gap == cert.gap else (cert, {})
+    # every name first; a mechanism may read resource names (DRF-cpu), so then users and servers only
+    for kinds in (("users", "servers", "resources", "external"), ("users", "servers")):
+        renamed = {kind: {n: o for n, o in zip(new[kind], old[kind]) if n != o} for kind in kinds}
+        renamed = {kind: m for kind, m in renamed.items() if m}
+        if not renamed:
+            return cert, {}
+        try:
+            env2 = replace(env, **{kind: new[kind] for kind in kinds})
+            c2 = prop.recheck(mech, Witness(w.property, w.variant, w.mechanism, env2, w.deviation, None, w.users))
+        except Exception:  # noqa: BLE001 - keep the certified original
+            c2 = None
+        if c2 is not None and c2.gap == cert.gap:
+            return c2, renamed
+    return cert, {}
 
 
 def _finalise(mech, prop, cert: Certificate) -> Certificate:

@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from mechverify.numbers import gt, ratio
+from mechverify.numbers import gt, plural, ratio
 from mechverify.utility import si_benchmark as utility_si_benchmark
 
 from ..exact import certified_excess, envy_utility, exact_run, integral_of, own_utility, utility_interval
@@ -213,7 +213,7 @@ class EnvyFreeness(Property):
             return None
         own, envied, gap, robust = ex.below, ex.above, ex.gap, ex.robust
         u, v = env.users[j], env.users[k]
-        summary = (f"{u} runs {own[1]} tasks with its own bundle but {envied[0]} with "
+        summary = (f"{u} runs {own[1]} {plural(own[1], 'task')} with its own bundle but {envied[0]} with "
                    f"{'' if scale == 1 else str(scale) + ' x '}{v}'s bundle")
         return Certificate(witness, Fraction(gap), ratio(envied[0], own[1]), {"allocation": run.alloc},
                            {f"u[{u}] own": own[1], f"u[{u}] of {v}'s bundle": envied[0]}, robust,
@@ -290,4 +290,5 @@ class SharingIncentive(Property):
         return Certificate(witness, Fraction(gap), ratio(own[1], b), {"allocation": run.alloc},
                            {f"u[{u}]": own[1], f"u[{u}] equal split": b}, robust, "",
                            "exact" if run.exact else "interval",
-                           f"{u} runs {own[1]} tasks, but {b} with its weighted equal split of every server")
+                           f"{u} runs {own[1]} {plural(own[1], 'task')}, but {b} with its weighted equal split of "
+                           f"every server")

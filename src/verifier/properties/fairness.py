@@ -31,7 +31,7 @@ from fractions import Fraction
 
 from mechverify.allocation import Allocation
 from mechverify.lexmaxmin import lex_max_min
-from mechverify.numbers import FLOAT_REL, InstanceError, ratio
+from mechverify.numbers import FLOAT_REL, InstanceError, plural, ratio
 from mechverify.polytope import TaskPolytope
 from mechverify.utility import utility
 
@@ -270,7 +270,7 @@ class PopulationMonotonicity(Property):
         return Certificate(witness, Fraction(gap), ratio(a[1], b[0]), {"before": run_b.alloc, "after": run_a.alloc},
                            {f"u[{name}] before": b[0], f"u[{name}] after": a[1]}, robust, "",
                            "exact" if run_a.exact and run_b.exact else "interval",
-                           f"after '{dev.describe(env)}', {name} drops from {b[0]} to {a[1]} tasks")
+                           f"after '{dev.describe(env)}', {name} drops from {b[0]} to {a[1]} {plural(a[1], 'task')}")
 
 
 class SingleServerDRF(Property):
@@ -329,4 +329,4 @@ class SingleServerDRF(Property):
         return Certificate(witness, abs(a - b), abs(a - b) / max(abs(a), abs(b)),
                            {"allocation": run.alloc, "drf": ref}, {f"x[{name}]": a, f"x[{name}] under DRF": b},
                            True if run.unique_totals else None, "", "exact",
-                           f"on one server {name} gets {a} tasks, DRF gives {b}")
+                           f"on one server {name} gets {a} {plural(a, 'task')}, DRF gives {b}")

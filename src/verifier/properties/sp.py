@@ -26,7 +26,7 @@ from typing import Optional, Union
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import FLOAT_REL, InstanceError, gt, ratio, rel_change
+from mechverify.numbers import FLOAT_REL, InstanceError, gt, plural, ratio, rel_change
 
 from ..exact import certified_excess, exact_run, own_utility, utility_interval
 from .base import Certificate, Deviation, Evaluation, Hints, Property, Witness
@@ -145,8 +145,8 @@ class StrategyProofness(Property):
         it, id_, gap, robust = ex.below, ex.above, ex.gap, ex.robust
         exact_both = run_t.exact and run_d.exact
         name = env.users[j]
-        summary = (f"{name} truthful gets {_s(it)} tasks; after '{dev.describe(env)}' it really runs {_s(id_)} "
-                   f"tasks (gain {gap})")
+        summary = (f"{name} truthful gets {_s(it)} {plural(_s(it), 'task')}; after '{dev.describe(env)}' it really "
+                   f"runs {_s(id_)} {plural(_s(id_), 'task')} (gain {gap})")
         return Certificate(witness, Fraction(gap), ratio(gap, it[1]),
                            {"truthful": run_t.alloc, "deviation": run_d.alloc},
                            {f"u[{name}] truthful": it[1] if exact_both else it,

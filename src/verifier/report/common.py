@@ -12,7 +12,7 @@ from ..results import Result, describe_size, verdict_text
 from .citations import MEASURES
 
 __all__ = ["domain_text", "detail", "measure_text", "verdict_words", "num_text", "is_within_tolerance",
-           "TOLERANCE_TEXT"]
+           "TOLERANCE_TEXT", "ClaimWords", "claim_words", "runs_findings", "closing_line"]
 
 def _sci(v: float) -> str:
     """``1e-07`` -> ``1e-7``."""
@@ -20,7 +20,48 @@ def _sci(v: float) -> str:
     return f"{mant}e{int(exp)}"
 
 
-TOLERANCE_TEXT = f"within float tolerance {_sci(FLOAT_REL)}"
+#: a float worst measure that differs from the threshold by float noise only: the search's own float
+#: tolerance (``mechverify.numbers.FLOAT_REL``), NOT the ``--tolerance`` a user's float mechanism's
+#: violations must clear (``mechverify.declare.DEFAULT_TOLERANCE``, 1e-9; README, "Audit your own mechanism")
+TOLERANCE_TEXT = f"float noise within the search's tolerance {_sci(FLOAT_REL)}"
+
+
+class ClaimWords:
+    """How a report names a mechanism's claims: a registered mechanism's come from its paper ("paper"), a
+    user's mechanism's are the user's own ("claimed", with the ``source`` it declared)."""
+
+    def __init__(self, user: bool):
+        self.user = user
+        self.column = "claims" if user else "paper claims"  # the table's column heading
+        self.label = "claimed" if user else "paper"  # before a claims text: "claimed: holds [source]"
+        self.nothing_refuted = "no claim was refuted in this run" if user else "no claim of the paper was refuted in this run"
+
+    def says(self, sources: str) -> str:
+        """``paper [004 Thm 8] says it holds`` / ``claimed to hold [my source]``."""
+        return f"claimed to hold [{sources}]" if self.user else f"paper [{sources}] says it holds"
+
+
+def claim_words(rep: Any) -> ClaimWords:
+    """The :class:`ClaimWords` of a ``RunReport`` (``rep.user``: a user's mechanism)."""
+    return ClaimWords(bool(getattr(rep, "user", False)))
+
+
+def runs_findings(results: Any) -> list:
+    """The cells where a user's mechanism failed (property ``runs`` violated: an exception or an invalid
+    output) -- ``run`` exits 1 for them."""
+    return [r for r in results if r.property == "runs" and r.verdict == "violated"]
+
+
+def closing_line(rep: Any) -> str:
+    """The report's last word when no claim was refuted: that, or -- when the mechanism failed (``runs``) --
+    the failure, which makes ``run`` exit 1."""
+    words = claim_words(rep)
+    failed = runs_findings(rep.results)
+    if not failed:
+        return words.nothing_refuted
+    where = "; ".join(f"{r.property}/{r.variant} violated (counterexample {r.counterexample or 'not stored'})"
+                      for r in failed)
+    return f"THE MECHANISM FAILED (an exception or an invalid output): {where}; {words.nothing_refuted}"
 
 
 def domain_text(d: dict) -> str:

@@ -26,7 +26,8 @@ from mechverify.utility import true_tasks
 
 from ..results import Result
 from .citations import MEASURES, SEEDS, codes_in, measure_meaning
-from .common import TOLERANCE_TEXT, detail, domain_text, measure_text, num_text, verdict_words
+from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_text, num_text,
+                     runs_findings, verdict_words)
 
 __all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
            "link_name"]
@@ -423,9 +424,10 @@ def measures_section(props: Sequence[str]) -> str:
         return ""
     rows = [[f"<b>{esc(p)}</b>", esc(MEASURES[p][0]), f"{esc(MEASURES[p][2])} {MEASURES[p][1]}"] for p in seen]
     return ("<h2>Measures</h2>" + _table(["property", "measure", "violated when"], rows) +
-            f"<p class='small'>Verdicts come from exact rational arithmetic. A float measure within the float "
-            f"tolerance {TOLERANCE_TEXT.split()[-1]} of its threshold is float noise and is printed as the threshold."
-            f"</p>")
+            f"<p class='small'>Verdicts come from exact rational arithmetic. A float measure within the search's "
+            f"float tolerance {TOLERANCE_TEXT.split()[-1]} (mechverify.numbers) of its threshold is float noise and is "
+            f"printed as the threshold; this is not the --tolerance a user's float mechanism's violations must "
+            f"clear.</p>")
 
 
 def sources_section(texts: Sequence[Optional[str]]) -> str:
@@ -464,16 +466,24 @@ def render_html(rep) -> str:
     refuted = [r for r in rep.results if r.refuted]
     backing = ("each backed by a stored, replayable counterexample" if all(r.counterexample for r in refuted)
                else "each by an exactly re-checked counterexample; not stored in this run")
+    words = claim_words(rep)
+    failed = runs_findings(rep.results)
+    closing = closing_line(rep)
+    bad = " class='bad'" if failed else ""
     ref = (f"<p><b>Claims refuted</b> ({backing}): "
-           + "; ".join(f"{esc(r.property)}/{esc(r.variant)} (paper: {esc('; '.join(r.refuted_sources()))})"
-                       for r in refuted) + "</p>") if refuted else "<p>No claim of the paper was refuted in this run.</p>"
+           + "; ".join(f"{esc(r.property)}/{esc(r.variant)} ({words.label}: {esc('; '.join(r.refuted_sources()))})"
+                       for r in refuted) + "</p>") if refuted else \
+        f"<p{bad}>{esc(closing[0].upper() + closing[1:])}.</p>"
+    if refuted and failed:
+        ref += ("<p class='bad'><b>The mechanism failed</b> (an exception or an invalid output): "
+                + "; ".join(esc(f"{r.property}/{r.variant}: {verdict_words(r)}") for r in failed) + "</p>")
     skipped = ("<p class='small'>Not searched: " + "; ".join(f"{esc(p)}/{esc(v)} ({esc(w)})" for p, v, w in rep.skipped)
                + "</p>") if rep.skipped else ""
     body = (f"<h1>mechverify run: {esc(rep.mechanism)}</h1>"
             f"<p class='meta'>{esc(rep.title)}<br>setting: {esc(rep.setting)}<br>"
             f"domain searched: {esc(domain_text(rep.domain))}<br>seed {rep.seed}, budget {rep.budget:g} s "
             f"(wall clock), took {rep.seconds:.1f} s</p>"
-            f"<table><tr><th>property/variant</th><th>paper claims</th><th>verdict</th><th>claim</th>"
+            f"<table><tr><th>property/variant</th><th>{esc(words.column)}</th><th>verdict</th><th>claim</th>"
             f"<th>details</th></tr>{''.join(rows)}</table>{skipped}{ref}"
             + measures_section([r.property for r in rep.results])
             + sources_section([r.claims_text() for r in rep.results] + [rep.title])
@@ -539,7 +549,8 @@ def render_audit_html(result: dict[str, Any]) -> str:
                 c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
                 if c.verdict == "not_registered":
                     continue
-                claim = "paper: " + c.claims_text() if c.claims else "no claim registered"
+                claim = (f"{ClaimWords(c.table.startswith('user-')).label}: " + c.claims_text()) if c.claims \
+                    else "no claim registered"
                 text = "; ".join(_evidence_text(e) for e in c.evidence) or c.verdict
                 for path, n in notes.items():
                     text = text.replace(path, f"[{n}]")
@@ -552,7 +563,8 @@ def render_audit_html(result: dict[str, Any]) -> str:
         for c in refuted:
             refs = [note(e.counterexample) for e in c.evidence if e.verdict == "violated" and e.counterexample]
             src = "; ".join(s for st, s in c.claims if st == "holds")
-            items.append(f"<li><code>{esc(c.mechanism)}</code> {esc(c.property)}: paper [{esc(src)}] says it holds; "
+            items.append(f"<li><code>{esc(c.mechanism)}</code> {esc(c.property)}: "
+                         f"{esc(ClaimWords(c.table.startswith('user-')).says(src))}; "
                          "counterexample(s) " + ", ".join(f"<a href='#ace-{n}'>[{n}]</a>" for n in refs) + "</li>")
         parts.append("<h2>Refuted claims</h2><ul>" + "".join(items) + "</ul>")
     else:

@@ -5,7 +5,7 @@ from typing import Any
 
 from ..results import Result, describe_size, verdict_text
 from .citations import codes_in, seed_legend
-from .common import detail, domain_text, verdict_words
+from .common import ClaimWords, claim_words, closing_line, detail, domain_text, runs_findings, verdict_words
 
 __all__ = ["render_markdown", "render_audit_markdown", "markdown_legend"]
 
@@ -29,7 +29,7 @@ def render_markdown(rep) -> str:
            f"- setting: {rep.setting}",
            f"- domain searched: {domain_text(rep.domain)}",
            f"- seed {rep.seed}, budget {rep.budget:g} s (wall clock), took {rep.seconds:.1f} s", "",
-           "| property/variant | paper claims | verdict | claim | details |",
+           f"| property/variant | {claim_words(rep).column} | verdict | claim | details |",
            "|---|---|---|---|---|"]
     for r in rep.results:
         status = f"**{r.claim_status()}**" if r.refuted else r.claim_status()
@@ -42,11 +42,13 @@ def render_markdown(rep) -> str:
     out.append("")
     if refuted:
         out.append("## Claims refuted")
-        out += [f"- **{r.property}/{r.variant}**: the paper ("
-                f"{'; '.join(r.refuted_sources())}) says it holds; {verdict_words(r)}"
-                for r in refuted]
+        out += [f"- **{r.property}/{r.variant}**: {claim_words(rep).says('; '.join(r.refuted_sources()))}; "
+                f"{verdict_words(r)}" for r in refuted]
+        out += [f"- **{r.property}/{r.variant}**: the mechanism failed (an exception or an invalid output); "
+                f"{verdict_words(r)}" for r in runs_findings(rep.results)]
     else:
-        out.append("No claim of the paper was refuted in this run.")
+        line = closing_line(rep)
+        out.append(line[0].upper() + line[1:] + ".")
     out += markdown_legend([r.claims_text() for r in rep.results] + [rep.title])
     return "\n".join(out) + "\n"
 
@@ -92,7 +94,8 @@ def render_audit_markdown(result: dict[str, Any]) -> str:
                 c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
                 if c.verdict in ("not_registered",):
                     continue
-                claim = "paper: " + c.claims_text() if c.claims else "no claim registered"
+                claim = (f"{ClaimWords(c.table.startswith('user-')).label}: " + c.claims_text()) if c.claims \
+                    else "no claim registered"
                 ev = "; ".join(_evidence_text(e) for e in c.evidence) or c.verdict
                 also = (" Also: " + "; ".join(c.also)) if c.also else ""
                 out.append(f"- `{name}` {p} ({claim}): {ev}.{also}")
@@ -104,7 +107,7 @@ def render_audit_markdown(result: dict[str, Any]) -> str:
         for c in refuted:
             paths = [e.counterexample for e in c.evidence if e.verdict == "violated"]
             src = "; ".join(src for st, src in c.claims if st == "holds")
-            out.append(f"- `{c.mechanism}` {c.property}: paper [{src}] says it holds; "
+            out.append(f"- `{c.mechanism}` {c.property}: {ClaimWords(c.table.startswith('user-')).says(src)}; "
                        f"counterexample(s): {', '.join(p for p in paths if p)}")
     else:
         out.append("none")

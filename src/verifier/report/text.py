@@ -1,8 +1,8 @@
 """Terminal renderings: the ``run`` table, ``check`` result lines and allocation summaries.
 
-Width: :func:`terminal_width` (``COLUMNS`` first, then the terminal; ``None`` when writing to a pipe or
-a file without ``COLUMNS``, which keeps the one-line-per-cell layout).  With a width every line is
-wrapped to it.  Colour: :func:`use_color` (a TTY, and ``NO_COLOR`` unset) -- never in pipes or files.
+Width: :func:`terminal_width` (``COLUMNS`` first, then the terminal; :data:`PIPE_WIDTH` (100) when writing
+to a pipe or a file without ``COLUMNS``).  Every line is wrapped to the width (``width=None``: one line per
+cell, for callers that want no limit).  Colour: :func:`use_color` (a TTY, and ``NO_COLOR`` unset) -- never in pipes or files.
 """
 from __future__ import annotations
 
@@ -12,23 +12,25 @@ import sys
 import textwrap
 from typing import Any, Optional, Sequence
 
-from mechverify.numbers import fmt, from_exact_text
+from mechverify.numbers import fmt, from_exact_text, plural
 
 from ..results import Result
 from .citations import codes_in, seed_legend
-from .common import detail, domain_text, measure_text, num_text, verdict_words
+from .common import claim_words, closing_line, detail, domain_text, measure_text, num_text, runs_findings, verdict_words
 
-__all__ = ["render_table", "check_line", "CHECK_VERDICT_TEXT", "terminal_width", "use_color",
+__all__ = ["render_table", "check_line", "CHECK_VERDICT_TEXT", "terminal_width", "use_color", "PIPE_WIDTH",
            "summarise_allocation", "legend_lines", "wrap_line", "z3_verdict_text"]
 
 _ANSI = {"red": "\033[1;31m", "yellow": "\033[33m", "green": "\033[32m", "dim": "\033[2m", "bold": "\033[1m"}
 _RESET = "\033[0m"
 MIN_WIDTH = 40
+#: the width of output to a pipe or a file (no terminal to ask), unless ``COLUMNS`` says otherwise
+PIPE_WIDTH = 100
 
 
 def terminal_width(stream: Any = None) -> Optional[int]:
     """``COLUMNS`` if set (a positive integer), else the terminal's width when ``stream`` (default stdout)
-    is a TTY, else None (no limit)."""
+    is a TTY, else :data:`PIPE_WIDTH` (a pipe or a file)."""
     cols = os.environ.get("COLUMNS", "").strip()
     if cols.isdigit() and int(cols) > 0:
         return max(MIN_WIDTH, int(cols))
@@ -38,7 +40,7 @@ def terminal_width(stream: Any = None) -> Optional[int]:
             return max(MIN_WIDTH, shutil.get_terminal_size((100, 24)).columns)
     except (AttributeError, ValueError, OSError):
         pass
-    return None
+    return PIPE_WIDTH
 
 
 def use_color(stream: Any = None) -> bool:
@@ -82,7 +84,7 @@ def _verdict_style(r: Result) -> Optional[str]:
 def _table_plain(rep, color: bool) -> list[str]:
     """The one-line-per-cell layout (no width limit)."""
     lines: list[str] = []
-    rows = [("property/variant", "paper claims", "verdict", "claim")]
+    rows = [("property/variant", claim_words(rep).column, "verdict", "claim")]
     for r in rep.results:
         rows.append((f"{r.property}/{r.variant}", r.claims_text(), verdict_words(r), r.claim_status()))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
@@ -129,7 +131,8 @@ def _table_wrapped(rep, width: int, color: bool) -> list[str]:
     for r in rep.results:
         v = "violated" if r.verdict == "violated" else verdict_words(r)
         rows.append((f"{r.property}/{r.variant}", r.claims_text(), v, r.claim_status()))
-    head4 = ("property/variant", "paper claims", "verdict", "claim")
+    words = claim_words(rep)
+    head4 = ("property/variant", words.column, "verdict", "claim")
     natural = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head4)]
     four = sum(natural) + 6 <= width
     cols = (0, 1, 2, 3) if four else (0, 2, 3)
@@ -145,7 +148,7 @@ def _table_wrapped(rep, width: int, color: bool) -> list[str]:
             out[-2], out[-1] = _paint(out[-2], style, color), _paint(out[-1].rstrip(), style, color)
             lines.append("  ".join(out).rstrip())
         if not four and r.claims:
-            lines += wrap_line(r.claims_text(), width, "      ", "    paper: ")
+            lines += wrap_line(r.claims_text(), width, "      ", f"    {words.label}: ")
         if r.verdict == "violated":
             lines += wrap_line(r.counterexample or "not stored", width, "      ", "    counterexample: ")
             lines += wrap_line(detail(r), width, "      ", "    ")
@@ -158,6 +161,7 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
     """A ``run`` report (``verifier.run.RunReport``) as a plain-text table; ``width`` wraps every line to
     that many characters (None: one line per cell), ``color`` adds ANSI colours (TTY only)."""
     lines: list[str] = []
+    words = claim_words(rep)
     for first, text in (("mechanism: ", f"{rep.mechanism} -- {rep.title}"), ("setting:   ", rep.setting),
                         ("domain:    ", domain_text(rep.domain)),
                         ("", f"seed {rep.seed}, budget {rep.budget:g} s (wall clock), took {rep.seconds:.1f} s")):
@@ -169,7 +173,7 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
         for r in rep.results:
             lines += wrap_line(f"{verdict_words(r)} [{r.claim_status()}]", width, "    ",
                                f"{r.property}/{r.variant}: ")
-            lines += wrap_line(r.claims_text(), width, "      ", "    paper: ")
+            lines += wrap_line(r.claims_text(), width, "      ", f"    {words.label}: ")
             if r.verdict == "violated":
                 lines += wrap_line(detail(r), width, "      ", "    ")
     if rep.skipped:
@@ -186,10 +190,14 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
                             width, "")]
         for r in refuted:
             src = "; ".join(r.refuted_sources())
-            lines += wrap_line(f"{r.property}/{r.variant}: paper [{src}] says it holds; {verdict_words(r)}",
+            lines += wrap_line(f"{r.property}/{r.variant}: {words.says(src)}; {verdict_words(r)}",
                                width, "     ", "  !! ")
+        for r in runs_findings(rep.results):
+            lines += wrap_line(f"{r.property}/{r.variant}: the mechanism failed (an exception or an invalid output); "
+                               f"{verdict_words(r)}", width, "     ", "  !! ")
     else:
-        lines.append("no claim of the paper was refuted in this run")
+        lines += [_paint(ln, "red" if runs_findings(rep.results) else None, color)
+                  for ln in wrap_line(closing_line(rep), width, "  ")]
     leg = legend_lines([r.claims_text() for r in rep.results] + [rep.title], width)
     if leg:
         lines += [""] + leg
@@ -293,9 +301,11 @@ def summarise_allocation(alloc: Any, top: int = 5, full: bool = False, width: Op
     per_server = [sum((vals[j][s] for j in range(len(users))), 0) for s in range(len(servers))]
     used = sum(1 for v in per_server if v > 0)
     lines = [head]
-    lines += wrap_line(f"{len(users)} users x {len(servers)} servers; {_show(grand)} tasks in total; "
-                       f"{sum(1 for t in tot_v if t > 0)} users get tasks, {used} servers are used",
-                       width, "  ")
+    getting = sum(1 for t in tot_v if t > 0)
+    lines += wrap_line(f"{len(users)} {plural(len(users), 'user')} x {len(servers)} {plural(len(servers), 'server')}; "
+                       f"{_show(grand)} {plural(grand, 'task')} in total; {getting} "
+                       f"{'user gets' if getting == 1 else 'users get'} tasks, {used} "
+                       f"{'server is' if used == 1 else 'servers are'} used", width, "  ")
     order = sorted(range(len(users)), key=lambda j: (-float(tot_v[j]), j))[:top]
     lines.append(f"top {len(order)} users by tasks:")
     uw = max(len(users[j]) for j in order)

@@ -175,3 +175,36 @@ def test_certifier_hook(tmp_path):
                         certifier=fake, store_dir=str(tmp_path))
     assert {r.variant: r.verdict for r in rep.results}["per-server"] == "violated"
     assert calls
+
+
+@pytest.mark.parametrize("args", [("run", "drf"), ("audit",), ("check", "drf", "examples/001-fig1.json")])
+@pytest.mark.parametrize("value", ["", " , "])
+def test_empty_properties_is_an_error_not_all(cli, args, value):
+    out = cli(*args, "--properties", value, "--budget", "5")
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--properties: no property named" in lines[0], out.stderr
+
+
+def test_piped_output_wraps_at_100_columns_unless_columns_says_otherwise(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    def run(columns):
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        if columns:
+            env["COLUMNS"] = columns
+        return subprocess.run([sys.executable, "-m", "verifier", "run", "tsf", "--properties", "bf,srf", "--trials",
+                               "100", "--budget", "20", "--no-store", "--quiet"],
+                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)  # stdout: a pipe
+
+    piped = run(None)
+    assert piped.returncode == 0, piped.stderr
+    assert max(len(ln) for ln in piped.stdout.splitlines()) <= 100  # PIPE_WIDTH
+    wide = run("160")
+    assert wide.returncode == 0, wide.stderr
+    # COLUMNS=160 wins: the domain line (longer than 100 characters) is no longer wrapped
+    assert max(len(ln) for ln in wide.stdout.splitlines()) > 100
+    assert max(len(ln) for ln in wide.stdout.splitlines()) <= 160

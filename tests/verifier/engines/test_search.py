@@ -340,3 +340,28 @@ def test_batched_search_is_deterministic_and_certified():
     assert a.certificate.witness.env == b.certificate.witness.env
     assert a.certificate.witness.deviation == b.certificate.witness.deviation
     assert get_property("sp").recheck(TOY, a.certificate.witness) is not None
+
+
+@pytest.mark.parametrize("users", [("x", "y"), ("a", "b", "c")])
+def test_a_minimised_instance_is_always_renamed(users):
+    """greedy (examples/my_mechanisms.py): on one server the first user takes everything, so the second
+    envies it (2 users x 1 server x 1 resource is the minimal instance).  Whatever the names -- even when
+    nothing can be removed ("already 1-minimal") -- the stored instance and its summary say u1, u2."""
+    import os
+
+    from mechverify.instances import parse_environment
+    from mechverify.api import mechanism_of
+    from tests.helpers import ROOT
+    from verifier.properties import get_property
+
+    mech = mechanism_of(os.path.join(ROOT, "examples", "my_mechanisms.py") + ":greedy")
+    env = parse_environment({"resources": ["cpu"], "servers": [{"name": "big", "capacity": [4]}],
+                             "users": [{"name": u, "demand": [1]} for u in users]})
+    prop = get_property("ef")
+    ev = prop.evaluate(mech, env, "placement-aware", exact=True)
+    cert = prop.recheck(mech, ev.witness)
+    assert cert is not None
+    small, rec = minimize(mech, cert, budget=60)
+    assert small.witness.env.users == ("u1", "u2") and small.witness.env.servers == ("s1",)
+    assert not any(u in small.summary.split() for u in users), small.summary
+    assert "u2" in small.summary and rec["renamed"]["users"]["u1"] in users

@@ -157,9 +157,10 @@ def test_columns_env_limits_the_run_table(tmp_path):
 # ---------------------------------------------------------------------- noise, legend, allocations
 def test_float_noise_prints_as_the_threshold_with_the_tolerance():
     r = Result("tsf-er", "sp", "demand", verdict="not_refuted", measure=2.24506e-09, trials=10, seconds=1.0)
-    assert "worst measure 0 (within float tolerance 1e-7)" in verdict_words(r)
+    # the search's float tolerance (mechverify.numbers.FLOAT_REL = 1e-7), named so it is not read as --tolerance
+    assert "worst measure 0 (float noise within the search's tolerance 1e-7)" in verdict_words(r)
     assert "e-09" not in verdict_words(r)
-    assert measure_text("ef", 1.00000000003).startswith("1 (within float tolerance 1e-7)")
+    assert measure_text("ef", 1.00000000003).startswith("1 (float noise within the search's tolerance 1e-7)")
     assert measure_text("sp", 0.25) == "0.25" and measure_text("si", __import__("fractions").Fraction(2, 3)) == "2/3"
 
 
@@ -255,3 +256,67 @@ def test_audit_cli_writes_html_and_prints_latex(tmp_path):
     assert out.stdout.count(r"\begin{table}") == out.stdout.count(r"\end{table}") >= 1
     _check_page(str(tmp_path / "aud" / "audit.html"))
     assert (tmp_path / "aud" / "audit.tex").read_text() == out.stdout
+
+
+# ---------------------------------------------------------------------- a user's claims, runs, plurals
+def _user_report(results, user=True):
+    from verifier.run import RunReport
+
+    return RunReport("mine", "my mechanism", "many servers, RDM", 0, 5.0, {
+        "users": [1, 3], "servers": [1, 3], "resources": [1, 3], "external": [0, 0], "numbers": "p/q",
+        "features": {}}, results, [], user=user)
+
+
+def _refuted_ef(source):
+    from mechanisms.registry import Claim
+
+    r = Result("mine", "ef", "placement-aware", claims=[Claim("ef", "holds", source)], verdict="violated",
+               counterexample="ce/mine/ef-1.json")
+    r.outcomes = ["REFUTED"]
+    return r
+
+
+@pytest.mark.parametrize("width", [None, 100, 50])
+def test_a_users_claims_are_claimed_with_their_source_not_a_papers(width):
+    rep = _user_report([_refuted_ef("my notes, Thm 1")])
+    text = " ".join(render_table(rep, width=width).split())  # unwrapped
+    assert "paper" not in text and "claimed to hold [my notes, Thm 1]" in text
+    md, page = render_markdown(rep), render_html(rep)
+    assert "claimed to hold [my notes, Thm 1]" in md and "paper claims" not in md and "paper [" not in md
+    assert "claimed" in page and "my notes, Thm 1" in page and "<th>paper claims</th>" not in page
+    assert "(paper:" not in page
+    # a registered mechanism's claims stay its paper's
+    paper = " ".join(render_table(_user_report([_refuted_ef("004 Thm 6")], user=False), width=width).split())
+    assert "paper [004 Thm 6] says it holds" in paper
+
+
+def test_a_runs_finding_is_the_last_line_not_no_claim_refuted():
+    crash = Result("mine", "runs", "any", verdict="violated", counterexample="ce/mine/runs-1.json")
+    ok = Result("mine", "ef", "placement-aware", verdict="not_refuted", trials=3, seconds=0.1, measure=1)
+    rep = _user_report([crash, ok])
+    for width in (None, 100):
+        text = render_table(rep, width=width)
+        last = " ".join(text.split("\n\n")[-1].split())  # the closing paragraph, unwrapped
+        assert last.startswith("THE MECHANISM FAILED") and "runs/any violated (counterexample ce/mine/runs-1.json)" \
+            in last and last.endswith("no claim was refuted in this run"), text
+        assert "no claim of the paper" not in text
+    assert render_markdown(rep).splitlines()[-1].startswith("THE MECHANISM FAILED")
+    assert "THE MECHANISM FAILED" in render_html(rep)
+
+
+def test_counts_of_one_are_singular():
+    from fractions import Fraction as F
+
+    from mechanisms import allocate
+    from mechverify.instances import parse_environment
+    from mechverify.numbers import plural
+
+    assert [plural(n, "task") for n in (0, 1, F(1), "1", F(1, 2), 2, "[1, 2]")] == \
+        ["tasks", "task", "task", "task", "tasks", "tasks", "tasks"]
+    # one server of capacity 1, three users demanding 1 each: DRF equalises dominant shares, 1/3 each,
+    # so 1 task in total, 3 users get tasks, 1 server is used
+    env = parse_environment({"resources": ["cpu"], "servers": [{"capacity": [1]}],
+                             "users": [{"demand": [1]}, {"demand": [1]}, {"demand": [1]}]})
+    alloc = allocate(mechanisms.get("drf"), env, exact=True)
+    text = summarise_allocation(alloc, top=1)  # 3 users > 2 * top: the summary layout
+    assert "3 users x 1 server; 1 task in total; 3 users get tasks, 1 server is used" in text, text
