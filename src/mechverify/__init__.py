@@ -17,7 +17,7 @@ from .utility import true_tasks, utilities, utility  # noqa: F401
 __version__ = "0.1.0"
 
 #: the Python API (``mechverify.api``), loaded on first use: it sits above the verifier, which imports this core
-_API = ("load", "environment", "mechanism_of", "allocate", "check", "run", "replay")
+_API = ("load", "environment", "instance", "mechanism_of", "allocate", "check", "run", "replay")
 
 
 def __getattr__(name: str):

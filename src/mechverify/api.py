@@ -8,15 +8,21 @@ returning the same objects the CLI prints (``Allocation``, ``verifier.results.Re
     >>> env = mv.load("examples/001-fig1.json")
     >>> mv.allocate("drf", env)                      # a registered name ...
     >>> mv.check("examples/my_mechanisms.py:greedy", env)          # ... a reference, or a function
-    >>> report = mv.run(my_function, properties=["sp", "ef"], budget=20, store=None)
+    >>> report = mv.run(my_function, ["sp/demand", "ef"], budget=20, store=None)
+    >>> print(report)                                 # the CLI's text table (a notebook shows the HTML report)
     >>> report.results[0].certificate                 # the exact numbers of a violation
+    >>> mv.replay("counterexamples")                  # every stored file under the folder, as the CLI's replay
 
 A mechanism argument is a registered name, a reference (``package.module:function``,
 ``path/to/file.py:function``), a ``mechanisms.Mechanism``, or a plain function ``f(env)`` (with or without
-``@mechverify.mechanism``).  ``store=None`` keeps counterexamples in memory only.
+``@mechverify.mechanism``).  An instance argument is a path, a dict in the instance format or an
+``Environment``.  Properties are one name or a list, each a property (``"sp"``: every variant) or a
+property/variant (``"sp/demand"``), as the reports write them.  ``budget`` is the wall-clock limit of the
+whole call, as the CLI's ``--budget`` (cells share it).  ``store=None`` keeps counterexamples in memory only.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Optional, Sequence, Union
 
 from mechanisms.registry import Mechanism, get
@@ -26,9 +32,11 @@ from .allocation import Allocation
 from .instances import load_environment, parse_environment
 from .model import Environment
 
-__all__ = ["load", "environment", "mechanism_of", "allocate", "check", "run", "replay"]
+__all__ = ["load", "environment", "instance", "mechanism_of", "allocate", "check", "run", "replay"]
 
 MechanismLike = Union[str, Mechanism, Callable]
+#: an instance: a path to an instance file, a dict in the instance format, or an ``Environment``
+InstanceLike = Union[str, "os.PathLike[str]", dict, Environment]
 
 
 def load(path: str) -> Environment:
@@ -77,33 +85,74 @@ def _reference_of(func: Callable) -> str:
     return f"{mod}:{name}"
 
 
-def allocate(mech: MechanismLike, env: Environment, exact: bool = True) -> Allocation:
-    """The mechanism's allocation of ``env`` (checked against its setting and chi(E))."""
-    return mechanism_of(mech)(env, exact=exact)
+def _cells(properties: Union[None, str, Sequence[str]]) -> tuple[Optional[list], Optional[dict]]:
+    """``properties`` as the API takes them: ``None`` (every property), one name (``"ef"``, ``"sp/demand"``,
+    ``"sp,ef"``) or a list of names; ``(property names, {property: [variants]})``."""
+    if properties is None:
+        return None, None
+    from verifier.properties import parse_cells
+
+    return parse_cells(properties)
 
 
-def check(mech: MechanismLike, env: Environment, properties: Optional[Sequence[str]] = None, *,
+def instance(env: InstanceLike) -> Environment:
+    """An environment from an instance file's path, a dict in the instance format, or an ``Environment``."""
+    if isinstance(env, Environment):
+        return env
+    if isinstance(env, dict):
+        return parse_environment(env)
+    if isinstance(env, (str, os.PathLike)):
+        return load_environment(os.fspath(env))
+    raise TypeError(f"instance: expected a path, a dict in the instance format or an Environment, got "
+                    f"{type(env).__name__}")
+
+
+def allocate(mech: MechanismLike, env: InstanceLike, exact: bool = True) -> Allocation:
+    """The mechanism's allocation of ``env`` (a path, a dict or an ``Environment``; checked against the
+    mechanism's setting and chi(E))."""
+    return mechanism_of(mech)(instance(env), exact=exact)
+
+
+def check(mech: MechanismLike, env: InstanceLike, properties: Union[None, str, Sequence[str]] = None, *,
           budget: float = 10.0, seed: int = 0, tolerance: Optional[float] = None) -> list:
-    """Every property's verdict on one instance (``verifier.check.check_instance``): a list of ``Result``."""
+    """Every property's verdict on one instance (``verifier.check.check_instance``, as ``python -m verifier
+    check``): a list of ``Result``.  ``env``: a path, a dict in the instance format or an ``Environment``;
+    ``properties``: ``None`` (all; a user's mechanism: ``runs`` first), a name (``"si"``, ``"sp/demand"``) or a
+    list of names.  ``budget``: wall-clock seconds for the whole call, as the CLI's ``--budget``."""
     from verifier.check import check_instance
 
-    return check_instance(mechanism_of(mech, tolerance), env, properties, budget=budget, seed=seed)
+    names, variants = _cells(properties)
+    return check_instance(mechanism_of(mech, tolerance), instance(env), names, budget=budget, seed=seed,
+                          variants=variants or None)
 
 
-def run(mech: MechanismLike, properties: Optional[Sequence[str]] = None, *, budget: float = 60.0, seed: int = 0,
-        trials: Optional[int] = None, store: Optional[str] = None, tolerance: Optional[float] = None,
+def run(mech: MechanismLike, properties: Union[None, str, Sequence[str]] = None, *, budget: float = 60.0,
+        seed: int = 0, trials: Optional[int] = None, store: Optional[str] = None, tolerance: Optional[float] = None,
         progress: Optional[Callable[[str], None]] = None) -> Any:
-    """Search every property of the mechanism (``verifier.run.run_mechanism``): a ``RunReport`` whose
-    ``results`` hold one ``Result`` per cell; violations are minimised, and stored under ``store`` (a
-    directory; ``None``: not stored)."""
+    """Search the properties of the mechanism (``verifier.run.run_mechanism``, as ``python -m verifier run``):
+    a ``RunReport`` whose ``results`` hold one ``Result`` per cell (``print(report)``: the text table; a
+    notebook shows the HTML report).  ``properties``: ``None`` (all; a user's mechanism: ``runs`` first), a
+    name (``"ef"``, ``"sp/demand"``) or a list of names.  ``budget``: wall-clock seconds for the whole call
+    (every cell together), as the CLI's ``--budget``.  Violations are minimised, and stored under ``store``
+    (a directory; ``None``: not stored)."""
     from verifier.run import run_mechanism
 
-    return run_mechanism(mechanism_of(mech, tolerance), properties, budget=budget, seed=seed, store_dir=store,
-                         max_trials=trials, progress=progress)
+    names, variants = _cells(properties)
+    return run_mechanism(mechanism_of(mech, tolerance), names, budget=budget, seed=seed, store_dir=store,
+                         max_trials=trials, progress=progress, variants=variants or None)
 
 
-def replay(path: str) -> Any:
-    """Re-verify a stored counterexample exactly (``verifier.store.replay``): ``.ok`` and ``.message``."""
+def replay(path: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]] = "counterexamples") -> Any:
+    """Re-verify stored counterexamples exactly (``verifier.store.replay``), as ``python -m verifier replay``:
+    one file gives its ``ReplayResult`` (``.ok``, ``.message``); a directory (every counterexample file under
+    it) or a list of paths gives a list of them.  ``FileNotFoundError`` for a path that does not exist."""
+    from verifier.store import find_files
     from verifier.store import replay as _replay
 
-    return _replay(path)
+    paths = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
+    for p in paths:
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"{p}: no such file or directory")
+    if isinstance(path, (str, os.PathLike)) and not os.path.isdir(paths[0]):
+        return _replay(paths[0])
+    return [_replay(f) for f in find_files(paths)]

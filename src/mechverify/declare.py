@@ -13,6 +13,11 @@ function is referenced (``mechanisms.references``), so the core imports nothing 
 to ``"holds"`` or ``"fails"``, or is a sequence of ``mechanisms.Claim`` objects (with a source).  The
 keywords other than ``name``, ``title``, ``claims``, ``source`` and ``tolerance`` are fields of
 ``mechanisms.Setting`` (checked when the function is referenced: an unknown one is named in one line).
+Fields not given take the basic model of a user's mechanism (``mechanisms.references.DEFAULT_SETTING``):
+``placement=False, bounds=False, weights=False, external=False`` -- the first three differ from
+``Setting``'s own defaults (README, "Audit your own mechanism", says why); every other field keeps
+``Setting``'s default.  ``divisible=False`` declares whole tasks (utilities count whole tasks; README).
+Reports label the claims "claimed" with ``source``, never as a paper's.
 """
 from __future__ import annotations
 

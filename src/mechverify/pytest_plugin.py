@@ -1,5 +1,5 @@
 """The pytest plugin (entry point ``pytest11``): ``--mechverify-budget S`` sets the default search budget of
-``mechverify.testing.assert_property`` (seconds per variant) for the session."""
+``mechverify.testing.assert_property`` (seconds for a whole call) for the session."""
 from __future__ import annotations
 
 
@@ -7,7 +7,7 @@ def pytest_addoption(parser) -> None:
     """Add ``--mechverify-budget``."""
     group = parser.getgroup("mechverify")
     group.addoption("--mechverify-budget", type=float, default=None, metavar="S",
-                    help="default seconds per property variant for mechverify.testing.assert_property "
+                    help="default wall-clock seconds of a whole mechverify.testing.assert_property call "
                          "(default: mechverify.testing.DEFAULT_BUDGET)")
 
 

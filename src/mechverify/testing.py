@@ -15,11 +15,12 @@ variant; the pytest plugin's option ``--mechverify-budget S`` changes it for a w
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Optional, Sequence, Union
 
-__all__ = ["assert_property", "DEFAULT_BUDGET", "counterexample_text"]
+__all__ = ["assert_property", "DEFAULT_BUDGET", "counterexample_text", "PASSING"]
 
-#: seconds per variant when ``budget`` is not given (``--mechverify-budget`` sets it for a session)
+#: seconds for a whole ``assert_property`` call when ``budget`` is not given (every variant together;
+#: ``--mechverify-budget`` sets it for a session)
 DEFAULT_BUDGET = 5.0
 
 
@@ -48,33 +49,71 @@ def counterexample_text(result) -> str:
     return "\n".join(lines)
 
 
-def assert_property(mechanism: Any, prop: str, *, budget: Optional[float] = None, seed: int = 0,
+#: verdicts that let a test pass ("unknown" too with ``allow_unknown=True``)
+PASSING = ("not_refuted", "certified", "satisfied", "not_applicable")
+
+
+def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, budget: Optional[float] = None, seed: int = 0,
                     variant: Optional[str] = None, trials: Optional[int] = None, store: Optional[str] = None,
-                    tolerance: Optional[float] = None) -> list:
-    """Fail (``AssertionError``) with the minimal exact counterexample if a search finds ``prop`` violated
-    by ``mechanism`` (a registered name, a reference, a ``Mechanism`` or a function); return the
-    ``Result``s otherwise.  ``budget`` seconds per variant, ``trials`` bounds the candidates (reproducible),
-    ``store`` a directory to keep the counterexample in."""
-    from verifier.properties import get_property
-    from verifier.run import run_cell
+                    tolerance: Optional[float] = None, allow_unknown: bool = False) -> list:
+    """Search ``prop`` for ``mechanism`` (a registered name, a reference, a ``Mechanism`` or a function) and
+    return the ``Result``s when every verdict is "no violation found", "certified" or "not applicable";
+    otherwise fail (``AssertionError``) with the minimal exact counterexample, or with what was not decided.
+
+    ``prop``: a property (``"sp"``: every variant the mechanism's setting allows), a property/variant
+    (``"sp/demand"``), or a list of them; ``variant`` picks one variant of a single property.  A user's
+    mechanism (a reference or a function) is first searched for failures (property ``runs``: an exception or
+    an invalid output), which fail the test too.  An ``unknown`` verdict (e.g. the budget ran out before a
+    variant was searched) fails unless ``allow_unknown=True``.
+
+    ``budget``: wall-clock seconds for the whole call -- every variant (and ``runs``) together, as the CLI's
+    ``--budget`` (default :data:`DEFAULT_BUDGET`); ``trials`` bounds the candidates per variant
+    (reproducible); ``store`` a directory to keep the counterexample in."""
+    from verifier.claims import is_users
+    from verifier.properties import get_property, parse_cells
+    from verifier.run import run_mechanism
 
     from .api import mechanism_of
 
     mech = mechanism_of(mechanism, tolerance)
-    p = get_property(prop)
+    names, variants = parse_cells(prop)
     if variant is not None:
-        variants = [p.variant_of(variant)]
-        why = p.variant_possible(mech.setting, variants[0])
+        if len(names) != 1:
+            raise ValueError(f"variant: applies to one property, got {', '.join(names)}")
+        p = get_property(names[0])
+        v = p.variant_of(variant)
+        why = p.variant_possible(mech.setting, v)
         if why:
-            raise ValueError(f"variant: {p.name}/{variants[0]} cannot be checked for {mech.name}: {why}")
-    else:
-        variants = [v for v in p.variants if not p.variant_possible(mech.setting, v)]
+            raise ValueError(f"variant: {p.name}/{v} cannot be checked for {mech.name}: {why}")
+        variants = {p.name: [v]}
+    for name, vs in variants.items():
+        p = get_property(name)
+        for v in vs:
+            why = p.variant_possible(mech.setting, v)
+            if why:
+                raise ValueError(f"variant: {p.name}/{v} cannot be checked for {mech.name}: {why}")
+    if is_users(mech) and "runs" not in names:
+        names = ["runs"] + names
     seconds = DEFAULT_BUDGET if budget is None else float(budget)
-    results = []
-    for v in variants:
-        r = run_cell(mech, p.name, v, budget=seconds, seed=seed, store_dir=store, max_trials=trials,
-                     command="assert_property")
-        results.append(r)
+    rep = run_mechanism(mech, names, budget=seconds, seed=seed, store_dir=store, max_trials=trials,
+                        variants=variants or None)
+    results = list(rep.results)
+    for r in results:  # a failure of the mechanism first: the other verdicts mean little after it
+        if r.property == "runs" and r.verdict == "violated" and r.certificate is not None:
+            raise AssertionError(f"{mech.name} fails (an exception or an invalid output) before "
+                                 f"{', '.join(n for n in names if n != 'runs')} could be judged:\n"
+                                 + counterexample_text(r))
+    for r in results:
         if r.verdict == "violated" and r.certificate is not None:
             raise AssertionError(counterexample_text(r))
+    bad = [r for r in results if r.verdict not in PASSING and not (allow_unknown and r.verdict == "unknown")]
+    if bad:
+        from verifier.results import verdict_text
+
+        raise AssertionError(f"{mech.name}: not established within the budget ({seconds:g} s for the whole call) -- "
+                             + "; ".join(f"{r.property}/{r.variant}: {verdict_text(r)}" for r in bad)
+                             + " (a larger budget, or allow_unknown=True to accept it)")
+    if not results:
+        raise AssertionError(f"{mech.name}: no variant of {', '.join(names)} can be checked in its setting: "
+                             + "; ".join(f"{p}/{v} ({why})" for p, v, why in rep.skipped))
     return results
