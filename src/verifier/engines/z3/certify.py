@@ -7,19 +7,22 @@ Cases are split (``domain.py``, ``encoders.py``) and solved in worker processes 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import time
 from fractions import Fraction
 from typing import Callable, Optional
 
+from mechverify.deadline import BudgetExhausted
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError, fmt_exact
 
+from ...properties import budget as bud
 from ...results import Result
-from .domain import Domain, Shape, build_domain, case_key, dominant_cases, map_side
+from .domain import MAX_VARIABLES, Domain, Shape, build_domain, case_key, dominant_cases, map_side
 from .goals import ef_goal, po_goal, si_goal, sp_goal
-from .outcome import Attempt, Budget, check_budget, confirm
-from .pool import Job, default_jobs, run_jobs, split_jobs, to_smt2
+from .outcome import Attempt, check_budget, confirm
+from .pool import Job, budget_cut, default_jobs, run_jobs, split_jobs, to_smt2
 from .specs import NOT_COVERED, Spec, get_spec
 from .validate import random_env, validate_spec
 
@@ -72,7 +75,9 @@ def build_query(spec: Spec, prop: str, variant: str, shape: Shape, case, strict:
 
 
 def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[float] = None) -> list:
-    """``(dom, side cases...)`` representatives, likely-feasible ones first."""
+    """``(dom, side cases...)`` representatives, likely-feasible ones first.  Every loop checks
+    ``deadline`` (``BudgetExhausted``, note ``budget: ...``): the symmetry reduction alone is
+    ``(users - 1)!`` permutations per case, which no time budget covers beyond a dozen users."""
     J = shape.users
     probe = build_domain(shape, spec.normalisation, None, misreport=(prop == "sp"))
     targets = _targets(prop, J)
@@ -82,20 +87,47 @@ def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[floa
     if spec.normalisation == "dominant" and all(len(sl) == 1 for sl in side_lists):
         doms = dominant_cases(shape, misreport=(prop == "sp"))
     fixed = _fixed_users(prop)
-    perms = [tuple(range(fixed)) + p for p in itertools.permutations(range(fixed, J))]
+    total = len(doms) * math.prod(len(sl) for sl in side_lists)
     out, seen = [], set()
+    k = 0
     for d in doms:
-        if deadline is not None:
-            check_budget(deadline, "enumerating the cases")
         for combo in itertools.product(*side_lists):
-            if len(perms) > 1 and any(c is not None for c in combo):
-                imgs = [tuple(map_side(c, p, spec.family) for c in combo) for p in perms]
-                combo = min(imgs, key=case_key)
+            check_budget(deadline, f"enumerating the cases ({k} of {total} done)")
+            k += 1
+            if J - fixed > 1 and any(_permutable(c) for c in combo):
+                combo = _least_image(combo, fixed, J, spec.family, deadline, f"{k} of {total}")
             key = case_key((d,) + tuple(combo))
             if key not in seen:
                 seen.add(key)
                 out.append((d,) + tuple(combo))
     return out
+
+
+def _permutable(case) -> bool:
+    """Can a user permutation change this side case (``map_side`` leaves ``None``, names and the empty
+    saturation sequence alone)?"""
+    return case is not None and not isinstance(case, str) and case != ()
+
+
+#: permutations between two looks at the deadline (about a millisecond of work)
+_PERMS_PER_CHECK = 256
+
+
+def _least_image(combo: tuple, fixed: int, J: int, family: str, deadline: Optional[float], which: str) -> tuple:
+    """The least image (``case_key``) of ``combo`` under the permutations of users ``fixed..J-1``, the
+    permutations generated lazily (never held in memory: 98! for 100 users) and the deadline checked
+    every :data:`_PERMS_PER_CHECK` of them."""
+    best, best_key = None, None
+    n = math.factorial(J - fixed)
+    for i, p in enumerate(itertools.permutations(range(fixed, J))):
+        if i % _PERMS_PER_CHECK == 0:
+            check_budget(deadline, f"reducing case {which} by symmetry (permutation {i} of {n})")
+        perm = tuple(range(fixed)) + p
+        img = tuple(map_side(c, perm, family) for c in combo)
+        key = case_key(img)
+        if best_key is None or key < best_key:
+            best, best_key = img, key
+    return best
 
 
 # ---------------------------------------------------------------------- certify
@@ -121,8 +153,9 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
     a = Attempt(mech, prop_name, variant, timeout)
     a.result.details.update(cases=0, cases_pruned=0, control="")
     try:
-        return _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
-    except Budget as exc:
+        with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
+            return _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
+    except BudgetExhausted as exc:
         return a.done("unknown", f"{exc}; not certified")
 
 
@@ -146,6 +179,10 @@ def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, 
         return a.done("unknown", "ef needs 2 users")
     if method not in ("auto", "encoding", "reduction"):
         raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
+    size = shape.variables()
+    if size > MAX_VARIABLES:
+        return a.done("unknown", f"too large: {shape.describe()} needs at least {size:,} z3 variables (at most "
+                                 f"{MAX_VARIABLES:,} per question)")
     probe = build_domain(shape, spec.normalisation, None, misreport=(prop.name == "sp"))
     res.domain = dict(probe.description)
     if assume is not None:
@@ -211,8 +248,10 @@ def _by_reduction(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout:
             res.details["method"] = red.method
             return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "method": "Lemma L8"})
     if method == "reduction":
-        return a.done("unknown" if red.status != "vacuous" else "vacuous",
-                      f"Lemma {lemma} reduction: {red.note}; not certified")
+        note = f"Lemma {lemma} reduction: {red.note}; not certified"
+        if red.status == "unknown" and bud.expired(a.deadline):
+            note = bud.budget_note(note)
+        return a.done("unknown" if red.status != "vacuous" else "vacuous", note)
     return None
 
 
@@ -282,8 +321,9 @@ def _full_encoding(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout
         return _retry_rejected(a, spec, shape, cases, rejected, n_workers, timeout, assume, split, users)
     if unknown:
         reasons = sorted({why for _, why in unknown})
-        return a.done("unknown", f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
-                                 f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
+        note = (f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
+                f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
+        return a.done("unknown", bud.budget_note(note) if budget_cut(reasons, deadline) else note)
     return _control(a, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
 
 
@@ -296,6 +336,7 @@ def _retry_rejected(a: Attempt, spec: Spec, shape: Shape, cases: list, rejected:
     for margin in (Fraction(1, 10), Fraction(1, 1000)):
         jl = []
         for key in rejected:
+            check_budget(a.deadline, "building the robust retries of rejected candidates")
             dom, ctx = build_query(spec, prop.name, variant, shape, cases[key], True, assume,
                                    margin=margin if prop.name == "sp" else Fraction(0))
             names_of[(key, margin)] = dom
@@ -324,7 +365,7 @@ def _control(a: Attempt, spec: Spec, shape: Shape, cases: list, n_queries: int, 
         check_budget(a.deadline, "building the vacuity controls")
         dom, ctx = build_query(spec, a.prop.name, a.variant, shape, case, False, assume)
         ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
-    ctl_unknown = 0
+    ctl_unknown, ctl_reasons = 0, set()
     gen = run_jobs(ctl, n_workers, a.deadline)
     try:
         for r in gen:
@@ -333,14 +374,16 @@ def _control(a: Attempt, spec: Spec, shape: Shape, cases: list, n_queries: int, 
                 break
             if r.status == "unknown":
                 ctl_unknown += 1
+                ctl_reasons.add(r.reason)
     finally:
         gen.close()
     if details["control"]:
         return a.done("certified", f"all {len(cases)} case(s) ({n_queries} queries) unsat; "
                                    f"vacuity control {details['control']}")
     if ctl_unknown:
-        return a.done("unknown", f"main query unsat, but the vacuity control is undecided in {ctl_unknown} case(s) "
-                                 f"and unsat elsewhere: not certified")
+        note = (f"main query unsat, but the vacuity control is undecided in {ctl_unknown} case(s) "
+                f"and unsat elsewhere: not certified")
+        return a.done("unknown", bud.budget_note(note) if budget_cut(ctl_reasons, a.deadline) else note)
     details["control"] = "unsat in every case"
     return a.done("vacuous", "the query is unsat but so is its vacuity control (>= in place of >): the domain "
                              "or the encoding is empty, nothing was proved")

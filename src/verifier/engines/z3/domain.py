@@ -13,9 +13,16 @@ import z3
 
 from mechverify.model import describe_shape
 
+from .outcome import tick
 from .symbolic import Ctx, SymEnv
 
-__all__ = ["Shape", "Domain", "build_domain", "dominant_cases", "canonical", "case_key", "map_side"]
+__all__ = ["Shape", "Domain", "build_domain", "dominant_cases", "canonical", "case_key", "map_side",
+           "MAX_VARIABLES"]
+
+#: the largest z3 question the project builds, in variables: a ``certify`` shape or a per-instance
+#: question (``instance.query_size``) needing more is refused (``certify``: before any work) or answered
+#: ``unknown`` at once -- z3 holds every term in memory, and building alone would outlast any budget
+MAX_VARIABLES = 200_000
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,13 @@ class Shape:
                                  ("external", self.external, 0)):
             if value < low:
                 raise ValueError(f"--{name}: must be >= {low} (got {value})")
+
+    def variables(self) -> int:
+        """A lower bound on the z3 variables of one certification question of this shape, counted without
+        building anything: every user's demand vector, the capacities and u1's misreport (the domain's
+        parameters), and one task count per user and server (the allocation); the encodings add more."""
+        J, S, R, K = self.users, self.servers, self.resources, self.external
+        return J * (R + K) + (S - 1) * R + (R + K) + J * S
 
     def describe(self) -> str:
         """``2 users x 1 server x 2 resources`` (the project's one spelling of a shape)."""
@@ -99,6 +113,7 @@ def build_domain(shape: Shape, normalisation: str = "first", dom: Optional[tuple
     res, srv, ext, usr = _names("r", R), _names("s", S), _names("e", K), _names("u", J)
     cap = [[None] * R for _ in range(S)]
     for r in range(R):
+        tick(f"building the domain of {shape.describe()}")
         if S == 1:
             cap[0][r] = Fraction(1)
             continue
@@ -114,6 +129,7 @@ def build_domain(shape: Shape, normalisation: str = "first", dom: Optional[tuple
         cap[S - 1][r] = last
     dem, edem = [], []
     for j in range(J):
+        tick(f"building the domain of {shape.describe()} ({j} of {J} users)")
         d, e = _vector(ctx, params, f"d[{usr[j]}]", R, K, res, ext, normalisation,
                        None if dom is None else dom[0][j])
         dem.append(d)
@@ -149,6 +165,7 @@ def dominant_cases(shape: Shape, misreport: bool = True) -> list:
     for i0 in firsts:
         groups = [[i for i in range(R) if i != i0], [R + k for k in range(K) if R + k != i0]]
         for rest in itertools.combinations_with_replacement(range(n), J - 1):
+            tick(f"enumerating the dominant-entry cases ({len(out)} found)")
             for im in (range(n) if misreport else [None]):
                 full = _canonical_dom(i0, rest, im, groups)
                 if full not in seen:
@@ -197,11 +214,16 @@ def case_key(case) -> Any:
 
 def canonical(cases: Iterable[tuple], J: int, family: str) -> list:
     """Representatives of side-case tuples up to permutations of users 1..J-1."""
-    perms = [(0,) + p for p in itertools.permutations(range(1, J))]
     seen, out = set(), []
     for c in cases:
-        imgs = [tuple(map_side(side, p, family) for side in c) for p in perms]
-        rep = min(imgs, key=case_key)
+        rep, best = None, None
+        for i, p in enumerate(itertools.permutations(range(1, J))):  # lazily: (J-1)! of them
+            if i % 256 == 0:
+                tick(f"reducing the cases by symmetry ({len(out)} found)")
+            img = tuple(map_side(side, (0,) + p, family) for side in c)
+            k = case_key(img)
+            if best is None or k < best:
+                rep, best = img, k
         k = case_key(rep)
         if k not in seen:
             seen.add(k)

@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 import z3
 
+from .outcome import tick
 from .symbolic import (Ctx, Poly, Row, SymEnv, build_poly, column_dual, dual_objective, is_sym,
                        known_zero, vmul, vsum)
 
@@ -100,7 +101,9 @@ def leximin_cases(participants: Sequence[int], targets: Sequence[int]) -> list:
     if not tg:
         return [((), tuple(sorted(parts)))]
     seen, out = set(), []
-    for op in _ordered_partitions(parts):
+    for n, op in enumerate(_ordered_partitions(parts)):
+        if n % 256 == 0:
+            tick(f"enumerating the leximin orders ({len(out)} found)")
         last = max(i for i, g in enumerate(op) if any(t in g for t in tg))
         key = (tuple(tuple(sorted(g)) for g in op[:last + 1]), tuple(sorted(sum(op[last + 1:], []))))
         if key not in seen:
@@ -118,6 +121,7 @@ def leximin(ctx: Ctx, poly: Poly, norms: Sequence[Norm], case, tag: str, style: 
     groups, above = case
     flat: list[int] = []
     for qi, g in enumerate(groups):
+        tick(f"encoding leximin group {qi + 1} of {len(groups)}")
         for a, b in zip(g, g[1:]):
             ctx.add(_const_bool(_score_le(X, w, norms, a, b, equal=True)))
         if qi > 0:
@@ -125,7 +129,9 @@ def leximin(ctx: Ctx, poly: Poly, norms: Sequence[Norm], case, tag: str, style: 
         flat = flat + list(g)
         mu = [ctx.nonneg(f"mu_{tag}_{qi}") for _ in poly.rows]
         nu = {k: ctx.nonneg(f"nu_{tag}_{qi}_{k}") for k in flat}
-        for col in poly.cols:
+        for ci, col in enumerate(poly.cols):
+            if ci % 64 == 0:
+                tick(f"encoding leximin group {qi + 1} of {len(groups)} ({ci} of {len(poly.cols)} columns)")
             k = col[0]
             need = vsum([nu[k] if k in nu else Fraction(0), Fraction(1) if k in g else Fraction(0)])
             cd = column_dual(poly, mu, col)
@@ -154,6 +160,7 @@ def common_level_cases(bounded_participants: Sequence[int]) -> list:
     def rec(prefix, remaining):
         for size in range(1, len(remaining) + 1):
             for sub in itertools.combinations(remaining, size):
+                tick(f"enumerating the saturation sequences ({len(out)} found)")
                 seq = prefix + (tuple(sub),)
                 out.append(seq)
                 rec(seq, [r for r in remaining if r not in sub])
@@ -182,6 +189,7 @@ def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, 
     rounds = list(case) + [None]
     final = None
     for ri, Q in enumerate(rounds):
+        tick(f"encoding Algorithm 1's round {ri + 1} of {len(rounds)}")
         rt = f"{tag}r{ri}"
         poly = build_poly(ctx, senv, rt, placement=True, external=external, bounds=False,
                           server_external_caps=server_external_caps)

@@ -12,15 +12,18 @@ from typing import Callable, Optional, Sequence
 
 import z3
 
+from mechverify.deadline import BudgetExhausted, budget_note
 from mechverify.lp import LPError
 from mechverify.model import Environment
 from mechverify.utility import utility
 
+from ...properties import budget as bud
 from ...properties.base import Deviation, Report, Witness
 from ...results import Result
 from .goals import ef_goal, po_goal, si_goal, sp_goal
-from .outcome import Attempt, Budget, check_budget, evaluator, first_confirmed, rationalisations
-from .pool import Job, JobResult, default_jobs, run_jobs, to_smt2
+from .outcome import Attempt, check_budget, evaluator, first_confirmed, rationalisations
+from .domain import MAX_VARIABLES
+from .pool import Job, JobResult, budget_cut, default_jobs, run_jobs, to_smt2
 from .specs import NOT_COVERED, get_spec
 from .symbolic import Ctx, SymEnv
 from .validate import validate_spec
@@ -29,9 +32,8 @@ __all__ = ["instance_query", "query_size", "MAX_PATTERNS", "MAX_VARIABLES"]
 
 MAX_PATTERNS = 64
 
-#: a per-instance question whose queries would have more variables than this (estimated by
-#: :func:`query_size`) is answered ``unknown`` at once instead of being built
-MAX_VARIABLES = 200_000
+# MAX_VARIABLES (``domain.py``): a per-instance question whose queries would have more variables (estimated
+# by :func:`query_size`) is answered ``unknown`` at once instead of being built
 
 
 def _patterns(env: Environment, i: int) -> tuple[list, str]:
@@ -111,15 +113,23 @@ def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optio
                                  f"variables)")
     n_workers = default_jobs() if jobs is None else jobs
     try:
-        if validate:
-            why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)), deadline=a.deadline)
-            if why:
-                return a.done("unknown", f"the encoding does not reproduce the implementation here: {why}")
-        if prop.name == "sp":
-            return _sp(a, spec, env, senv, users, n_workers, joint)
-        return _instance_prop(a, spec, env, senv, users, n_workers)
-    except Budget as exc:
+        with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
+            return _answer(a, spec, env, senv, users, n_workers, joint, validate, timeout)
+    except BudgetExhausted as exc:
         return a.done("unknown", str(exc))
+
+
+def _answer(a: Attempt, spec, env: Environment, senv: SymEnv, users: list, n_workers: int, joint: bool,
+            validate: bool, timeout: float) -> Result:
+    """:func:`instance_query` once the question is known to be small enough: cross-check, then ask."""
+    mech, prop = a.mech, a.prop
+    if validate:
+        why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)), deadline=a.deadline)
+        if why:
+            return a.done("unknown", f"the encoding does not reproduce the implementation here: {why}")
+    if prop.name == "sp":
+        return _sp(a, spec, env, senv, users, n_workers, joint)
+    return _instance_prop(a, spec, env, senv, users, n_workers)
 
 
 def query_size(spec, env: Environment, senv: SymEnv, prop: str, variant: str, users: Sequence[int],
@@ -170,14 +180,26 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
     if rejected:
         return a.done("unknown", rejected_note(rejected))
     if unknown:
-        return a.done("unknown", f"{len(unknown)} of {len(jobs_list)} queries undecided "
-                                 f"({'; '.join(sorted(set(unknown)))})")
+        note = f"{len(unknown)} of {len(jobs_list)} queries undecided ({'; '.join(sorted(set(unknown)))})"
+        return a.done("unknown", budget_note(note) if budget_cut(unknown, a.deadline) else note)
+    ok, ctl_unknown = False, []
     gen = run_jobs(control, n_workers, a.deadline)
     try:
-        ok = any(r.status == "sat" for r in gen)
+        for r in gen:
+            if r.status == "sat":
+                ok = True
+                break
+            if r.status == "unknown":
+                ctl_unknown.append(r.reason)
     finally:
         gen.close()
-    return a.done("certified", certified_note) if ok else a.done("vacuous", vacuous_note)
+    if ok:
+        return a.done("certified", certified_note)
+    if ctl_unknown:  # an undecided control proves nothing either way: not "vacuous"
+        note = (f"every query unsat, but the vacuity control is undecided in {len(ctl_unknown)} of {len(control)} "
+                f"queries ({'; '.join(sorted(set(ctl_unknown)))}) and unsat elsewhere: not certified")
+        return a.done("unknown", budget_note(note) if budget_cut(ctl_unknown, a.deadline) else note)
+    return a.done("vacuous", vacuous_note)
 
 
 def _sp(a: Attempt, spec, env, senv, users, n_workers, joint) -> Result:

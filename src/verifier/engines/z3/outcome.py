@@ -9,29 +9,37 @@ from typing import Any, Callable, Optional, Sequence
 
 import z3
 
+from mechverify.deadline import BudgetExhausted
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError
 
+from ...properties import budget as bud
 from ...properties import get_property
 from ...properties.base import Deviation, Report, Witness
 from ...results import Result
 from .symbolic import SymEnv, is_sym, to_fraction_value
 
-__all__ = ["Attempt", "Budget", "check_budget", "evaluator", "substitute_env", "rationalisations", "first_confirmed", "confirm",
+__all__ = ["Attempt", "Budget", "check_budget", "tick", "evaluator", "substitute_env", "rationalisations", "first_confirmed", "confirm",
            "RECHECK_ERRORS"]
 
 #: what an exact re-check of a rounded model may raise: the candidate is then simply not confirmed
 RECHECK_ERRORS = (InstanceError, LPError, ZeroDivisionError, ValueError, ArithmeticError)
 
 
-class Budget(Exception):
-    """The time budget ran out while queries were being built or checked in this process."""
+#: the z3 layer's name for THE budget exception (``mechverify.deadline``; ``verifier.properties.budget``)
+Budget = BudgetExhausted
 
 
 def check_budget(deadline: Optional[float], what: str) -> None:
-    """Raise :class:`Budget` ("time budget exhausted while ``what``") once ``deadline`` has passed."""
-    if deadline is not None and time.monotonic() > deadline:
-        raise Budget(f"time budget exhausted while {what}")
+    """Raise :class:`~mechverify.deadline.BudgetExhausted` (note ``budget: time budget exhausted while
+    <what>``) once ``deadline`` has passed (``verifier.properties.budget.check``)."""
+    bud.check(deadline, f"time budget exhausted while {what}")
+
+
+def tick(what: str) -> None:
+    """:func:`check_budget` against the innermost deadline scope (``certify`` and ``instance_query`` open
+    one): for the enumerations deep inside the encoders, which take no deadline parameter."""
+    check_budget(bud.current(), what)
 
 
 class Attempt:

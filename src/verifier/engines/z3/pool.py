@@ -18,9 +18,21 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import z3
 
-__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs"]
+__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs",
+           "BUDGET_REASON", "budget_cut"]
 
-GRACE = 2.0
+GRACE = 2.0  # seconds a worker may overrun its job's own limit before it is killed
+DEADLINE_GRACE = 0.05  # ... and the command's deadline: its answer would come too late to be used
+
+#: the reason of a job the deadline stopped (not started, or z3 stopped at the deadline)
+BUDGET_REASON = "time budget exhausted"
+
+
+def budget_cut(reasons: Iterable[str], deadline: Optional[float]) -> bool:
+    """Were undecided queries (their ``reasons``) left undecided by the time budget -- a job the deadline
+    stopped, or any undecided job once the deadline has passed (more time might decide it)?"""
+    return any(str(r).startswith(BUDGET_REASON) for r in reasons) or \
+        (deadline is not None and time.monotonic() >= deadline)
 
 
 def default_jobs() -> int:
@@ -89,7 +101,27 @@ def solve_text(smt2: str, names: Sequence[str], timeout: float, logic: str = "QF
     return "unknown", dt, {}, [], s.reason_unknown() or "unknown"
 
 
+def _quiet_child() -> None:  # pragma: no cover - runs in a child process
+    """A z3 worker is its parent's business: Ctrl-C (sent to the whole process group) and SIGTERM are
+    left to the parent, which stops the worker (a worker never prints a ``KeyboardInterrupt`` traceback;
+    the handler the command installed for SIGTERM is not inherited); on Linux the worker dies with its
+    parent (a sweep's cell process that is stopped leaves no z3 process behind)."""
+    import signal
+    import sys
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def _worker(conn) -> None:  # pragma: no cover - runs in a child process
+    _quiet_child()
     while True:
         try:
             msg = conn.recv()
@@ -152,13 +184,19 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
         for job in pending:
             left = job.timeout if deadline is None else min(job.timeout, deadline - time.monotonic())
             if left <= 0.05:
-                yield JobResult(job.key, "unknown", 0.0, reason="time budget exhausted")
+                yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
                 continue
             st, dt, vals, alg, why = solve_text(job.smt2, job.names, left, job.logic)
-            yield JobResult(job.key, st, dt, vals, alg, why)
+            yield JobResult(job.key, st, dt, vals, alg, _reason(st, why, left < job.timeout))
         return
     ctx = _mp_context()
     workers: list[_Worker] = []
+    clipped: dict = {}  # job key -> its limit is the time left before the deadline
+
+    def hard_limit(w: _Worker) -> float:
+        """When a busy worker is killed: its job's limit plus :data:`GRACE`, never much past the deadline."""
+        t = w.started + w.job.timeout + GRACE
+        return t if deadline is None else min(t, deadline + DEADLINE_GRACE)
     try:
         while pending or any(w.job is not None for w in workers):
             now = time.monotonic()
@@ -173,15 +211,16 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
                 job = pending.pop(0)
                 left = job.timeout if deadline is None else min(job.timeout, deadline - now)
                 if left <= 0.05:
-                    yield JobResult(job.key, "unknown", 0.0, reason="time budget exhausted")
+                    yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
                     continue
+                clipped[job.key] = left < job.timeout
                 job = Job(job.key, job.smt2, job.names, left, job.logic)
                 idle.job, idle.started = job, time.monotonic()
                 idle.parent.send((job.key, job.smt2, list(job.names), job.timeout, job.logic))
             busy = [w for w in workers if w.job is not None]
             if not busy:
                 continue
-            limit = min(w.started + w.job.timeout + GRACE for w in busy)
+            limit = min(hard_limit(w) for w in busy)
             ready = mp_wait([w.parent for w in busy], timeout=max(0.0, limit - time.monotonic()))
             for w in busy:
                 if w.parent in ready:
@@ -195,19 +234,30 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
                                         reason="worker died (out of memory?)")
                         continue
                     w.job = None
-                    yield JobResult(key, st, dt, vals, alg, why)
+                    yield JobResult(key, st, dt, vals, alg, _reason(st, why, clipped.get(key, False)))
             now = time.monotonic()
-            for w in [w for w in workers if w.job is not None and now > w.started + w.job.timeout + GRACE]:
+            for w in [w for w in workers if w.job is not None and now > hard_limit(w)]:
                 job = w.job
                 w.kill()
                 workers.remove(w)
-                yield JobResult(job.key, "unknown", now - w.started, reason="hard timeout (worker killed)")
+                at_deadline = deadline is not None and now >= deadline
+                yield JobResult(job.key, "unknown", now - w.started,
+                                reason=f"{BUDGET_REASON} (z3 worker stopped at the deadline)" if at_deadline
+                                else "hard timeout (worker killed)")
     finally:
         for w in workers:
             if w.job is not None:
                 w.kill()
             else:
                 w.stop()
+
+
+def _reason(status: str, why: str, clipped: bool) -> str:
+    """z3's reason for ``unknown``; a z3 timeout whose limit was the time left before the deadline is
+    the budget running out (:data:`BUDGET_REASON`)."""
+    if status == "unknown" and clipped and why in ("timeout", "canceled"):
+        return f"{BUDGET_REASON} (z3 stopped at the deadline)"
+    return why
 
 
 def split_disjunctions(constraints: Sequence[Any], cap: int = 256) -> list:
@@ -237,7 +287,11 @@ def split_disjunctions(constraints: Sequence[Any], cap: int = 256) -> list:
 
 def split_jobs(key: Any, constraints: Sequence[Any], names: Sequence[str], timeout: float, cap: int = 256) -> list:
     """Jobs ``(key, combo)``, one per sub-case of :func:`split_disjunctions` of ``constraints``."""
+    from .outcome import tick
+
     jobs = []
-    for combo, sub in split_disjunctions(constraints, cap):
+    subs = split_disjunctions(constraints, cap)
+    for combo, sub in subs:
+        tick(f"writing the sub-queries of a case ({len(jobs)} of {len(subs)})")
         jobs.append(Job((key, combo), to_smt2(sub), names, timeout))
     return jobs

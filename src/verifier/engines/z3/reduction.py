@@ -10,8 +10,10 @@ from typing import NamedTuple, Optional
 
 import z3
 
+from mechverify.deadline import budget_note
+
 from .domain import Domain, Shape, build_domain, dominant_cases
-from .pool import run_jobs, split_jobs
+from .pool import budget_cut, run_jobs, split_jobs
 from .specs import Spec
 from .symbolic import Ctx, vmul
 
@@ -95,7 +97,8 @@ def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float
                                          f"{', '.join(map(str, dims))} ({total} queries unsat; vacuity control "
                                          f"sat); holds for any number of users and servers"), total, None, "L7 + L9")
         if time.monotonic() > deadline:
-            return Reduced("unknown", f"Lemma L9 not established ({'; '.join(notes)}) and no time left", total)
+            return Reduced("unknown", budget_note(f"Lemma L9 not established ({'; '.join(notes)}) and no time left"),
+                           total)
         direct = _direct(spec, prop, shape, n_workers, deadline, timeout, split)
         return direct._replace(note=f"{direct.note} (Lemma L9 tried first: {'; '.join(notes)})",
                                queries=direct.queries + total)
@@ -110,8 +113,8 @@ def _direct(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float
     jobs, built = [], {}
     for k, dc in enumerate(doms):
         if time.monotonic() > deadline:
-            return Reduced("unknown", f"time budget exhausted while building the reduced queries ({k} of "
-                                      f"{len(doms)})", len(jobs), None, lemma)
+            return Reduced("unknown", budget_note(f"time budget exhausted while building the reduced queries ({k} of "
+                                                  f"{len(doms)})"), len(jobs), None, lemma)
         dom, ctx = reduced_query(spec, shape, dc, True, prop)
         built[k] = dom
         jobs.extend(split_jobs(k, ctx.cons, list(dom.params), timeout, split))
@@ -124,10 +127,13 @@ def _direct(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float
         if r.status == "unknown":
             unknown.append(r.reason)
     if unknown:
-        return Reduced("unknown", f"{len(unknown)} of {len(jobs)} reduced queries undecided "
-                                  f"({'; '.join(sorted(set(unknown)))})", len(jobs), None, lemma)
+        note = f"{len(unknown)} of {len(jobs)} reduced queries undecided ({'; '.join(sorted(set(unknown)))})"
+        return Reduced("unknown", budget_note(note) if budget_cut(unknown, deadline) else note, len(jobs), None, lemma)
     ctl = []
     for k, dc in enumerate(doms):
+        if time.monotonic() > deadline:
+            return Reduced("unknown", budget_note(f"time budget exhausted while building the vacuity controls ({k} "
+                                                  f"of {len(doms)})"), len(jobs), None, lemma)
         _, ctx = reduced_query(spec, shape, dc, False, prop)
         ctl.extend(split_jobs(k, ctx.cons, (), timeout, split))
     for r in run_jobs(ctl, n_workers, deadline):

@@ -144,9 +144,12 @@ class Spec:
 
     def participants(self, senv: SymEnv) -> list[int]:
         """Structurally participating users (can run, normaliser finite and positive)."""
+        from .outcome import tick
+
         ctx = Ctx()
         out = []
         for j in range(senv.J):
+            tick(f"computing the normalisers ({j} of {senv.J} users)")
             if not any(senv.usable(j, s, self.placement) for s in range(senv.S)):
                 continue
             if self.norm is not None and self.norm(ctx, senv, j, "p") is None:

@@ -13,10 +13,11 @@ from typing import Optional
 
 import z3
 
+from mechverify.deadline import BudgetExhausted
 from mechverify.model import Environment
 
 from .domain import Shape
-from .outcome import Budget, check_budget
+from .outcome import check_budget
 from .specs import Spec, get_spec
 from .symbolic import Ctx, SymEnv
 
@@ -44,14 +45,14 @@ def _cut(clipped: bool, what: str) -> None:
     """An undecided check whose limit the deadline cut short is the budget running out, not a
     disagreement of the encoding."""
     if clipped:
-        raise Budget(f"time budget exhausted while {what}")
+        raise BudgetExhausted(f"time budget exhausted while {what}")
 
 
 def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: float = 30.0,
                   deadline: Optional[float] = None) -> Optional[str]:
     """``None`` if the encoding pins exactly the implementation's totals on ``env``; else a reason.
     ``timeout`` limits each z3 check; past ``deadline`` (``time.monotonic()``) it raises
-    :class:`.outcome.Budget`."""
+    :class:`~mechverify.deadline.BudgetExhausted` (note ``budget: ...``)."""
     spec = spec or get_spec(mech.name)
     if spec is None:
         return f"{mech.name}: no encoding"
