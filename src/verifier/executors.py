@@ -38,8 +38,9 @@ class Executor:
         """Start ``fn(arg)``; returns a handle."""
         raise NotImplementedError
 
-    def wait_any(self) -> list[tuple[Any, Any, Optional[BaseException]]]:
-        """Block until at least one submitted call finished; ``(handle, value, error)`` of those that did."""
+    def wait_any(self, timeout: Optional[float] = None) -> list[tuple[Any, Any, Optional[BaseException]]]:
+        """Block until at least one submitted call finished, or ``timeout`` seconds passed (``None``: no
+        limit; then the list may be empty); ``(handle, value, error)`` of those that did."""
         raise NotImplementedError
 
     def close(self, cancel: bool = False) -> None:
@@ -66,16 +67,20 @@ class InProcess(Executor):
         self._done.append((self._n, fn(arg), None))
         return self._n
 
-    def wait_any(self):
+    def wait_any(self, timeout=None):
         """What :meth:`submit` ran."""
         out, self._done = self._done, []
         return out
 
 
 def _worker_init() -> None:
-    """In a local worker: Ctrl-C is the coordinator's business (it stops the workers); the worker dies
-    with the coordinator (Linux), so a kill -9 of the command leaves no orphan searching on."""
+    """In a local worker: Ctrl-C is the coordinator's business (it stops the workers); SIGTERM, which the
+    coordinator sends to stop a worker (``close(cancel=True)``), ends it silently -- the command's own
+    handler (SIGTERM as ``KeyboardInterrupt``) is inherited through fork and would print a traceback from
+    every worker; the worker dies with the coordinator (Linux), so a kill -9 of the command leaves no
+    orphan searching on."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)
     if sys.platform.startswith("linux"):
@@ -113,11 +118,11 @@ class LocalPool(Executor):
         self._futures.add(fut)
         return fut
 
-    def wait_any(self):
+    def wait_any(self, timeout=None):
         """The futures that finished (a dead worker's: the error)."""
         import concurrent.futures as cf
 
-        done, _ = cf.wait(self._futures, return_when=cf.FIRST_COMPLETED)
+        done, _ = cf.wait(self._futures, timeout=timeout, return_when=cf.FIRST_COMPLETED)
         out = []
         for fut in done:
             self._futures.discard(fut)
@@ -175,12 +180,15 @@ class DaskCluster(Executor):
         self._futures.add(fut)
         return fut
 
-    def wait_any(self):
+    def wait_any(self, timeout=None):
         """The tasks that finished or failed."""
         from distributed import wait
 
         with self.client.as_current():  # not the process's default client: this one
-            done = wait(list(self._futures), return_when="FIRST_COMPLETED").done
+            try:
+                done = wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED").done
+            except TimeoutError:  # distributed's own (a subclass on Python >= 3.11) or the builtin
+                return []
         out = []
         for fut in done:
             self._futures.discard(fut)

@@ -6,7 +6,9 @@ Workers run z3 (:func:`certify_cell`, one shape each, one z3 process per worker)
 violation there (the one writer) -- and prints progress.  ``timeout`` is the wall-clock limit of the whole
 sweep: a cell gets, when handed out, ``left x slots / cells not yet handed out`` (at most what is left);
 cells the time does not reach are "unknown: budget (not reached)".  Shapes are handed out smallest first,
-so a sweep that runs out of time has settled the small shapes.
+so a sweep that runs out of time has settled the small shapes.  The coordinator waits for running cells
+only until the sweep's deadline (plus :data:`STOP_GRACE`): a cell still running then is stopped (its
+worker process ended) and reported "unknown: budget (still running ...)", never waited for.
 """
 from __future__ import annotations
 
@@ -16,9 +18,13 @@ from typing import Callable, Optional, Sequence
 
 from .results import Result
 
-__all__ = ["ShapeCell", "certify_cell", "sweep", "NOT_REACHED"]
+__all__ = ["ShapeCell", "certify_cell", "sweep", "NOT_REACHED", "CUT"]
 
 NOT_REACHED = "budget: not reached (the sweep's --timeout ran out first)"
+CUT = "budget: still running when the sweep's --timeout ran out (stopped)"
+#: seconds past the deadline a running cell may take to return what it has (its own deadline is the
+#: same instant, so it normally returns before)
+STOP_GRACE = 0.2
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ def sweep(cells: Sequence[ShapeCell], *, timeout: float, executor=None,
     pending = list(order)
     running: dict = {}
     out: dict[int, Result] = {}
-    interrupted = False
+    interrupted = closed = False
 
     def finish(i: int, r: Result) -> None:
         out[i] = r
@@ -101,13 +107,23 @@ def sweep(cells: Sequence[ShapeCell], *, timeout: float, executor=None,
                 running[ex.submit(fn, replace(cells[i], timeout=share))] = i
             if not running:
                 break
-            for handle, value, err in ex.wait_any():
+            wait = deadline + STOP_GRACE - time.monotonic()
+            if wait <= 0:  # past the deadline: stop the cells still running instead of waiting for them
+                break
+            for handle, value, err in ex.wait_any(timeout=wait):
                 i = running.pop(handle)
                 finish(i, value if err is None else _unknown(cells[i], f"worker error: {type(err).__name__}: {err}"))
+        cut = sorted(running.values())
+        closed = True
+        ex.close(cancel=bool(running))
+        running.clear()
+        for i in cut:
+            finish(i, _unknown(cells[i], CUT))
         for i in pending:
             finish(i, _unknown(cells[i], NOT_REACHED))
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        ex.close(cancel=bool(running) or interrupted)
+        if not closed:
+            ex.close(cancel=bool(running) or interrupted)
     return [out[i] for i in range(len(cells)) if i in out], interrupted
