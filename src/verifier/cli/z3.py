@@ -55,13 +55,15 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
     p.add_argument("--variant", default=None, help="property variant (default: the property's default)")
     p.add_argument("--users", default="2", help="number of users (>= 2, default 2); a range 2-4 or a list 2,3 "
-                   "makes a sweep over every shape (one cell per shape, run through --executor)")
+                   "makes a sweep over every shape (one cell per shape, run through --executor; at most "
+                   f"{MAX_SHAPES} shapes)")
     p.add_argument("--servers", default="1", help="number of servers (default 1; a range or list: a sweep)")
     p.add_argument("--resources", default="2", help="number of resources (default 2; a range or list: a sweep)")
     p.add_argument("--external", default="0", help="number of external resources (default 0; a range or list: "
                    "a sweep)")
     p.add_argument("--timeout", type=float, default=600.0,
-                   help="wall-clock seconds for the whole command, minimising a counterexample included (default 600)")
+                   help="wall-clock seconds for the whole command from its start, minimising a counterexample included "
+                        "(default 600); what is not decided by then is reported unknown (budget: ...)")
     p.add_argument("--method", choices=["auto", "encoding", "reduction"], default="auto",
                    help="sp / ef of a common-level mechanism: 'reduction' proves Lemma L7's (sp; for the TSF "
                         "family through L9's one-server form) or L8's (ef) inequality (docs/z3.md), "
@@ -92,9 +94,7 @@ def _encoded(mech, cmd: str):
 @command("certify", "z3: certify a property on a whole symbolic domain of one shape (UNSAT = no violation)")(_configure)
 def cmd_certify(args: argparse.Namespace) -> int:
     """``certify MECH --property P --users J --servers S --resources R [--external K]``."""
-    from ..properties.budget import deadline_after
-
-    deadline = deadline_after(args.timeout)  # the whole command's wall-clock limit
+    deadline = _command_deadline(args.timeout)  # the whole command's wall-clock limit
     from mechanisms import get
 
     from ..properties import get_property
@@ -110,14 +110,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
                        f"(got {variant!r})")
     positive_seconds(args.timeout, "--timeout")
     output_dir(args.store, "--store")
-    axes = {k: _counts(getattr(args, k), f"--{k}") for k in ("users", "servers", "resources", "external")}
-    shapes = [(u, s, r, e) for u in axes["users"] for s in axes["servers"] for r in axes["resources"]
-              for e in axes["external"]]
-    try:
-        for sh in shapes:
-            Shape(users=sh[0], servers=sh[1], resources=sh[2], external=sh[3])
-    except ValueError as exc:
-        raise CliError(str(exc))
+    shapes = _shapes(args)
     if len(shapes) == 1 and (args.executor != "local" or args.scheduler):
         raise CliError("--executor/--scheduler: only for a sweep (a range or list of --users/--servers/--resources)")
     if len(shapes) > 1:
@@ -129,7 +122,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
     shape = Shape(users=args.users, servers=args.servers, resources=args.resources, external=args.external)
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
-    res = certify(mech, prop.name, variant, shape, timeout=args.timeout, method=args.method, jobs=args.jobs)
+    res = certify(mech, prop.name, variant, shape, timeout=_engine_seconds(deadline, args.timeout),
+                  method=args.method, jobs=args.jobs)
     persist_result(res, mech, args.store, keep_all=args.keep_all, deadline=deadline)
     if args.format == "json":
         print(json.dumps(report.certify_json(res), indent=1))
@@ -140,37 +134,130 @@ def cmd_certify(args: argparse.Namespace) -> int:
                           [f"D.{k}: {v}" for k, v in res.domain.items()])
 
 
+#: a sweep certifies at most this many shapes: each is one z3 run of its own (cross-check, cases, control)
+#: with a share of --timeout, so more shapes leave each too little time to decide anything
+MAX_SHAPES = 512
+_AXES = ("users", "servers", "resources", "external")
+
+
 def _counts(text: str, flag: str) -> list[int]:
-    """``2``, ``2-4`` or ``2,3,5`` as a sorted list of counts (one line naming the flag otherwise)."""
+    """``2``, ``2-4`` or ``2,3,5`` as a sorted list of counts (one line naming the flag otherwise).  A
+    range's size is checked before it is expanded: more counts than :data:`MAX_SHAPES` are refused with
+    the limit and its reason."""
     out: set[int] = set()
-    try:
-        for part in str(text).split(","):
-            part = part.strip()
-            try:  # one count (a negative one is the shape's to refuse, naming the field)
-                out.add(int(part))
-                continue
-            except ValueError:
-                pass
-            lo, _, hi = part.partition("-")
+    bad = f"{flag}: expected a count, a range like 2-4 or a list like 2,3 (got {text!r})"
+    for part in str(text).split(","):
+        part = part.strip()
+        try:  # one count (a negative one is the shape's to refuse, naming the field)
+            out.add(int(part))
+            continue
+        except ValueError:
+            pass
+        lo, sep, hi = part.partition("-")
+        try:
             a, b = int(lo), int(hi)
-            if b < a or b - a > 64:
-                raise ValueError
-            out.update(range(a, b + 1))
-    except ValueError:
-        raise CliError(f"{flag}: expected a count, a range like 2-4 or a list like 2,3 (got {text!r})") from None
-    if len(out) > 64:
-        raise CliError(f"{flag}: at most 64 values (got {len(out)})")
+        except ValueError:
+            raise CliError(bad) from None
+        if b < a:
+            raise CliError(f"{flag}: the range {part} runs backwards (write {b}-{a})")
+        if b - a + 1 + len(out) > MAX_SHAPES:
+            raise CliError(_too_many(flag, f"{text} is {b - a + 1 + len(out):,} counts"))
+        out.update(range(a, b + 1))
+    if len(out) > MAX_SHAPES:
+        raise CliError(_too_many(flag, f"{text} is {len(out):,} counts"))
     return sorted(out)
+
+
+def _too_many(flags: str, what: str) -> str:
+    """The one line refusing a sweep of more than :data:`MAX_SHAPES` shapes, with the reason."""
+    return (f"{flags}: {what}; a sweep certifies at most {MAX_SHAPES} shapes (each shape is a z3 run of its own "
+            f"with a share of --timeout); split it into several sweeps")
+
+
+def _shapes(args: argparse.Namespace) -> list[tuple]:
+    """The shapes of ``--users/--servers/--resources/--external`` (every combination), validated before
+    any work: each count (``Shape``), at most :data:`MAX_SHAPES` shapes, and no shape larger than a z3
+    question may be (``MAX_VARIABLES``: z3 holds every term in memory)."""
+    from ..engines.z3.domain import MAX_VARIABLES, Shape
+
+    axes = {k: _counts(getattr(args, k), f"--{k}") for k in _AXES}
+    swept = [k for k in _AXES if len(axes[k]) > 1]
+    n = 1
+    for k in _AXES:
+        n *= len(axes[k])
+    if n > MAX_SHAPES:
+        raise CliError(_too_many("/".join(f"--{k}" for k in swept),
+                                 f"{' x '.join(str(len(axes[k])) for k in swept)} = {n:,} shapes"))
+    for k in _AXES:  # the smallest and the largest count of each flag, with the others at their smallest
+        for v in (axes[k][0], axes[k][-1]):
+            one = {a: (v if a == k else axes[a][0]) for a in _AXES}
+            try:
+                sh = Shape(**one)
+            except ValueError as exc:
+                raise CliError(str(exc)) from None
+            if sh.variables() > MAX_VARIABLES:
+                raise CliError(f"--{k}: {v:,} is too large: {_size(sh, MAX_VARIABLES)}")
+    big = Shape(**{k: axes[k][-1] for k in _AXES})
+    if big.variables() > MAX_VARIABLES:
+        raise CliError(f"{'/'.join(f'--{k}' for k in swept)}: the largest shape is too large: {_size(big, MAX_VARIABLES)}")
+    return [(u, s, r, e) for u in axes["users"] for s in axes["servers"] for r in axes["resources"]
+            for e in axes["external"]]
+
+
+def _size(shape, limit: int) -> str:
+    """Why ``shape`` is refused: its size against the limit of a z3 question."""
+    n = shape.variables()
+    return (f"{shape.describe()} needs at least {f'{n:,}' if n < 10 ** 9 else f'{n:.1e}'} z3 variables; a z3 "
+            f"question has at most {limit:,} (z3 holds every term in memory; docs/z3.md)")
+
+
+def _startup_seconds() -> float:
+    """How long ago this process started, when it runs the command line (``python -m verifier``,
+    ``mechverify``): --timeout covers the interpreter's start-up too.  0 when a command is called from
+    Python (a test, a notebook): the command starts then."""
+    import os
+    import sys
+
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if getattr(spec, "name", None) != "verifier.__main__" and os.path.basename(sys.argv[0] or "") != "mechverify":
+        return 0.0
+    try:  # Linux: the process's start (clock ticks since boot) against the time since boot
+        with open("/proc/self/stat") as f:
+            start = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            up = float(f.read().split()[0])
+        ago = up - start / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return ago if 0.0 <= ago < 60.0 else 0.0  # anything else is not a start-up (another clock): ignore it
+
+
+#: the part of --timeout kept for ending the command (stopping the z3 workers, storing, printing, the
+#: interpreter's exit): the engine stops this much before the deadline, so the command ends within it
+END_RESERVE = 0.05
+
+
+def _engine_seconds(deadline: float, timeout: float) -> float:
+    """What the engine gets of the time left before the command's ``deadline``: all but :data:`END_RESERVE`
+    of ``timeout``."""
+    from ..properties.budget import left
+
+    return max(0.0, left(deadline) - END_RESERVE * timeout)
+
+
+def _command_deadline(timeout: float) -> float:
+    """The absolute deadline of ``--timeout`` (``verifier.properties.budget``), counted from the start of
+    the process: every enumeration, z3 query, LP solve and worker of the command stops at it."""
+    from ..properties.budget import deadline_after
+
+    return deadline_after(timeout - _startup_seconds())
 
 
 def _sweep(args: argparse.Namespace, mech, prop, variant: str, shapes: list, deadline) -> int:
     """``certify`` over several shapes: a campaign through an executor (``verifier.sweep``); violations are
     stored here, by this process only."""
-    from ..properties.budget import left
     from ..sweep import ShapeCell, sweep
 
-    if len(shapes) > 512:
-        raise CliError(f"--users/--servers/--resources/--external: a sweep of {len(shapes)} shapes; at most 512")
     executor = executor_from(args, len(shapes))
     cells = [ShapeCell(mech.name, prop.name, variant, sh, args.method) for sh in shapes]
     progress = progress_printer(args.format == "json")
@@ -180,7 +267,8 @@ def _sweep(args: argparse.Namespace, mech, prop, variant: str, shapes: list, dea
 
     if progress:
         progress(f"sweep: {len(cells)} shapes, {executor.describe()}; --timeout {args.timeout:g} s wall-clock for all")
-    results, interrupted = sweep(cells, timeout=max(0.0, left(deadline)), executor=executor, on_result=store,
+    results, interrupted = sweep(cells, timeout=_engine_seconds(deadline, args.timeout), executor=executor,
+                                 on_result=store,
                                  progress=progress)
     if args.format == "json":
         print(json.dumps([dict(report.certify_json(r), shape=r.details.get("shape")) for r in results], indent=1))
@@ -225,7 +313,8 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
     p.add_argument("--joint", action="store_true",
                    help="sp/eligible: the demand report is symbolic too (default: demands truthful)")
     p.add_argument("--timeout", type=float, default=120.0,
-                   help="wall-clock seconds for the whole command, minimising a counterexample included (default 120)")
+                   help="wall-clock seconds for the whole command from its start, minimising a counterexample included "
+                        "(default 120); what is not decided by then is reported unknown (budget: ...)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a confirmed counterexample is stored (default: counterexamples)")
@@ -237,9 +326,7 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
     _configure_query)
 def cmd_query(args: argparse.Namespace) -> int:
     """``query MECH INSTANCE [--property P] [--user NAME] ...``."""
-    from ..properties.budget import deadline_after
-
-    deadline = deadline_after(args.timeout)  # the whole command's wall-clock limit
+    deadline = _command_deadline(args.timeout)  # the whole command's wall-clock limit
     from mechanisms import get
     from mechverify.instances import load_environment
 
@@ -264,8 +351,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             if name not in env.users:
                 raise CliError(f"--user: {name!r} is not a user of {args.instance} (users: {', '.join(env.users)})")
             users.append(env.users.index(name))
-    res = instance_query(mech, env, prop.name, variant, users=users, timeout=args.timeout, jobs=args.jobs,
-                         joint=args.joint)
+    res = instance_query(mech, env, prop.name, variant, users=users, timeout=_engine_seconds(deadline, args.timeout),
+                         jobs=args.jobs, joint=args.joint)
     persist_result(res, mech, args.store, provenance={"instance": args.instance}, keep_all=args.keep_all,
                    deadline=deadline)
     if args.format == "json":
