@@ -33,6 +33,7 @@ from typing import Any, Callable, Optional
 
 from mechverify.allocation import Allocation
 from mechverify.declare import DEFAULT_TOLERANCE, spec_of
+from mechverify.isolation import Worker, in_process
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
@@ -196,27 +197,89 @@ def _takes_exact(func: Callable) -> bool:
 
 
 def _adapt(func: Callable, name: str) -> Callable[[Environment, bool], Allocation]:
+    """The allocation function of a user's ``func``: it runs in a worker process the verifier can stop
+    (``mechverify.isolation``: a per-call time limit, a memory limit, output captured), unless
+    ``MECHVERIFY_IN_PROCESS=1``; what it returned is validated in the worker (:func:`to_allocation`) and
+    comes back as plain rows."""
     takes_exact = _takes_exact(func)
 
-    def allocate(env: Environment, exact: bool = False) -> Allocation:
+    def direct(env: Environment, exact: bool = False) -> Allocation:
         out = func(env, exact=exact) if takes_exact else func(env)
         return to_allocation(env, out, name, exact)
 
+    def in_worker(env: Environment, exact: bool) -> tuple:
+        """Runs in the worker: the allocation's rows and info, or the one-line reason it is none."""
+        from mechverify.deadline import BudgetExhausted
+
+        from .registry import SettingError
+
+        try:
+            alloc = direct(env, exact)
+        except SettingError as exc:  # the function itself rejects the instance: outside its domain
+            return ("setting", str(exc))
+        except MechanismOutputError as exc:
+            return ("output", str(exc))
+        except BudgetExhausted as exc:
+            return ("budget", exc.what)
+        return ("alloc", alloc.x, alloc.info)
+
+    worker = Worker(in_worker, label=f"the mechanism {name}")
+
+    def allocate(env: Environment, exact: bool = False) -> Allocation:
+        if in_process():
+            return direct(env, exact)
+        got = worker(env, exact)  # UserCodeFailure: the function raised, looped, exited, died
+        if got[0] == "alloc":
+            return Allocation(env, got[1], name, exact, got[2])
+        from mechverify.deadline import BudgetExhausted
+
+        from .registry import SettingError
+
+        raise {"setting": SettingError, "output": MechanismOutputError, "budget": BudgetExhausted}[got[0]](got[1])
+
     allocate.__wrapped__ = func  # type: ignore[attr-defined]
     allocate.__doc__ = func.__doc__
+    allocate.worker = worker  # type: ignore[attr-defined]
     return allocate
+
+
+#: the largest entry (in absolute value) and the largest numerator/denominator size a mechanism may return:
+#: far beyond any allocation of a valid instance (numbers in [1e-4, 1e4], at most 1e30 in their
+#: numerators and denominators), small enough that no conversion overflows or exact arithmetic crawls
+MAX_ENTRY = 10 ** 300
+MAX_BITS = 4096
 
 
 def _entry(env: Environment, name: str, j: int, s: int, v: Any) -> Fraction | float:
     where = f"{name}: output x[{env.users[j]}][{env.servers[s]}]"
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise MechanismOutputError(f"{where} = {v!r} is not a number")
+        try:
+            shown = repr(v)
+        except Exception:  # noqa: BLE001 - a value whose repr itself fails
+            shown = f"<{type(v).__name__}>"
+        raise MechanismOutputError(f"{where} = {shown[:80]} is not a number")
     if isinstance(v, numbers.Rational):
-        q = Fraction(int(v.numerator), int(v.denominator))
+        try:
+            num, den = int(v.numerator), int(v.denominator)
+        except Exception as exc:  # noqa: BLE001 - a broken Rational subclass
+            raise MechanismOutputError(f"{where}: its numerator/denominator cannot be read "
+                                       f"({type(exc).__name__})") from None
+        if den <= 0:
+            raise MechanismOutputError(f"{where} has denominator {den}")
+        if abs(num) > MAX_ENTRY * den:
+            raise MechanismOutputError(f"{where} is too large (a number of {len(str(abs(num) // den))} digits)")
+        if num.bit_length() > MAX_BITS or den.bit_length() > MAX_BITS:
+            raise MechanismOutputError(f"{where} has a numerator or denominator of more than {MAX_BITS} bits")
+        q = Fraction(num, den)
     else:
-        f = float(v)
+        try:
+            f = float(v)
+        except (OverflowError, ValueError, TypeError) as exc:
+            raise MechanismOutputError(f"{where} cannot be read as a float ({type(exc).__name__})") from None
         if not math.isfinite(f):
             raise MechanismOutputError(f"{where} = {f!r} is not finite")
+        if abs(f) > MAX_ENTRY:
+            raise MechanismOutputError(f"{where} = {f!r} is too large")
         return f
     if q < 0:
         raise MechanismOutputError(f"{where} = {q} is negative")

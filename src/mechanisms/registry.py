@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from mechverify.allocation import Allocation, feasibility_violations
+from mechverify.deadline import call_limit_scope
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, fmt_exact
 
@@ -167,6 +168,9 @@ class Mechanism:
     #: a user's implementation: the relative tolerance a violation margin must exceed when the function
     #: returned floats (taken exactly as written); ``None`` for the registered mechanisms
     tolerance: Optional[float] = None
+    #: a user's implementation: seconds one call may take in its worker process (``--call-limit``;
+    #: ``None``: derived from the command's budget, ``mechverify.deadline.call_limit_for``)
+    call_limit: Optional[float] = None
 
     @property
     def ref(self) -> str:
@@ -233,7 +237,11 @@ def allocate(mech: Mechanism | str, env: Environment, exact: bool = False) -> Al
     """Check the setting, run the mechanism, and check its output is in chi(E) (:func:`check_output`)."""
     m = get(mech) if isinstance(mech, str) else mech
     m.setting.check(env, m.name)
-    alloc = m.func(env, exact)
+    if m.call_limit is not None:  # a user's mechanism with its own per-call limit (``--call-limit``, a stored one)
+        with call_limit_scope(m.call_limit, override=True):
+            alloc = m.func(env, exact)
+    else:
+        alloc = m.func(env, exact)
     check_output(m, env, alloc)
     return alloc
 

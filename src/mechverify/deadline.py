@@ -14,7 +14,8 @@ import time
 from contextvars import ContextVar
 from typing import Iterator, Optional
 
-__all__ = ["BUDGET", "BudgetExhausted", "budget_note", "scope", "current", "seconds_left", "now"]
+__all__ = ["BUDGET", "BudgetExhausted", "budget_note", "scope", "current", "seconds_left", "now", "call_limit",
+           "call_limit_scope", "call_limit_for", "DEFAULT_CALL_LIMIT"]
 
 #: the note (prefix) of a verdict ``unknown`` caused by the time budget
 BUDGET = "budget"
@@ -59,3 +60,37 @@ def seconds_left() -> Optional[float]:
     """Seconds left before the innermost scope's deadline (``None``: no deadline; may be negative)."""
     d = _CURRENT.get()
     return None if d is None else d - now()
+
+
+# ---------------------------------------------------------------------------- the limit of one call
+#: seconds one call of a user's code may take when no command set a limit (``allocate``, the Python API)
+DEFAULT_CALL_LIMIT = 60.0
+_CALL_LIMIT: ContextVar[Optional[float]] = ContextVar("mechverify_call_limit", default=None)
+
+
+def call_limit_for(budget: Optional[float]) -> float:
+    """The per-call time limit a command with ``budget`` seconds gives a user's code: a tenth of the
+    budget, at least 1 s and at most :data:`DEFAULT_CALL_LIMIT` (a call that needs more is a finding:
+    "exceeds the time limit"; ``--call-limit`` overrides it)."""
+    if budget is None:
+        return DEFAULT_CALL_LIMIT
+    return max(1.0, min(DEFAULT_CALL_LIMIT, budget / 10))
+
+
+@contextlib.contextmanager
+def call_limit_scope(seconds: Optional[float], override: bool = False) -> Iterator[None]:
+    """Within the block, one call of a user's code may take ``seconds`` (``mechverify.isolation``); an
+    enclosing scope's limit stands unless ``override`` (``None``: keep the enclosing one)."""
+    prev = _CALL_LIMIT.get()
+    value = seconds if (prev is None or override) and seconds is not None else prev
+    token = _CALL_LIMIT.set(value)
+    try:
+        yield
+    finally:
+        _CALL_LIMIT.reset(token)
+
+
+def call_limit() -> float:
+    """Seconds one call of a user's code may take here (:data:`DEFAULT_CALL_LIMIT` outside any scope)."""
+    v = _CALL_LIMIT.get()
+    return DEFAULT_CALL_LIMIT if v is None else v

@@ -37,6 +37,7 @@ from typing import Any, Callable, Optional, Sequence
 from . import claims as claims_mod
 from .executors import Executor, InProcess
 from .properties import PROPERTIES, get_property
+from .properties import budget as bud
 from .results import Result, describe_size, verdict_text
 from .run import DEVIATION_WEIGHT, RunReport, plan, run_cell, search_provenance, z3_certifier
 from .store import atomic_write_json, load_witness, persist
@@ -67,6 +68,7 @@ class Task:
     command: Optional[str] = None
     domain: Any = None  # ``run``'s search domain (None: the mechanism's setting)
     tolerance: Optional[float] = None  # a user's mechanism: its float tolerance (``--tolerance``)
+    call_limit: Optional[float] = None  # a user's mechanism: seconds per call (set from the command's budget)
 
     @property
     def key(self) -> str:
@@ -92,6 +94,8 @@ def task_mechanism(task: Task):
     mech = get(task.mechanism)
     if task.tolerance is not None and mech.tolerance != task.tolerance:
         mech = dataclasses.replace(mech, tolerance=task.tolerance)
+    if task.call_limit is not None and mech.call_limit != task.call_limit:
+        mech = dataclasses.replace(mech, call_limit=task.call_limit)
     return mech
 
 
@@ -314,7 +318,8 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                 t = pending.pop(0)
                 w_left = t.weight + sum(p.weight for p in pending)
                 share = min(left, left * min(ex.slots, len(pending) + 1) * t.weight / w_left)
-                t = replace(t, budget=share)
+                t = replace(t, budget=share, call_limit=t.call_limit if t.call_limit is not None
+                            else bud.call_limit_for(budget))
                 if progress:
                     progress(f"[start] {t.mechanism} {t.property}/{t.variant} (up to {share:.1f} s)")
                 running[ex.submit(fn, t)] = (t, 1)
@@ -377,7 +382,7 @@ def run_mechanism_campaign(mech, properties: Optional[Sequence[str]] = None, *, 
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
                        list(skipped), user=claims_mod.is_users(mech))
     tasks = [Task(mech.ref, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain,
-                  tolerance=mech.tolerance, weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
+                  tolerance=mech.tolerance, call_limit=mech.call_limit, weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
     got, report.interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir,
                                       keep_all=keep_all, campaign=campaign, progress=progress)
     report.results = [got[t.key] for t in tasks if t.key in got]

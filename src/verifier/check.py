@@ -225,9 +225,17 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
     variants on ``env`` within ``budget`` wall-clock seconds in total (and before ``deadline``); see the
     module docstring.  When a user's mechanism fails on ``env`` (raises, or returns no valid allocation),
     ``runs`` reports it and the other properties are "unknown" -- there is no allocation to judge."""
+    with bud.user_calls(mech, budget):
+        return _check_instance(mech, env, properties, budget, seed, variants, deadline)
+
+
+def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]], budget: float, seed: int,
+                    variants: Optional[dict[str, Sequence[str]]], deadline: Optional[float]) -> list[Result]:
     end = bud.earliest(bud.now() + budget, deadline)
     user = getattr(mech, "tolerance", None) is not None
-    names = list(properties or ((USER_PROPERTIES if user else []) + DEFAULT_PROPERTIES))
+    names = list(properties or DEFAULT_PROPERTIES)
+    if user:  # a user's mechanism failing is a finding whatever was asked (``run.plan``)
+        names = USER_PROPERTIES + [n for n in names if get_property(n).name not in USER_PROPERTIES]
     props = [get_property(n) for n in names]
     mech.setting.check(env, mech.name)
     cells = [(p, p.variant_of(v)) for p in props for v in (variants or {}).get(p.name, list(p.variants))]

@@ -79,11 +79,15 @@ class RunReport:
 
 def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
     """Cells to search and the ones skipped (with the reason).  A user's mechanism (``mech.tolerance`` set:
-    ``mechanisms.references``) is first searched for failures (property ``runs``) by default."""
+    ``mechanisms.references``) is first searched for failures (property ``runs``), whichever properties
+    were asked for: a mechanism that crashes, loops or returns garbage is a finding under ``--properties ef``
+    too."""
     cells, skipped = [], []
-    default = (USER_PROPERTIES + DEFAULT_PROPERTIES) if getattr(mech, "tolerance", None) is not None \
-        else DEFAULT_PROPERTIES
-    for name in properties or default:
+    user = getattr(mech, "tolerance", None) is not None
+    names = list(properties or DEFAULT_PROPERTIES)
+    if user:  # a user's mechanism failing is a finding whatever was asked: ``runs`` is always searched, first
+        names = USER_PROPERTIES + [n for n in names if get_property(n).name not in USER_PROPERTIES]
+    for name in names:
         prop = get_property(name)
         for v in prop.variants:
             why = prop.variant_possible(mech.setting, v)
@@ -154,6 +158,16 @@ def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0
     looks INSIDE them (60% of the budget) -- only such a violation can refute or confirm the claim -- and
     then in the mechanism's whole setting; a violation found there is reported, and the claim is marked
     as not refuted by it."""
+    with bud.user_calls(mech, budget):
+        return _run_cell(mech, prop_name, variant, budget=budget, seed=seed, store_dir=store_dir,
+                         max_trials=max_trials, minimize_budget=minimize_budget, certifier=certifier, domain=domain,
+                         command=command, keep_all=keep_all, deadline=deadline)
+
+
+def _run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int, store_dir: Optional[str],
+              max_trials: Optional[int], minimize_budget: Optional[float], certifier: Optional[Certifier],
+              domain: Optional[strat.Domain], command: Optional[str], keep_all: bool,
+              deadline: Optional[float]) -> Result:
     t0 = clock()
     end = bud.earliest(t0 + budget, deadline)
     if end <= t0:
@@ -250,26 +264,9 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
                        skipped, user=claims_mod.is_users(mech))
     try:
-        for i, ((p, v), w) in enumerate(zip(cells, weights)):
-            left = end - clock()
-            if left <= 0:
-                r = not_reached(mech, p, v)
-                if progress:
-                    progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v}: {verdict_text(r)}")
-                report.results.append(r)
-                continue
-            share = left * w / sum(weights[i:])
-            if progress:
-                progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v} (up to {share:.1f} s) ...")
-            r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
-                         certifier=certifier if certify else None, domain=domain, keep_all=keep_all, deadline=end)
-            report.results.append(r)
-            if progress:
-                extra = ""
-                if r.verdict == "violated":
-                    extra = f" first exact counterexample after {r.time_to_first:.2f} s; minimal: " \
-                            f"{describe_size(r.size)}"
-                progress(f"        -> {verdict_text(r)}{extra}  [{r.claim_status()}]")
+        with bud.user_calls(mech, budget):
+            _run_cells(mech, cells, weights, report, end, seed=seed, store_dir=store_dir, max_trials=max_trials,
+                       certify=certify, certifier=certifier, progress=progress, domain=domain, keep_all=keep_all)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what finished (stored files are complete)
         report.interrupted = True
         done = {(r.property, r.variant) for r in report.results}
@@ -277,3 +274,28 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
     report.seconds = clock() - t0
     report.wall_seconds = report.seconds
     return report
+
+
+def _run_cells(mech, cells, weights, report: RunReport, end: float, *, seed, store_dir, max_trials, certify,
+               certifier, progress, domain, keep_all) -> None:
+    """The cells one after another, each with its share of the time left (the module docstring)."""
+    for i, ((p, v), w) in enumerate(zip(cells, weights)):
+        left = end - clock()
+        if left <= 0:
+            r = not_reached(mech, p, v)
+            if progress:
+                progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v}: {verdict_text(r)}")
+            report.results.append(r)
+            continue
+        share = left * w / sum(weights[i:])
+        if progress:
+            progress(f"[{i + 1:2d}/{len(cells)}] {mech.name} {p}/{v} (up to {share:.1f} s) ...")
+        r = run_cell(mech, p, v, budget=share, seed=seed, store_dir=store_dir, max_trials=max_trials,
+                     certifier=certifier if certify else None, domain=domain, keep_all=keep_all, deadline=end)
+        report.results.append(r)
+        if progress:
+            extra = ""
+            if r.verdict == "violated":
+                extra = f" first exact counterexample after {r.time_to_first:.2f} s; minimal: " \
+                        f"{describe_size(r.size)}"
+            progress(f"        -> {verdict_text(r)}{extra}  [{r.claim_status()}]")

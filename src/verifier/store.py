@@ -191,6 +191,12 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
     directory makes concurrent writers (two processes on one store) take these decisions one at a time.
     ``deadline`` (``verifier.properties.budget``) ends minimisation: a violation that could not be
     minimised in time is still written, its ``minimality`` record saying so."""
+    if minimise and not cert.minimise:  # each re-check of a smaller instance would take the time limit
+        from .engines.minimize import size_of
+
+        minimise = False
+        minimality = {"status": "not minimised (a call that exceeds the time limit: stored as found)",
+                      "one_minimal": False, "size": size_of(cert.witness.env)}
     if minimise:
         from .engines.minimize import minimize
 
@@ -201,8 +207,10 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
     if not root:
         return out
     if mech is not None and getattr(mech, "reference", ""):  # a user's mechanism: how to load it again
+        from mechverify.deadline import call_limit
+
         provenance = dict(provenance, mechanism_reference=mech.reference, source_sha256=mech.source_hash,
-                          tolerance=mech.tolerance)
+                          tolerance=mech.tolerance, call_limit=mech.call_limit or call_limit())
         left, _, attr = mech.reference.rpartition(":")
         if left.endswith(".py") and os.path.isfile(left):  # found again from another working directory
             provenance["mechanism_file"] = f"{os.path.abspath(left)}:{attr}"
@@ -434,6 +442,9 @@ def _mechanism_of(d: dict[str, Any]):
     tol = prov.get("tolerance")
     if isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol != mech.tolerance:
         mech = dataclasses.replace(mech, tolerance=float(tol))  # the tolerance the violation was stored under
+    limit = prov.get("call_limit")
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0:
+        mech = dataclasses.replace(mech, call_limit=float(limit))  # the per-call time limit it was found under
     was = prov.get("source_sha256")
     if was and mech.source_hash and was != mech.source_hash:  # (get() reloads a changed file)
         return mech, f" [the source of {ref} changed since it was stored: sha256 {was[:12]} -> {mech.source_hash[:12]}]"

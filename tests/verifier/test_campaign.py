@@ -138,11 +138,6 @@ def _die_once(marker: str, task: Task) -> Outcome:
     return run_task(task)
 
 
-def _sleep(seconds: float, task: Task) -> Outcome:
-    time.sleep(seconds)
-    return run_task(task)
-
-
 def test_a_dying_worker_has_its_cell_retried(tmp_path):
     task = Task("drf", "ef", "literal", max_trials=40)
     got, _ = execute([task], executor=LocalPool(2), budget=120, store_dir=str(tmp_path),
@@ -151,9 +146,18 @@ def test_a_dying_worker_has_its_cell_retried(tmp_path):
     assert got[task.key].verdict == "violated"  # ...the retry finished the cell
 
 
+def _then_sleep(seconds: float, task: Task) -> Outcome:
+    out = run_task(task)
+    time.sleep(seconds)
+    return out
+
+
 def test_cells_after_the_budget_are_unknown_not_lost(tmp_path):
+    # the first cell gets the whole budget (one slot) and then sleeps past it: the second is never started
+    # (a cell handed 0.2 s after a sleep, as this test once did, could miss its violation on a loaded box)
     tasks = [Task("drf", "ef", "literal", max_trials=40), Task("drf", "si", "bounded", max_trials=3)]
-    got, _ = execute(tasks, executor=InProcess(), budget=0.2, store_dir=None, fn=functools.partial(_sleep, 0.5))
+    got, _ = execute(tasks, executor=InProcess(), budget=2.0, store_dir=None,
+                     fn=functools.partial(_then_sleep, 2.5))
     assert got[tasks[0].key].verdict == "violated"
     assert got[tasks[1].key].verdict == "unknown" and got[tasks[1].key].note == BUDGET_NOTE
 

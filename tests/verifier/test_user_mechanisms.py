@@ -53,7 +53,8 @@ def test_replay_says_when_the_source_changed_or_is_gone(tmp_path):
     shutil.copy(os.path.join(ROOT, "examples", "my_mechanisms.py"), src)
     store = str(tmp_path / "store")
     report = run_mechanism(get(f"{src}:greedy"), ["ef"], budget=20, max_trials=200, store_dir=store)
-    assert report.results[0].verdict == "violated"
+    # a user's mechanism: runs/any is searched first (greedy never fails), then ef
+    assert [(r.property, r.verdict) for r in report.results] == [("runs", "not_refuted"), ("ef", "violated")]
     (path,) = find_files([store])
     assert replay(path).ok and "changed" not in replay(path).message
     src.write_text(src.read_text() + "\n# edited\n")
@@ -84,7 +85,9 @@ def test_float_noise_is_never_a_violation_and_real_errors_are():
     # the same mechanism off by 1e-3 (far above the 1e-9 tolerance) is caught, with the margin stated
     wrong = _drf_perturbed(1e-3)
     report = run_mechanism(wrong, ["ef"], budget=60, max_trials=150, store_dir=None)
-    (r,) = report.results
+    runs, r = report.results  # runs/any first: a user's mechanism is always searched for failures
+    # 1e-3 more for every other user overfills the pool by far more than the tolerance: invalid output
+    assert runs.property == "runs" and runs.verdict == "violated" and "not feasible" in runs.certificate.exception
     assert r.verdict == "violated" and r.refuted
     assert r.certificate.as_written["relative_margin"] > Fraction(1, 10 ** 9)
     assert r.certificate.margin_text().startswith("for the implementation as written, margin ")

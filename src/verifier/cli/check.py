@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_tolerance, announce_store, command, finding_exit, non_negative_seed, output_dir,
+from .common import (MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_user_options, announce_store, command, finding_exit, non_negative_seed, output_dir,
                      parse_properties, positive_seconds)
 
 
@@ -43,7 +43,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ..report import check_line, check_result_to_json
     from ..store import persist
 
-    mech = with_tolerance(get(args.mechanism), args.tolerance)
+    mech = with_user_options(get(args.mechanism), args)
     props = parse_properties(args.properties)
     positive_seconds(args.budget, "--budget")
     non_negative_seed(args.seed)

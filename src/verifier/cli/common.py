@@ -11,7 +11,7 @@ from typing import Callable, Optional
 
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
            "TERMINATED", "MECHANISM_HELP", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
-           "progress_printer", "add_tolerance", "with_tolerance", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
+           "progress_printer", "add_tolerance", "with_tolerance", "with_user_options", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
            "add_fail_on", "check_executor_options", "executor_from"]
 
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
@@ -121,6 +121,10 @@ def add_tolerance(p: argparse.ArgumentParser) -> None:
                    help=f"a user's mechanism that returns floats: its numbers are taken exactly as written and a "
                         f"violation's relative margin must exceed REL (default: its declared tolerance, else "
                         f"{DEFAULT_TOLERANCE:g})")
+    p.add_argument("--call-limit", type=float, default=None, metavar="S",
+                   help="a user's mechanism runs in a worker process: one call that takes longer than S seconds is "
+                        "killed and reported as a finding (property runs: 'exceeds the time limit'); default: a "
+                        "tenth of --budget, at least 1 and at most 60")
 
 
 def with_tolerance(mech, value: Optional[float]):
@@ -136,6 +140,24 @@ def with_tolerance(mech, value: Optional[float]):
         raise CliError(f"--tolerance: applies to a user's mechanism (a reference); {mech.name} is registered and "
                        f"computed exactly")
     return dataclasses.replace(mech, tolerance=float(value))
+
+
+def with_user_options(mech, args: argparse.Namespace):
+    """``mech`` with ``--tolerance`` and ``--call-limit`` applied (one line, exit 2, for a bad value or a
+    registered mechanism)."""
+    import dataclasses
+    import math
+
+    mech = with_tolerance(mech, args.tolerance)
+    limit = getattr(args, "call_limit", None)
+    if limit is None:
+        return mech
+    if not (math.isfinite(limit) and limit > 0):
+        raise CliError(f"--call-limit: expected a positive number of seconds, got {limit!r}")
+    if mech.tolerance is None:
+        raise CliError(f"--call-limit: applies to a user's mechanism (a reference); {mech.name} is registered and "
+                       f"runs in the verifier's own process")
+    return dataclasses.replace(mech, call_limit=float(limit))
 
 
 def check_executor_options(args: argparse.Namespace) -> None:

@@ -6,11 +6,12 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
+from mechverify.isolation import UserCodeFailure
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError
 
 from . import catalog
-from .common import (COMMANDS, EXIT_SOLVER, EXIT_USAGE, TERMINATED, CliError, interrupted_exit,
+from .common import (COMMANDS, EXIT_FINDING, EXIT_SOLVER, EXIT_USAGE, TERMINATED, CliError, interrupted_exit,
                      sigterm_as_interrupt)
 
 __all__ = ["build_parser", "main"]
@@ -66,6 +67,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (CliError, InstanceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except UserCodeFailure as exc:  # a user's mechanism failed where no property search reports it
+        print(f"error: the mechanism failed on this instance: {exc.finding}", file=sys.stderr)
+        return EXIT_FINDING
     except LPError as exc:
         print(f"solver error: {exc}", file=sys.stderr)
         return EXIT_SOLVER

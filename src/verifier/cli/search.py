@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_tolerance, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
+from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_user_options, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
                      non_negative_seed, output_dir, parse_properties, positive_seconds, progress_printer)
 
 
@@ -86,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
     from ..run import plan
 
-    mech = with_tolerance(get(args.mechanism), args.tolerance)
+    mech = with_user_options(get(args.mechanism), args)
     props = parse_properties(args.properties)
     positive_seconds(args.budget, "--budget")
     non_negative_seed(args.seed)

@@ -42,6 +42,7 @@ from mechverify.model import Environment
 
 from ..properties import budget as bud
 from ..properties.base import Certificate, Property
+from ..properties.runs import failure_text
 from . import strategies as strat
 from .strategies.domain import property_of
 
@@ -216,9 +217,11 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
                 res.outside += 1
                 res.first_outside = res.first_outside or str(exc)
                 continue
+            except bud.BudgetExhausted:  # the command's deadline came during the call: stop, not an error
+                raise _Abort() from None
             except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
                 res.errors += 1
-                res.first_error = res.first_error or f"{type(exc).__name__}: {exc}"
+                res.first_error = res.first_error or failure_text(exc)
                 continue
             if ev.measure is None:
                 if dev is not None:
@@ -268,8 +271,10 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
         except SettingError as exc:
             res.first_outside = res.first_outside or str(exc)
             return "outside", None
+        except bud.BudgetExhausted:  # the command's deadline came during the call: stop, not an error
+            raise _Abort() from None
         except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
-            res.first_error = res.first_error or f"{type(exc).__name__}: {exc}"
+            res.first_error = res.first_error or failure_text(exc)
             return "error", None
 
     strategy = strat.batches(mech.setting, prop, variant, dom, k=1 if kind == "none" else BATCH,
@@ -319,6 +324,10 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     res.wall_seconds = time.perf_counter() - w0
     if found is not None:
         res.verdict, res.certificate = "violated", found
+    elif res.trials == 0 and res.errors:  # the mechanism (or the property) failed on every candidate
+        res.verdict = "unknown"
+        res.note = (f"every call failed ({res.errors} candidates; first: {res.first_error})"
+                    + ("; see runs" if getattr(mech, "tolerance", None) is not None else ""))
     elif res.trials == 0 and clock() >= end:
         res.verdict = "unknown"
         res.note = bud.budget_note(f"no candidate evaluated within {max(0.0, end - t0):.2g} s")

@@ -110,6 +110,9 @@ class Certificate:
     as_written: Optional[dict] = None
     #: property ``runs``: the mechanism's failure on the instance (the finding is of kind "crash")
     exception: Optional[str] = None
+    #: False when re-checking smaller instances costs too much to minimise this one (a call that exceeds
+    #: the per-call time limit): the store keeps it as found
+    minimise: bool = True
 
     def margin_text(self) -> str:
         """How the margin is to be read: "for the implementation as written, margin m (...)" for a float

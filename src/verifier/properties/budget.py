@@ -17,10 +17,11 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from mechverify.deadline import BUDGET, BudgetExhausted, budget_note, current, now, scope  # noqa: F401
+from mechverify.deadline import (BUDGET, BudgetExhausted, budget_note, call_limit_for, call_limit_scope,  # noqa: F401
+                                 current, now, scope)
 
 __all__ = ["BUDGET", "BudgetExhausted", "now", "deadline_after", "left", "expired", "check", "earliest",
-           "budget_note", "scope", "tick", "current"]
+           "budget_note", "scope", "tick", "current", "call_limit_for", "user_calls"]
 
 
 def deadline_after(seconds: Optional[float]) -> Optional[float]:
@@ -53,3 +54,13 @@ def earliest(*deadlines: Optional[float]) -> Optional[float]:
 def tick(what: str = "") -> None:
     """:func:`check` the deadline of the innermost :func:`scope` (nothing outside a scope)."""
     check(current(), what)
+
+
+def user_calls(mech, budget: Optional[float]):
+    """The per-call time limit of ``mech``'s calls (a user's mechanism runs in a worker process,
+    ``mechverify.isolation``) within a command of ``budget`` seconds: ``mech.call_limit`` (``--call-limit``)
+    when given, else an enclosing command's limit, else :func:`call_limit_for` ``(budget)``."""
+    given = getattr(mech, "call_limit", None)
+    if given is not None:  # (``mechanisms.allocate`` applies it to every call too)
+        return call_limit_scope(given, override=True)
+    return call_limit_scope(call_limit_for(budget))
