@@ -139,6 +139,7 @@ def leximin(ctx: Ctx, poly: Poly, norms: Sequence[Norm], case, tag: str, style: 
             if style == "cs":  # complementary slackness with y = x: a used column prices exactly
                 ctx.add(z3.Or(poly.x[col] == 0, _const_bool(cd == need)))
         if style == "cs":
+            tick(f"encoding leximin group {qi + 1} of {len(groups)} (rows)")
             for m, row in zip(mu, poly.rows):  # a priced row is tight at x
                 ctx.add(z3.Or(m == 0, _const_bool(vsum(vmul(c, poly.x[col]) for col, c in row.coeffs.items())
                                                   == row.rhs)))

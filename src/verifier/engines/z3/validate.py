@@ -68,9 +68,10 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
     for k, case in enumerate(cases):
         what = f"cross-checking the encoding ({k} of {len(cases)} cases)"
         check_budget(deadline, what)
-        limit = timeout if deadline is None else max(0.1, min(timeout, deadline - time.monotonic()))
         ctx = Ctx()
         alloc = spec.encode(ctx, senv, case, "v")
+        check_budget(deadline, what)
+        limit = timeout if deadline is None else max(0.1, min(timeout, deadline - time.monotonic()))
         inside = [z3.And(X >= lo, X <= hi) if not isinstance(X, Fraction) else z3.BoolVal(lo <= X <= hi)
                   for X, (lo, hi) in zip(alloc.X, bounds)]
         # two fresh solvers rather than push/pop: z3's push preprocesses the whole formula outside
@@ -85,6 +86,9 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
         if r != z3.unsat:
             _cut(limit < timeout, what)
             return f"case {case}: z3 {r} ({other.reason_unknown()})"
+        check_budget(deadline, what)
+        if deadline is not None:  # the time the first check took is gone
+            limit = max(0.1, min(limit, deadline - time.monotonic()))
         same = _solver(list(ctx.cons) + [z3.And(inside)], limit)
         r = same.check()
         if r == z3.sat:
