@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mechanisms  # noqa: E402
-from verifier.store import atomic_write_text  # noqa: E402
+from verifier.files import atomic_write_text  # noqa: E402
 from verifier.cli.z3 import persist_result  # noqa: E402
 from verifier.engines.z3 import SPECS, Shape, certify  # noqa: E402
 

@@ -20,6 +20,7 @@ RANKS = [
     ("mechverify", 0),
     ("mechanisms", 1),
     ("simulation", 2),
+    ("verifier.files", 3),  # atomic file writing: the store, campaigns and reports write through it
     ("verifier.properties", 3), ("verifier.exact", 3),
     ("verifier.claims", 3.5), ("verifier.results", 3.5),
     ("verifier.engines", 4),

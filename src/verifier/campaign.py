@@ -40,7 +40,8 @@ from .properties import PROPERTIES, get_property
 from .properties import budget as bud
 from .results import Result, describe_size, verdict_text
 from .run import DEVIATION_WEIGHT, RunReport, plan, run_cell, search_provenance, z3_certifier
-from .store import atomic_write_json, load_witness, persist
+from .files import atomic_write_json
+from .store import load_witness, persist
 
 __all__ = ["Task", "Outcome", "run_task", "Campaign", "CampaignError", "execute", "run_mechanism_campaign",
            "result_to_dict", "result_from_dict", "BUDGET_NOTE"]

@@ -4,10 +4,11 @@ violation, replayable.
 
 Path: ``counterexamples/<mechanism>/<property>-<hash>.json`` where ``hash`` is the first 12 hex digits
 of the SHA-256 of the canonical JSON of what identifies the counterexample (mechanism, property,
-variant, environment, deviation, users).  Files are written atomically (:func:`atomic_write_text`:
-an unnamed file linked into place on Linux, else a temporary file, fsync, ``os.replace``), so a crash
-never leaves a half-written file (nor, on Linux, a temporary one) and re-storing the same
-counterexample is idempotent.
+variant, environment, deviation, users).  Files are written atomically (``verifier.files``: an unnamed
+file linked into place on Linux, else a temporary file, fsync, ``os.replace``), so a crash never leaves a
+half-written file (nor, on Linux, a temporary one) and re-storing the same counterexample is idempotent.
+Reports read stored files through :func:`read` (the text as written, its content, the witness and the
+allocations rebuilt exactly).
 
 ``replay(path)`` re-verifies a file from scratch: it rebuilds the witness, runs the property's exact
 re-check, and requires (1) the content hash to match the file name, (2) the violation to still hold,
@@ -21,7 +22,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
@@ -29,17 +29,18 @@ from typing import Any, Callable, Optional, Sequence
 from mechverify import __version__
 from mechverify.allocation import Allocation
 from mechverify.instances import loads_instance, parse_environment
-from mechverify.numbers import InstanceError, json_number
+from mechverify.numbers import InstanceError, json_number, to_fraction
 
 from .properties import Deviation, Witness, get_property
 from .claims import claim_record
+from .files import atomic_write_json
 from .properties.base import Certificate
 
 SCHEMA = "mechverify.counterexample/1"
 DEFAULT_DIR = "counterexamples"
 
-__all__ = ["certificate_to_dict", "persist", "Persisted", "replay", "ReplayResult", "identity_hash",
-           "atomic_write_json", "atomic_write_text", "index", "load_witness", "find_files"]
+__all__ = ["certificate_to_dict", "persist", "Persisted", "replay", "ReplayResult", "identity_hash", "index", "load",
+           "load_witness", "read", "StoredFile", "find_files"]
 
 
 _num = json_number
@@ -92,77 +93,6 @@ def certificate_to_dict(cert: Certificate, provenance: dict[str, Any],
         "minimality": minimality or {"status": "not minimised"},
     })
     return d
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    """Write ``text`` atomically, with ordinary permissions.  On Linux the data goes to an unnamed file in
-    the directory (``O_TMPFILE``), fsync, and is then linked under its name: a process killed while
-    writing (SIGKILL included) leaves nothing behind.  Elsewhere (or on a filesystem without
-    ``O_TMPFILE``): a named temporary file in the same directory, fsync, ``os.replace``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    if _write_unnamed(directory, path, text.encode("utf-8")):
-        return
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _write_unnamed(directory: str, path: str, data: bytes) -> bool:
-    """:func:`atomic_write_text` through an unnamed file (Linux ``O_TMPFILE``, linked by
-    ``/proc/self/fd``); False, with nothing written, where that is not available."""
-    flag = getattr(os, "O_TMPFILE", None)
-    if flag is None:
-        return False
-    try:
-        fd = os.open(directory, flag | os.O_WRONLY, 0o666)  # the umask applies, as for any new file
-    except OSError:
-        return False
-    dirfd = -1
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-        dirfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        src, name = f"/proc/self/fd/{fd}", os.path.basename(path)
-        # an explicit dst_dir_fd makes os.link call linkat(..., AT_SYMLINK_FOLLOW): plain link() would
-        # link /proc's symlink itself (EXDEV)
-        try:
-            os.link(src, name, dst_dir_fd=dirfd, follow_symlinks=True)  # a new name: whole, at once
-        except FileExistsError:  # replacing a file: link under a temporary name, then os.replace
-            tmp = f".tmp-{os.getpid()}-{os.urandom(4).hex()}"
-            os.link(src, tmp, dst_dir_fd=dirfd, follow_symlinks=True)
-            try:
-                os.replace(tmp, name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
-            except BaseException:
-                os.unlink(tmp, dir_fd=dirfd)
-                raise
-    except OSError:  # no /proc, linking refused, a full disk: the named temporary file's way decides
-        return False
-    finally:
-        os.close(fd)
-        if dirfd >= 0:
-            os.close(dirfd)
-    return True
-
-
-def atomic_write_json(path: str, data: Any) -> None:
-    """:func:`atomic_write_text` of indented JSON."""
-    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
 
 
 @dataclass
@@ -308,12 +238,45 @@ class ReplayResult:
         return f"<ReplayResult {'ok' if self.ok else 'FAIL'} {self.path}: {self.message[:120]}>"
 
 
-def load(path: str) -> dict[str, Any]:
-    """A stored counterexample file as a dict, read with the instance format's hardening (size cap,
-    nesting limit, no duplicate keys; ``InstanceError``, a ``ValueError``, names the file) -- ``OSError``
-    when it cannot be read."""
+@dataclass(frozen=True)
+class StoredFile:
+    """A stored counterexample file as read back (:func:`read`): its text as written and its content."""
+
+    path: str
+    text: str
+    data: dict
+
+    def witness(self) -> Witness:
+        """The witness it records (:func:`witness_from`)."""
+        return witness_from(self.data)
+
+    def allocations(self) -> dict[str, Allocation]:
+        """The allocations it records, rebuilt from their stored numbers (exact ones exactly), each on its
+        environment: the true one, or the one the deviation reports."""
+        d = self.data
+        env = parse_environment(d["environment"])
+        dev = Deviation.from_dict(d.get("deviation"), env)
+        out = {}
+        for name, a in (d.get("allocations") or {}).items():
+            aenv = dev.apply(env) if (dev is not None and a.get("environment") == "deviation") else env
+            conv = (lambda v: to_fraction(v, "tasks")) if a.get("exact") else float
+            out[name] = Allocation(aenv, tuple(tuple(conv(v) for v in row) for row in a["tasks"]), d["mechanism"],
+                                   bool(a.get("exact")))
+        return out
+
+
+def read(path: str) -> StoredFile:
+    """A stored counterexample file, read with the instance format's hardening (size cap, nesting limit,
+    no duplicate keys; ``InstanceError``, a ``ValueError``, names the file) -- ``OSError`` when it cannot
+    be read."""
     with open(path, encoding="utf-8") as fh:
-        return loads_instance(fh.read(), path)
+        text = fh.read()
+    return StoredFile(path, text, loads_instance(text, path))
+
+
+def load(path: str) -> dict[str, Any]:
+    """A stored counterexample file's content as a dict (:func:`read`)."""
+    return read(path).data
 
 
 def load_witness(path: str) -> Witness:

@@ -93,7 +93,7 @@ def test_atomic_write_new_replace_permissions_and_fallback(tmp_path, monkeypatch
     """A new file, a replaced file and the named-temporary fallback all end with exactly the text
     written, the umask's ordinary permissions (not mkstemp's 0600) and no temporary file; on Linux a
     new file is linked into place from an unnamed one (O_TMPFILE), so a SIGKILL leaves nothing."""
-    import verifier.store as st
+    import verifier.files as st
 
     umask = os.umask(0)
     os.umask(umask)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..store import atomic_write_json, atomic_write_text
+from ..files import atomic_write_json, atomic_write_text
 from .citations import expand_codes, seed_legend
 from .common import detail, domain_text, measure_text, verdict_words
 from .html import counterexample_paths, link_name, render_audit_html, render_html

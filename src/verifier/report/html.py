@@ -14,17 +14,16 @@ page, under ``counterexamples/``) and embedded in the page as well, so it stays 
 from __future__ import annotations
 
 import html
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from mechverify.model import Environment
-from mechverify.instances import parse_environment
 from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks
 
 from ..results import Result
+from ..store import read as read_stored
 from .citations import MEASURES, SEEDS, codes_in, measure_meaning
 from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_text, num_text,
                      runs_findings, verdict_words)
@@ -74,48 +73,37 @@ class CounterexampleView:
 def view_from_certificate(cert, path: Optional[str] = None, mechanism: str = "") -> CounterexampleView:
     """The view of a :class:`verifier.properties.Certificate` (and its stored file, if any)."""
     w = cert.witness
-    raw = _read(path)
-    cid = json.loads(raw).get("id", "") if raw else ""
+    stored = _read(path)
+    cid = stored.data.get("id", "") if stored else ""
     return CounterexampleView(cid or f"{w.property}-{w.variant}", w.mechanism or mechanism, w.property, w.variant,
                               w.env, w.deviation, tuple(w.users), cert.summary, cert.gap, cert.measure,
-                              dict(cert.utilities), dict(cert.allocations), path, raw, cert.method)
+                              dict(cert.utilities), dict(cert.allocations), path, stored.text if stored else None,
+                              cert.method)
 
 
 def view_from_file(path: str) -> Optional[CounterexampleView]:
-    """The view of a stored counterexample file (allocations rebuilt from its exact numbers); None if it
-    cannot be read."""
-    from mechverify.allocation import Allocation
-
-    from ..properties import Deviation
-
-    raw = _read(path)
-    if raw is None:
+    """The view of a stored counterexample file (read through the store: ``verifier.store.read``); None if
+    it cannot be read."""
+    stored = _read(path)
+    if stored is None:
         return None
     try:
-        d = json.loads(raw)
-        env = parse_environment(d["environment"])
-        dev = Deviation.from_dict(d.get("deviation"), env)
-        allocs = {}
-        for name, a in (d.get("allocations") or {}).items():
-            aenv = dev.apply(env) if (dev is not None and a.get("environment") == "deviation") else env
-            conv = (lambda v: to_fraction(v, "tasks")) if a.get("exact") else float
-            allocs[name] = Allocation(aenv, tuple(tuple(conv(v) for v in row) for row in a["tasks"]),
-                                      d["mechanism"], bool(a.get("exact")))
+        d, w = stored.data, stored.witness()
         return CounterexampleView(d.get("id", os.path.basename(path)), d["mechanism"], d["property"], d["variant"],
-                                  env, dev, tuple(env.users.index(u) for u in d.get("users", [])),
-                                  d.get("summary", ""), d.get("gap"), d.get("measure"), d.get("utilities") or {},
-                                  allocs, path, raw, d.get("method", "exact"))
+                                  w.env, w.deviation, tuple(w.users), d.get("summary", ""), d.get("gap"),
+                                  d.get("measure"), d.get("utilities") or {}, stored.allocations(), path, stored.text,
+                                  d.get("method", "exact"))
     except Exception:  # noqa: BLE001 - an unreadable file is shown as a plain link
         return None
 
 
-def _read(path: Optional[str]) -> Optional[str]:
+def _read(path: Optional[str]):
+    """The stored file at ``path`` (``verifier.store.StoredFile``), or None when there is none to read."""
     if not path:
         return None
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError:
+        return read_stored(path)
+    except (OSError, ValueError, RecursionError):
         return None
 
 
