@@ -74,7 +74,7 @@ def call_limit_for(budget: Optional[float]) -> float:
     "exceeds the time limit"; ``--call-limit`` overrides it)."""
     if budget is None:
         return DEFAULT_CALL_LIMIT
-    return max(1.0, min(DEFAULT_CALL_LIMIT, budget / 10))
+    return round(max(1.0, min(DEFAULT_CALL_LIMIT, budget / 10)), 1)  # a round number in findings (3 s, not 2.9992 s)
 
 
 @contextlib.contextmanager
