@@ -1,5 +1,6 @@
 """The layers (docs/architecture.md): every import -- module-level or inside a function -- goes down or
-sideways, never up; and no two modules import each other at module level (no import cycle).
+sideways, never up; and no two modules import each other, at module level or inside functions (no import
+cycle).
 
     mechverify  <-  mechanisms  <-  simulation
                          ^
@@ -103,13 +104,14 @@ def test_no_import_goes_up_a_layer():
     assert not bad, "\n".join(bad)
 
 
-def test_no_module_level_import_cycle():
+def _graph(module_level_only: bool) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (at module level only, or anywhere: inside functions too)."""
     graph: dict[str, set[str]] = {}
     names = {n for n, _, _ in _modules()}
     for name, path, is_pkg in _modules():
         deps = set()
         for mod, top in _imports(name, path, is_pkg):
-            if top and _ours(mod):
+            if (top or not module_level_only) and _ours(mod):
                 while mod not in names and "." in mod:  # `from pkg.mod import name`: the module
                     mod = mod.rpartition(".")[0]
                 if mod in names and mod != name and not name.startswith(mod + "."):
@@ -118,16 +120,22 @@ def test_no_module_level_import_cycle():
     # a package's __init__ importing its own submodules is not a cycle with them
     for name in graph:
         graph[name] = {d for d in graph[name] if not d.startswith(name + ".")}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """One line per import cycle found (depth first), e.g. ``a -> b -> a``."""
     state: dict[str, int] = {}
     stack: list[str] = []
+    found: list[str] = []
 
     def visit(n: str) -> None:
         state[n] = 1
         stack.append(n)
         for d in sorted(graph.get(n, ())):
             if state.get(d) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
-            if d not in state:
+                found.append(" -> ".join(stack[stack.index(d):] + [d]))
+            elif d not in state:
                 visit(d)
         stack.pop()
         state[n] = 2
@@ -135,6 +143,32 @@ def test_no_module_level_import_cycle():
     for n in sorted(graph):
         if n not in state:
             visit(n)
+    return found
+
+
+# cycles through function-level imports the owners of those modules still have to break (each a set of
+# modules); an entry here is a debt, not a licence: the test fails on any other cycle
+KNOWN_FUNCTION_LEVEL_CYCLES = [
+    {"verifier.engines.z3.outcome", "verifier.engines.z3.symbolic"},  # symbolic.build_poly imports outcome.tick
+]
+
+
+def test_no_module_level_import_cycle():
+    cycles = _cycles(_graph(module_level_only=True))
+    assert not cycles, "import cycle: " + "; ".join(cycles)
+
+
+def test_no_import_cycle_through_function_level_imports():
+    """An import inside a function is still a dependency: two modules that import each other, at any
+    level, are one module in two files (move what both need into a lower module)."""
+    cycles = [c for c in _cycles(_graph(module_level_only=False))
+              if set(c.split(" -> ")) not in KNOWN_FUNCTION_LEVEL_CYCLES]
+    assert not cycles, "import cycle: " + "; ".join(cycles)
+
+
+def test_the_cycle_check_can_fail():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_the_layer_check_can_fail():

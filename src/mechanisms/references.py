@@ -37,7 +37,7 @@ from mechverify.isolation import Worker, in_process
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
-from .registry import _REGISTRY, Claim, Mechanism, MechanismOutputError, Setting
+from .mechanism import REGISTERED, Claim, Mechanism, MechanismOutputError, Setting, SettingError
 
 __all__ = ["resolve", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
            "ENTRY_POINT_GROUP"]
@@ -132,9 +132,9 @@ def resolve(ref: str) -> Mechanism:
                             + (f" (functions there: {', '.join(here)})" if here else ""))
     digest = source_hash(path) if path else ""
     if isinstance(obj, Mechanism):
-        mech = dataclasses.replace(obj, reference=ref, source_hash=digest)
+        mech = dataclasses.replace(obj, reference=ref, source_hash=digest, origin="reference")
     elif callable(obj):
-        mech = from_function(obj, reference=ref, source_hash=digest)
+        mech = from_function(obj, reference=ref, source_hash=digest, origin="reference")
     else:
         raise InstanceError(f"mechanism: {ref} is a {type(obj).__name__}, not a function")
     _RESOLVED[ref] = mech
@@ -169,12 +169,13 @@ def _claims(func: Callable, given: Any, source: str) -> tuple[Claim, ...]:
 
 
 def from_function(func: Callable, *, reference: str = "", source_hash: str = "", name: Optional[str] = None,
-                  tolerance: Optional[float] = None) -> Mechanism:
+                  tolerance: Optional[float] = None, origin: str = "function") -> Mechanism:
     """A :class:`Mechanism` for a plain user function (its ``@mechverify.mechanism`` spec, if any, gives the
-    name, setting, claims and tolerance; see the module docstring)."""
+    name, setting, claims and tolerance; see the module docstring); ``origin`` says how it was given
+    (``Mechanism.origin``: ``function``, ``reference`` or ``entry-point``)."""
     spec = spec_of(func)
     mname = name or (spec.name if spec and spec.name else getattr(func, "__name__", "user-mechanism"))
-    if mname in _REGISTRY and _REGISTRY[mname].func is not func:
+    if mname in REGISTERED and REGISTERED[mname].func is not func:
         raise InstanceError(f"mechanism: {reference or mname}: the name {mname!r} is a registered mechanism; "
                             f"give yours another one (@mechverify.mechanism(name=...))")
     setting = _setting(func, dict(spec.setting) if spec else {})
@@ -185,7 +186,7 @@ def from_function(func: Callable, *, reference: str = "", source_hash: str = "",
     title = (spec.title if spec and spec.title else (doc[0] if doc else f"user mechanism {mname}"))
     source = (spec.source if spec and spec.source else reference or mname)
     return Mechanism(mname, title, _adapt(func, mname), setting, claims, source, "", (), reference, source_hash,
-                     float(tol))
+                     float(tol), origin=origin)
 
 
 def _takes_exact(func: Callable) -> bool:
@@ -211,8 +212,6 @@ def _adapt(func: Callable, name: str) -> Callable[[Environment, bool], Allocatio
         """Runs in the worker: the allocation's rows and info, or the one-line reason it is none."""
         from mechverify.deadline import BudgetExhausted
 
-        from .registry import SettingError
-
         try:
             alloc = direct(env, exact)
         except SettingError as exc:  # the function itself rejects the instance: outside its domain
@@ -232,8 +231,6 @@ def _adapt(func: Callable, name: str) -> Callable[[Environment, bool], Allocatio
         if got[0] == "alloc":
             return Allocation(env, got[1], name, exact, got[2])
         from mechverify.deadline import BudgetExhausted
-
-        from .registry import SettingError
 
         raise {"setting": SettingError, "output": MechanismOutputError, "budget": BudgetExhausted}[got[0]](got[1])
 
@@ -334,18 +331,20 @@ def load_entry_points() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in _REGISTRY:
+        if ep.name in REGISTERED:
             continue
         try:
             obj = ep.load()
             mod = sys.modules.get(getattr(obj, "__module__", ""), None)
             path = getattr(mod, "__file__", "") or ""
             if isinstance(obj, Mechanism):
-                mech = dataclasses.replace(obj, name=ep.name, reference=ep.value, source_hash=source_hash(path))
+                mech = dataclasses.replace(obj, name=ep.name, reference=ep.value, source_hash=source_hash(path),
+                                           origin="entry-point")
             else:
-                mech = from_function(obj, reference=ep.value, source_hash=source_hash(path), name=ep.name)
+                mech = from_function(obj, reference=ep.value, source_hash=source_hash(path), name=ep.name,
+                                     origin="entry-point")
         except Exception as exc:  # noqa: BLE001
             print(f"warning: entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}): "
                   f"{type(exc).__name__}: {exc}", file=sys.stderr)
             continue
-        _REGISTRY[ep.name] = mech
+        REGISTERED[ep.name] = mech

@@ -59,11 +59,11 @@ def mechanism_of(mech: MechanismLike, tolerance: Optional[float] = None) -> Mech
     elif isinstance(mech, str):
         m = get(mech)
     elif callable(mech):
-        m = from_function(mech, reference=_reference_of(mech))
+        m = from_function(mech, reference=_reference_of(mech), origin="function")
     else:
         raise TypeError(f"mechanism: expected a name, a reference, a Mechanism or a function, got {type(mech).__name__}")
     if tolerance is not None:
-        if m.tolerance is None:
+        if not m.is_users:
             raise ValueError(f"tolerance: applies to a user's mechanism; {m.name} is registered and exact")
         m = dataclasses.replace(m, tolerance=float(tolerance))
     return m

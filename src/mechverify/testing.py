@@ -69,7 +69,6 @@ def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, budget: 
     ``budget``: wall-clock seconds for the whole call -- every variant (and ``runs``) together, as the CLI's
     ``--budget`` (default :data:`DEFAULT_BUDGET`); ``trials`` bounds the candidates per variant
     (reproducible); ``store`` a directory to keep the counterexample in."""
-    from verifier.claims import is_users
     from verifier.properties import get_property, parse_cells
     from verifier.run import run_mechanism
 
@@ -92,7 +91,7 @@ def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, budget: 
             why = p.variant_possible(mech.setting, v)
             if why:
                 raise ValueError(f"variant: {p.name}/{v} cannot be checked for {mech.name}: {why}")
-    if is_users(mech) and "runs" not in names:
+    if mech.is_users and "runs" not in names:
         names = ["runs"] + names
     seconds = DEFAULT_BUDGET if budget is None else float(budget)
     rep = run_mechanism(mech, names, budget=seconds, seed=seed, store_dir=store, max_trials=trials,

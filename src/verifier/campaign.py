@@ -381,7 +381,7 @@ def run_mechanism_campaign(mech, properties: Optional[Sequence[str]] = None, *, 
 
     base_dom = domain if domain is not None else strat.domain_for(mech.setting)
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
-                       list(skipped), user=claims_mod.is_users(mech))
+                       list(skipped), user=mech.is_users)
     tasks = [Task(mech.ref, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain,
                   tolerance=mech.tolerance, call_limit=mech.call_limit, weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
     got, report.interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir,

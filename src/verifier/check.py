@@ -232,9 +232,8 @@ def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] =
 def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]], budget: float, seed: int,
                     variants: Optional[dict[str, Sequence[str]]], deadline: Optional[float]) -> list[Result]:
     end = bud.earliest(bud.now() + budget, deadline)
-    user = getattr(mech, "tolerance", None) is not None
     names = list(properties or DEFAULT_PROPERTIES)
-    if user:  # a user's mechanism failing is a finding whatever was asked (``run.plan``)
+    if mech.is_users:  # a user's mechanism failing is a finding whatever was asked (``run.plan``)
         names = USER_PROPERTIES + [n for n in names if get_property(n).name not in USER_PROPERTIES]
     props = [get_property(n) for n in names]
     mech.setting.check(env, mech.name)
@@ -245,7 +244,7 @@ def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]],
     except SettingError:
         raise
     except Exception as exc:  # noqa: BLE001 - a user's mechanism failing is a finding (property runs)
-        if not user:
+        if not mech.is_users:
             raise
         failed = failure_text(exc)
         return [check_property(mech, env, p, v, max(0.0, bud.left(end)), seed, None, None, deadline=end)

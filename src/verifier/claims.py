@@ -21,7 +21,7 @@ from mechverify.model import Environment
 
 from .properties import get_property
 
-__all__ = ["is_users", "covers", "claims_for", "assumption_broken", "outcome", "outcomes", "claim_record",
+__all__ = ["covers", "claims_for", "assumption_broken", "outcome", "outcomes", "claim_record",
            "search_domain", "scoped_claim", "REFUTED"]
 
 REFUTED = "REFUTED"
@@ -31,12 +31,6 @@ REFUTED = "REFUTED"
 _CONDITION_DOMAIN = {"positive_demands": {"zero_demands": False}, "positive_capacities": {"zero_capacities": False},
                      "no_placement": {"placement": False}, "unbounded": {"bounds": False},
                      "unweighted": {"weights": False}, "uniform_demands": {"server_demand": False}}
-
-
-def is_users(mech) -> bool:
-    """Is ``mech`` a user's mechanism (a reference or a function: ``mechanisms.references``)?  Its claims are
-    then the user's own (reports label them "claimed", with their ``source``), not a paper's."""
-    return bool(getattr(mech, "reference", "")) or getattr(mech, "tolerance", None) is not None
 
 
 def covers(claim, mech, prop_name: str, variant: str) -> bool:

@@ -78,14 +78,13 @@ class RunReport:
 
 
 def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
-    """Cells to search and the ones skipped (with the reason).  A user's mechanism (``mech.tolerance`` set:
+    """Cells to search and the ones skipped (with the reason).  A user's mechanism (``mech.is_users``:
     ``mechanisms.references``) is first searched for failures (property ``runs``), whichever properties
     were asked for: a mechanism that crashes, loops or returns garbage is a finding under ``--properties ef``
     too."""
     cells, skipped = [], []
-    user = getattr(mech, "tolerance", None) is not None
     names = list(properties or DEFAULT_PROPERTIES)
-    if user:  # a user's mechanism failing is a finding whatever was asked: ``runs`` is always searched, first
+    if mech.is_users:  # a user's mechanism failing is a finding whatever was asked: ``runs`` is always searched, first
         names = USER_PROPERTIES + [n for n in names if get_property(n).name not in USER_PROPERTIES]
     for name in names:
         prop = get_property(name)
@@ -262,7 +261,7 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: f
     weights = [DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0 for p, _ in cells]
     base_dom = domain if domain is not None else strat.domain_for(mech.setting)
     report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
-                       skipped, user=claims_mod.is_users(mech))
+                       skipped, user=mech.is_users)
     try:
         with bud.user_calls(mech, budget):
             _run_cells(mech, cells, weights, report, end, seed=seed, store_dir=store_dir, max_trials=max_trials,

@@ -204,13 +204,18 @@ def test_outside_setting_is_rejected_with_one_line(mech, mutate, field):
 
 
 def test_claims_registered():
+    from verifier.claims import claims_for  # THE claims rule (docs/claims.md)
+    from verifier.properties import get_property
+
     for name in MECHS:
         m = get(name)
         assert m.setting.single_server and not m.setting.weights and not m.setting.external
-        for prop, variant in (("po", None), ("si", "bounded"), ("ef", None), ("gsp", "demand"), ("sp", "demand")):
-            c = m.claim(prop, variant)
-            assert c is not None and c.status == "holds" and c.source.startswith("003"), (name, prop)
-        assert m.claim("si").variant == "bounded"
+        for prop, variant in (("po", "fractional"), ("si", "bounded"), ("ef", "placement-aware"), ("gsp", "demand"),
+                              ("sp", "demand")):
+            cs = claims_for(m, prop, variant)
+            assert [c.status for c in cs] == ["holds"] and cs[0].source.startswith("003"), (name, prop)
+        # the SI claim speaks about bounded SI only (003's task bounds), not the other SI variants
+        assert [v for v in get_property("si").variants if claims_for(m, "si", v)] == ["bounded"]
 
 
 def test_cli_allocate_exact(capsys):

@@ -16,13 +16,14 @@ from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 from mechverify.allocation import Allocation
-from mechverify.lp import LPError, LPSession, is_small
+from mechverify.lp import LPSession, is_small
 from mechverify.model import Environment
 from mechverify.numbers import as_float
 from mechverify.polytope import TaskPolytope
 
 from ..normalisers import finite_normaliser
-from .algorithm1_float import FLOAT_SAT_TOL, algorithm1_float
+from .algorithm1_float import algorithm1_float
+from .rounds import run_rounds
 
 __all__ = ["algorithm1", "run_rounds", "server_external_rows"]
 
@@ -98,62 +99,6 @@ def algorithm1(env: Environment, name: str, exact: bool, normaliser: Sequence[An
         meta.update(info)
     # totals are unique: active users sit at w_j N_j g* (g* the optimal value), saturated ones at n_j
     return poly.allocation(x[:n_x], exact, name, meta)
-
-
-def run_rounds(session: Any, env: Environment, name: str, exact: bool, g: int, row_of: dict, coef: Any,
-               active: list, total: Callable[[Sequence[Any], int], Any], scale: float) -> tuple:
-    """Algorithm 1's rounds on an LP session (``LPSession``, or the float path's column-generation
-    session over arrays): ``g`` the level's column, ``row_of[j]`` user ``j``'s (8f) row with coefficient
-    ``coef[j]`` on its columns, ``total(x, j)`` its total.  Returns ``(x, rounds, trace, saturated)``,
-    ``trace`` of ``(round, level, saturated in that round)`` with float levels divided by ``scale``."""
-    def cap() -> Any:
-        caps = [env.tasks[j] * coef[j] for j in active if env.tasks[j] is not None]
-        return max(caps) if caps else None
-
-    rounds, trace, saturated = 0, [], []
-    x: Any = None
-    while True:
-        rounds += 1
-        if rounds > env.n_users + 2:
-            raise LPError(f"{name}: Algorithm 1 did not finish in {env.n_users + 2} rounds")
-        if not active:
-            session.set_cost({}, maximize=True)  # (8b)-(8e) only: any feasible point
-            session.set_col_bounds(g, 0, 0)
-        res = session.solve(exact=exact)
-        if res.status == "unbounded" and active and cap() is not None:
-            session.set_col_bounds(g, 0, cap())  # decision (ii) of the module docstring
-            res = session.solve(exact=exact)
-            session.set_col_bounds(g, 0, None)
-        if not res.ok:
-            raise LPError(f"{name}: LP-TaskShare round {rounds}: {res.status} {res.reason}".strip())
-        x = res.x
-        if not active:
-            trace.append((rounds, None, []))
-            break
-        gval = x[g]
-        Q = []
-        for j in active:
-            nj = env.tasks[j]
-            if nj is None:
-                continue
-            tot = total(x, j)
-            if exact:
-                hit = tot >= nj
-            else:
-                hit = float(tot) >= float(nj) - FLOAT_SAT_TOL * max(1.0, float(nj))
-            if hit:
-                Q.append(j)
-        trace.append((rounds, gval if exact else gval / scale, list(Q)))
-        if not Q:
-            break
-        for j in Q:  # (8e): x_j = n_j from now on
-            r = row_of[j]
-            session.set_coef(r, g, 0)
-            target = env.tasks[j] * coef[j]
-            session.set_row_bounds(r, target, target)
-        active = [j for j in active if j not in Q]
-        saturated.extend(Q)
-    return x, rounds, trace, saturated
 
 
 def server_external_rows(poly: TaskPolytope, caps: Sequence[Sequence[Any]]) -> None:

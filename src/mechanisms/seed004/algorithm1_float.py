@@ -5,7 +5,7 @@ The same LP as the exact path (``algorithm1.py``): a column per ``(j, s)`` with 
 RDM rows per ``(s, r)``, external rows (global, or per server for the alpha variants) and one (8f) row
 per participating user; column 0 is ``g``.  Building it from arrays instead of a ``LinearProgram`` of
 dicts is what keeps 1000 users x 100 servers at about a second.  The rounds are ``algorithm1``'s own
-loop (:func:`mechanisms.seed004.algorithm1.run_rounds`) on this session.
+loop (:func:`mechanisms.seed004.rounds.run_rounds`) on this session.
 
 Column generation (more than ``CG_THRESHOLD`` candidate columns): the session starts with every user's
 ``CG_INITIAL_SERVERS`` servers where it could run the most tasks alone (monopoly counts), prices the others with the row duals and adds up to ``CG_ADD_PER_USER`` per user and round until none
@@ -24,11 +24,11 @@ from mechverify.model import Environment
 from mechverify.numbers import as_float
 
 from ..normalisers import finite_normaliser, monopoly_counts_float
+from .rounds import run_rounds
 
-__all__ = ["algorithm1_float", "TaskShareArrays", "FLOAT_SAT_TOL", "CG_THRESHOLD", "CG_INITIAL_SERVERS",
+__all__ = ["algorithm1_float", "TaskShareArrays", "CG_THRESHOLD", "CG_INITIAL_SERVERS",
            "CG_ADD_PER_USER"]
 
-FLOAT_SAT_TOL = 1e-9  # a float total counts as having reached n_j within this relative tolerance
 #: above this many (user, server) columns, LP-TaskShare is solved by column generation
 CG_THRESHOLD = 20000
 CG_INITIAL_SERVERS = 20  # per user: columns in the first master
@@ -169,10 +169,8 @@ class TaskShareArrays:
 def algorithm1_float(env: Environment, name: str, normaliser: Sequence[Any], *, external: bool,
                      server_external_caps: Optional[Sequence[Sequence[Any]]], info: Optional[dict],
                      cg_threshold: Optional[int] = None) -> Allocation:
-    """Algorithm 1's rounds (``algorithm1.run_rounds``) on :class:`TaskShareArrays` (same semantics as the
+    """Algorithm 1's rounds (``rounds.run_rounds``) on :class:`TaskShareArrays` (same semantics as the
     exact path)."""
-    from .algorithm1 import run_rounds
-
     lp = TaskShareArrays(env, normaliser, external, server_external_caps)
     use_cg = lp.n_cand > (CG_THRESHOLD if cg_threshold is None else cg_threshold)
     with pooled_highs() as h:  # a pooled solver object: creating one costs about as much as a small solve

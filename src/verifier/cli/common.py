@@ -136,7 +136,7 @@ def with_tolerance(mech, value: Optional[float]):
         return mech
     if not (math.isfinite(value) and 0 <= value < 1):
         raise CliError(f"--tolerance: expected a number in [0, 1), got {value!r}")
-    if mech.tolerance is None:
+    if not mech.is_users:
         raise CliError(f"--tolerance: applies to a user's mechanism (a reference); {mech.name} is registered and "
                        f"computed exactly")
     return dataclasses.replace(mech, tolerance=float(value))
@@ -154,7 +154,7 @@ def with_user_options(mech, args: argparse.Namespace):
         return mech
     if not (math.isfinite(limit) and limit > 0):
         raise CliError(f"--call-limit: expected a positive number of seconds, got {limit!r}")
-    if mech.tolerance is None:
+    if not mech.is_users:
         raise CliError(f"--call-limit: applies to a user's mechanism (a reference); {mech.name} is registered and "
                        f"runs in the verifier's own process")
     return dataclasses.replace(mech, call_limit=float(limit))

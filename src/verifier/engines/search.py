@@ -327,7 +327,7 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     elif res.trials == 0 and res.errors:  # the mechanism (or the property) failed on every candidate
         res.verdict = "unknown"
         res.note = (f"every call failed ({res.errors} candidates; first: {res.first_error})"
-                    + ("; see runs" if getattr(mech, "tolerance", None) is not None else ""))
+                    + ("; see runs" if mech.is_users else ""))
     elif res.trials == 0 and clock() >= end:
         res.verdict = "unknown"
         res.note = bud.budget_note(f"no candidate evaluated within {max(0.0, end - t0):.2g} s")
