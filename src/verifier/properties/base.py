@@ -16,6 +16,9 @@ optimiser, the minimiser, z3).  It offers
 * ``deviations(mech, env, variant, rng)`` -> the structured candidate deviations of its deviation kind
   (``check``'s deviation search; ``verifier.properties.moves``).
 
+Facets every layer reads instead of switching on the name: ``measure`` (a :class:`Measure`: what the
+measure means, its threshold and direction -- the reports print it), ``hints`` (the search engines) and,
+optionally, ``z3`` (the module of its z3 goal, ``verifier/engines/z3/goals/``; docs/z3.md, "Goals").
 Measures, their orientation and violation thresholds are listed in docs/properties.md.
 """
 from __future__ import annotations
@@ -31,7 +34,8 @@ from mechverify.numbers import InstanceError
 from .deviation import Deviation, Report
 from . import moves
 
-__all__ = ["Deviation", "Report", "Witness", "Certificate", "Evaluation", "Hints", "Property", "DEVIATION_KINDS"]
+__all__ = ["Deviation", "Report", "Witness", "Certificate", "Evaluation", "Hints", "Measure", "Property",
+           "DEVIATION_KINDS"]
 
 #: What a property's deviation is (``Hints.deviation``): nothing (an instance property), one user's
 #: demand report, eligible-set report or task-count report, a coalition's demand reports, a user leaving.
@@ -66,6 +70,33 @@ class Hints:
     def __post_init__(self) -> None:
         if self.deviation not in DEVIATION_KINDS:
             raise ValueError(f"Hints.deviation: unknown kind {self.deviation!r} (known: {', '.join(DEVIATION_KINDS)})")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a property's measure is (``meaning``, one line for people) and when it is a violation:
+    ``measure > threshold`` for ``direction`` ">" (higher is worse), ``measure < threshold`` for "<"."""
+
+    meaning: str
+    threshold: int = 0
+    direction: str = ">"
+
+    def __post_init__(self) -> None:
+        if self.direction not in (">", "<"):
+            raise ValueError(f"Measure.direction: '>' or '<' (got {self.direction!r})")
+
+    @property
+    def violated_when(self) -> str:
+        """``"> 0"``, ``"< 1"``."""
+        return f"{self.direction} {self.threshold}"
+
+    def describe(self) -> str:
+        """``"<meaning>; violated when > 0"``."""
+        return f"{self.meaning}; violated when {self.violated_when}"
+
+
+#: the measure of a property that declares none (a user's property: the margin its function returns)
+MARGIN = Measure("the property's margin at the instance (> 0: violated by that much)", 0, ">")
 
 
 # ---------------------------------------------------------------------- results
@@ -184,15 +215,24 @@ class Property:
     title: str = ""
     variants: dict[str, str] = {}
     default_variant: str = ""
-    higher_is_worse: bool = True
+    measure: Measure = MARGIN  # what the measure means, its threshold and direction (the reports print it)
     hints: Hints = Hints()  # for every variant ...
     variant_hints: dict[str, Hints] = {}  # ... except these
+    #: the module of the property's z3 goal (``verifier.engines.z3.goals.<module>``, which defines ``GOAL``:
+    #: the users it names, what the encoding must give, the goal formula; docs/z3.md, "Goals"); ``None``: the
+    #: z3 engine does not handle the property
+    z3: Optional[str] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("recheck")
         if own is not None:
             cls.recheck = tolerance_gate(own)  # see tolerance_gate
+
+    @property
+    def higher_is_worse(self) -> bool:
+        """A larger measure is a worse one (``measure.direction`` is ">")."""
+        return self.measure.direction == ">"
 
     def hints_for(self, variant: str) -> Hints:
         """The engines' search hints for ``variant``."""

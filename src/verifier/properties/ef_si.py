@@ -39,7 +39,7 @@ from mechverify.utility import si_benchmark as utility_si_benchmark
 
 from ..exact import certified_excess, envy_utility, exact_run, integral_of, own_utility, utility_interval
 from . import budget as bud
-from .base import Certificate, Evaluation, Hints, Property, Witness
+from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
 
 __all__ = ["EnvyFreeness", "SharingIncentive", "si_benchmark", "SCREEN_USERS"]
 
@@ -144,12 +144,15 @@ class EnvyFreeness(Property):
 
     name = "ef"
     title = "envy-freeness (weighted)"
+    measure = Measure("the largest envy ratio: tasks a user runs with another's (weight-scaled) bundle over its own", 1,
+                      ">")
     variants = {
         "placement-aware": "only bundles on servers the envious user may use count (002 II-A with placement)",
         "literal": "every server counts (004 Def. 3)",
     }
     default_variant = "placement-aware"
     hints = Hints(min_users=2, uses_users=True)
+    z3 = "verifier.engines.z3.goals.ef"  # its z3 goal (docs/z3.md, "Goals")
 
     def claim_variants(self, mech):
         """The seeds' EF compares bundles a user could use: ``placement-aware`` ("literal" coincides with it
@@ -231,14 +234,15 @@ class SharingIncentive(Property):
 
     name = "si"
     title = "sharing incentive"
+    measure = Measure("the smallest ratio of a user's tasks to those of its equal-split benchmark", 1, "<")
     variants = {
         "per-server-split": "a weighted share of every server, eligible or not (002 III-B)",
         "external": "equal split including the external resources (004 Def. 6)",
         "bounded": "equal split capped by the task bound (003 Sec. 2.2)",
     }
     default_variant = "per-server-split"
-    higher_is_worse = False
     hints = Hints(uses_users=True)
+    z3 = "verifier.engines.z3.goals.si"  # its z3 goal (docs/z3.md, "Goals")
     variant_hints = {
         "external": Hints(uses_users=True, min_external=1, premise_note="at least one external resource"),
         "bounded": Hints(uses_users=True, require_bounds=True, premise_note="at least one finite task bound"),

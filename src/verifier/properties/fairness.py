@@ -36,7 +36,7 @@ from mechverify.polytope import TaskPolytope
 from mechverify.utility import utility
 
 from ..exact import certified_excess, exact_run, utility_interval
-from .base import Certificate, Evaluation, Hints, Property, Witness
+from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
 
 __all__ = ["BottleneckFairness", "SingleResourceFairness", "PopulationMonotonicity", "SingleServerDRF",
            "common_dominant_resources", "fair_levels", "mech_levels"]
@@ -110,7 +110,6 @@ def _shortfall(fair, have):
 class _MaxMinOnResource(Property):
     """BF and SRF: weighted max-min fairness on a premise resource ``r*`` (module docstring)."""
 
-    higher_is_worse = True
 
     def premise(self, env, variant) -> list[int]:
         """The resources satisfying the premise of ``variant`` at ``env`` (empty: it fails)."""
@@ -177,6 +176,8 @@ class BottleneckFairness(_MaxMinOnResource):
 
     name = "bf"
     title = "bottleneck fairness"
+    measure = Measure("the largest relative shortfall on the common bottleneck resource from its weighted max-min "
+                      "fair allocation", 0, ">")
     variants = {
         "global": "all users share one global dominant resource -> weighted max-min fair on it (001 III-C)",
         "per-server": "one resource dominant for every user at every usable server (000/002)",
@@ -200,6 +201,8 @@ class SingleResourceFairness(_MaxMinOnResource):
 
     name = "srf"
     title = "single-resource fairness"
+    measure = Measure("the largest relative shortfall on the single resource from its weighted max-min fair "
+                      "allocation", 0, ">")
     variants = {"max-min": "one resource type -> weighted max-min fair allocation of it (001 III-C)"}
     default_variant = "max-min"
     hints = Hints(one_resource=True, no_external=True, no_server_demand=True,
@@ -222,9 +225,9 @@ class PopulationMonotonicity(Property):
 
     name = "pm"
     title = "population monotonicity"
+    measure = Measure("the smallest ratio of a remaining user's tasks after a departure to its tasks before", 1, "<")
     variants = {"leave": "one user leaves and relinquishes its allocation (001 Prop. 7)"}
     default_variant = "leave"
-    higher_is_worse = False
     hints = Hints(deviation="leave", min_users=2, uses_users=True)
 
     def applicable(self, mech, env, variant):
@@ -278,6 +281,7 @@ class SingleServerDRF(Property):
 
     name = "single-server-drf"
     title = "reduces to DRF on one server"
+    measure = Measure("the largest relative difference from DRF's allocation on a single server", 0, ">")
     variants = {"totals": "on one server every user's total equals DRF's (001 Prop. 4; 000 Sec. III-B)"}
     default_variant = "totals"
     hints = Hints(one_server=True, no_server_demand=True, uses_users=True, premise_note="one server")

@@ -25,7 +25,7 @@ from mechverify.numbers import FLOAT_REL, ratio
 from mechverify.utility import utility
 
 from ..exact import exact_run, utility_interval
-from .base import Certificate, Evaluation, Property, Witness
+from .base import Certificate, Evaluation, Measure, Property, Witness
 
 __all__ = ["ParetoOptimality"]
 
@@ -35,8 +35,11 @@ class ParetoOptimality(Property):
 
     name = "po"
     title = "Pareto optimality"
+    measure = Measure("the domination factor: by how much another feasible allocation can scale up everyone's tasks", 1,
+                      ">")
     variants = {"fractional": "domination by any divisible y in the mechanism's chi(E) (004 Def. 4)"}
     default_variant = "fractional"
+    z3 = "verifier.engines.z3.goals.po"  # its z3 goal (docs/z3.md, "Goals")
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
         """The domination factor ``D(x*) / sum_j u_j`` of the domination LP."""

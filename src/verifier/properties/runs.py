@@ -19,7 +19,7 @@ from mechverify.allocation import Allocation
 from mechverify.isolation import UserCodeFailure
 from mechverify.model import Environment
 
-from .base import Certificate, Evaluation, Hints, Property, Witness
+from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
 
 __all__ = ["Runs", "failure_of", "failure_text"]
 
@@ -61,6 +61,8 @@ class Runs(Property):
 
     name = "runs"
     title = "Returns a valid allocation on every instance of its setting (no exception, no invalid output)"
+    measure = Measure("1 when the mechanism raises or returns no valid allocation on the instance (a crash), else 0",
+                      0, ">")
     variants = {"any": "the mechanism raises, or returns something outside chi(E), on the instance"}
     default_variant = "any"
     hints = Hints()

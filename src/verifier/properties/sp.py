@@ -29,7 +29,7 @@ from mechverify.model import Environment
 from mechverify.numbers import FLOAT_REL, InstanceError, gt, plural, ratio, rel_change
 
 from ..exact import certified_excess, exact_run, own_utility, utility_interval
-from .base import Certificate, Deviation, Evaluation, Hints, Property, Witness
+from .base import Certificate, Deviation, Evaluation, Hints, Measure, Property, Witness
 
 __all__ = ["StrategyProofness", "GroupStrategyProofness"]
 
@@ -85,6 +85,7 @@ class StrategyProofness(Property):
 
     name = "sp"
     title = "strategy-proofness"
+    measure = Measure("the deviator's regret (u' - u)/u: relative gain in TRUE tasks from misreporting", 0, ">")
     variants = {
         "demand": "misreport per-task demands (computational and external); 001 III-C, 004 Def. 5",
         "eligible": "misreport the set of eligible servers; 002 Sec. III-B",
@@ -92,6 +93,7 @@ class StrategyProofness(Property):
     }
     default_variant = "demand"
     hints = Hints(deviation="demand", optimizer=True)
+    z3 = "verifier.engines.z3.goals.sp"  # its z3 goal (docs/z3.md, "Goals")
     variant_hints = {"eligible": Hints(deviation="eligible", optimizer=True),
                      "tasks": Hints(deviation="tasks", optimizer=True)}
 
@@ -160,6 +162,8 @@ class GroupStrategyProofness(Property):
 
     name = "gsp"
     title = "group strategy-proofness"
+    measure = Measure("the coalition's gain: relative change in TRUE tasks of its members after a joint misreport "
+                      "(violated when no member loses and one gains)", 0, ">")
     variants = {"demand": "a coalition misreports per-task demands; 003 Sec. 2.2 (weak-domination form)"}
     default_variant = "demand"
     hints = Hints(deviation="coalition", min_users=2, optimizer=True)

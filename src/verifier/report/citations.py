@@ -1,5 +1,5 @@
-"""The seed papers behind the codes 000-004 that claims cite (``"004 Table 2 / Thm 7"``), and what each
-property's measure means.
+"""The seed papers behind the codes 000-004 that claims cite (``"004 Table 2 / Thm 7"``).  (What a
+property's measure means is the property's own ``measure``, ``verifier.properties.base.Measure``.)
 
 Every report expands the codes in a legend (tables stay compact); :func:`expand_codes` expands them
 inline for one-off text, :func:`seed_legend` lists them.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional
 
-__all__ = ["SEEDS", "SEED_SHORT", "seed_legend", "expand_codes", "codes_in", "MEASURES", "measure_meaning"]
+__all__ = ["SEEDS", "SEED_SHORT", "seed_legend", "expand_codes", "codes_in"]
 
 #: code -> full citation
 SEEDS: dict[str, str] = {
@@ -67,28 +67,3 @@ def expand_codes(text: str) -> str:
         return f"{c} ({SEED_SHORT[c]})"
 
     return _CODE.sub(sub, text)
-
-
-#: property -> (what the measure is, threshold, direction) -- the violation is ``measure > threshold``
-#: for direction ">" and ``measure < threshold`` for "<" (``verifier/properties``)
-MEASURES: dict[str, tuple[str, int, str]] = {
-    "sp": ("the deviator's regret (u' - u)/u: relative gain in TRUE tasks from misreporting", 0, ">"),
-    "gsp": ("the coalition's gain: relative change in TRUE tasks of its members after a joint misreport "
-            "(violated when no member loses and one gains)", 0, ">"),
-    "ef": ("the largest envy ratio: tasks a user runs with another's (weight-scaled) bundle over its own", 1, ">"),
-    "si": ("the smallest ratio of a user's tasks to those of its equal-split benchmark", 1, "<"),
-    "po": ("the domination factor: by how much another feasible allocation can scale up everyone's tasks", 1, ">"),
-    "bf": ("the largest relative shortfall on the common bottleneck resource from its weighted max-min fair "
-           "allocation", 0, ">"),
-    "srf": ("the largest relative shortfall on the single resource from its weighted max-min fair "
-            "allocation", 0, ">"),
-    "pm": ("the smallest ratio of a remaining user's tasks after a departure to its tasks before", 1, "<"),
-    "single-server-drf": ("the largest relative difference from DRF's allocation on a single server", 0, ">"),
-    "runs": ("1 when the mechanism raises or returns no valid allocation on the instance (a crash), else 0", 0, ">"),
-}
-
-
-def measure_meaning(prop: str) -> str:
-    """``"<what it is>; violated when > 0"``."""
-    what, thr, d = MEASURES.get(prop, ("the property's measure", 0, ">"))
-    return f"{what}; violated when {d} {thr}"

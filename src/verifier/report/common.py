@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
 
-from mechverify.numbers import FLOAT_REL, fmt, fmt_exact
+from mechverify.numbers import FLOAT_REL, InstanceError, fmt, fmt_exact
 
+from ..properties import get_property
+from ..properties.base import MARGIN, Measure
 from ..results import Result, describe_size, verdict_text
-from .citations import MEASURES
 
-__all__ = ["domain_text", "detail", "measure_text", "verdict_words", "num_text", "is_within_tolerance",
+__all__ = ["domain_text", "detail", "measure_of", "measure_text", "verdict_words", "num_text", "is_within_tolerance",
            "TOLERANCE_TEXT", "ClaimWords", "claim_words", "runs_findings", "closing_line"]
 
 def _sci(v: float) -> str:
@@ -89,13 +90,23 @@ def detail(r: Result) -> str:
     return "; ".join(b for b in bits if b)
 
 
+def measure_of(prop: str, default: Optional[Measure] = MARGIN) -> Optional[Measure]:
+    """The :class:`~verifier.properties.base.Measure` the property ``prop`` declares (what its measure means,
+    threshold, direction); ``default`` for a name no property answers to (a damaged file, a user's property
+    not loaded in this process)."""
+    try:
+        return get_property(prop).measure
+    except InstanceError:
+        return default
+
+
 def is_within_tolerance(prop: str, m: Any) -> bool:
     """A FLOAT measure that differs from the property's threshold by no more than the project's float
     tolerance (``FLOAT_REL`` relative to ``max(1, |threshold|)``) without being equal to it: float noise,
     not a finding."""
     if not isinstance(m, float) or math.isinf(m) or math.isnan(m):
         return False
-    thr = MEASURES.get(prop, ("", 0, ">"))[1]
+    thr = measure_of(prop).threshold
     return m != thr and abs(m - thr) <= FLOAT_REL * max(1.0, abs(thr))
 
 
@@ -127,8 +138,7 @@ def measure_text(prop: str, m: Any) -> str:
     if m is None:
         return "-"
     if is_within_tolerance(prop, m):
-        thr = MEASURES.get(prop, ("", 0, ">"))[1]
-        return f"{thr} ({TOLERANCE_TEXT})"
+        return f"{measure_of(prop).threshold} ({TOLERANCE_TEXT})"
     if isinstance(m, float):
         return fmt(m)
     return num_text(m)

@@ -24,9 +24,9 @@ from mechverify.utility import true_tasks
 
 from ..results import Result
 from ..store import read as read_stored
-from .citations import MEASURES, SEEDS, codes_in, measure_meaning
-from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_text, num_text,
-                     runs_findings, verdict_words)
+from .citations import SEEDS, codes_in
+from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_of, measure_text,
+                     num_text, runs_findings, verdict_words)
 
 __all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
            "link_name"]
@@ -356,7 +356,7 @@ def counterexample_section(v: CounterexampleView, anchor: str, heading: str) -> 
     measure = ""
     if v.measure is not None:
         measure = (f"<p>Measure: <b>{esc(measure_text(v.property, _num(v.measure)))}</b> "
-                   f"({esc(measure_meaning(v.property))}); exact margin {esc(num_text(_num(v.gap)))}.</p>")
+                   f"({esc(measure_of(v.property).describe())}); exact margin {esc(num_text(_num(v.gap)))}.</p>")
     return (f"<section class='ce' id='{esc(anchor)}'><h3>{heading}</h3>"
             f"<p class='summary'>{esc(v.summary)}</p>{measure}"
             f"<h4>Instance</h4>{instance_tables(v.env, v.deviation)}"
@@ -407,10 +407,11 @@ def _page(title: str, body: str) -> str:
 
 def measures_section(props: Sequence[str]) -> str:
     """What each property's measure means and its violation threshold."""
-    seen = [p for i, p in enumerate(props) if p in MEASURES and p not in props[:i]]
+    seen = [(p, measure_of(p, None)) for i, p in enumerate(props) if p not in props[:i]]
+    seen = [(p, m) for p, m in seen if m is not None]
     if not seen:
         return ""
-    rows = [[f"<b>{esc(p)}</b>", esc(MEASURES[p][0]), f"{esc(MEASURES[p][2])} {MEASURES[p][1]}"] for p in seen]
+    rows = [[f"<b>{esc(p)}</b>", esc(m.meaning), esc(m.violated_when)] for p, m in seen]
     return ("<h2>Measures</h2>" + _table(["property", "measure", "violated when"], rows) +
             f"<p class='small'>Verdicts come from exact rational arithmetic. A float measure within the search's "
             f"float tolerance {TOLERANCE_TEXT.split()[-1]} (mechverify.numbers) of its threshold is float noise and is "
