@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import mechanisms  # noqa: E402
 from verifier.files import atomic_write_text  # noqa: E402
 from verifier.cli.z3 import persist_result  # noqa: E402
-from verifier.engines.z3 import SPECS, Shape, certify  # noqa: E402
+from verifier.engines.z3 import Shape, certify, encoded  # noqa: E402
 
 AXES = {
     "users": lambda n: Shape(users=n + 1, servers=1, resources=2),
@@ -57,7 +57,7 @@ AXES = {
 
 
 ORDER = ["drf", "tsf-er", "tsf", "drfh", "c-drfh", "cdrf", "tsf-er-maxmin", "drf-er", "cru", "mnw"]
-ORDER += sorted(set(SPECS) - set(ORDER))
+ORDER += sorted(set(encoded()) - set(ORDER))
 
 
 def applicable(mech, axis: str) -> bool:
@@ -92,8 +92,8 @@ def main(argv=None) -> int:
     names = [n.strip() for n in args.mechanisms.split(",") if n.strip()]
     axes = [a.strip() for a in args.axes.split(",") if a.strip()]
     for n in names:
-        if n not in SPECS:
-            ap.error(f"--mechanisms: {n!r} has no symbolic encoding (encoded: {', '.join(sorted(SPECS))})")
+        if n not in encoded():
+            ap.error(f"--mechanisms: {n!r} has no symbolic encoding (encoded: {', '.join(sorted(encoded()))})")
     for a in axes:
         if a not in AXES:
             ap.error(f"--axes: {a!r} is not one of {', '.join(AXES)}")

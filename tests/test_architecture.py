@@ -177,3 +177,49 @@ def test_the_layer_check_can_fail():
         < _rank("verifier.engines.search") < _rank("verifier.store") < _rank("verifier.run") < _rank("verifier.cli.main") \
         < _rank("mechverify.api")
     assert _rank("mechverify.declare") == _rank("mechverify") == 0  # the decorator is core: metadata only
+
+
+ENGINES = os.path.join(SRC, "verifier", "engines")
+
+
+def _name_literals(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
+    """``(line, literal)`` of every string constant in ``tree`` that is one of ``names`` -- docstrings and
+    the fixed parts of f-strings (text, not values) excepted."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+        elif isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values)
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+            and id(node) not in skip]
+
+
+def _registered_names() -> set[str]:
+    from mechanisms.registry import all_mechanisms
+    from verifier.properties import PROPERTIES
+
+    return set(PROPERTIES) | {m.name for m in all_mechanisms()}
+
+
+def test_engines_hold_no_property_or_mechanism_names():
+    # the engines loop over the properties' and mechanisms' facets (Property.hints, Property.z3,
+    # Mechanism.z3); a property or mechanism name in an engine is a switch on a name (docs/architecture.md)
+    names = _registered_names()
+    bad = []
+    for dirpath, _, files in os.walk(ENGINES):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8") as fh:
+                    tree = ast.parse(fh.read(), path)
+                bad += [f"{os.path.relpath(path, ROOT)}:{line}: {lit!r}" for line, lit in _name_literals(tree, names)]
+    assert not bad, f"{len(bad)} property/mechanism name literal(s) in src/verifier/engines:\n" + "\n".join(bad)
+
+
+def test_the_name_check_can_fail():
+    tree = ast.parse('"""sp in a docstring"""\nSPECS = {"drf": 1}\nif p == "sp": pass\nx = f"ef{1}"\n')
+    assert _name_literals(tree, {"sp", "drf", "ef"}) == [(2, "drf"), (3, "sp")]

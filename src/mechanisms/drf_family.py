@@ -43,6 +43,7 @@ from .drf_pool import drf_one_pool
 from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, finite_normaliser,  # noqa: F401
                           global_dominant_share, pooled_normalisers, tsf_gammas)
 from .registry import Claim, Setting, register
+from .z3spec import Z3Spec
 
 
 # ---------------------------------------------------------------------- claims
@@ -91,7 +92,10 @@ def _drf(env: Environment, exact: bool, name: str = "drf") -> Allocation:
 
 @register("drf", "Dominant Resource Fairness (single pool, weighted, zero demands, task bounds)",
           Setting(single_server=True, placement=True, external=True, bounds=True, weights=True),
-          DRF_CLAIMS, source="000 Sec. II-A; 001 Sec. III-D")
+          DRF_CLAIMS, source="000 Sec. II-A; 001 Sec. III-D",
+          z3=Z3Spec("drf-closed-form", "dominant-share", normalisation="dominant",
+                    description="closed form X_j D_j = w_j t (one round) when every user demands every resource; "
+                                "else leximin"))
 def drf(env: Environment, exact: bool = False) -> Allocation:
     """DRF on one pool: leximin of weighted dominant shares (seed 000 Sec. II-A)."""
     return _drf(env, exact)
@@ -99,7 +103,8 @@ def drf(env: Environment, exact: bool = False) -> Allocation:
 
 @register("per-server-drf", "DRF applied separately on every server (naive extension)",
           Setting(placement=True, external=False, bounds=False, weights=True),
-          PER_SERVER_DRF_CLAIMS, source="001 Sec. III-D")
+          PER_SERVER_DRF_CLAIMS, source="001 Sec. III-D",
+          z3=Z3Spec.none("DRF run per server: not encoded (use the numeric engines)"))
 def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
     """DRF run separately on every server among the users that can use it (seed 001 Sec. III-D)."""
     zero: Any = Fraction(0) if exact else 0.0
@@ -124,7 +129,9 @@ def _drfh_norms(env: Environment, exact: bool) -> list:
 
 @register("drfh", "DRFH: leximin of weighted global dominant shares (Wang, Liang, Li)",
           Setting(placement=False, external=False, bounds=True, weights=True),
-          DRFH_CLAIMS, source="001 Sec. IV-A eq. (4), Sec. V-A")
+          DRFH_CLAIMS, source="001 Sec. IV-A eq. (4), Sec. V-A",
+          z3=Z3Spec("leximin", "pooled-dominant-share", placement=False, normalisation="dominant",
+                    description="leximin of global dominant shares"))
 def drfh(env: Environment, exact: bool = False) -> Allocation:
     """DRFH: leximin of weighted global dominant shares over chi(E) (seed 001 eq. (4))."""
     return leximin_allocation(env, "drfh", exact, _drfh_norms(env, exact))
@@ -132,7 +139,9 @@ def drfh(env: Environment, exact: bool = False) -> Allocation:
 
 @register("c-drfh", "C-DRFH: DRFH's pooled global dominant share under placement constraints",
           Setting(placement=True, external=False, bounds=True, weights=True),
-          C_DRFH_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
+          C_DRFH_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B",
+          z3=Z3Spec("leximin", "pooled-dominant-share", normalisation="dominant",
+                    description="leximin of pooled dominant shares"))
 def c_drfh(env: Environment, exact: bool = False) -> Allocation:
     """C-DRFH: DRFH's pooled global dominant share, allocation under placement constraints."""
     return leximin_allocation(env, "c-drfh", exact, _drfh_norms(env, exact))
@@ -142,7 +151,8 @@ def c_drfh(env: Environment, exact: bool = False) -> Allocation:
           Setting(placement=False, external=False, bounds=True, weights=True),
           DRFH_CLAIMS, source="001 Sec. IV-A LP (7), Sec. V-A",
           notes="Differs from leximin DRFH only when some user demands zero of some resource: the common "
-                "level stops while that user could still rise (task bounds alone do not make them differ).")
+                "level stops while that user could still rise (task bounds alone do not make them differ).",
+          z3=Z3Spec.none("LP (7) with bound freezing and its early stop: not encoded"))
 def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
     """LP (7): ``max g`` s.t. capacities, ``G_j = w_j g`` for active users; Sec. V-A: freeze users
     whose tasks are all scheduled (``x_j = n_j``) and repeat; stop when ``g`` cannot rise."""
@@ -201,7 +211,8 @@ def drfh_lp7(env: Environment, exact: bool = False) -> Allocation:
 # ---------------------------------------------------------------------- tsf / cdrf
 @register("tsf", "Task Share Fairness: leximin of x_j/(w_j gamma_j), gamma ignoring placement (Wang et al.)",
           Setting(placement=True, external=False, bounds=True, weights=True),
-          TSF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
+          TSF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B",
+          z3=Z3Spec("leximin", "monopoly-sum", description="leximin of X_j / gamma_j"))
 def tsf(env: Environment, exact: bool = False) -> Allocation:
     """TSF: leximin of ``x_j / (w_j gamma_j)``, gamma ignoring placement, allocation honouring it."""
     return leximin_allocation(env, "tsf", exact, tsf_gammas(env, exact))
@@ -209,7 +220,8 @@ def tsf(env: Environment, exact: bool = False) -> Allocation:
 
 @register("cdrf", "Containerized DRF: TSF without placement constraints (Friedman et al.)",
           Setting(placement=False, external=False, bounds=True, weights=True),
-          CDRF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B")
+          CDRF_CLAIMS, source="000 Sec. II-B; 002 Sec. II-B",
+          z3=Z3Spec("leximin", "monopoly-sum", placement=False, description="leximin of X_j / gamma_j"))
 def cdrf(env: Environment, exact: bool = False) -> Allocation:
     """CDRF: TSF without placement constraints (Friedman et al.)."""
     return leximin_allocation(env, "cdrf", exact, tsf_gammas(env, exact))

@@ -30,6 +30,7 @@ from mechverify.numbers import INF, is_inf
 from .filling import fill_whole_tasks
 from .normalisers import global_dominant_share
 from .registry import Setting, register
+from .z3spec import Z3Spec
 
 MAX_STEPS = 2_000_000
 
@@ -99,14 +100,16 @@ _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, di
 
 
 @register("drfh-first-fit", "First-Fit DRFH: progressive filling with whole tasks, first fitting server",
-          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B")
+          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B",
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
 def drfh_first_fit(env: Environment, exact: bool = False) -> Allocation:
     """First-Fit DRFH (seed 001 Sec. V-B): whole tasks, first fitting server."""
     return _progressive_fill(env, False, "drfh-first-fit")
 
 
 @register("drfh-best-fit", "Best-Fit DRFH: progressive filling with whole tasks, server by H(i,l) of eq. (9)",
-          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B eq. (9)")
+          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B eq. (9)",
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
 def drfh_best_fit(env: Environment, exact: bool = False) -> Allocation:
     """Best-Fit DRFH (seed 001 Sec. V-B): whole tasks, the fitting server minimising eq. (9)."""
     return _progressive_fill(env, True, "drfh-best-fit")

@@ -44,6 +44,7 @@ from mechverify.numbers import fmt_exact
 
 from .common import leximin_allocation
 from .registry import Claim, Setting, register
+from .z3spec import Z3Spec
 
 __all__ = ["AlgorithmStall", "mms", "theta_max", "algorithm1", "SETTING", "CLAIMS"]
 
@@ -90,7 +91,8 @@ def _info(env: Environment, totals, mms_v) -> dict:
 
 
 @register("lmm-mms", "LMM-MMS: leximin of x_i/MMS_i, x_i <= B_i, one pool (definition, Sec. 3.2)",
-          SETTING, CLAIMS, source="003 Sec. 2.1 Thm 1, Sec. 3.2 program (LMM-MMS)")
+          SETTING, CLAIMS, source="003 Sec. 2.1 Thm 1, Sec. 3.2 program (LMM-MMS)",
+          z3=Z3Spec.none("max-min share normalisers with task bounds: not encoded"))
 def lmm_mms(env: Environment, exact: bool = False) -> Allocation:
     """LMM-MMS by its definition: leximin of ``x_i / MMS_i`` with ``x_i <= B_i`` (seed 003 Sec. 3.2)."""
     SETTING.check(env, "lmm-mms")
@@ -178,7 +180,8 @@ def algorithm1(env: Environment, median: str = "upper", test: str = "printed", d
           notes="Readings R1-R8 in mechanisms/lmm_mms.py; line 10 tests every undecided user at its full "
                 "bound B_i as printed (the proof of Thm 2 uses theta_i MMS_i); the final common level is not "
                 "capped by B_i, so x_i > B_i can occur.",
-          may_violate=("bounds",))
+          may_violate=("bounds",),
+          z3=Z3Spec.none("max-min share normalisers with task bounds: not encoded"))
 def lmm_mms_linear(env: Environment, exact: bool = False) -> Allocation:
     """LMM-MMS by Algorithm 1 as printed (readings R1-R8 in the module docstring), exact."""
     SETTING.check(env, "lmm-mms-linear")

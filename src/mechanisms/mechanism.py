@@ -14,6 +14,8 @@ from mechverify.deadline import call_limit_scope
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, fmt_exact
 
+from .z3spec import Z3Spec
+
 __all__ = ["Claim", "Setting", "Mechanism", "SettingError", "MechanismOutputError", "DOMAIN_CONDITIONS", "ORIGINS",
            "call", "check_output", "REGISTERED"]
 
@@ -176,6 +178,9 @@ class Mechanism:
     #: ``path/file.py:func``), ``entry-point`` (an installed package's), ``function`` (a plain function given
     #: to the Python API); every origin but ``builtin`` is a user's mechanism (:attr:`is_users`)
     origin: str = "builtin"
+    #: how the z3 engine encodes it (``mechanisms.z3spec.Z3Spec``, declared with ``register(..., z3=...)``;
+    #: ``None``: no symbolic encoding)
+    z3: Optional[Z3Spec] = None
 
     def __post_init__(self) -> None:
         if self.origin not in ORIGINS:

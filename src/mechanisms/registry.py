@@ -9,7 +9,7 @@ finds a user's mechanism by its reference (``mechanisms.references``) or entry p
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
@@ -18,14 +18,16 @@ from mechverify.numbers import InstanceError
 from .mechanism import (DOMAIN_CONDITIONS, ORIGINS, REGISTERED, Claim, Mechanism, MechanismOutputError,  # noqa: F401
                         Setting, SettingError, call, check_output)
 from .references import load_entry_points, resolve
+from .z3spec import Z3Spec
 
 __all__ = ["Claim", "Setting", "Mechanism", "register", "get", "all_mechanisms", "allocate", "SettingError",
            "MechanismOutputError", "check_output"]
 
 
 def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
-             notes: str = "", may_violate: tuple[str, ...] = ()) -> Callable:
-    """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`)."""
+             notes: str = "", may_violate: tuple[str, ...] = (), z3: Optional[Z3Spec] = None) -> Callable:
+    """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`); ``z3``:
+    its symbolic encoding (``mechanisms.z3spec``)."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
         raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
@@ -33,7 +35,8 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
     def deco(func: Callable[[Environment, bool], Allocation]):
         if name in REGISTERED:
             raise ValueError(f"mechanism {name!r} registered twice")
-        REGISTERED[name] = Mechanism(name, title, func, setting, tuple(claims), source, notes, tuple(may_violate))
+        REGISTERED[name] = Mechanism(name, title, func, setting, tuple(claims), source, notes, tuple(may_violate),
+                                     z3=z3)
         return func
 
     return deco

@@ -25,6 +25,7 @@ from .reference import server_procedure_table2  # noqa: F401
 from .shares import (ZERO, PSDSFError, check_env, gamma_matrix, keys, server_demand_for_gamma,  # noqa: F401
                      vds)
 from .theorems import characterisation_violations, theorem1_violations, theorem2_violations  # noqa: F401
+from ..z3spec import Z3Spec
 
 __all__ = [
     "PSDSFError", "gamma_matrix", "vds", "keys", "theorem1_violations", "theorem2_violations",
@@ -44,7 +45,8 @@ def _mech(env: Environment, exact: bool, mode: str, name: str) -> Allocation:
           Setting(placement=True, external=False, bounds=False, weights=True, server_demand=True, feasibility="rdm"),
           PSDSF_RDM_CLAIMS, source="000 Sec. III; 002 Sec. III (Def. 5, Thm 1, Table II)",
           notes="Deterministic: per-server weighted DRF, then Gauss-Seidel server procedures in server order "
-                "until a pass changes nothing. PS-DSF allocations need not be unique. " + SETTING_NOTE)
+                "until a pass changes nothing. PS-DSF allocations need not be unique. " + SETTING_NOTE,
+          z3=Z3Spec.none("per-server virtual dominant shares: not encoded"))
 def psdsf_rdm(env: Environment, exact: bool = False) -> Allocation:
     """PS-DSF under RDM: Algorithm I's fixed point (Theorem 1 checked)."""
     return _mech(env, exact, "rdm", "psdsf-rdm")
@@ -53,7 +55,8 @@ def psdsf_rdm(env: Environment, exact: bool = False) -> Allocation:
 @register("psdsf-tdm", "PS-DSF under time division (TDM): Algorithm I fixed point, checked by Thm 2",
           Setting(placement=True, external=False, bounds=False, weights=True, server_demand=True, feasibility="tdm"),
           PSDSF_TDM_CLAIMS, source="002 Sec. III (Def. 4, Def. 5, Thm 2)",
-          notes="Totals are unique (Thm 2 = linear Fisher-market equilibrium). " + SETTING_NOTE)
+          notes="Totals are unique (Thm 2 = linear Fisher-market equilibrium). " + SETTING_NOTE,
+          z3=Z3Spec.none("TDM feasibility: not encoded"))
 def psdsf_tdm(env: Environment, exact: bool = False) -> Allocation:
     """PS-DSF under TDM: Algorithm I's fixed point (Theorem 2 checked)."""
     return _mech(env, exact, "tdm", "psdsf-tdm")

@@ -21,6 +21,7 @@ from .fast import exact_iteration, fast_fixed_point
 from .iteration import EXACT_ROUNDS, MAX_ROUNDS, as_allocation, iterate
 from .shares import Matrix, PSDSFError, check_env, totals
 from .theorems import theorem1_violations
+from ..z3spec import Z3Spec
 
 __all__ = ["Schedule", "SCHEDULES", "round_servers", "apply_round", "schedule_step", "distributed_fixed_point",
            "psdsf_distributed"]
@@ -118,7 +119,8 @@ def distributed_fixed_point(env: Environment, mode: str = "rdm", schedule: str =
           PSDSF_RDM_CLAIMS, source="000 Sec. III-D; 002 Sec. III-D",
           notes="One uniformly random server (seed 0) runs its procedure per round, from Algorithm I's "
                 "initial allocation, until Thm 1 holds (RDM). Simultaneous updates can oscillate for ever. "
-                "Trajectories: simulation.psdsf_distributed.run_distributed. " + SETTING_NOTE)
+                "Trajectories: simulation.psdsf_distributed.run_distributed. " + SETTING_NOTE,
+          z3=Z3Spec.none("distributed PS-DSF: not encoded"))
 def psdsf_distributed(env: Environment, exact: bool = False) -> Allocation:
     """Where the asynchronous schedule (seed 0) settles from Algorithm I's start, checked by Thm 1."""
     check_env(env)

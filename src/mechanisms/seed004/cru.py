@@ -25,6 +25,7 @@ from mechverify.utility import equal_split_bundle, true_tasks
 from ..normalisers import etas, finite_normaliser, max_total
 from ..registry import Setting, SettingError, register
 from .setting import welfare_claims
+from ..z3spec import Z3Spec
 
 __all__ = ["cru", "rho", "MAX_CRU_BRANCH", "CRU_CLAIMS"]
 
@@ -50,7 +51,9 @@ CRU_CLAIMS = welfare_claims("Thm 1", "App. 9.1")
           Setting(placement=False, external=True, bounds=True, weights=False, server_demand=False),
           CRU_CLAIMS, source="004 Sec. 3.1, Thm 1, App. 9.1",
           notes="Bounded tasks: EF is a disjunction, solved exactly by enumeration; tie-break = leximin of "
-                "X_j/eta_j on the optimal face; info['total_range'] = totals over all optima.")
+                "X_j/eta_j on the optimal face; info['total_range'] = totals over all optima.",
+          z3=Z3Spec("lp-argmax", requires_unbounded=True,
+                    description="one LP: max sum X_j/eta_j with SI and EF rows (primal + dual + strong duality)"))
 def cru(env: Environment, exact: bool = False) -> Allocation:
     """See the module docstring (CRU)."""
     J = env.n_users

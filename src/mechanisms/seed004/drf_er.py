@@ -17,6 +17,7 @@ from ..normalisers import pooled_normalisers
 from ..registry import Claim, register
 from .algorithm1 import algorithm1
 from .setting import SEED004_SETTING, T2
+from ..z3spec import Z3Spec
 
 __all__ = ["drf_er", "alpha_used", "DRF_ER_CLAIMS"]
 
@@ -45,7 +46,9 @@ DRF_ER_CLAIMS = (
 
 @register("drf-er", "DRF-ER: equalised dominant shares, external split chosen by the LP (Algorithm 1 with DRF shares)",
           SEED004_SETTING, DRF_ER_CLAIMS, source="004 Sec. 3.3 and Sec. 8 ([37])",
-          notes="alpha as a decision variable = chi(E)'s external row; info['alpha'] is the split used.")
+          notes="alpha as a decision variable = chi(E)'s external row; info['alpha'] is the split used.",
+          z3=Z3Spec("algorithm1", "pooled-dominant-share+external", normalisation="dominant",
+                    description="Algorithm 1 with dominant shares"))
 def drf_er(env: Environment, exact: bool = False) -> Allocation:
     """Algorithm 1 with DRF-ER's pooled dominant-share normaliser; ``info['alpha']`` is the split used."""
     norms = pooled_normalisers(env, exact, ext=True)

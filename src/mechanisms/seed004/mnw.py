@@ -22,6 +22,7 @@ from ..normalisers import max_total
 from ..registry import Setting, register
 from .mnw_ipm import log_barrier, primal_dual_ipm
 from .setting import welfare_claims
+from ..z3spec import Z3Spec
 
 __all__ = ["mnw", "MNW_CLAIMS"]
 
@@ -33,7 +34,8 @@ MNW_CLAIMS = welfare_claims("Thm 2", "App. 9.2")
           Setting(placement=False, external=True, bounds=True, weights=True, server_demand=False, exact=False),
           MNW_CLAIMS, source="004 Sec. 3.2, Thm 2, App. 9.2",
           notes="Irrational in general: float allocation with info['bounds'] (certified intervals for every "
-                "user's optimal total); exact only when a rational optimum is certified (exact mode).")
+                "user's optimal total); exact only when a rational optimum is certified (exact mode).",
+          z3=Z3Spec("kkt", description="KKT of max sum w_j log X_j"))
 def mnw(env: Environment, exact: bool = False) -> Allocation:
     """Maximum Nash welfare ``max sum_{j in P} w_j log X_j`` over chi(E) (``P``: users that can run
     something; the others get 0).  ``X*`` is unique; the split over servers need not be.

@@ -22,6 +22,7 @@ from mechverify.model import Environment
 from ..filling import fill_whole_tasks
 from ..normalisers import eta, finite_normaliser
 from ..registry import Setting, register
+from ..z3spec import Z3Spec
 
 __all__ = ["Scheduler", "tsf_er_online", "task_count", "SETTING", "MAX_STEPS"]
 
@@ -172,7 +173,8 @@ def task_count(env: Environment, j: int) -> Optional[int]:
 @register("tsf-er-online", "Online TSF-ER (Algorithm 2): whole tasks, lowest task share first, best-fit server",
           SETTING, (), source="004 Sec. 5 Algorithm 2",
           notes="Static audit form: all floor(n_j) tasks waiting at time 0, state after AllocateFromQueues. "
-                "Seed 004 claims no property for it (Sec. 6.3).")
+                "Seed 004 claims no property for it (Sec. 6.3).",
+          z3=Z3Spec.none("online indivisible algorithm: not encoded"))
 def tsf_er_online(env: Environment, exact: bool = False) -> Allocation:
     """Every user's ``floor(n_j)`` tasks waiting at time 0; the state after one AllocateFromQueues."""
     sch = Scheduler(env)

@@ -22,6 +22,7 @@ from ..normalisers import eta, etas, etas_float
 from ..registry import Claim, register
 from .algorithm1 import algorithm1
 from .setting import SEED004_SETTING, T2
+from ..z3spec import Z3Spec
 
 __all__ = ["eta", "etas", "etas_float", "algorithm1", "tsf_er", "tsf_er_maxmin", "TSF_ER_CLAIMS", "SEED004_SETTING"]
 
@@ -39,7 +40,8 @@ TSF_ER_CLAIMS = (
           SEED004_SETTING, TSF_ER_CLAIMS, source="004 Sec. 4 Algorithm 1, eq. (6), (8a)-(8f); Sec. 8 (weights, "
           "several external resources)",
           notes="(8f) equalises ALL active users; differs from tsf-er-maxmin (leximin) when some active user is "
-                "blocked by a resource another does not use (see mechanisms/seed004/tsf_er.py).")
+                "blocked by a resource another does not use (see mechanisms/seed004/tsf_er.py).",
+          z3=Z3Spec("algorithm1", "eta", description="Algorithm 1: common level X_j = eta_j g, rounds"))
 def tsf_er(env: Environment, exact: bool = False) -> Allocation:
     """Seed 004 Algorithm 1 with ``eta_j`` from eq. (6) (see the module docstring)."""
     e = etas(env, exact)
@@ -48,7 +50,8 @@ def tsf_er(env: Environment, exact: bool = False) -> Allocation:
 
 @register("tsf-er-maxmin", "TSF-ER as Theorem 5 states it: leximin of task shares x_j/(w_j eta_j) over chi(E)",
           SEED004_SETTING, TSF_ER_CLAIMS, source="004 Sec. 4 Thm 5, eq. (6); Sec. 8",
-          notes="The max-min fair allocation Algorithm 1 is claimed to compute; compare with tsf-er.")
+          notes="The max-min fair allocation Algorithm 1 is claimed to compute; compare with tsf-er.",
+          z3=Z3Spec("leximin", "eta", description="leximin of X_j / eta_j"))
 def tsf_er_maxmin(env: Environment, exact: bool = False) -> Allocation:
     """Leximin of ``x_j / (w_j eta_j)`` over chi(E) (external rows and task-bound rows included)."""
     e = etas(env, exact)

@@ -84,7 +84,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
 def _encoded(mech, cmd: str):
     """``mech``, unless it is a user's mechanism: a Python function, which z3 cannot read (one line, exit
     2; ``run`` and ``check`` audit it).  A registered mechanism without an encoding gets the engine's
-    "unknown" with the reason (``NOT_COVERED``)."""
+    "unknown" with the reason its ``Z3Spec`` gives (``register(..., z3=Z3Spec.none(why))``)."""
     if getattr(mech, "reference", "") or getattr(mech, "tolerance", None) is not None:
         raise CliError(f"mechanism: {cmd} {mech.name}: not covered: no z3 encoding (z3 encodes registered "
                        f"mechanisms only, docs/z3.md); 'run' and 'check' audit any mechanism")

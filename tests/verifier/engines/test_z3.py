@@ -12,7 +12,7 @@ import pytest
 import mechanisms
 from mechverify.instances import parse_environment
 from verifier.store import replay
-from verifier.engines.z3 import SPECS, Shape, certify
+from verifier.engines.z3 import Shape, certify, encoded
 from verifier.engines.z3.validate import random_env, validate_spec
 
 # ---------------------------------------------------------------------- Lemma L1 (docs/z3.md)
@@ -28,7 +28,7 @@ EXT = {"resources": ["cpu", "mem"], "servers": [{"name": "s1", "capacity": [3, 2
                  {"name": "u2", "demand": [2, 1], "external_demand": ["1/2"]}]}
 
 
-@pytest.mark.parametrize("name", sorted(n for n in SPECS if n not in ("mnw",)))
+@pytest.mark.parametrize("name", sorted(n for n in encoded() if n not in ("mnw",)))
 @pytest.mark.parametrize("lam", [F(3, 2), F(1, 3)])
 def test_scale_invariance_lemma(name, lam):
     mech = mechanisms.get(name)
@@ -91,7 +91,7 @@ def test_certify_cli():
 
 
 # ---------------------------------------------------------------------- Lemma L6 (pooled rows)
-@pytest.mark.parametrize("name", sorted(n for n, s in SPECS.items() if s.family in ("algorithm1", "leximin")))
+@pytest.mark.parametrize("name", sorted(n for n, s in encoded().items() if s.family in ("algorithm1", "leximin")))
 def test_pooled_encoding_pins_the_implementation(name):
     """With one resource (or one server) and no placement, totals are feasible iff they fit the pooled
     capacities (Lemma L6): the pooled one-round encoding must pin exactly the implementation's totals."""
@@ -110,12 +110,9 @@ def test_wrong_encoding_is_never_certified(monkeypatch):
     but u1 reporting (1, 1) gets 2/3 task, all of which its true demand can run) and skip the
     cross-check.  z3 must find a 'gain' that the exact re-check of the real mechanism rejects -- so the
     verdict is unknown, never certified -- which also shows the pooled SP query can be satisfied."""
-    import dataclasses
-
     from verifier.engines.z3 import specs
 
-    wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
-    monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
+    monkeypatch.setitem(specs.NORMALISERS, "eta", lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60,
                 crosscheck=0)
     assert r.verdict == "unknown" and "did not confirm" in r.note, (r.verdict, r.note)
@@ -209,7 +206,7 @@ def test_lemma_l9_structure_of_the_tsf_normalisers():
                        for s in range(env.n_servers))
             ext = [env.external_capacity[k] / env.external_demand[j][k] for k in range(env.n_external)]
             assert tsf_gamma(env, j) == comp and eta(env, j) == min([comp] + ext)
-    assert sorted(n for n, sp in SPECS.items() if sp.per_server) == ["cdrf", "tsf", "tsf-er", "tsf-er-maxmin"]
+    assert sorted(n for n, sp in encoded().items() if sp.per_server) == ["cdrf", "tsf", "tsf-er", "tsf-er-maxmin"]
 
 
 def test_lemma_l9_scales_to_many_servers_and_refuses_a_bad_per_server_term(monkeypatch):
@@ -232,12 +229,9 @@ def test_lemma_l9_scales_to_many_servers_and_refuses_a_bad_per_server_term(monke
 def test_lemma_l7_premise_failure_is_no_verdict(monkeypatch):
     """With a normaliser that violates (L7) (N_j = d_j[r2]) the reduced query is SAT: that is NOT a
     violation of SP (the lemma is only sufficient), so method='reduction' gives unknown."""
-    import dataclasses
-
     from verifier.engines.z3 import specs
 
-    wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
-    monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
+    monkeypatch.setitem(specs.NORMALISERS, "eta", lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60,
                 crosscheck=0, method="reduction")
     assert r.verdict == "unknown" and r.details["reduction"].startswith("sat"), (r.verdict, r.note)
@@ -297,15 +291,12 @@ def test_lemma_l8_certifies_ef_and_rejects_a_wrong_normaliser(monkeypatch):
     """Lemma L8: EF of a common-level mechanism on D iff rho_12 N(d_2) <= N(d_1).  tsf-er is certified
     on 3 x 3 x 3 + 1 (the full encoding is far from that); with the normaliser N = d[r2] the reduced
     query is SAT, and the exact re-check of the REAL mechanism rejects the candidate: not certified."""
-    import dataclasses
-
     from verifier.engines.z3 import specs
 
     r = certify(mechanisms.get("tsf-er"), "ef", "placement-aware", Shape(3, 3, 3, 1), timeout=120,
                 method="reduction")
     assert r.verdict == "certified" and r.details["method"] == "Lemma L8 reduction", r.note
-    wrong = dataclasses.replace(SPECS["tsf-er"], norm=lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
-    monkeypatch.setitem(specs.SPECS, "tsf-er", wrong)
+    monkeypatch.setitem(specs.NORMALISERS, "eta", lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     r = certify(mechanisms.get("tsf-er"), "ef", "placement-aware", Shape(2, 1, 2), timeout=60, crosscheck=0,
                 method="reduction")
     assert r.verdict == "unknown" and r.details["reduction"].startswith("sat"), (r.verdict, r.note)
@@ -349,3 +340,26 @@ def test_instance_query_honours_its_timeout_while_building():
     # (a cross-check that z3 leaves undecided within its own per-check limit is reported as such)
     assert r.verdict == "unknown" and r.seconds < 15, (r.note, r.seconds)
     assert "time budget exhausted" in r.note or "z3 unknown (timeout)" in r.note, r.note
+
+
+def test_the_engine_reads_facets_not_names(monkeypatch):
+    """A property's z3 goal and a mechanism's spec are facets: a property under another name that declares
+    EF's goal module is certified like EF (Lemma L8), and a mechanism whose facet says "not encoded" is
+    answered with its own reason."""
+    import dataclasses
+
+    from verifier.engines.z3 import goal_of
+    from verifier.properties import PROPERTIES
+    from verifier.properties.ef_si import EnvyFreeness
+
+    class Envy(EnvyFreeness):
+        name = "envy"
+
+    monkeypatch.setitem(PROPERTIES, "envy", Envy())
+    assert goal_of(Envy()) is goal_of(PROPERTIES["ef"])
+    r = certify(mechanisms.get("tsf-er"), "envy", "placement-aware", Shape(2, 1, 2), timeout=60, method="reduction")
+    assert r.verdict == "certified" and r.property == "envy" and r.details["method"] == "Lemma L8 reduction", r.note
+    from mechanisms.z3spec import Z3Spec
+    odd = dataclasses.replace(mechanisms.get("tsf-er"), z3=Z3Spec.none("no encoding for this one"))
+    r = certify(odd, "sp", "demand", Shape(2, 1, 2), timeout=30)
+    assert r.verdict == "unknown" and r.note == "no encoding for this one"

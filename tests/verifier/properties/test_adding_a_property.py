@@ -17,6 +17,7 @@ from verifier.engines.strategies import domain_for
 from verifier.exact import certified_excess, exact_run, own_utility, utility_interval
 from verifier.properties import (DEFAULT_PROPERTIES, PROPERTIES, Certificate, Evaluation, Hints, Property, Witness,
                                  get_property, names_help)
+from verifier.properties.base import Measure
 from verifier.properties import moves
 
 from tests.helpers import SENIORITY, one_cpu, verdict
@@ -38,6 +39,7 @@ class EqualTreatment(Property):
     title = "equal treatment of equals"
     variants = {"totals": "identical users run equally many tasks"}
     default_variant = "totals"
+    measure = Measure("the relative gap between the tasks of two users who report the same", 0, ">")
     hints = Hints(min_users=2, uses_users=True)  # recheck reads witness.users: the minimiser keeps them
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
@@ -94,6 +96,17 @@ def test_new_property_is_searched_minimised_and_checked_by_the_unchanged_engines
     # hand check on one cpu of 4: 3 tasks and 1 task, gap 2, measure (3 - 1)/1 = 2
     r = verdict("ete", SENIORITY, one_cpu(4, [1, 1]), "totals")
     assert r.verdict == "violated" and r.certificate.gap == 2 and r.measure == 2
+
+
+def test_new_property_measure_is_what_the_reports_print(ete):
+    """The reports read a property's measure off the property (``Property.measure``), not a table."""
+    from verifier.report.common import measure_of, measure_text
+    from verifier.report.html import measures_section
+
+    assert measure_of("ete") is ete.measure and ete.higher_is_worse
+    assert measure_text("ete", 1e-12) == "0 (float noise within the search's tolerance 1e-7)"
+    html = measures_section(["ete", "si"])
+    assert "two users who report the same" in html and "&gt; 0" in html and "&lt; 1" in html
 
 
 def test_new_property_not_refuted_for_drf(ete):

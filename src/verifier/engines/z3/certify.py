@@ -17,76 +17,77 @@ from mechverify.deadline import BudgetExhausted
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError, fmt_exact
 
+from ...properties import PROPERTIES, get_property
 from ...properties import budget as bud
 from ...results import Result
 from .domain import MAX_VARIABLES, Domain, Shape, build_domain, case_key, dominant_cases, map_side
-from .goals import ef_goal, po_goal, si_goal, sp_goal
+from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, confirm
 from .pool import Job, budget_cut, default_jobs, run_jobs, split_jobs, to_smt2
-from .specs import NOT_COVERED, Spec, get_spec
+from .specs import Spec, encoded, get_spec, not_covered
 from .validate import random_env, validate_spec
 
-__all__ = ["certify", "SUPPORTED", "build_query", "enumerate_cases"]
+__all__ = ["certify", "SUPPORTED", "build_query", "enumerate_cases", "goal"]
 
-#: property -> variants certify handles
-SUPPORTED = {"sp": ("demand",), "ef": ("placement-aware", "literal"), "si": ("per-server-split", "external"),
-             "po": ("fractional",)}
+#: property -> variants certify handles (each property's z3 goal says: ``Z3Goal.certify_variants``)
+SUPPORTED = {p.name: g.certify_variants for p in PROPERTIES.values()
+             if (g := goal_of(p)) is not None and g.certify_variants}
 
 
 # ---------------------------------------------------------------------- query assembly
-def _targets(prop: str, J: int) -> list[int]:
-    """The users whose allocation the goal reads (the others need no leximin order)."""
-    return {"sp": [0], "ef": [0, 1], "si": [0], "po": list(range(J))}[prop]
+def goal(prop) -> Z3Goal:
+    """The z3 goal of ``prop`` (a :class:`Z3Goal`, a property or its name); ``ValueError`` if it has none."""
+    if isinstance(prop, Z3Goal):
+        return prop
+    p = get_property(prop)
+    g = goal_of(p)
+    if g is None:
+        raise ValueError(f"{p.name}: no z3 goal")
+    return g
 
 
-def _fixed_users(prop: str) -> int:
-    """How many leading users the goal names (the rest are interchangeable)."""
-    return 2 if prop == "ef" else 1
-
-
-def build_query(spec: Spec, prop: str, variant: str, shape: Shape, case, strict: bool,
+def build_query(spec: Spec, prop, variant: str, shape: Shape, case, strict: bool,
                 assume: Optional[Callable] = None, margin: Fraction = Fraction(0), sides: str = "both"):
-    """Constraints of one case (``case = (dom, side cases...)``); ``sides`` = 'both' | 'T' | 'D'
-    (the single-side pre-check used to prune impossible cases)."""
+    """Constraints of one case (``case = (dom, side cases...)``) of ``prop``'s goal; ``sides`` = 'both' |
+    'T' | 'D' (the single-side pre-check used to prune impossible cases)."""
+    g = goal(prop)
     dom_case, *side_cases = case
-    dom = build_domain(shape, spec.normalisation, dom_case, misreport=(prop == "sp"))
+    dom = build_domain(shape, spec.normalisation, dom_case, misreport=g.misreport)
     ctx = dom.ctx
     if assume is not None:
         for c in assume(dom):
             ctx.add(c)
-    if prop == "sp":
+    users = tuple(g.targets(shape.users))
+    if g.misreport:
         cT, cD = side_cases
         # the goal grows with the deviated total and shrinks with the truthful one (Lemma L5)
-        aT = spec.encode(ctx, dom.truth, cT, "T", need="lower") if sides in ("both", "T") else None
+        aT = spec.encode(ctx, dom.truth, cT, "T", need=g.need) if sides in ("both", "T") else None
         aD = spec.encode(ctx, dom.deviated, cD, "D", need="upper") if sides in ("both", "D") else None
         if sides == "both":
-            sp_goal(ctx, dom.truth, dom.deviated, aD, 0, aT.X[0], strict, margin)
+            g.formula(ctx, GoalQuery(dom.truth, aT, users, variant, strict, dom.deviated, aD, aT.X[users[0]],
+                                     margin))
     else:
         (cT,) = side_cases
-        aT = spec.encode(ctx, dom.truth, cT, "T", need="exact" if prop == "ef" else "lower")
+        aT = spec.encode(ctx, dom.truth, cT, "T", need=g.need)
         if sides == "both":
-            if prop == "ef":
-                ef_goal(ctx, dom.truth, aT, 0, 1, variant, strict)
-            elif prop == "si":
-                si_goal(ctx, dom.truth, aT, 0, strict)
-            elif prop == "po":
-                po_goal(ctx, dom.truth, aT, strict)
+            g.formula(ctx, GoalQuery(dom.truth, aT, users, variant, strict))
     return dom, ctx
 
 
-def enumerate_cases(spec: Spec, prop: str, shape: Shape, deadline: Optional[float] = None) -> list:
+def enumerate_cases(spec: Spec, prop, shape: Shape, deadline: Optional[float] = None) -> list:
     """``(dom, side cases...)`` representatives, likely-feasible ones first.  Every loop checks
     ``deadline`` (``BudgetExhausted``, note ``budget: ...``): the symmetry reduction alone is
     ``(users - 1)!`` permutations per case, which no time budget covers beyond a dozen users."""
+    g = goal(prop)
     J = shape.users
-    probe = build_domain(shape, spec.normalisation, None, misreport=(prop == "sp"))
-    targets = _targets(prop, J)
-    sides = [probe.truth] + ([probe.deviated] if prop == "sp" else [])
+    probe = build_domain(shape, spec.normalisation, None, misreport=g.misreport)
+    targets = g.targets(J)
+    sides = [probe.truth] + ([probe.deviated] if g.misreport else [])
     side_lists = [spec.cases(s, targets) for s in sides]
     doms = [None]
     if spec.normalisation == "dominant" and all(len(sl) == 1 for sl in side_lists):
-        doms = dominant_cases(shape, misreport=(prop == "sp"))
-    fixed = _fixed_users(prop)
+        doms = dominant_cases(shape, misreport=g.misreport)
+    fixed = g.fixed_users
     total = len(doms) * math.prod(len(sl) for sl in side_lists)
     out, seen = [], set()
     k = 0
@@ -131,7 +132,7 @@ def _least_image(combo: tuple, fixed: int, J: int, family: str, deadline: Option
 
 
 # ---------------------------------------------------------------------- certify
-def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: Shape = Shape(),
+def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = Shape(),
             timeout: float = 600.0, jobs: Optional[int] = None, assume: Optional[Callable[[Domain], list]] = None,
             crosscheck: int = 2, seed: int = 0, prune: bool = True, split: int = 256,
             method: str = "auto") -> Result:
@@ -161,10 +162,11 @@ def certify(mech, prop_name: str = "sp", variant: Optional[str] = None, shape: S
 
 def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method) -> Result:
     mech, prop, variant, res = a.mech, a.prop, a.variant, a.result
-    spec = get_spec(mech.name)
+    spec = get_spec(mech)
     if spec is None:
-        return a.done("unknown", NOT_COVERED.get(mech.name, f"{mech.name}: no symbolic encoding"))
-    if prop.name not in SUPPORTED or variant not in SUPPORTED[prop.name]:
+        return a.done("unknown", not_covered(mech))
+    g = goal_of(prop)
+    if g is None or variant not in g.certify_variants:
         return a.done("unknown", f"certify handles "
                                  f"{', '.join(f'{p}/{v}' for p, vs in SUPPORTED.items() for v in vs)}; "
                                  f"not {prop.name}/{variant}")
@@ -173,17 +175,18 @@ def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, 
         raise InstanceError(f"--servers: {mech.name} is defined for one server (got {shape.servers})")
     if shape.external and not st.external:
         raise InstanceError(f"--external: {mech.name} is defined without external resources")
-    if variant == "external" and not shape.external:
-        return a.done("unknown", "si/external needs --external >= 1")
-    if prop.name == "ef" and shape.users < 2:
-        return a.done("unknown", "ef needs 2 users")
+    hints = prop.hints_for(variant)  # the property's own premises on the shape
+    if shape.external < hints.min_external:
+        return a.done("unknown", f"{prop.name}/{variant} needs --external >= {hints.min_external}")
+    if shape.users < hints.min_users:
+        return a.done("unknown", f"{prop.name} needs {hints.min_users} users")
     if method not in ("auto", "encoding", "reduction"):
         raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
     size = shape.variables()
     if size > MAX_VARIABLES:
         return a.done("unknown", f"too large: {shape.describe()} needs at least {size:,} z3 variables (at most "
                                  f"{MAX_VARIABLES:,} per question)")
-    probe = build_domain(shape, spec.normalisation, None, misreport=(prop.name == "sp"))
+    probe = build_domain(shape, spec.normalisation, None, misreport=g.misreport)
     res.domain = dict(probe.description)
     if assume is not None:
         res.domain["assumptions"] = "extra constraints given by the caller"
@@ -197,11 +200,11 @@ def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, 
         return a.done("unknown", f"encoding cross-check failed (not certified): {why}")
     # 2. SP / EF of a common-level mechanism: Lemmas L7 / L8 reduce the question to one inequality
     if method != "encoding":
-        decided = _by_reduction(a, spec, shape, n_workers, timeout, split, method)
+        decided = _by_reduction(a, g, spec, shape, n_workers, timeout, split, method)
         if decided is not None:
             return decided
     res.details["method"] = "full encoding"
-    return _full_encoding(a, spec, shape, n_workers, timeout, assume, prune, split)
+    return _full_encoding(a, g, spec, shape, n_workers, timeout, assume, prune, split)
 
 
 def _crosscheck(a: Attempt, spec: Spec, shape: Shape, crosscheck: int, seed: int) -> str:
@@ -222,31 +225,40 @@ def _crosscheck(a: Attempt, spec: Spec, shape: Shape, crosscheck: int, seed: int
     return ""
 
 
-def _by_reduction(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout: float, split: int,
+def _reductions() -> str:
+    """``Lemmas L7/L8 cover SP and EF of the common-level mechanisms (...)``: from the facets."""
+    from .reduction import reducible
+
+    props = [(p, g) for p in PROPERTIES.values() if (g := goal_of(p)) is not None and g.reduction is not None]
+    mechs = [name for name, spec in encoded().items() if reducible(spec)]
+    return (f"Lemmas {'/'.join(g.reduction.lemma for _, g in props)} cover "
+            f"{' and '.join(p.name.upper() for p, _ in props)} of the common-level mechanisms ({', '.join(mechs)})")
+
+
+def _by_reduction(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: int, timeout: float, split: int,
                   method: str) -> Optional[Result]:
-    """Lemmas L7 / L8 (``reduction.py``): the verdict, or ``None`` to go on with the full encoding."""
+    """The goal's lemma (``reduction.py``: L7 / L8): the verdict, or ``None`` to go on with the full encoding."""
     from .reduction import reduced, reducible
 
     mech, prop, res = a.mech, a.prop, a.result
-    lemma = {"sp": "L7", "ef": "L8"}.get(prop.name)
-    if not (lemma and reducible(spec)):
+    if not (g.reduction is not None and reducible(spec)):
         if method == "reduction":
-            return a.done("unknown", f"Lemmas L7/L8 cover SP and EF of the common-level mechanisms (drf, drfh, "
-                                     f"c-drfh, tsf, cdrf, tsf-er, tsf-er-maxmin, drf-er), not {mech.name} {prop.name}")
+            return a.done("unknown", f"{_reductions()}, not {mech.name} {prop.name}")
         return None
-    red = reduced(spec, prop.name, shape, n_workers, a.deadline, timeout, split)
+    lemma = g.reduction.lemma
+    red = reduced(spec, g, shape, n_workers, a.deadline, timeout, split)
     res.details["reduction"] = f"{red.status}: {red.note}"
     if red.status == "certified":
         res.details["control"] = "sat (equal reports meet the reduced query with equality)"
         res.details["method"] = red.method
         res.details["queries"] = red.queries
         return a.done("certified", red.note)
-    if red.status == "sat" and prop.name == "ef":  # L8 is an equivalence: a candidate violation
+    if red.status == "sat" and g.reduction.equivalence:  # e.g. L8: a SAT model is a candidate violation
         dom, values, algebraic = red.model
-        cert = confirm(mech, prop, a.variant, dom, values, algebraic, (0, 1))
+        cert = confirm(mech, prop, a.variant, dom, values, algebraic, g.named)
         if cert is not None:
             res.details["method"] = red.method
-            return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "method": "Lemma L8"})
+            return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "method": f"Lemma {lemma}"})
     if method == "reduction":
         note = f"Lemma {lemma} reduction: {red.note}; not certified"
         if red.status == "unknown" and bud.expired(a.deadline):
@@ -255,11 +267,11 @@ def _by_reduction(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout:
     return None
 
 
-def _prune(spec: Spec, prop: str, variant: str, shape: Shape, cases: list, assume, timeout: float,
+def _prune(spec: Spec, g: Z3Goal, variant: str, shape: Shape, cases: list, assume, timeout: float,
            n_workers: int, deadline: float) -> list:
     """The cases whose every side is feasible on its own (single-side pre-checks)."""
     dead: set = set()
-    side_names = ["T", "D"] if prop == "sp" else ["T"]
+    side_names = ["T", "D"] if g.misreport else ["T"]
     pre = {}
     for case in cases:
         check_budget(deadline, "building the pruning queries")
@@ -267,7 +279,7 @@ def _prune(spec: Spec, prop: str, variant: str, shape: Shape, cases: list, assum
             k = (case[0], si, case_key(case[1 + si]))
             if k in pre:
                 continue
-            dom, ctx = build_query(spec, prop, variant, shape, tuple(case), True, assume, sides=name)
+            dom, ctx = build_query(spec, g, variant, shape, tuple(case), True, assume, sides=name)
             pre[k] = Job(k, to_smt2(ctx.cons), (), timeout=min(60.0, max(1.0, timeout / 20)))
     for r in run_jobs(list(pre.values()), n_workers, deadline):
         if r.status == "unsat":
@@ -275,28 +287,28 @@ def _prune(spec: Spec, prop: str, variant: str, shape: Shape, cases: list, assum
     return [c for c in cases if not any((c[0], si, case_key(c[1 + si])) in dead for si in range(len(side_names)))]
 
 
-def _full_encoding(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout: float, assume, prune: bool,
-                   split: int) -> Result:
+def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: int, timeout: float, assume,
+                   prune: bool, split: int) -> Result:
     """Steps 3-5: the cases (pruned), the main queries (a confirmed SAT model is the violation), the
     robust retry of rejected candidates, and the vacuity control."""
     mech, prop, variant, res, deadline = a.mech, a.prop, a.variant, a.result, a.deadline
     details = res.details
-    cases = enumerate_cases(spec, prop.name, shape, deadline)
+    cases = enumerate_cases(spec, g, shape, deadline)
     details["cases"] = len(cases)
     log: list = []
     details["case_log"] = log
     if prune and len(cases) > 1 and any(c is not None for case in cases for c in case[1:]):
         before = len(cases)
-        cases = _prune(spec, prop.name, variant, shape, cases, assume, timeout, n_workers, deadline)
+        cases = _prune(spec, g, variant, shape, cases, assume, timeout, n_workers, deadline)
         details["cases_pruned"] = before - len(cases)
         if not cases:
             return a.done("vacuous", "every case is infeasible on its own (the encoding admits no allocation)")
-    users = (0, 1) if prop.name == "ef" else ((0,) if prop.name in ("sp", "si") else ())
+    users = g.named
     names_of = {}
     jobs_list = []
     for idx, case in enumerate(cases):
         check_budget(deadline, f"building the queries ({idx} of {len(cases)} cases built)")
-        dom, ctx = build_query(spec, prop.name, variant, shape, case, True, assume)
+        dom, ctx = build_query(spec, g, variant, shape, case, True, assume)
         names_of[idx] = dom
         jobs_list.extend(split_jobs(idx, ctx.cons, list(dom.params), timeout, split))
     details["queries"] = len(jobs_list)
@@ -318,27 +330,28 @@ def _full_encoding(a: Attempt, spec: Spec, shape: Shape, n_workers: int, timeout
     finally:
         gen.close()
     if rejected:
-        return _retry_rejected(a, spec, shape, cases, rejected, n_workers, timeout, assume, split, users)
+        return _retry_rejected(a, g, spec, shape, cases, rejected, n_workers, timeout, assume, split, users)
     if unknown:
         reasons = sorted({why for _, why in unknown})
         note = (f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
                 f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
         return a.done("unknown", bud.budget_note(note) if budget_cut(reasons, deadline) else note)
-    return _control(a, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
+    return _control(a, g, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
 
 
-def _retry_rejected(a: Attempt, spec: Spec, shape: Shape, cases: list, rejected: list, n_workers: int,
+def _retry_rejected(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, cases: list, rejected: list, n_workers: int,
                     timeout: float, assume, split: int, users: tuple) -> Result:
-    """Retry the cases whose candidates the exact re-check rejected, asking for a robust margin (SP) so
-    the rounded point keeps the violation; ``unknown`` if that does not confirm one either."""
+    """Retry the cases whose candidates the exact re-check rejected, asking for a robust margin (a goal that
+    takes one, ``Z3Goal.robust``: SP) so the rounded point keeps the violation; ``unknown`` if that does not
+    confirm one either."""
     mech, prop, variant = a.mech, a.prop, a.variant
     names_of = {}
     for margin in (Fraction(1, 10), Fraction(1, 1000)):
         jl = []
         for key in rejected:
             check_budget(a.deadline, "building the robust retries of rejected candidates")
-            dom, ctx = build_query(spec, prop.name, variant, shape, cases[key], True, assume,
-                                   margin=margin if prop.name == "sp" else Fraction(0))
+            dom, ctx = build_query(spec, g, variant, shape, cases[key], True, assume,
+                                   margin=margin if g.robust else Fraction(0))
             names_of[(key, margin)] = dom
             jl.extend(split_jobs((key, margin), ctx.cons, list(dom.params), timeout, split))
         for r in run_jobs(jl, n_workers, a.deadline):
@@ -349,21 +362,21 @@ def _retry_rejected(a: Attempt, spec: Spec, shape: Shape, cases: list, rejected:
                     a.result.details["case"] = repr(cases[key[0]])
                     return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(),
                                              "case": repr(cases[key[0]]), "margin": fmt_exact(margin)})
-        if prop.name != "sp":
+        if not g.robust:
             break
     return a.done("unknown", f"z3 found {len(rejected)} candidate(s) that the exact re-check of the "
                              f"implementation did not confirm (the encoding admits an allocation the "
                              f"implementation does not return, or rounding lost the violation); not certified")
 
 
-def _control(a: Attempt, spec: Spec, shape: Shape, cases: list, n_queries: int, n_workers: int, timeout: float,
-             assume, split: int) -> Result:
+def _control(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, cases: list, n_queries: int, n_workers: int,
+             timeout: float, assume, split: int) -> Result:
     """Step 5, the vacuity control: the same query with ``>=`` must be satisfiable in some case."""
     details = a.result.details
     ctl = []
     for idx, case in enumerate(cases):
         check_budget(a.deadline, "building the vacuity controls")
-        dom, ctx = build_query(spec, a.prop.name, a.variant, shape, case, False, assume)
+        dom, ctx = build_query(spec, g, a.variant, shape, case, False, assume)
         ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
     ctl_unknown, ctl_reasons = 0, set()
     gen = run_jobs(ctl, n_workers, a.deadline)

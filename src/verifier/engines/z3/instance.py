@@ -17,14 +17,15 @@ from mechverify.lp import LPError
 from mechverify.model import Environment
 from mechverify.utility import utility
 
+from ...properties import PROPERTIES
 from ...properties import budget as bud
 from ...properties.base import Deviation, Report, Witness
 from ...results import Result
-from .goals import ef_goal, po_goal, si_goal, sp_goal
+from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, evaluator, first_confirmed, rationalisations
 from .domain import MAX_VARIABLES
 from .pool import Job, JobResult, budget_cut, default_jobs, run_jobs, to_smt2
-from .specs import NOT_COVERED, get_spec
+from .specs import get_spec, not_covered
 from .symbolic import Ctx, SymEnv
 from .validate import validate_spec
 
@@ -83,7 +84,7 @@ def _sym_report(env: Environment, i: int, pattern, normalise: bool, tag: str):
     return dem, ext, params, cons
 
 
-def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optional[str] = None,
+def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str] = None,
                    users: Optional[Sequence[int]] = None, timeout: float = 60.0, jobs: Optional[int] = None,
                    joint: bool = False, validate: bool = True) -> Result:
     """One exact question about ``env`` (see the module docstring).  ``users``: deviators (SP) / envious
@@ -96,64 +97,75 @@ def instance_query(mech, env: Environment, prop_name: str = "sp", variant: Optio
     a = Attempt(mech, prop_name, variant, timeout)
     a.result.details.update(space="", queries=0)
     mech, prop = a.mech, a.prop
-    spec = get_spec(mech.name)
+    spec = get_spec(mech)
     if spec is None:
-        return a.done("unknown", NOT_COVERED.get(mech.name, f"{mech.name}: no symbolic encoding"))
+        return a.done("unknown", not_covered(mech))
     mech.setting.check(env, mech.name)
     senv = SymEnv.from_env(env)
     why = spec.covers(senv)
     if why:
         return a.done("unknown", f"not covered: {why}")
     users = list(range(env.n_users)) if users is None else list(users)
-    if prop.name not in ("sp", "ef", "si", "po"):
-        return a.done("unknown", f"per-instance z3 queries handle sp, ef, si, po; not {prop.name}")
-    size = query_size(spec, env, senv, prop.name, a.variant, users, joint)
+    goal = goal_of(prop)
+    if goal is None:
+        handled = ", ".join(p.name for p in PROPERTIES.values() if goal_of(p) is not None)
+        return a.done("unknown", f"per-instance z3 queries handle {handled}; not {prop.name}")
+    kind = prop.hints_for(a.variant).deviation  # a misreport goal: which part of the report is symbolic
+    size = query_size(spec, env, senv, goal, kind, users, joint)
     if size > MAX_VARIABLES:
         return a.done("unknown", f"too large for an exact query ({size if size < 10 ** 9 else f'{size:.1e}'} "
                                  f"variables)")
     n_workers = default_jobs() if jobs is None else jobs
     try:
         with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
-            return _answer(a, spec, env, senv, users, n_workers, joint, validate, timeout)
+            return _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout)
     except BudgetExhausted as exc:
         return a.done("unknown", str(exc))
 
 
-def _answer(a: Attempt, spec, env: Environment, senv: SymEnv, users: list, n_workers: int, joint: bool,
-            validate: bool, timeout: float) -> Result:
+def _answer(a: Attempt, goal: Z3Goal, spec, env: Environment, senv: SymEnv, users: list, n_workers: int,
+            joint: bool, validate: bool, timeout: float) -> Result:
     """:func:`instance_query` once the question is known to be small enough: cross-check, then ask."""
     mech, prop = a.mech, a.prop
     if validate:
         why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)), deadline=a.deadline)
         if why:
             return a.done("unknown", f"the encoding does not reproduce the implementation here: {why}")
-    if prop.name == "sp":
-        return _sp(a, spec, env, senv, users, n_workers, joint)
-    return _instance_prop(a, spec, env, senv, users, n_workers)
+    if goal.misreport:
+        return _misreport(a, goal, spec, env, senv, users, n_workers, joint)
+    return _instance_prop(a, goal, spec, env, senv, users, n_workers)
 
 
-def query_size(spec, env: Environment, senv: SymEnv, prop: str, variant: str, users: Sequence[int],
+def _items(goal: Z3Goal, env: Environment, users: Sequence[int]) -> list[tuple]:
+    """One query per item: the users the goal names, in order (a pair: every ordered pair with the first in
+    ``users``; one user: each of ``users``; every user: one query)."""
+    if goal.users is None:
+        return [()]
+    if len(goal.users) == 1:
+        return [(j,) for j in users]
+    return [(j, k) for j in users for k in range(env.n_users) if k != j]
+
+
+def query_size(spec, env: Environment, senv: SymEnv, goal: Z3Goal, kind: str, users: Sequence[int],
                joint: bool = False) -> int:
     """Estimated number of variables of a per-instance question, without building anything: the
-    number of queries (and of the cross-check's encodings) times the columns and rows of chi(E)."""
+    number of queries (and of the cross-check's encodings) times the columns and rows of chi(E).
+    ``kind``: the deviation of a misreport goal (``Hints.deviation``)."""
     J, S = env.n_users, env.n_servers
     per_query = sum(1 for j in range(J) for s in range(S) if senv.usable(j, s, spec.placement)) \
         + S * env.n_resources + env.n_external + sum(1 for t in env.tasks if t is not None)
     n = spec.case_count(senv, range(J))  # the cross-check (validate_spec)
-    for i in users:
-        if prop == "sp":
+    if goal.misreport:
+        for i in users:
             reports = len(_patterns(env, i)[0])
-            if variant == "eligible":
+            if kind == "eligible":
                 reports = (2 ** S - 2) * (reports if joint else 1)
-            elif variant != "demand":
+            elif kind != "demand":
                 reports = 0  # not encoded
             n += reports * spec.case_count(senv, [i])
-        elif prop == "ef":
-            n += 2 * sum(spec.case_count(senv, [i, k]) for k in range(J) if k != i)
-        elif prop == "si":
-            n += 2 * spec.case_count(senv, [i])
-    if prop == "po":
-        n += 2 * spec.case_count(senv, range(J))
+    else:
+        for it in _items(goal, env, users):
+            n += 2 * spec.case_count(senv, list(it) if it else range(J))
     return n * per_query
 
 
@@ -202,11 +214,15 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
     return a.done("vacuous", vacuous_note)
 
 
-def _sp(a: Attempt, spec, env, senv, users, n_workers, joint) -> Result:
-    """SP: one query per deviator, support pattern (or eligible set) and case of the deviated side."""
+def _misreport(a: Attempt, goal: Z3Goal, spec, env, senv, users, n_workers, joint) -> Result:
+    """A misreport goal (SP): one query per deviator, support pattern (or eligible set) and case of the
+    deviated side; the variant's deviation kind (``Hints.deviation``) says which report is symbolic."""
     mech, prop, variant, deadline = a.mech, a.prop, a.variant, a.deadline
-    if variant == "tasks":
-        return a.done("unknown", "sp/tasks: not encoded (task bounds break scale invariance; use check)")
+    kind = prop.hints_for(variant).deviation
+    if kind == "tasks":
+        return a.done("unknown", f"{prop.name}/{variant}: not encoded (task bounds break scale invariance; use check)")
+    if kind not in ("demand", "eligible"):
+        return a.done("unknown", f"{prop.name}/{variant}: not encoded (a {kind} deviation)")
     try:
         truth_run = mech(env, exact=True)
     except LPError as exc:
@@ -227,9 +243,9 @@ def _sp(a: Attempt, spec, env, senv, users, n_workers, joint) -> Result:
             if exact_truth:
                 uT = utility(env, truth_run, i)
             else:
-                uT = spec.encode(ctx, senv, spec.cases(senv, [i])[0], "T", need="lower").X[i]
+                uT = spec.encode(ctx, senv, spec.cases(senv, [i])[0], "T", need=goal.need).X[i]
             aD = spec.encode(ctx, dev, case, "D", need="upper")
-            sp_goal(ctx, senv, dev, aD, i, uT, strict)
+            goal.formula(ctx, GoalQuery(senv, None, (i,), variant, strict, dev, aD, uT))
             key = (i, E, pat, repr(case), strict)
             meta[key] = (dem, ext, params, E, pat)
             bucket.append(Job(key, to_smt2(ctx.cons), list(params), timeout=max(0.1, deadline - time.monotonic())))
@@ -239,7 +255,7 @@ def _sp(a: Attempt, spec, env, senv, users, n_workers, joint) -> Result:
         pats, note = _patterns(env, i)
         truth_pat = (tuple(r for r in range(env.n_resources) if env.demand[i][r] > 0),
                      tuple(k for k in range(env.n_external) if env.external_demand[i][k] > 0))
-        if variant == "demand":
+        if kind == "demand":
             for pat in pats:
                 dem, ext, params, cons = _sym_report(env, i, pat, normalise, f"mis{i}")
                 add_query(i, dem, ext, params, cons, env.eligible[i], pat, True, jobs_list)
@@ -288,20 +304,17 @@ def _sp(a: Attempt, spec, env, senv, users, n_workers, joint) -> Result:
                    f"({len(jobs_list)} queries unsat; vacuity control sat)")
 
 
-def _instance_prop(a: Attempt, spec, env, senv, users, n_workers) -> Result:
-    """EF / SI / PO: the allocation encoded exactly (every case), one query per pair / user / once."""
+def _instance_prop(a: Attempt, goal: Z3Goal, spec, env, senv, users, n_workers) -> Result:
+    """EF / SI / PO: the allocation encoded exactly (every case), one query per item (pair / user / once)."""
     mech, prop, variant, deadline = a.mech, a.prop, a.variant, a.deadline
     J = env.n_users
-    if prop.name == "ef":
-        items = [(j, k) for j in users for k in range(J) if k != j]
-    elif prop.name == "si":
-        if variant == "external" and not env.n_external:
-            return a.done("unknown", "not applicable: no external resources")
-        if variant == "bounded" and not env.has_bounds:
-            return a.done("unknown", "not applicable: no task bounds")
-        items = [(j,) for j in users]
-    else:
-        items = [()]
+    hints = prop.hints_for(variant)  # the variant's premises (e.g. si/external: an external resource)
+    if env.n_external < hints.min_external:
+        return a.done("unknown", "not applicable: no external resources")
+    if hints.require_bounds and not env.has_bounds:
+        return a.done("unknown", "not applicable: no task bounds")
+    items = _items(goal, env, users)
+    relaxed = goal.control == "relaxed"
     jobs_list, ctl = [], []
     for it in items:
         targets = list(it) if it else list(range(J))
@@ -309,27 +322,22 @@ def _instance_prop(a: Attempt, spec, env, senv, users, n_workers) -> Result:
             for strict in (True, False):
                 check_budget(deadline, f"building the queries ({len(jobs_list) + len(ctl)} built)")
                 ctx = Ctx()
-                alloc = spec.encode(ctx, senv, case, "T", need="exact" if prop.name == "ef" else "lower")
-                # the control: PO with >= (y = x meets it); EF/SI: the encoding alone, i.e. the goal's
-                # negation (on ONE instance EF/SI usually hold strictly, so their >= form may be unsat)
-                if prop.name == "ef" and strict:
-                    ef_goal(ctx, senv, alloc, it[0], it[1], variant, strict)
-                elif prop.name == "si" and strict:
-                    si_goal(ctx, senv, alloc, it[0], strict)
-                elif prop.name == "po":
-                    po_goal(ctx, senv, alloc, strict)
+                alloc = spec.encode(ctx, senv, case, "T", need=goal.need)
+                # the control (``Z3Goal.control``): PO with >= (y = x meets it); EF/SI: the encoding alone,
+                # i.e. the goal's negation (on ONE instance EF/SI usually hold strictly, so their >= form
+                # may be unsat)
+                if strict or relaxed:
+                    goal.formula(ctx, GoalQuery(senv, alloc, tuple(it), variant, strict))
                 job = Job((it, repr(case), strict), to_smt2(ctx.cons), (), timeout=max(0.1, deadline - time.monotonic()))
                 (jobs_list if strict else ctl).append(job)
-    a.result.details["space"] = {"ef": "every ordered pair of users", "si": "every user",
-                                 "po": "every allocation of chi(E)"}[prop.name] \
-        + " (every allocation the mechanism's definition allows)"
-    control = "the same query with >= is sat" if prop.name == "po" else "the allocation's encoding alone is sat"
+    a.result.details["space"] = goal.space + " (every allocation the mechanism's definition allows)"
+    control = "the same query with >= is sat" if relaxed else "the allocation's encoding alone is sat"
     return _decide(a, jobs_list, ctl, n_workers,
                    lambda r: first_confirmed([r.key[0]], lambda it: prop.recheck(
                        mech, Witness(prop.name, variant, mech.name, env, None, None, tuple(it)))),
                    lambda n: f"z3 says violated for {n} item(s) but the exact re-check does not confirm "
                              f"it (an allocation the definition allows but the implementation does not return?)",
-                   "the vacuity control is unsat (" + ("the same query with >= in place of >" if prop.name == "po"
+                   "the vacuity control is unsat (" + ("the same query with >= in place of >" if relaxed
                                                       else "the allocation's encoding alone") + "): nothing was proved",
                    f"no {prop.name} violation on this instance ({len(jobs_list)} queries unsat; "
                    f"vacuity control: {control})")

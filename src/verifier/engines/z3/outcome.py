@@ -127,7 +127,7 @@ def confirm(mech, prop, variant: str, dom, values: dict, algebraic: Sequence[str
     def recheck(cand):
         env, ev = substitute_env(dom.truth, cand, dom.params)
         dev = None
-        if prop.name == "sp":
+        if dom.misreport is not None:  # the goal's user 1 misreported (a misreport goal's domain)
             md, me = dom.misreport
             dev = Deviation("misreport", (Report(users[0], demand=tuple(ev(v) for v in md),
                                                  external_demand=tuple(ev(v) for v in me) if me else None),))

@@ -13,6 +13,7 @@ import z3
 from mechverify.deadline import budget_note
 
 from .domain import Domain, Shape, build_domain, dominant_cases
+from .goals import Z3Goal
 from .pool import budget_cut, run_jobs, split_jobs
 from .specs import Spec
 from .symbolic import Ctx, vmul
@@ -28,22 +29,23 @@ def reducible(spec: Spec) -> bool:
     return spec.family in REDUCIBLE_FAMILIES and spec.norm is not None
 
 
-def reduced_query(spec: Spec, shape: Shape, dom_case, strict: bool, prop: str = "sp") -> tuple[Domain, Ctx]:
-    """SP (L7): ``exists c, d_1, d': rho N(d') > N(d)`` for ``u1``'s report ``d'``.
-    EF (L8): ``exists c, d_1, d_2: rho_12 N(d_2) > N(d_1)`` with ``rho_12 = min d_2/d_1``.
+def reduced_query(spec: Spec, shape: Shape, dom_case, strict: bool, goal: Z3Goal) -> tuple[Domain, Ctx]:
+    """A misreport goal (SP, L7): ``exists c, d_1, d': rho N(d') > N(d)`` for ``u1``'s report ``d'``.
+    Otherwise (EF, L8): ``exists c, d_1, d_2: rho_12 N(d_2) > N(d_1)`` with ``rho_12 = min d_2/d_1``.
     ``>=`` for the control.  ``N`` on the large side is encoded one-sided (only its size matters)."""
-    dom = build_domain(shape, spec.normalisation, dom_case, misreport=(prop == "sp"))
+    misreport = goal.misreport
+    dom = build_domain(shape, spec.normalisation, dom_case, misreport=misreport)
     ctx = dom.ctx
     small = spec.norm(ctx, dom.truth, 0, "T")
     ctx.relaxed = True  # the large side only needs to be large: one-sided mins / maxes (every
     # normaliser is increasing in its mins and decreasing in its maxes)
-    large = spec.norm(ctx, dom.deviated, 0, "D") if prop == "sp" else spec.norm(ctx, dom.truth, 1, "T1")
+    large = spec.norm(ctx, dom.deviated, 0, "D") if misreport else spec.norm(ctx, dom.truth, 1, "T1")
     ctx.relaxed = False
     if small is None or large is None:
         raise ValueError(f"{spec.name}: a positive user has no normaliser")
     rho = ctx.nonneg("rho")
     base_d, base_e = dom.truth.demand[0], dom.truth.external_demand[0]
-    if prop == "sp":
+    if misreport:
         other_d, other_e = dom.misreport
     else:
         other_d, other_e = dom.truth.demand[1], dom.truth.external_demand[1]
@@ -75,17 +77,17 @@ class Reduced(NamedTuple):
         return f"Lemma{'s' if '+' in self.lemmas else ''} {self.lemmas} reduction"
 
 
-def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float, timeout: float,
+def reduced(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: float, timeout: float,
             split: int = 256) -> Reduced:
-    """``Reduced(status, note, queries, model, lemmas)``.  Status: 'certified' (every query UNSAT, control SAT);
-    'sat' -- SP: Lemma L7's premise fails (NOT a violation: no verdict); EF: Lemma L8 is an
-    equivalence, so ``model = (domain, values, algebraic)`` is a candidate violation for the exact
-    re-check; 'vacuous'; 'unknown'."""
-    if prop == "sp" and spec.per_server and (shape.servers > 1 or shape.external > 0):
+    """``Reduced(status, note, queries, model, lemmas)`` for ``goal.reduction``.  Status: 'certified' (every
+    query UNSAT, control SAT); 'sat' -- SP: Lemma L7's premise fails (NOT a violation: no verdict); EF:
+    Lemma L8 is an equivalence (``Reduction.equivalence``), so ``model = (domain, values, algebraic)`` is a
+    candidate violation for the exact re-check; 'vacuous'; 'unknown'."""
+    if goal.reduction.per_server and spec.per_server and (shape.servers > 1 or shape.external > 0):
         dims = sorted({shape.resources} | ({shape.external} if shape.external else set()))
         total, notes = 0, []
         for n in dims:
-            st, note, nq, _, _ = reduced(spec, prop, Shape(users=shape.users, servers=1, resources=n),
+            st, note, nq, _, _ = reduced(spec, goal, Shape(users=shape.users, servers=1, resources=n),
                                          n_workers, deadline, timeout, split)
             total += nq
             notes.append(f"n = {n}: {st}")
@@ -99,30 +101,30 @@ def reduced(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float
         if time.monotonic() > deadline:
             return Reduced("unknown", budget_note(f"Lemma L9 not established ({'; '.join(notes)}) and no time left"),
                            total)
-        direct = _direct(spec, prop, shape, n_workers, deadline, timeout, split)
+        direct = _direct(spec, goal, shape, n_workers, deadline, timeout, split)
         return direct._replace(note=f"{direct.note} (Lemma L9 tried first: {'; '.join(notes)})",
                                queries=direct.queries + total)
-    return _direct(spec, prop, shape, n_workers, deadline, timeout, split)
+    return _direct(spec, goal, shape, n_workers, deadline, timeout, split)
 
 
-def _direct(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float, timeout: float,
+def _direct(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: float, timeout: float,
             split: int) -> Reduced:
     """The reduced query (L7 / L8) on ``shape`` itself."""
-    lemma = "L7" if prop == "sp" else "L8"
-    doms = dominant_cases(shape, misreport=(prop == "sp")) if spec.normalisation == "dominant" else [None]
+    red = goal.reduction
+    lemma = red.lemma
+    doms = dominant_cases(shape, misreport=goal.misreport) if spec.normalisation == "dominant" else [None]
     jobs, built = [], {}
     for k, dc in enumerate(doms):
         if time.monotonic() > deadline:
             return Reduced("unknown", budget_note(f"time budget exhausted while building the reduced queries ({k} of "
                                                   f"{len(doms)})"), len(jobs), None, lemma)
-        dom, ctx = reduced_query(spec, shape, dc, True, prop)
+        dom, ctx = reduced_query(spec, shape, dc, True, goal)
         built[k] = dom
         jobs.extend(split_jobs(k, ctx.cons, list(dom.params), timeout, split))
     unknown: list = []
     for r in run_jobs(jobs, n_workers, deadline):
         if r.status == "sat":
-            what = "reports with rho N(d') > N(d)" if prop == "sp" else "users with rho_12 N(d_2) > N(d_1)"
-            return Reduced("sat", f"z3 found {what} (dominant case {doms[r.key[0]]})", len(jobs),
+            return Reduced("sat", f"z3 found {red.found} (dominant case {doms[r.key[0]]})", len(jobs),
                            (built[r.key[0]], r.values, r.algebraic), lemma)
         if r.status == "unknown":
             unknown.append(r.reason)
@@ -134,12 +136,11 @@ def _direct(spec: Spec, prop: str, shape: Shape, n_workers: int, deadline: float
         if time.monotonic() > deadline:
             return Reduced("unknown", budget_note(f"time budget exhausted while building the vacuity controls ({k} "
                                                   f"of {len(doms)})"), len(jobs), None, lemma)
-        _, ctx = reduced_query(spec, shape, dc, False, prop)
+        _, ctx = reduced_query(spec, shape, dc, False, goal)
         ctl.extend(split_jobs(k, ctx.cons, (), timeout, split))
     for r in run_jobs(ctl, n_workers, deadline):
         if r.status == "sat":
-            ineq = "rho N(d') <= N(d)" if prop == "sp" else "rho_12 N(d_2) <= N(d_1)"
-            return Reduced("certified", (f"Lemma {lemma} reduction (docs/z3.md): {ineq} proved by z3 ({len(jobs)} "
+            return Reduced("certified", (f"Lemma {lemma} reduction (docs/z3.md): {red.inequality} proved by z3 ({len(jobs)} "
                                          f"queries unsat; vacuity control sat); holds for any number of users"),
                            len(jobs), None, lemma)
     return Reduced("vacuous", "the reduced query and its control are both unsat", len(jobs), None, lemma)

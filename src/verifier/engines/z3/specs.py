@@ -1,7 +1,8 @@
-"""Which mechanisms have a symbolic encoding, and how: one :class:`Spec` per registered name (its
-family, normaliser and cases; ``covers`` says when an environment is outside the encoding).  The
-normalisers mirror ``mechanisms/`` and are checked against them by :func:`.validate.validate_spec`
-(table: docs/z3.md, "Specs").
+"""How a mechanism is encoded: a :class:`Spec` (its family, normaliser and cases; ``covers`` says when an
+environment is outside the encoding), built by :func:`get_spec` from the facet the mechanism declares where
+it is registered (``Mechanism.z3``, a ``mechanisms.z3spec.Z3Spec``: the encoder and normaliser by their
+names here, :data:`NORMALISERS`).  No mechanism is looked up by its name.  The normalisers mirror
+``mechanisms/`` and are checked against them by :func:`.validate.validate_spec` (table: docs/z3.md, "Specs").
 """
 from __future__ import annotations
 
@@ -15,20 +16,7 @@ from .encoders import (Norm, SymAlloc, common_level, common_level_case_count, co
                        leximin, leximin_case_count, leximin_cases, lp_argmax, nash_kkt)
 from .symbolic import Ctx, Row, SymEnv, build_poly, is_sym, known_zero, vsum
 
-__all__ = ["Spec", "SPECS", "get_spec", "NOT_COVERED"]
-
-NOT_COVERED = {
-    "per-server-drf": "DRF run per server: not encoded (use the numeric engines)",
-    "drfh-lp7": "LP (7) with bound freezing and its early stop: not encoded",
-    "drfh-first-fit": "indivisible tasks (integer allocations): not encoded",
-    "drfh-best-fit": "indivisible tasks (integer allocations): not encoded",
-    "tsf-er-online": "online indivisible algorithm: not encoded",
-    "lmm-mms": "max-min share normalisers with task bounds: not encoded",
-    "lmm-mms-linear": "max-min share normalisers with task bounds: not encoded",
-    "psdsf-rdm": "per-server virtual dominant shares: not encoded",
-    "psdsf-tdm": "TDM feasibility: not encoded",
-    "psdsf-distributed": "distributed PS-DSF: not encoded",
-}
+__all__ = ["Spec", "NORMALISERS", "get_spec", "not_covered", "encoded"]
 
 
 # ---------------------------------------------------------------------- normalisers
@@ -275,7 +263,7 @@ class Spec:
                 continue
             if not known_zero(psi):
                 extra.append(Row({(j, s): Fraction(-1) for s in poly.user_cols[j]}, -psi if is_sym(psi) else -psi,
-                                 "si"))
+                                 "extra"))  # an SI row
         for j in range(J):
             for k in range(J):
                 if k == j or not poly.can_run(k):
@@ -290,7 +278,7 @@ class Spec:
                 co = {(k, s): rho for s in poly.user_cols[k]}
                 for s in poly.user_cols[j]:
                     co[(j, s)] = co.get((j, s), Fraction(0)) - 1
-                extra.append(Row(co, Fraction(0), "ef"))
+                extra.append(Row(co, Fraction(0), "extra"))  # an EF row
         objective = [norms[j] if (norms[j] is not None and poly.can_run(j)) else None for j in range(J)]
         return lp_argmax(ctx, poly, extra, objective, tag)
 
@@ -315,25 +303,46 @@ def _n_eta(ctx, senv, j, tag):
     return _norm_from_value(ctx, senv, j, tsf_er_eta(ctx, senv, j, tag), tag)
 
 
-SPECS: dict[str, Spec] = {s.name: s for s in (
-    Spec("drf", "drf-closed-form", _n_drf, normalisation="dominant",
-         description="closed form X_j D_j = w_j t (one round) when every user demands every resource; "
-                     "else leximin"),
-    Spec("drfh", "leximin", _n_drfh, placement=False, normalisation="dominant",
-         description="leximin of global dominant shares"),
-    Spec("c-drfh", "leximin", _n_drfh, normalisation="dominant", description="leximin of pooled dominant shares"),
-    Spec("tsf", "leximin", _n_tsf, description="leximin of X_j / gamma_j"),
-    Spec("cdrf", "leximin", _n_tsf, placement=False, description="leximin of X_j / gamma_j"),
-    Spec("tsf-er-maxmin", "leximin", _n_eta, description="leximin of X_j / eta_j"),
-    Spec("tsf-er", "algorithm1", _n_eta, description="Algorithm 1: common level X_j = eta_j g, rounds"),
-    Spec("drf-er", "algorithm1", _n_drf_er, normalisation="dominant",
-         description="Algorithm 1 with dominant shares"),
-    Spec("cru", "lp-argmax", None, requires_unbounded=True,
-         description="one LP: max sum X_j/eta_j with SI and EF rows (primal + dual + strong duality)"),
-    Spec("mnw", "kkt", None, description="KKT of max sum w_j log X_j"),
-)}
+#: ``Z3Spec.normaliser`` -> the symbolic normaliser ``(ctx, senv, j, tag) -> Norm`` (looked up when a spec is
+#: built, so a test may swap one)
+NORMALISERS: dict[str, Callable] = {
+    "dominant-share": _n_drf,  # 1 / max_{r in R + K} d/c, server 0's capacities, external pooled
+    "pooled-dominant-share": _n_drfh,  # 1 / max_r d/C_r, pooled capacities
+    "pooled-dominant-share+external": _n_drf_er,  # 1 / max(d/C, d_er/c_er)
+    "monopoly-sum": _n_tsf,  # TSF's gamma: sum_s min_r c[s,r]/d[r]
+    "eta": _n_eta,  # TSF-ER's eta: min(gamma, min_k c_er/d_er)
+}
 
 
-def get_spec(name: str) -> Optional[Spec]:
-    """The spec of a registered mechanism name (``None``: not encoded, see :data:`NOT_COVERED`)."""
-    return SPECS.get(name)
+def _mechanism(mech):
+    if isinstance(mech, str):
+        from mechanisms import get
+
+        return get(mech)
+    return mech
+
+
+def get_spec(mech) -> Optional[Spec]:
+    """The spec of a mechanism (or its name), built from the facet it declares (``Mechanism.z3``); ``None``:
+    no symbolic encoding (:func:`not_covered` says why)."""
+    mech = _mechanism(mech)
+    z = getattr(mech, "z3", None)
+    if z is None or not z.encoder:
+        return None
+    norm = NORMALISERS[z.normaliser] if z.normaliser else None
+    return Spec(mech.name, z.encoder, norm, placement=z.placement, normalisation=z.normalisation,
+                requires_unbounded=z.requires_unbounded, description=z.description)
+
+
+def not_covered(mech) -> str:
+    """Why a mechanism has no symbolic encoding (its facet's ``not_encoded``, or that it declares none)."""
+    mech = _mechanism(mech)
+    z = getattr(mech, "z3", None)
+    return z.not_encoded if z is not None and z.not_encoded else f"{mech.name}: no symbolic encoding"
+
+
+def encoded() -> dict[str, Spec]:
+    """Every registered mechanism with a symbolic encoding: name -> its spec (registry order)."""
+    from mechanisms import all_mechanisms
+
+    return {m.name: spec for m in all_mechanisms() if (spec := get_spec(m)) is not None}

@@ -53,7 +53,7 @@ def validate_spec(mech, env: Environment, spec: Optional[Spec] = None, timeout: 
     """``None`` if the encoding pins exactly the implementation's totals on ``env``; else a reason.
     ``timeout`` limits each z3 check; past ``deadline`` (``time.monotonic()``) it raises
     :class:`~mechverify.deadline.BudgetExhausted` (note ``budget: ...``)."""
-    spec = spec or get_spec(mech.name)
+    spec = spec or get_spec(mech)
     if spec is None:
         return f"{mech.name}: no encoding"
     senv = SymEnv.from_env(env)
