@@ -129,7 +129,8 @@ def check(mech: MechanismLike, env: InstanceLike, properties: Union[None, str, S
 def run(mech: MechanismLike, properties: Union[None, str, Sequence[str]] = None, *, budget: float = 60.0,
         seed: int = 0, trials: Optional[int] = None, store: Optional[str] = None, tolerance: Optional[float] = None,
         progress: Optional[Callable[[str], None]] = None) -> Any:
-    """Search the properties of the mechanism (``verifier.run.run_mechanism``, as ``python -m verifier run``):
+    """Search the properties of the mechanism (``verifier.run.run_mechanism``, as ``python -m verifier run``:
+    the same orchestrator and budget split, its cells run in this process):
     a ``RunReport`` whose ``results`` hold one ``Result`` per cell (``print(report)``: the text table; a
     notebook shows the HTML report).  ``properties``: ``None`` (all; a user's mechanism: ``runs`` first), a
     name (``"ef"``, ``"sp/demand"``) or a list of names.  ``budget``: wall-clock seconds for the whole call

@@ -1,10 +1,11 @@
 """Campaigns: ``run`` and ``audit`` as sets of independent cells (mechanism x property x variant) run by an
 executor (``verifier.executors``: in-process, local processes, a Dask cluster).
 
-* **One writer.**  A worker runs :func:`run_task`: the search and the minimiser (``run_cell`` with no
+* **One writer.**  A worker runs :func:`run_task`: the search and the minimiser (``cell.run_cell`` with no
   store: ``store.persist(root=None)`` only minimises) and returns the :class:`~verifier.results.Result`
-  with its exact certificate.  Only this coordinator writes the counterexample store (``store.persist``
-  with ``minimise=False``), the campaign directory and the reports.
+  with its exact certificate.  Only this coordinator writes the counterexample store (``record.record``
+  with ``minimise=False``), the campaign directory and the reports.  ``run`` (``verifier.run.run_mechanism``:
+  the CLI and the Python API alike) and ``audit`` hand their cells to :func:`execute`.
 * **Deterministic.**  A cell's search is fixed by the command's seed and the cell itself (the search
   draws its candidates from the mechanism's setting, the property and the variant with that seed), not
   by where or when it runs: with ``--trials`` the verdicts are the same whatever the executor and the
@@ -12,8 +13,9 @@ executor (``verifier.executors``: in-process, local processes, a Dask cluster).
   may differ when a minimiser's budget runs out.
 * **Budget.**  ``--budget`` is wall-clock seconds for the whole command.  A cell gets, when it is handed
   out, ``left x slots x weight / (weight of the cells not yet handed out)`` (deviation properties weigh
-  2), at most what is left (a cell keeps part of its share for minimising: ``run.MINIMISE_RESERVE``); when
-  the time is up no cell is handed out any more, and the cells left are "unknown" (not searched: the budget ran out).
+  2), at most what is left (a cell keeps part of its share for minimising: ``cell.MINIMISE_RESERVE``); when
+  the time is up no cell is handed out any more, and the cells left are "unknown" (:data:`BUDGET_NOTE`).
+  With one slot (``executors.InProcess``) that is the time left x weight / (weight of the cells left).
 * **Resumable.**  ``--campaign DIR`` keeps ``manifest.json`` (the configuration) and one JSON file per
   finished cell under ``DIR/cells/``, each written atomically after its counterexample was stored; the
   same command again skips finished cells (a stored violation is re-checked exactly when it is read
@@ -30,24 +32,25 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
 from . import claims as claims_mod
+from .cell import run_cell, search_provenance, z3_certifier
 from .executors import Executor, InProcess
-from .properties import PROPERTIES, get_property
-from .properties import budget as bud
-from .results import Result, describe_size, verdict_text
-from .run import DEVIATION_WEIGHT, RunReport, plan, run_cell, search_provenance, z3_certifier
 from .files import atomic_write_json
-from .store import load_witness, persist
+from .properties import get_property
+from .properties import budget as bud
+from .record import record
+from .results import Result, describe_size, verdict_text
+from .store import load_witness
 
-__all__ = ["Task", "Outcome", "run_task", "Campaign", "CampaignError", "execute", "run_mechanism_campaign",
-           "result_to_dict", "result_from_dict", "BUDGET_NOTE"]
+__all__ = ["Task", "Outcome", "run_task", "Campaign", "CampaignError", "execute", "result_to_dict",
+           "result_from_dict", "BUDGET_NOTE"]
 
 SCHEMA = "mechverify.campaign/1"
-BUDGET_NOTE = "not searched: the --budget ran out before this cell's turn"
+BUDGET_NOTE = bud.budget_note("not reached (the budget ran out before this cell's turn)")
 WORKER_ERROR = "worker error: "
 STORE_ERROR = "could not store the counterexample: "
 UNFINISHED = (BUDGET_NOTE, WORKER_ERROR, STORE_ERROR)  # notes of cells a resumed campaign runs again
@@ -56,7 +59,9 @@ UNFINISHED = (BUDGET_NOTE, WORKER_ERROR, STORE_ERROR)  # notes of cells a resume
 @dataclass(frozen=True)
 class Task:
     """One cell, as a worker receives it (plain data: the mechanism is looked up by name, or by the
-    reference of a user's mechanism, with its ``tolerance``)."""
+    reference of a user's mechanism, with its ``tolerance``).  ``mech`` and ``certifier`` are objects of
+    this process: the coordinator's own (a plain function given to the Python API has no name another
+    process could look up), handed to an in-process executor only (:func:`execute`)."""
 
     mechanism: str
     property: str
@@ -70,6 +75,8 @@ class Task:
     domain: Any = None  # ``run``'s search domain (None: the mechanism's setting)
     tolerance: Optional[float] = None  # a user's mechanism: its float tolerance (``--tolerance``)
     call_limit: Optional[float] = None  # a user's mechanism: seconds per call (set from the command's budget)
+    mech: Any = field(default=None, compare=False, repr=False)  # the Mechanism itself (None: look it up)
+    certifier: Any = field(default=None, compare=False, repr=False)  # with ``certify``: instead of the z3 layer
 
     @property
     def key(self) -> str:
@@ -87,12 +94,13 @@ class Outcome:
 
 
 def task_mechanism(task: Task):
-    """The mechanism a task names (a registered name or a user's reference), with the task's tolerance."""
+    """The mechanism a task carries or names (a registered name or a user's reference), with the task's
+    tolerance and per-call limit."""
     import dataclasses
 
     from mechanisms import get
 
-    mech = get(task.mechanism)
+    mech = task.mech if task.mech is not None else get(task.mechanism)
     if task.tolerance is not None and mech.tolerance != task.tolerance:
         mech = dataclasses.replace(mech, tolerance=task.tolerance)
     if task.call_limit is not None and mech.call_limit != task.call_limit:
@@ -107,7 +115,7 @@ def run_task(task: Task) -> Outcome:
     try:
         mech = task_mechanism(task)
         r = run_cell(mech, task.property, task.variant, budget=task.budget, seed=task.seed, store_dir=None,
-                     max_trials=task.max_trials, certifier=z3_certifier if task.certify else None,
+                     max_trials=task.max_trials, certifier=(task.certifier or z3_certifier) if task.certify else None,
                      domain=task.domain, command=task.command)
     except Exception as exc:  # noqa: BLE001 - reported as a failed cell, never lost
         return Outcome(failed(task, f"{WORKER_ERROR}{type(exc).__name__}: {exc}"))
@@ -124,8 +132,7 @@ def failed(task: Task, note: str) -> Result:
         cs, name = claims_mod.claims_for(mech, task.property, task.variant), mech.name
     except Exception:  # noqa: BLE001 - the cell's own names may be what failed
         cs, name = [], task.mechanism
-    return Result(name, task.property, task.variant, verdict="unknown", note=note, claims=cs,
-                  outcomes=claims_mod.outcomes(cs, "unknown", None))
+    return record(Result(name, task.property, task.variant, verdict="unknown", note=note), None, claims=cs)
 
 
 # ------------------------------------------------------------------ results as JSON (the campaign files)
@@ -243,18 +250,6 @@ def config_of(**kw: Any) -> dict:
 
 
 # ------------------------------------------------------------------ the coordinator
-def _store(r: Result, mech, provenance: Optional[dict], store_dir: Optional[str], keep_all: bool) -> None:
-    """THE one writer: the worker's minimised certificate goes through the store gate (no re-minimising)."""
-    if r.verdict != "violated" or r.certificate is None or not store_dir:
-        return
-    done = persist(r.certificate, mech, provenance=provenance or {"kind": "search"}, root=store_dir,
-                   claims=r.claims, minimise=False, minimality=r.minimality, keep_all=keep_all)
-    r.certificate, r.minimality = done.certificate, done.minimality
-    r.counterexample, r.stored_new = done.path, done.new
-    r.measure, r.size = done.certificate.measure, (done.minimality or {}).get("size", r.size)
-    r.outcomes = claims_mod.outcomes(r.claims, r.verdict, done.certificate.witness)
-
-
 def _bar(done: int, total: int, width: int = 20) -> str:
     """A progress bar for a terminal (plain lines otherwise: logs, pipes, CI)."""
     if not sys.stderr.isatty() or not total:
@@ -278,12 +273,15 @@ def _eta(t0: float, done: int, total: int, deadline: Optional[float] = None) -> 
 def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budget: float, store_dir: Optional[str],
             keep_all: bool = False, campaign: Optional[Campaign] = None,
             progress: Optional[Callable[[str], None]] = None, on_result: Optional[Callable[[Task, Result], None]] = None,
-            fn: Callable[[Task], Outcome] = run_task) -> tuple[dict[str, Result], bool]:
-    """Run ``tasks`` (see the module docstring); returns ``({task.key: result}, interrupted)``.  Ctrl-C /
-    SIGTERM stop it: the workers are stopped and the cells that finished are returned."""
+            fn: Callable[[Task], Outcome] = run_task, deadline: Optional[float] = None) -> tuple[dict[str, Result], bool]:
+    """Run ``tasks`` within ``budget`` seconds (and before ``deadline``, a ``time.monotonic()`` value: the
+    command's, when it started earlier); see the module docstring.  Returns ``({task.key: result},
+    interrupted)``.  Ctrl-C / SIGTERM stop it: the workers are stopped and the cells that finished are
+    returned.  A task's ``mech`` and ``certifier`` objects go to an in-process executor only; another
+    executor's workers look the mechanism up by ``task.mechanism``."""
     ex = executor or InProcess()
     t0 = time.monotonic()
-    deadline = t0 + budget
+    deadline = bud.earliest(t0 + budget, deadline)
     results: dict[str, Result] = {}
     if campaign is not None:
         campaign.start()
@@ -323,7 +321,7 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                             else bud.call_limit_for(budget))
                 if progress:
                     progress(f"[start] {t.mechanism} {t.property}/{t.variant} (up to {share:.1f} s)")
-                running[ex.submit(fn, t)] = (t, 1)
+                running[ex.submit(fn, t if ex.in_process else replace(t, mech=None, certifier=None))] = (t, 1)
 
         while pending or running:
             dispatch()
@@ -335,7 +333,8 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                 if err is not None and attempt < 2 and not isinstance(err, KeyboardInterrupt):
                     if progress:
                         progress(f"[retry] {t.key}: {type(err).__name__}: {err}")
-                    running[ex.submit(fn, t)] = (t, attempt + 1)
+                    running[ex.submit(fn, t if ex.in_process else replace(t, mech=None, certifier=None))] = \
+                        (t, attempt + 1)
                 else:
                     finished.append((t, value, err))
             if ex.asynchronous:  # keep the workers busy while this process stores and reports
@@ -345,8 +344,9 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                     r = failed(t, f"{WORKER_ERROR}{type(err).__name__}: {err}")
                 else:
                     r = value.result
-                    try:
-                        _store(r, task_mechanism(t), value.provenance, store_dir, keep_all)
+                    try:  # THE one writer: the worker's minimised certificate through the store gate
+                        record(r, task_mechanism(t), root=store_dir, provenance=value.provenance, minimise=False,
+                               minimality=r.minimality, keep_all=keep_all)
                     except Exception as exc:  # noqa: BLE001 - a cell never takes the campaign down
                         r = failed(t, f"{STORE_ERROR}{type(exc).__name__}: {exc}")
                 finish(t, r)
@@ -367,28 +367,3 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
     finally:  # stop what still runs (Ctrl-C, SIGTERM, an error here): no worker outlives the command
         ex.close(cancel=bool(running) or interrupted)
     return results, interrupted
-
-
-def run_mechanism_campaign(mech, properties: Optional[Sequence[str]] = None, *, budget: float, seed: int = 0,
-                           store_dir: Optional[str] = None, max_trials: Optional[int] = None,
-                           certify: bool = False, executor: Optional[Executor] = None,
-                           campaign: Optional[Campaign] = None, progress: Optional[Callable[[str], None]] = None,
-                           domain: Any = None, keep_all: bool = False) -> RunReport:
-    """``run`` through an executor: :func:`verifier.run.run_mechanism`'s cells (``run.plan``) as a campaign."""
-    w0 = time.perf_counter()
-    cells, skipped = plan(mech, properties)
-    from .engines import strategies as strat
-
-    base_dom = domain if domain is not None else strat.domain_for(mech.setting)
-    report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
-                       list(skipped), user=mech.is_users)
-    tasks = [Task(mech.ref, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain,
-                  tolerance=mech.tolerance, call_limit=mech.call_limit, weight=DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0) for p, v in cells]
-    got, report.interrupted = execute(tasks, executor=executor, budget=budget, store_dir=store_dir,
-                                      keep_all=keep_all, campaign=campaign, progress=progress)
-    report.results = [got[t.key] for t in tasks if t.key in got]
-    if report.interrupted:
-        report.skipped += [(t.property, t.variant, "interrupted") for t in tasks if t.key not in got]
-    report.wall_seconds = time.perf_counter() - w0
-    report.seconds = report.wall_seconds  # the budget's clock (the cells' own seconds may overlap on workers)
-    return report

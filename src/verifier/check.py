@@ -42,6 +42,7 @@ from .exact import known_allocation
 from .properties import DEFAULT_PROPERTIES, USER_PROPERTIES, Property, get_property
 from .properties import budget as bud
 from .properties.runs import failure_text
+from .record import record
 from .results import Result
 
 __all__ = ["check_property", "check_instance", "refuted_claims", "EXACT_FACTOR"]
@@ -67,9 +68,7 @@ def check_property(mech, env: Environment, prop: Property, variant: str, budget:
     end = bud.earliest(bud.now() + budget, deadline)
     res = _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds, exact_note,
                           sampler, max_trials)
-    witness = res.certificate.witness if res.certificate is not None else None
-    res.outcomes = claims_mod.outcomes(res.claims, res.verdict, witness)
-    return res
+    return record(res, mech)  # what the verdict means for the claims (check stores nothing itself)
 
 
 def refuted_claims(res: Result) -> list:
@@ -284,8 +283,7 @@ def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]],
                 r = _new_result(mech, env, p, v)
                 r.verdict, r.note = "unknown", bud.budget_note(
                     f"not reached (one allocation took {t_alloc:.1f} s)")
-                r.outcomes = claims_mod.outcomes(r.claims, r.verdict, None)
-                out[i] = r
+                out[i] = record(r, mech)
                 continue
             if p.needs_deviation:
                 samplers[i] = DeviationSampler(mech, env, p, v, seed)
@@ -336,5 +334,4 @@ def _failed(mech, env, prop, variant, failure: str) -> Result:
     """A property that cannot be judged: the user's mechanism fails on the instance (property ``runs``)."""
     r = _new_result(mech, env, prop, variant)
     r.verdict, r.note = "unknown", f"the mechanism fails on this instance ({failure})"
-    r.outcomes = claims_mod.outcomes(r.claims, r.verdict, None)
-    return r
+    return record(r, mech)

@@ -4,7 +4,8 @@ Every executor has the same four operations, used by ``verifier.campaign``'s one
 ``slots`` (how many cells may run at once), ``submit(fn, arg)`` (returns a handle), ``wait_any()`` (the
 handles that finished: ``(handle, value, error)``, blocking until at least one did) and ``close(cancel)``.
 ``fn`` and ``arg`` must be picklable (a top-level function and plain data): workers look mechanisms up by
-name.  An ``error`` is trouble OUTSIDE the cell (a worker process died, the cluster lost the task); the
+name -- except in :class:`InProcess` (``in_process``), which runs them in the coordinator's process, objects
+and all (a plain function given to the Python API, a test's certifier).  An ``error`` is trouble OUTSIDE the cell (a worker process died, the cluster lost the task); the
 coordinator retries such a cell once and then reports it as failed -- a cell's own exception is caught
 in the worker and comes back as a failed result (``verifier.campaign.run_task``).
 """
@@ -33,6 +34,7 @@ class Executor:
     name = "executor"
     slots = 1
     asynchronous = True  # submit returns at once (False: it runs the cell)
+    in_process = False  # True: cells run in this process (no pickling: a task may carry objects)
 
     def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         """Start ``fn(arg)``; returns a handle."""
@@ -56,6 +58,7 @@ class InProcess(Executor):
 
     name = "in-process"
     asynchronous = False
+    in_process = True
 
     def __init__(self) -> None:
         self._done: list[tuple[Any, Any, Optional[BaseException]]] = []

@@ -39,9 +39,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from mechverify.instances import load_environment
 
     from ..check import check_instance
-    from ..claims import claims_for
+    from ..record import record
     from ..report import check_line, check_result_to_json
-    from ..store import persist
 
     mech = with_user_options(get(args.mechanism), args)
     props = parse_properties(args.properties)
@@ -57,10 +56,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             if r.certificate is not None:
                 # the instance as the user gave it (what the printed verdict describes): not minimised, and
                 # stored even where a smaller counterexample of the cell is stored already
-                r.counterexample = persist(
-                    r.certificate, mech, provenance={"kind": "check", "instance": args.instance, "seed": args.seed},
-                    root=args.store, claims=claims_for(mech, r.property, r.variant), minimise=False,
-                    minimality={"status": "the instance given to check (not minimised)"}, keep_all=True).path
+                record(r, mech, root=args.store, provenance={"kind": "check", "instance": args.instance,
+                                                             "seed": args.seed}, minimise=False,
+                       minimality={"status": "the instance given to check (not minimised)"}, keep_all=True)
     if args.format == "json":
         print(json.dumps({"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                           "budget": args.budget, "results": [check_result_to_json(r) for r in results]}, indent=1))

@@ -82,9 +82,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
     from mechanisms import get
 
-    from ..campaign import run_mechanism_campaign
     from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
-    from ..run import plan
+    from ..run import plan, run_mechanism
 
     mech = with_user_options(get(args.mechanism), args)
     props = parse_properties(args.properties)
@@ -105,10 +104,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = executor_from(args, len(plan(mech, props)[0]))
     if not args.no_store:
         announce_store(args.store, args.quiet)
-    rep = run_mechanism_campaign(mech, props, budget=max(0.0, left(deadline)), seed=args.seed,
-                                 store_dir=None if args.no_store else args.store, max_trials=args.trials,
-                                 certify=args.certify, executor=executor, campaign=camp,
-                                 progress=progress_printer(args.quiet), keep_all=args.keep_all)
+    rep = run_mechanism(mech, props, budget=max(0.0, left(deadline)), seed=args.seed,
+                        store_dir=None if args.no_store else args.store, max_trials=args.trials,
+                        certify=args.certify, executor=executor, campaign=camp,
+                        progress=progress_printer(args.quiet), keep_all=args.keep_all)
     rep.budget = args.budget  # what was asked for (the search had what was left of it after start-up)
     if args.format == "json":
         print(json.dumps(report_to_json(rep), indent=1))
