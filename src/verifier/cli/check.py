@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_user_options, announce_store, command, finding_exit, non_negative_seed, output_dir,
-                     parse_properties, positive_seconds)
+from .common import (MECHANISM_HELP, CliError, add_mechanism_options, announce_store, command, finding_exit,
+                     mechanism_and_properties, output_dir)
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
@@ -25,8 +25,7 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="store certified violations as counterexample files under DIR (e.g. counterexamples)")
-    add_fail_on(p, "violated")
-    add_tolerance(p)
+    add_mechanism_options(p, fail_on="violated")
 
 
 @command("check", "every property's verdict for a mechanism on one instance")(_configure_check)
@@ -35,17 +34,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ..properties.budget import deadline_after
 
     deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
-    from mechanisms import get
     from mechverify.instances import load_environment
 
     from ..check import check_instance
     from ..record import record
     from ..report import check_line, check_result_to_json
 
-    mech = with_user_options(get(args.mechanism), args)
-    props = parse_properties(args.properties)
-    positive_seconds(args.budget, "--budget")
-    non_negative_seed(args.seed)
+    mech, props = mechanism_and_properties(args)
     output_dir(args.store, "--store")
     if args.store:
         announce_store(args.store, False)

@@ -160,6 +160,25 @@ def with_user_options(mech, args: argparse.Namespace):
     return dataclasses.replace(mech, call_limit=float(limit))
 
 
+def add_mechanism_options(p: argparse.ArgumentParser, fail_on: str) -> None:
+    """``--fail-on`` (default ``fail_on``), ``--tolerance`` and ``--call-limit``: the options of a command that
+    judges one mechanism (check, run)."""
+    add_fail_on(p, fail_on)
+    add_tolerance(p)
+
+
+def mechanism_and_properties(args: argparse.Namespace) -> tuple:
+    """The mechanism (``--tolerance`` and ``--call-limit`` applied) and the ``--properties`` of check and run,
+    with ``--budget`` and ``--seed`` checked: one line, exit 2, before any work."""
+    from mechanisms import get
+
+    mech = with_user_options(get(args.mechanism), args)
+    props = parse_properties(args.properties)
+    positive_seconds(args.budget, "--budget")
+    non_negative_seed(args.seed)
+    return mech, props
+
+
 def check_executor_options(args: argparse.Namespace) -> None:
     """``--executor``/``--jobs``/``--scheduler`` (and ``--campaign`` when the command has it), checked before
     any work (one line, exit 2)."""

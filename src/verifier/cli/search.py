@@ -11,8 +11,10 @@ import json
 import os
 import sys
 
-from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, add_fail_on, add_tolerance, with_user_options, add_keep_all, announce_store, command, finding_exit, interrupted_exit,
-                     non_negative_seed, output_dir, parse_properties, positive_seconds, progress_printer)
+from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, add_fail_on, add_keep_all,
+                     add_mechanism_options, announce_store, command, finding_exit, interrupted_exit,
+                     mechanism_and_properties, non_negative_seed, output_dir, parse_properties, positive_seconds,
+                     progress_printer)
 
 
 def _add_campaign_options(p: argparse.ArgumentParser) -> None:
@@ -70,8 +72,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="also ask the registered certifiers (z3 layer) to prove properties on bounded domains")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_campaign_options(p)
-    add_fail_on(p, "refuted")
-    add_tolerance(p)
+    add_mechanism_options(p, fail_on="refuted")
 
 
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
@@ -80,15 +81,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..properties.budget import deadline_after, left
 
     deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
-    from mechanisms import get
-
     from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
     from ..run import plan, run_mechanism
 
-    mech = with_user_options(get(args.mechanism), args)
-    props = parse_properties(args.properties)
-    positive_seconds(args.budget, "--budget")
-    non_negative_seed(args.seed)
+    mech, props = mechanism_and_properties(args)
     if args.trials is not None and args.trials <= 0:
         raise CliError(f"--trials: must be > 0 (got {args.trials})")
     output_dir(args.out, "--out")
