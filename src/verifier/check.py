@@ -68,7 +68,7 @@ def check_property(mech, env: Environment, prop: Property, variant: str, budget:
     end = bud.earliest(bud.now() + budget, deadline)
     res = _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds, exact_note,
                           sampler, max_trials)
-    return record(res, mech)  # what the verdict means for the claims (check stores nothing itself)
+    return record(res, mech, minimise=False)  # the claims' outcomes: check keeps the instance it was given
 
 
 def refuted_claims(res: Result) -> list:
@@ -283,7 +283,7 @@ def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]],
                 r = _new_result(mech, env, p, v)
                 r.verdict, r.note = "unknown", bud.budget_note(
                     f"not reached (one allocation took {t_alloc:.1f} s)")
-                out[i] = record(r, mech)
+                out[i] = record(r, mech, minimise=False)
                 continue
             if p.needs_deviation:
                 samplers[i] = DeviationSampler(mech, env, p, v, seed)
@@ -334,4 +334,4 @@ def _failed(mech, env, prop, variant, failure: str) -> Result:
     """A property that cannot be judged: the user's mechanism fails on the instance (property ``runs``)."""
     r = _new_result(mech, env, prop, variant)
     r.verdict, r.note = "unknown", f"the mechanism fails on this instance ({failure})"
-    return record(r, mech)
+    return record(r, mech, minimise=False)

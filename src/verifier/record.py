@@ -21,11 +21,12 @@ def record(r: Result, mech, *, claims: Optional[Sequence] = None, root: Optional
     """Record ``r`` (in place, and returned): ``claims`` (default: ``r.claims`` as they are) covering its cell;
     a violation's certificate through ``store.persist`` (the arguments are persist's: ``root=None`` writes
     nothing; ``minimise=False`` keeps the certificate as found, e.g. already minimised by a worker, with its
-    ``minimality`` record); then ``r.outcomes`` for the verdict.  Afterwards ``certificate``, ``minimality``,
+    ``minimality`` record; with neither a directory nor minimising, the certificate is left as it is); then
+    ``r.outcomes`` for the verdict.  Afterwards ``certificate``, ``minimality``,
     ``counterexample``, ``measure`` and ``size`` describe the stored (minimised) counterexample."""
     if claims is not None:
         r.claims = list(claims)
-    if r.verdict == "violated" and r.certificate is not None:
+    if r.verdict == "violated" and r.certificate is not None and (root or minimise):
         done = persist(r.certificate, mech, provenance=provenance or {"kind": "search"}, root=root, claims=r.claims,
                        minimise=minimise, minimize_budget=minimize_budget, domain=domain, accept=accept,
                        minimality=minimality, keep_all=keep_all, deadline=deadline)
