@@ -39,7 +39,7 @@ from mechverify.numbers import InstanceError
 
 from .mechanism import REGISTERED, Claim, Mechanism, MechanismOutputError, Setting, SettingError
 
-__all__ = ["resolve", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
+__all__ = ["resolve", "load_object", "forget_module", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
            "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "mechverify.mechanisms"
@@ -80,18 +80,18 @@ def source_path(ref: str) -> str:
     return (spec.origin or "") if spec is not None else ""
 
 
-def _load_module(left: str):
+def _load_module(left: str, what: str = "mechanism"):
     """Import ``left``: a file path (``*.py`` or containing a path separator) or a dotted module name."""
     if _is_file_ref(left):
         path = os.path.abspath(left)
         if not os.path.isfile(path):
-            raise InstanceError(f"mechanism: no file {left!r}")
+            raise InstanceError(f"{what}: no file {left!r}")
         modname = _module_name(path)
         if modname in sys.modules:
             return sys.modules[modname], path
         spec = importlib.util.spec_from_file_location(modname, path)
         if spec is None or spec.loader is None:
-            raise InstanceError(f"mechanism: cannot load {left!r} as a Python file")
+            raise InstanceError(f"{what}: cannot load {left!r} as a Python file")
         module = importlib.util.module_from_spec(spec)
         sys.modules[modname] = module  # functions defined there pickle by this name (process pools)
         try:
@@ -100,15 +100,38 @@ def _load_module(left: str):
             del sys.modules[modname]
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            raise InstanceError(f"mechanism: importing {left} failed: {type(exc).__name__}: {exc}") from None
+            raise InstanceError(f"{what}: importing {left} failed: {type(exc).__name__}: {exc}") from None
         return module, path
     try:
         module = importlib.import_module(left)
     except BaseException as exc:  # noqa: BLE001
         if isinstance(exc, KeyboardInterrupt):
             raise
-        raise InstanceError(f"mechanism: importing module {left!r} failed: {type(exc).__name__}: {exc}") from None
+        raise InstanceError(f"{what}: importing module {left!r} failed: {type(exc).__name__}: {exc}") from None
     return module, getattr(module, "__file__", "") or ""
+
+
+def forget_module(ref: str) -> None:
+    """Drop the module a file reference was imported as (its file changed: the next load imports it again)."""
+    left = ref.rpartition(":")[0]
+    if _is_file_ref(left):
+        sys.modules.pop(_module_name(os.path.abspath(left)), None)
+
+
+def load_object(ref: str, what: str = "mechanism") -> tuple[Any, str]:
+    """The object ``left:attr`` names and its source file: ``left`` a file path or a dotted module (one-line
+    ``InstanceError`` starting with ``what:`` otherwise).  Mechanisms and properties load through it."""
+    left, _, attr = ref.rpartition(":")
+    if not left or not attr.isidentifier():
+        raise InstanceError(f"{what}: expected package.module:function or path/to/file.py:function, got {ref!r}")
+    module, path = _load_module(left, what)
+    obj = getattr(module, attr, None)
+    if obj is None:
+        here = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+                      and getattr(v, "__module__", None) == module.__name__)
+        raise InstanceError(f"{what}: {left} has no attribute {attr!r}"
+                            + (f" (functions there: {', '.join(here)})" if here else ""))
+    return obj, path
 
 
 def resolve(ref: str) -> Mechanism:
@@ -120,16 +143,8 @@ def resolve(ref: str) -> Mechanism:
         if now and now == cached.source_hash:
             return cached
         del _RESOLVED[ref]  # the file changed (or went away) since it was loaded: load it again
-        sys.modules.pop(_module_name(os.path.abspath(left)), None)
-    if not left or not attr.isidentifier():
-        raise InstanceError(f"mechanism: expected package.module:function or path/to/file.py:function, got {ref!r}")
-    module, path = _load_module(left)
-    obj = getattr(module, attr, None)
-    if obj is None:
-        here = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
-                      and getattr(v, "__module__", None) == module.__name__)
-        raise InstanceError(f"mechanism: {left} has no attribute {attr!r}"
-                            + (f" (functions there: {', '.join(here)})" if here else ""))
+        forget_module(ref)
+    obj, path = load_object(ref)
     digest = source_hash(path) if path else ""
     if isinstance(obj, Mechanism):
         mech = dataclasses.replace(obj, reference=ref, source_hash=digest, origin="reference")

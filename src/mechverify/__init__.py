@@ -1,5 +1,5 @@
 """mechverify: ``from mechverify import load, allocate, check, run, replay`` (``mechverify.api``), the
-``@mechverify.mechanism`` decorator (``mechverify.declare``), ``mechverify.strategies`` and
+``@mechverify.mechanism`` and ``@mechverify.property`` decorators (``mechverify.declare``), ``mechverify.strategies`` and
 ``mechverify.testing.assert_property``.
 
 The core: the environment model, allocations, the true-utility function, the LP layer and
@@ -8,6 +8,7 @@ the lexicographic max-min solver.  Data flows one way:
 environment -> mechanism -> allocation -> property check -> witness -> exact certificate -> store -> report
 """
 from .declare import mechanism  # noqa: F401
+from .declare import property_ as property  # noqa: F401  (``@mechverify.property``: a user's property)
 from .allocation import Allocation, Bundle, feasibility_violations, is_feasible  # noqa: F401
 from .instances import instance_schema, load_environment, parse_environment  # noqa: F401
 from .model import Environment  # noqa: F401

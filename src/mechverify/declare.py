@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-__all__ = ["MechanismSpec", "mechanism", "spec_of", "DEFAULT_TOLERANCE"]
+__all__ = ["MechanismSpec", "mechanism", "spec_of", "DEFAULT_TOLERANCE", "PropertySpec", "property_", "property_spec_of",
+           "PROPERTY_DEVIATIONS"]
 
 #: relative tolerance a float implementation's violation margin must exceed (``--tolerance``)
 DEFAULT_TOLERANCE = 1e-9
@@ -65,3 +66,65 @@ def spec_of(obj: Any) -> Optional[MechanismSpec]:
     """The spec attached by :func:`mechanism` (``None`` for an undecorated function)."""
     spec = getattr(obj, "__mechverify__", None)
     return spec if isinstance(spec, MechanismSpec) else None
+
+
+# ------------------------------------------------------------------------------- a user's property
+#: the deviation kinds a user's property may declare (``verifier.properties.user``): an instance property,
+#: one user's misreport of its demands, eligible set or task count, or one user leaving
+PROPERTY_DEVIATIONS = ("none", "demand", "eligible", "tasks", "leave")
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """What ``@mechverify.property`` records: name, deviation kind, source, variants, premise and hints."""
+
+    name: Optional[str] = None
+    deviation: str = "none"
+    source: str = ""
+    title: str = ""
+    variants: Mapping[str, str] = field(default_factory=dict)
+    applicable: Optional[Callable] = None
+    hints: Mapping[str, Any] = field(default_factory=dict)
+
+
+def property_(name: Optional[str] = None, *, deviation: str = "none", source: str = "", title: str = "",
+              variants: Union[Mapping[str, str], Sequence[str], None] = None, applicable: Optional[Callable] = None,
+              hints: Optional[Mapping[str, Any]] = None) -> Callable:
+    """Decorator (``@mechverify.property``): declare a function that returns the MARGIN by which a property
+    fails at an instance (> 0: violated by that much; <= 0: holds).  ``deviation="none"``: ``f(env, alloc)``;
+    ``"demand"``/``"eligible"``/``"tasks"``: ``f(env, alloc, user, reported_alloc)`` (the allocation after
+    ``user`` misreports); ``"leave"``: ``f(env, alloc, user, alloc_without_user)``.  With several
+    ``variants`` the function also receives ``variant=``.  ``applicable(env)`` returns ``None`` or why the
+    premise fails; ``hints`` are ``verifier.properties.Hints`` fields that narrow the search (e.g.
+    ``{"min_users": 2}``).  The function itself is unchanged (docs/properties.md, "Write your own property")."""
+    if name is not None and (not isinstance(name, str) or not name.strip() or ":" in name or "/" in name
+                             or "," in name):
+        raise ValueError(f"name: expected a non-empty name without ':', '/' or ',', got {name!r}")
+    if deviation not in PROPERTY_DEVIATIONS:
+        raise ValueError(f"deviation: expected one of {', '.join(PROPERTY_DEVIATIONS)}, got {deviation!r}")
+    if variants is None:
+        vs: dict[str, str] = {}
+    elif isinstance(variants, Mapping):
+        vs = {str(k): str(v) for k, v in variants.items()}
+    else:
+        vs = {str(k): "" for k in variants}
+    for v in vs:
+        if not v or "/" in v or "," in v or ":" in v:
+            raise ValueError(f"variants: expected names without '/', ',' or ':', got {v!r}")
+    if applicable is not None and not callable(applicable):
+        raise ValueError(f"applicable: expected a function env -> None | reason, got {type(applicable).__name__}")
+    spec = PropertySpec(name, deviation, source, title, vs, applicable, dict(hints or {}))
+
+    def deco(func: Callable) -> Callable:
+        if not callable(func):
+            raise TypeError(f"@property decorates a function, got {type(func).__name__}")
+        func.__mechverify_property__ = spec
+        return func
+
+    return deco
+
+
+def property_spec_of(obj: Any) -> Optional[PropertySpec]:
+    """The spec attached by :func:`property_` (``None`` for an undecorated function)."""
+    spec = getattr(obj, "__mechverify_property__", None)
+    return spec if isinstance(spec, PropertySpec) else None

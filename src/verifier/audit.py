@@ -178,7 +178,9 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
     end = bud.earliest(bud.now() + budget, deadline)
     tables = layout(only)
     if properties:
-        tables = [(tid, title, cols, [p for p in props if p in properties]) for tid, title, cols, props in tables]
+        # a user's property (a reference) is a row of every table; the built-in ones only where the table has it
+        own = [p for p in properties if get_property(p).ref != get_property(p).name]
+        tables = [(tid, title, cols, [p for p in props if p in properties] + own) for tid, title, cols, props in tables]
         tables = [t for t in tables if t[3]]
     idx = {} if fresh else index(store_dir)
     cells: list[AuditCell] = []
@@ -223,7 +225,7 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                         if partial:  # violated, but outside a claim's assumptions: search inside them too
                             ev.details.update({"stored_outside": partial[0], "stored_outcomes": partial[1]})
                         ev.details["searched"] = True
-                        todo.append((cell, v, DEVIATION_WEIGHT if PROPERTIES[p].needs_deviation else 1.0))
+                        todo.append((cell, v, DEVIATION_WEIGHT if get_property(p).needs_deviation else 1.0))
                     cell.evidence.append(ev)
     if progress:
         settled = sum(1 for c in cells for e in c.evidence if not e.details.get("searched"))

@@ -91,7 +91,7 @@ def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[s
             if why:
                 skipped.append((prop.name, v, why))
             else:
-                cells.append((prop.name, v))
+                cells.append((prop.ref, v))  # a user's property: its reference
     return cells, skipped
 
 

@@ -144,6 +144,13 @@ def persist(cert: Certificate, mech=None, *, provenance: dict[str, Any], root: O
         left, _, attr = mech.reference.rpartition(":")
         if left.endswith(".py") and os.path.isfile(left):  # found again from another working directory
             provenance["mechanism_file"] = f"{os.path.abspath(left)}:{attr}"
+    prop = get_property(cert.witness.property)
+    if prop.ref != prop.name:  # a user's property: how to load it again, and its source's hash
+        provenance = dict(provenance, property_reference=prop.ref,
+                          property_sha256=getattr(prop, "source_hash", ""))
+        left, _, attr = prop.ref.rpartition(":")
+        if left.endswith(".py") and os.path.isfile(left):  # found again from another working directory
+            provenance["property_file"] = f"{os.path.abspath(left)}:{attr}"
     d = certificate_to_dict(cert, provenance, minimality, claim_record(claims))
     directory = os.path.join(root, d["mechanism"])
     out.path = os.path.join(directory, f"{d['id']}.json")
@@ -204,7 +211,7 @@ def _rechecked(path: str, mech) -> Optional[Certificate]:
     """The certificate a stored file re-derives exactly now (None if it no longer does)."""
     try:
         d = load(path)
-        return get_property(d["property"]).recheck(mech, witness_from(d))
+        return _property_of(d)[0].recheck(mech, witness_from(d))
     except Exception:  # noqa: BLE001 - a file that does not re-check is not kept in preference
         return None
 
@@ -324,7 +331,8 @@ def replay(path: str) -> ReplayResult:
         if d.get("id") != expected_id or not os.path.basename(path).startswith(expected_id):
             return ReplayResult(path, False, f"content does not match its id/name (expected {expected_id})")
         mech, changed = _mechanism_of(d)
-        prop = get_property(d["property"])
+        prop, prop_changed = _property_of(d)
+        changed += prop_changed
         witness = witness_from(d)
         cert = prop.recheck(mech, witness)
     except _CannotLoad as exc:
@@ -412,6 +420,29 @@ def _mechanism_of(d: dict[str, Any]):
     if was and mech.source_hash and was != mech.source_hash:  # (get() reloads a changed file)
         return mech, f" [the source of {ref} changed since it was stored: sha256 {was[:12]} -> {mech.source_hash[:12]}]"
     return mech, ""
+
+
+def _property_of(d: dict[str, Any]):
+    """The property a stored file names, and a note when its recorded source has changed since: a user's
+    property is loaded through the reference it was stored with (``provenance.property_reference``)."""
+    prov = d.get("provenance") if isinstance(d.get("provenance"), dict) else {}
+    ref = prov.get("property_reference")
+    if not ref:
+        return get_property(d["property"]), ""
+    try:
+        prop = get_property(ref)
+    except InstanceError as exc:
+        alt = prov.get("property_file")
+        try:
+            if not alt:
+                raise
+            prop = get_property(alt)
+        except InstanceError:
+            raise _CannotLoad(f"cannot load the property it was stored with ({ref}): {exc}") from None
+    was, now = prov.get("property_sha256"), getattr(prop, "source_hash", "")
+    if was and now and was != now:
+        return prop, f" [the source of the property {ref} changed since it was stored: sha256 {was[:12]} -> {now[:12]}]"
+    return prop, ""
 
 
 def find_files(paths: list[str]) -> list[str]:

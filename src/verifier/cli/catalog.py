@@ -19,12 +19,39 @@ NAMES = ("list", "allocate", "schema")
 # ---------------------------------------------------------------------- list
 def _configure_list(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+    p.add_argument("--properties", action="store_true",
+                   help="list the properties instead: the built-in ones and those installed packages declare in the "
+                        "entry-point group mechverify.properties")
+
+
+def _list_properties(fmt: str) -> int:
+    """``list --properties``: every property with its variants, deviation kind and source."""
+    from ..properties import all_names, get_property
+
+    props = [get_property(n) for n in all_names()]
+    rows = [{"name": p.name, "title": p.title, "variants": dict(p.variants),
+             "deviation": sorted({p.hints_for(v).deviation for v in p.variants}),
+             "source": getattr(p, "source", "") or "built-in", "reference": p.ref if p.ref != p.name else None}
+            for p in props]
+    if fmt == "json":
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        print(f"{r['name']}  --  {r['title']}")
+        print(f"    variants:  {', '.join(r['variants'])}   (deviation: {', '.join(r['deviation'])})")
+        if r["reference"]:
+            print(f"    source:    {r['source']}  ({r['reference']})")
+    return 0
 
 
 @command("list", "list mechanisms with their settings and their papers' claims")(_configure_list)
 def cmd_list(args: argparse.Namespace) -> int:
-    """``list``: every registered mechanism with its setting and its papers' claims."""
+    """``list``: every registered mechanism with its setting and its papers' claims (``--properties``: the
+    properties)."""
     from mechanisms import all_mechanisms
+
+    if getattr(args, "properties", False):
+        return _list_properties(args.format)
 
     mechs = all_mechanisms()
     if args.format == "json":

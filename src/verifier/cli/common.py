@@ -54,9 +54,7 @@ def parse_properties(text: Optional[str]) -> Optional[list[str]]:
     if not names:
         raise CliError(f"--properties: no property named (got {text!r}; known: {','.join(PROPERTIES)}; omit the flag "
                        f"for all)")
-    for n in names:
-        get_property(n)
-    return names
+    return [get_property(n).ref for n in names]  # a user's property: loaded now (a bad one: one line, exit 2)
 
 
 def progress_printer(quiet: bool) -> Optional[Callable[[str], None]]:

@@ -15,7 +15,7 @@ from .po import ParetoOptimality
 from .runs import Runs
 from .sp import GroupStrategyProofness, StrategyProofness
 
-__all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property", "names_help", "parse_cells", "Certificate", "Deviation",
+__all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property", "all_names", "split_name", "names_help", "parse_cells", "Certificate", "Deviation",
            "Evaluation", "Hints", "Property", "Report", "Witness"]
 
 PROPERTIES: dict[str, Property] = {p.name: p for p in (
@@ -29,18 +29,71 @@ DEFAULT_PROPERTIES: list[str] = [p for p in PROPERTIES if p != "runs"]
 USER_PROPERTIES: list[str] = ["runs"]
 
 
-def get_property(name: str) -> Property:
-    """The registered property ``name`` (``InstanceError`` naming the known ones otherwise)."""
+#: users' properties this process has loaded (by reference or entry point), by name: a result or a stored
+#: file names a property by its name
+_LOADED: dict[str, Property] = {}
+
+
+def get_property(name) -> Property:
+    """The property ``name``: a built-in one, a user's property by reference (``path/file.py:function``,
+    ``package.module:function``; ``verifier.properties.user``), one an installed package declares in the
+    entry-point group ``mechverify.properties``, or one loaded earlier in this process; a ``Property``
+    object is returned as it is.  ``InstanceError`` naming the known ones otherwise."""
+    if isinstance(name, Property):
+        return name
     try:
         return PROPERTIES[name]
     except (KeyError, TypeError):  # TypeError: not a name at all (a damaged file's list or object)
-        raise InstanceError(f"properties: unknown property {name!r} (known: {', '.join(PROPERTIES)})") from None
+        pass
+    if isinstance(name, str) and ":" in name:
+        from .user import resolve
+
+        prop = resolve(name.strip())
+        _LOADED[prop.name] = prop
+        return prop
+    if isinstance(name, str):
+        _entry_points()
+        if name in _LOADED:
+            return _LOADED[name]
+    raise InstanceError(f"properties: unknown property {name!r} (known: {', '.join(all_names())}; or a reference "
+                        f"path/file.py:function or package.module:function)")
+
+
+#: the properties installed packages declare (entry-point group ``mechverify.properties``), by name
+_INSTALLED: dict[str, Property] = {}
+
+
+def _entry_points() -> None:
+    from .user import load_entry_points
+
+    load_entry_points(_INSTALLED)
+    for name, prop in _INSTALLED.items():
+        _LOADED.setdefault(name, prop)
+
+
+def all_names() -> list[str]:
+    """Every property's name: the built-in ones, then those installed packages declare (not the ones
+    loaded by reference: a reference names them)."""
+    _entry_points()
+    return list(PROPERTIES) + [n for n in _INSTALLED if n not in PROPERTIES]
 
 
 def names_help() -> str:
     """Help text of a ``--properties`` option, from the registry."""
-    return (f"comma-separated: {','.join(PROPERTIES)} (default: all but runs; a user's mechanism: all, "
-            f"runs first)")
+    return (f"comma-separated: {','.join(all_names())} (default: all but runs; a user's mechanism: all, "
+            f"runs first), or your own: path/file.py:function, package.module:function")
+
+
+def split_name(item: str) -> tuple[str, str]:
+    """``"sp/demand"`` -> ``("sp", "demand")``; a reference keeps its path: ``"dir/f.py:prop/v"`` ->
+    ``("dir/f.py:prop", "v")``."""
+    item = item.strip()
+    if ":" in item:
+        left, _, rest = item.rpartition(":")
+        func, _, variant = rest.partition("/")
+        return f"{left}:{func.strip()}", variant.strip()
+    name, _, variant = item.partition("/")
+    return name.strip(), variant.strip()
 
 
 def parse_cells(names) -> tuple[list[str], dict[str, list[str]]]:
@@ -59,16 +112,17 @@ def parse_cells(names) -> tuple[list[str], dict[str, list[str]]]:
         item = item.strip()
         if not item:
             continue
-        name, _, variant = item.partition("/")
-        prop = get_property(name.strip())
-        if prop.name not in props:
-            props.append(prop.name)
-        if variant.strip():
-            v = prop.variant_of(variant.strip())
-            if v not in chosen.setdefault(prop.name, []):
-                chosen[prop.name].append(v)
+        name, variant = split_name(item)
+        prop = get_property(name)
+        key = prop.ref  # a user's property: its reference (found again in a worker process)
+        if key not in props:
+            props.append(key)
+        if variant:
+            v = prop.variant_of(variant)
+            if v not in chosen.setdefault(key, []):
+                chosen[key].append(v)
         else:
-            whole.add(prop.name)
+            whole.add(key)
     if not props:
         raise InstanceError(f"properties: no property named (got {names!r}; known: {', '.join(PROPERTIES)})")
     return props, {p: vs for p, vs in chosen.items() if p not in whole}

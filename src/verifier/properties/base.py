@@ -230,6 +230,12 @@ class Property:
             cls.recheck = tolerance_gate(own)  # see tolerance_gate
 
     @property
+    def ref(self) -> str:
+        """What ``get_property`` needs to find this property again, in another process too (its name for a
+        built-in one; a user's property: its reference)."""
+        return self.name
+
+    @property
     def higher_is_worse(self) -> bool:
         """A larger measure is a worse one (``measure.direction`` is ">")."""
         return self.measure.direction == ">"

@@ -122,7 +122,8 @@ def test_new_property_not_refuted_for_drf(ete):
 def test_defaults_and_help_come_from_the_registry():
     assert DEFAULT_PROPERTIES == ["sp", "gsp", "ef", "si", "po", "bf", "srf", "pm", "single-server-drf"]
     assert names_help() == ("comma-separated: sp,gsp,ef,si,po,bf,srf,pm,single-server-drf,runs (default: all but "
-                            "runs; a user's mechanism: all, runs first)")
+                            "runs; a user's mechanism: all, runs first), or your own: path/file.py:function, "
+                            "package.module:function")
 
 
 def test_deviation_kinds_are_declared():
