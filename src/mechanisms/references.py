@@ -39,7 +39,7 @@ from mechverify.numbers import InstanceError
 
 from .mechanism import REGISTERED, Claim, Mechanism, MechanismOutputError, Setting, SettingError
 
-__all__ = ["resolve", "load_object", "forget_module", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
+__all__ = ["resolve", "load_object", "forget_module", "installed", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
            "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "mechverify.mechanisms"
@@ -336,30 +336,35 @@ def to_allocation(env: Environment, out: Any, name: str, exact: bool = True) -> 
     return Allocation(env, tuple(rows), name, exact, info)
 
 
-def load_entry_points() -> None:
-    """Register the mechanisms installed packages declare in the entry-point group ``mechverify.mechanisms``
-    (``name = "package.module:function"``); once per process.  A broken one is skipped with a warning on
-    stderr, so it never hides the others."""
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED.append(True)
+def installed(group: str, registry: dict, make: Callable[[str, str, Any, str], Any]) -> None:
+    """Add to ``registry`` what installed packages declare in the entry-point ``group`` (``name =
+    "package.module:function"``): ``make(name, value, loaded object, its source file's SHA-256)`` builds each
+    one.  A broken one is skipped with a warning on stderr, so it never hides the others.  Mechanisms and
+    properties (``verifier.properties.user``) are installed through it."""
     from importlib.metadata import entry_points
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in REGISTERED:
+    for ep in entry_points(group=group):
+        if ep.name in registry:
             continue
         try:
             obj = ep.load()
             mod = sys.modules.get(getattr(obj, "__module__", ""), None)
-            path = getattr(mod, "__file__", "") or ""
-            if isinstance(obj, Mechanism):
-                mech = dataclasses.replace(obj, name=ep.name, reference=ep.value, source_hash=source_hash(path),
-                                           origin="entry-point")
-            else:
-                mech = from_function(obj, reference=ep.value, source_hash=source_hash(path), name=ep.name,
-                                     origin="entry-point")
+            registry[ep.name] = make(ep.name, ep.value, obj, source_hash(getattr(mod, "__file__", "") or ""))
         except Exception as exc:  # noqa: BLE001
-            print(f"warning: entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}): "
-                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        REGISTERED[ep.name] = mech
+            print(f"warning: entry point {ep.name} = {ep.value} ({group}): {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+
+
+def load_entry_points() -> None:
+    """Register the mechanisms installed packages declare in the entry-point group ``mechverify.mechanisms``
+    (:func:`installed`); once per process."""
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED.append(True)
+
+    def make(name: str, value: str, obj: Any, digest: str) -> Mechanism:
+        if isinstance(obj, Mechanism):
+            return dataclasses.replace(obj, name=name, reference=value, source_hash=digest, origin="entry-point")
+        return from_function(obj, reference=value, source_hash=digest, name=name, origin="entry-point")
+
+    installed(ENTRY_POINT_GROUP, REGISTERED, make)

@@ -51,21 +51,25 @@ def mechanism(name: Optional[str] = None, *, title: str = "", claims: Union[Mapp
         raise ValueError(f"name: expected a non-empty name without ':', got {name!r}")
     if tolerance is not None and not (isinstance(tolerance, (int, float)) and 0 <= tolerance < 1):
         raise ValueError(f"tolerance: expected a number in [0, 1), got {tolerance!r}")
-    spec = MechanismSpec(name, title, claims, dict(setting), source, tolerance)
+    return _attaching(MechanismSpec(name, title, claims, dict(setting), source, tolerance))
 
+
+def _attaching(spec: Any) -> Callable:
+    """The decorator that attaches ``spec`` to a function (``__mechverify__``) and returns it unchanged."""
     def deco(func: Callable) -> Callable:
         if not callable(func):
-            raise TypeError(f"@mechanism decorates a function, got {type(func).__name__}")
+            raise TypeError(f"@{type(spec).__name__[:-4].lower()} decorates a function, got {type(func).__name__}")
         func.__mechverify__ = spec
         return func
 
     return deco
 
 
-def spec_of(obj: Any) -> Optional[MechanismSpec]:
-    """The spec attached by :func:`mechanism` (``None`` for an undecorated function)."""
+def spec_of(obj: Any, kind: type = None) -> Optional[Any]:  # type: ignore[assignment]
+    """The spec the decorators attached (``kind``: :class:`MechanismSpec` by default, or
+    :class:`PropertySpec`); ``None`` for an undecorated function or another kind's spec."""
     spec = getattr(obj, "__mechverify__", None)
-    return spec if isinstance(spec, MechanismSpec) else None
+    return spec if isinstance(spec, kind or MechanismSpec) else None
 
 
 # ------------------------------------------------------------------------------- a user's property
@@ -113,18 +117,9 @@ def property_(name: Optional[str] = None, *, deviation: str = "none", source: st
             raise ValueError(f"variants: expected names without '/', ',' or ':', got {v!r}")
     if applicable is not None and not callable(applicable):
         raise ValueError(f"applicable: expected a function env -> None | reason, got {type(applicable).__name__}")
-    spec = PropertySpec(name, deviation, source, title, vs, applicable, dict(hints or {}))
-
-    def deco(func: Callable) -> Callable:
-        if not callable(func):
-            raise TypeError(f"@property decorates a function, got {type(func).__name__}")
-        func.__mechverify_property__ = spec
-        return func
-
-    return deco
+    return _attaching(PropertySpec(name, deviation, source, title, vs, applicable, dict(hints or {})))
 
 
 def property_spec_of(obj: Any) -> Optional[PropertySpec]:
     """The spec attached by :func:`property_` (``None`` for an undecorated function)."""
-    spec = getattr(obj, "__mechverify_property__", None)
-    return spec if isinstance(spec, PropertySpec) else None
+    return spec_of(obj, PropertySpec)

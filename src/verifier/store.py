@@ -389,60 +389,52 @@ class _CannotLoad(Exception):
     """A user's mechanism recorded in a stored file cannot be loaded now."""
 
 
+def _by_reference(d: dict[str, Any], kind: str, name_field: str, load: Callable[[str], Any], digest_of):
+    """What a stored file names (a ``kind``: "mechanism" or "property") and a note when its recorded
+    source has changed since: a user's is loaded through the reference it was stored with
+    (``provenance.<kind>_reference``, else ``<kind>_file``), a built-in one by its name."""
+    prov = d.get("provenance") if isinstance(d.get("provenance"), dict) else {}
+    ref = prov.get(f"{kind}_reference")
+    if not ref:
+        return load(d[name_field]), ""
+    try:
+        obj = load(ref)
+    except InstanceError as exc:
+        alt = prov.get(f"{kind}_file")
+        try:
+            if not alt:
+                raise
+            obj = load(alt)
+        except InstanceError:
+            raise _CannotLoad(f"cannot load the {kind} it was stored with ({ref}): {exc}") from None
+    was = prov.get("source_sha256" if kind == "mechanism" else f"{kind}_sha256")
+    now = digest_of(obj)
+    if was and now and was != now:  # (loading again reloads a changed file)
+        return obj, f" [the source of the {kind} {ref} changed since it was stored: sha256 {was[:12]} -> {now[:12]}]"
+    return obj, ""
+
+
 def _mechanism_of(d: dict[str, Any]):
-    """The mechanism a stored file names, and a note when its recorded source has changed since: a user's
-    mechanism is loaded through the reference it was stored with (``provenance.mechanism_reference``)."""
+    """The mechanism a stored file names (:func:`_by_reference`), with the tolerance and per-call limit it
+    was stored under."""
     import dataclasses
 
     from mechanisms import get
 
+    mech, note = _by_reference(d, "mechanism", "mechanism", get, lambda m: m.source_hash)
     prov = d.get("provenance") if isinstance(d.get("provenance"), dict) else {}
-    ref = prov.get("mechanism_reference")
-    if not ref:
-        return get(d["mechanism"]), ""
-    try:
-        mech = get(ref)
-    except InstanceError as exc:
-        alt = prov.get("mechanism_file")
-        try:
-            if not alt:
-                raise
-            mech = get(alt)
-        except InstanceError:
-            raise _CannotLoad(f"cannot load the mechanism it was stored with ({ref}): {exc}") from None
     tol = prov.get("tolerance")
     if isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol != mech.tolerance:
         mech = dataclasses.replace(mech, tolerance=float(tol))  # the tolerance the violation was stored under
     limit = prov.get("call_limit")
     if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0:
         mech = dataclasses.replace(mech, call_limit=float(limit))  # the per-call time limit it was found under
-    was = prov.get("source_sha256")
-    if was and mech.source_hash and was != mech.source_hash:  # (get() reloads a changed file)
-        return mech, f" [the source of {ref} changed since it was stored: sha256 {was[:12]} -> {mech.source_hash[:12]}]"
-    return mech, ""
+    return mech, note
 
 
 def _property_of(d: dict[str, Any]):
-    """The property a stored file names, and a note when its recorded source has changed since: a user's
-    property is loaded through the reference it was stored with (``provenance.property_reference``)."""
-    prov = d.get("provenance") if isinstance(d.get("provenance"), dict) else {}
-    ref = prov.get("property_reference")
-    if not ref:
-        return get_property(d["property"]), ""
-    try:
-        prop = get_property(ref)
-    except InstanceError as exc:
-        alt = prov.get("property_file")
-        try:
-            if not alt:
-                raise
-            prop = get_property(alt)
-        except InstanceError:
-            raise _CannotLoad(f"cannot load the property it was stored with ({ref}): {exc}") from None
-    was, now = prov.get("property_sha256"), getattr(prop, "source_hash", "")
-    if was and now and was != now:
-        return prop, f" [the source of the property {ref} changed since it was stored: sha256 {was[:12]} -> {now[:12]}]"
-    return prop, ""
+    """The property a stored file names (:func:`_by_reference`)."""
+    return _by_reference(d, "property", "property", get_property, lambda p: getattr(p, "source_hash", ""))
 
 
 def find_files(paths: list[str]) -> list[str]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-import sys
 from fractions import Fraction
 from typing import Any, Callable, Optional
 
@@ -238,26 +237,16 @@ def resolve(ref: str) -> UserProperty:
 
 def load_entry_points(registry: dict[str, Property]) -> None:
     """Add the properties installed packages declare in the entry-point group ``mechverify.properties``
-    (``name = "package.module:function"``) to ``registry``; once per process.  A broken one is skipped
-    with a warning on stderr."""
+    (``name = "package.module:function"``; ``mechanisms.references.installed``) to ``registry``; once per
+    process."""
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED.append(True)
-    from importlib.metadata import entry_points
+    from mechanisms.references import installed
 
-    from mechanisms.references import source_hash
+    def make(name: str, value: str, obj: Any, digest: str) -> UserProperty:
+        prop = from_function(obj, reference=value, source_hash=digest, name=name)
+        prop.entry_point = True
+        return prop
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in registry:
-            continue
-        try:
-            obj = ep.load()
-            mod = sys.modules.get(getattr(obj, "__module__", ""), None)
-            path = getattr(mod, "__file__", "") or ""
-            prop = from_function(obj, reference=ep.value, source_hash=source_hash(path), name=ep.name)
-            prop.entry_point = True
-        except Exception as exc:  # noqa: BLE001
-            print(f"warning: entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP}): "
-                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        registry[ep.name] = prop
+    installed(ENTRY_POINT_GROUP, registry, make)
