@@ -39,6 +39,15 @@ def with_(mutate) -> str:
     return json.dumps(d)
 
 
+def with_external(name: str, capacity) -> str:
+    """The base instance with one external resource (every user demanding 1 of it)."""
+    def add(d):
+        d["external"] = [{"name": name, "capacity": capacity}]
+        for u in d["users"]:
+            u["external_demand"] = [1]
+    return with_(add)
+
+
 def deep_users(n: int) -> str:
     return '{"resources": ["cpu"], "servers": [{"capacity": [1]}], "users": ' + "[" * n + "]" * n + "}"
 
@@ -59,9 +68,7 @@ HOSTILE = {
                                 "servers[0].capacity[1]", "'10001' is out of range"),
     "tasks just below 1e-4": (with_(lambda d: d["users"][0].__setitem__("tasks", "1/10001")),
                               "users[0].tasks", "'1/10001' is out of range"),
-    "external capacity 1e5": (with_(lambda d: (d.__setitem__("external", [{"name": "bw", "capacity": 1e5}]),
-                                               [u.__setitem__("external_demand", [1]) for u in d["users"]])),
-                              "external[0].capacity", "out of range"),
+    "external capacity 1e5": (with_external("bw", 1e5), "external[0].capacity", "out of range"),
     "JSON literal 1e400 (a float would be inf)":
         ('{"resources": ["cpu"], "servers": [{"capacity": [1e400]}], "users": [{"demand": [1]}]}',
          "servers[0].capacity[0]", "1e400 is out of range"),
@@ -96,9 +103,7 @@ HOSTILE = {
                                    "resources[1]", "control character '\\n'"),
     "escape sequence in a server name": (with_(lambda d: d["servers"][0].__setitem__("name", "\x1b[31mred")),
                                          "servers[0].name", "control character '\\x1b'"),
-    "U+2028 in an external name": (with_(lambda d: (d.__setitem__("external", [{"name": "a\u2028b", "capacity": 1}]),
-                                                    [u.__setitem__("external_demand", [1]) for u in d["users"]])),
-                                   "external[0].name", "control character '\\u2028'"),
+    "U+2028 in an external name": (with_external("a\u2028b", 1), "external[0].name", "control character '\\u2028'"),
     "lone surrogate in a user name (not writable as UTF-8)": (
         with_(lambda d: d["users"][0].__setitem__("name", "a\ud800")), "users[0].name",
         "lone surrogate '\\ud800' at position 1"),

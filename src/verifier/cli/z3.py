@@ -28,24 +28,23 @@ def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[
     violation as found on the instance or domain that was asked about.  ``provenance`` extends the
     engine's.  ``deadline`` (the command's ``--timeout``, ``verifier.properties.budget``) ends minimisation:
     a violation not minimised in time is stored all the same, its ``minimality`` record saying so."""
-    from ..claims import assumption_broken, claims_for, outcomes
-    from ..store import persist
+    from ..claims import assumption_broken, claims_for
+    from ..record import record
 
-    res.claims = claims_for(mech, res.property, res.variant)
+    claims = claims_for(mech, res.property, res.variant)
+    domain, accept = None, None
     if res.verdict == "violated" and res.certificate is not None:
         w = res.certificate.witness
-        inside = [c for c in res.claims if assumption_broken(c, w.env, w.deviation) is None]
-        domain = None
+        inside = [c for c in claims if assumption_broken(c, w.env, w.deviation) is None]
+        if inside:
+            accept = lambda env: all(c.covers(env) is None for c in inside)  # noqa: E731
         if res.domain:  # certify: D has positive demands and capacities
             from ..engines.strategies import Domain
             domain = Domain(zero_demands=False, zero_capacities=False)
-        done = persist(res.certificate, mech, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
-                       root=root, claims=res.claims, domain=domain,
-                       accept=(lambda env: all(c.covers(env) is None for c in inside)) if inside else None,
-                       keep_all=keep_all, deadline=deadline)
-        res.certificate, res.counterexample, res.stored_new = done.certificate, done.path, done.new
-        res.minimality = done.minimality
-    res.outcomes = outcomes(res.claims, res.verdict, res.certificate.witness if res.certificate is not None else None)
+    measure, size = res.measure, res.size  # as found on the instance or domain asked about (like ``note``)
+    record(res, mech, claims=claims, root=root, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
+           domain=domain, accept=accept, keep_all=keep_all, deadline=deadline)
+    res.measure, res.size = measure, size
     return res
 
 
@@ -85,7 +84,7 @@ def _encoded(mech, cmd: str):
     """``mech``, unless it is a user's mechanism: a Python function, which z3 cannot read (one line, exit
     2; ``run`` and ``check`` audit it).  A registered mechanism without an encoding gets the engine's
     "unknown" with the reason its ``Z3Spec`` gives (``register(..., z3=Z3Spec.none(why))``)."""
-    if getattr(mech, "reference", "") or getattr(mech, "tolerance", None) is not None:
+    if mech.is_users:
         raise CliError(f"mechanism: {cmd} {mech.name}: not covered: no z3 encoding (z3 encodes registered "
                        f"mechanisms only, docs/z3.md); 'run' and 'check' audit any mechanism")
     return mech

@@ -181,7 +181,7 @@ class UserProperty(Property):
             m = Fraction(m)  # the function's float taken exactly as written
         if not m > 0:
             return None
-        tol = getattr(mech, "tolerance", None)
+        tol = mech.tolerance if mech.is_users else None
         floats = any((a.info or {}).get("as_written") == "float" for a in allocs.values())
         if floats and tol is not None:
             scale = max([Fraction(1)] + [abs(Fraction(v)) for a in allocs.values() for row in a.x for v in row])

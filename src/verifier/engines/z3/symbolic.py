@@ -13,6 +13,8 @@ import z3
 from mechverify.model import Environment
 from mechverify.numbers import INF, is_inf
 
+from ...properties import budget as bud
+
 __all__ = ["V", "is_sym", "known_zero", "Ctx", "SymEnv", "Poly", "build_poly",
            "value_of", "to_fraction_value"]
 
@@ -320,11 +322,10 @@ def build_poly(ctx: Ctx, senv: SymEnv, tag: str, placement: bool = True, externa
     """chi(E) (seed 004 eq. (2); ``allocation.py``): RDM rows per server and resource, external rows,
     task-bound rows; ``server_external_caps[s][k]`` adds per-server external rows (alpha splits).
     ``primal=False`` only describes the rows (for a dual certificate): no constraints on ``x``."""
-    from .outcome import tick  # (outcome imports this module)
 
     cols, x, user_cols = [], {}, [[] for _ in range(senv.J)]
     for j in range(senv.J):
-        tick(f"building chi(E) ({j} of {senv.J} users)")
+        bud.tick(f"time budget exhausted while building chi(E) ({j} of {senv.J} users)")
         for s in range(senv.S):
             if senv.usable(j, s, placement):
                 v = ctx.var(f"x_{tag}_{j}_{s}")
@@ -335,7 +336,7 @@ def build_poly(ctx: Ctx, senv: SymEnv, tag: str, placement: bool = True, externa
                 user_cols[j].append(s)
     rows: list[Row] = []
     for s in range(senv.S):
-        tick(f"building chi(E) ({s} of {senv.S} servers)")
+        bud.tick(f"time budget exhausted while building chi(E) ({s} of {senv.S} servers)")
         for r in range(senv.R):
             co = {(j, s): senv.demand[j][r] for j in range(senv.J)
                   if (j, s) in x and not known_zero(senv.demand[j][r])}
