@@ -94,12 +94,14 @@ class Setting:
     requires_bounds: bool = False  # every user must have a finite task bound n_j > 0 (seed 003)
     min_resources: int = 1  # e.g. a memory-proportional split needs a second resource
     positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
+    hierarchy: bool = False  # a queue tree (``queues``, users' ``queue``) allowed (hierarchical sharing)
 
     def describe(self) -> str:
         """One line naming the setting's parts (as ``list`` prints it)."""
         parts = ["1 server" if self.single_server else "many servers", self.feasibility.upper()]
         for flag, label in ((self.placement, "placement"), (self.external, "external"), (self.bounds, "bounds"),
-                            (self.weights, "weights"), (self.server_demand, "per-server demands")):
+                            (self.weights, "weights"), (self.server_demand, "per-server demands"),
+                            (self.hierarchy, "queue tree")):
             if flag:
                 parts.append(label)
         if not self.divisible:
@@ -132,6 +134,11 @@ class Setting:
         if not self.server_demand and env.has_server_demand:
             j, s = next(iter(env.server_demand))
             raise SettingError(f"users[{j}].server_demand: {name} does not take per-server demands")
+        if not self.hierarchy and env.has_queues:
+            placed = sum(q is not None for q in env.user_queue)
+            raise SettingError(f"queues: {name} is defined without a queue tree (got {env.n_queues} "
+                               f"queue{'' if env.n_queues == 1 else 's'}, {placed} user{'' if placed == 1 else 's'} "
+                               f"in queues)")
         if self.positive_data:
             for s, row in enumerate(env.capacity):
                 for r, c in enumerate(row):

@@ -10,12 +10,12 @@ import re
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional
 
-from .model import Environment
+from .model import MAX_QUEUE_DEPTH, MAX_QUEUES, Environment
 from .numbers import InstanceError, to_fraction
 
 __all__ = ["load_environment", "loads_instance", "parse_environment", "parse_environment_text", "instance_schema",
            "MAX_INSTANCE_BYTES", "MAX_NESTING", "NUMBER_EXPONENT", "NUMBER_DIGITS", "MAX_NUMBER_TEXT",
-           "MAX_NAME_LENGTH", "instance_number", "check_nesting"]
+           "MAX_NAME_LENGTH", "MAX_QUEUES", "MAX_QUEUE_DEPTH", "instance_number", "check_nesting"]
 
 
 def _name_list(raw: Any, field_name: str, allow_empty: bool = False) -> tuple[str, ...]:
@@ -60,8 +60,10 @@ NUMBER_EXPONENT = 4
 NUMBER_DIGITS = 30
 #: Longest number spelled as a string (``"p/q"`` or a decimal), checked before it is converted.
 MAX_NUMBER_TEXT = 100
-#: Longest name (resources, servers, external resources, users).
+#: Longest name (resources, servers, external resources, users, a queue's whole path).
 MAX_NAME_LENGTH = 200
+# The queue tree: at most MAX_QUEUES queues (checked before anything else is built), paths of at most
+# MAX_QUEUE_DEPTH segments (both defined in ``model``, which checks them for every Environment).
 
 _NUM_HI = Fraction(10) ** NUMBER_EXPONENT
 _NUM_LO = 1 / _NUM_HI
@@ -288,9 +290,10 @@ def instance_schema() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- parsing
-_TOP_KEYS = {"resources", "servers", "external", "users", "name", "description", "source"}
+_TOP_KEYS = {"resources", "servers", "external", "queues", "users", "name", "description", "source"}
 _ENTRY_KEYS = {"name", "capacity"}  # a server or an external resource
-_USER_KEYS = {"name", "demand", "external_demand", "weight", "eligible", "tasks", "server_demand"}
+_QUEUE_KEYS = {"name", "weight", "guarantee"}
+_USER_KEYS = {"name", "demand", "external_demand", "weight", "eligible", "tasks", "server_demand", "queue"}
 
 
 def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
@@ -325,6 +328,34 @@ def _named_entries(raw: Any, where: str, prefix: str, non_empty: bool, capacity)
     return names, caps
 
 
+def _queues(raw: Any, R: int) -> tuple[tuple[str, ...], tuple[Fraction, ...], tuple[Optional[tuple[Fraction, ...]], ...]]:
+    """``queues``: a list of ``{name, weight, guarantee}`` -> (paths, weights, guarantees).  The count is
+    checked first (a hostile list of 10^5 queues costs nothing more); the tree itself (segments,
+    duplicates, declared parents, depth) is checked by ``Environment``, with the same field names."""
+    if raw is None:
+        return (), (), ()
+    if not isinstance(raw, list):
+        raise InstanceError(f"queues: expected a list of {{name, weight, guarantee}}, got {_show(raw)}")
+    if len(raw) > MAX_QUEUES:
+        raise InstanceError(f"queues: too many queues ({len(raw)}, limit {MAX_QUEUES})")
+    names, weights, guarantees = [], [], []
+    for q, obj in enumerate(raw):
+        where = f"queues[{q}]"
+        if not isinstance(obj, Mapping):
+            raise InstanceError(f"{where}: expected an object {{name, weight, guarantee}}, got {_show(obj)}")
+        _check_keys(obj, _QUEUE_KEYS, where)
+        if "name" not in obj:
+            raise InstanceError(f"{where}.name: missing (a queue path such as 'eng/dev')")
+        names.append(_check_name(obj["name"], f"{where}.name"))
+        w = instance_number(obj.get("weight", 1), f"{where}.weight")
+        if w <= 0:
+            raise InstanceError(f"{where}.weight: must be > 0 (got {_show(obj.get('weight'))})")
+        weights.append(w)
+        g = obj.get("guarantee")
+        guarantees.append(None if g is None else _vector(g, R, f"{where}.guarantee", "resource"))
+    return tuple(names), tuple(weights), tuple(guarantees)
+
+
 def parse_environment(data: Any) -> Environment:
     """Build an :class:`Environment` from the JSON instance format (see README / docs/model.md).
 
@@ -333,6 +364,9 @@ def parse_environment(data: Any) -> Environment:
     decode, it also catches duplicate keys and deep nesting before they cost anything)."""
     if not isinstance(data, Mapping):
         raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
+    raw_queues = data.get("queues")
+    if isinstance(raw_queues, list) and len(raw_queues) > MAX_QUEUES:  # before walking them
+        raise InstanceError(f"queues: too many queues ({len(raw_queues)}, limit {MAX_QUEUES})")
     check_nesting(data)
     _check_keys(data, _TOP_KEYS, "instance")
     for key in ("name", "description", "source"):
@@ -354,10 +388,16 @@ def parse_environment(data: Any) -> Environment:
     ext_t = _name_list(ext_names, "external", allow_empty=True)
     K = len(ext_t)
 
+    queues, qweight, qguarantee = _queues(data.get("queues"), R)
+    qindex: dict[str, int] = {}
+    for q, path in enumerate(queues):
+        qindex.setdefault(path, q)  # a duplicate is reported by Environment (naming both entries)
+
     raw_users = data["users"]
     if not isinstance(raw_users, list) or not raw_users:
         raise InstanceError(f"users: expected a non-empty list of users, got {_show(raw_users)}")
     names, demand, edemand, weight, eligible, tasks = [], [], [], [], [], []
+    user_queue: list[Optional[int]] = []
     server_demand: dict[tuple[int, int], tuple[Fraction, ...]] = {}
     for j, u in enumerate(raw_users):
         where = f"users[{j}]"
@@ -412,12 +452,21 @@ def parse_environment(data: Any) -> Environment:
                 if sname not in sindex:
                     raise InstanceError(f"{where}.server_demand: unknown server {_show(sname)}")
                 server_demand[(j, sindex[sname])] = _vector(vec, R, f"{where}.server_demand[{sname!r}]", "resource")
+        uq = u.get("queue")
+        if uq is None:  # absent or null: the root
+            user_queue.append(None)
+        elif not isinstance(uq, str) or uq not in qindex:
+            known = f"queues: {_show(', '.join(queues[:20]), 80)[1:-1]}" if queues else "no queues are declared"
+            raise InstanceError(f"{where}.queue: unknown queue {_show(uq)} ({known})")
+        else:
+            user_queue.append(qindex[uq])
     users_t = _name_list(names, "users")
     return Environment(
         resources=resources, servers=servers_t, capacity=tuple(capacity), users=users_t,
         demand=tuple(demand), external=ext_t, external_capacity=tuple(ext_cap),
         external_demand=tuple(edemand), weight=tuple(weight), eligible=tuple(eligible),
         tasks=tuple(tasks), server_demand=server_demand,
+        queues=queues, queue_weight=qweight, queue_guarantee=qguarantee, user_queue=tuple(user_queue),
     )
 
 

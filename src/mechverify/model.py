@@ -10,7 +10,10 @@ Notation (used in every docstring of the project)
   ``d[j,s,r]`` overrides ``d[j,r]`` for the servers listed in ``server_demand``;
 * weights ``w_j > 0`` (seed 002 ``phi_n``), eligible servers ``E_j`` (placement constraints,
   seed 002 ``delta_{n,i}``; default all), task bounds ``n_j`` (seed 004 ``n_j``, seed 003 ``B_i``;
-  ``None`` = unbounded).
+  ``None`` = unbounded);
+* an optional queue tree (hierarchical sharing): queues ``q`` named by paths ``"eng/dev"`` (every prefix
+  is itself a queue; the root is unnamed), weights ``w_q > 0``, optional guarantees ``g[q,r] >= 0``, and
+  each user's queue (``None``: the root).
 
 Derived quantities
 ------------------
@@ -39,7 +42,12 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .numbers import INF, InstanceError, fmt_exact, to_fraction
 
-__all__ = ["Environment", "InstanceError", "describe_shape", "leontief_tasks"]
+__all__ = ["Environment", "InstanceError", "describe_shape", "leontief_tasks", "MAX_QUEUES", "MAX_QUEUE_DEPTH"]
+
+#: Most queues a queue tree may declare (limits of the instance format, docs/model.md "Queue trees").
+MAX_QUEUES = 10_000
+#: Deepest queue path (segments of ``"a/b/c"``: 3).
+MAX_QUEUE_DEPTH = 32
 
 Num = Fraction
 
@@ -88,6 +96,11 @@ class Environment:
     eligible: tuple[frozenset[int], ...] = ()  # [j] -> set of server indices
     tasks: tuple[Optional[Fraction], ...] = ()  # [j] -> bound n_j or None
     server_demand: Mapping[tuple[int, int], tuple[Fraction, ...]] = field(default_factory=dict)  # (j,s) -> [r]
+    # the queue tree (docs/model.md "Queue trees"): paths in declaration order, every prefix declared
+    queues: tuple[str, ...] = ()  # [q] -> path "eng/dev"
+    queue_weight: tuple[Fraction, ...] = ()  # [q] -> w_q > 0 (default 1)
+    queue_guarantee: tuple[Optional[tuple[Fraction, ...]], ...] = ()  # [q] -> [r] or None (not given)
+    user_queue: tuple[Optional[int], ...] = ()  # [j] -> queue index, None = the root
 
     # ------------------------------------------------------------------ construction
     def __post_init__(self) -> None:
@@ -100,6 +113,13 @@ class Environment:
             object.__setattr__(self, "tasks", tuple(None for _ in range(nj)))
         if not self.external_demand:
             object.__setattr__(self, "external_demand", tuple(() for _ in range(nj)))
+        nq = len(self.queues)
+        if not self.queue_weight and nq:
+            object.__setattr__(self, "queue_weight", tuple(Fraction(1) for _ in range(nq)))
+        if not self.queue_guarantee and nq:
+            object.__setattr__(self, "queue_guarantee", tuple(None for _ in range(nq)))
+        if not self.user_queue:
+            object.__setattr__(self, "user_queue", tuple(None for _ in range(nj)))
         object.__setattr__(self, "server_demand", dict(self.server_demand))
         # memo of derived quantities (the environment is immutable); not a dataclass field, so it
         # takes no part in ==, repr or replace()
@@ -131,7 +151,8 @@ class Environment:
             raise InstanceError(f"external: expected {K} capacities, got {len(self.external_capacity)}")
         self._check_vec(self.external_capacity, K, "external[].capacity")
         for label, vec in (("demand", self.demand), ("weight", self.weight), ("eligible", self.eligible),
-                           ("tasks", self.tasks), ("external_demand", self.external_demand)):
+                           ("tasks", self.tasks), ("external_demand", self.external_demand),
+                           ("queue", self.user_queue)):
             if len(vec) != J:
                 raise InstanceError(f"users[].{label}: expected {J} entries (one per user), got {len(vec)}")
         for j in range(J):
@@ -150,6 +171,7 @@ class Environment:
             if not (0 <= j < J and 0 <= s < S):
                 raise InstanceError(f"users[].server_demand: bad (user, server) index ({j}, {s})")
             self._check_vec(vec, R, f"users[{j}].server_demand[{self.servers[s]!r}]")
+        self._validate_queues()
         # infinite utility guard
         for j in range(J):  # (every number is a checked Fraction here: its sign is its numerator's)
             if self.tasks[j] is not None or any(v._numerator for v in self.external_demand[j]):
@@ -161,6 +183,64 @@ class Environment:
                         f"users[{j}].demand: zero on every resource{where} with no external demand and "
                         f"unbounded tasks, so user {self.users[j]!r} could run infinitely many tasks; "
                         f"give it a finite 'tasks' bound")
+
+    def _validate_queues(self) -> None:
+        """The queue tree: at most :data:`MAX_QUEUES` queues (counted before anything else), well-formed
+        unique paths of at most :data:`MAX_QUEUE_DEPTH` segments whose every prefix is declared, weights
+        > 0, guarantees one number >= 0 per resource, users in declared queues."""
+        Q, R = len(self.queues), len(self.resources)
+        if Q > MAX_QUEUES:
+            raise InstanceError(f"queues: too many queues ({Q}, limit {MAX_QUEUES})")
+        for label, vec in (("weight", self.queue_weight), ("guarantee", self.queue_guarantee)):
+            if len(vec) != Q:
+                raise InstanceError(f"queues[].{label}: expected {Q} entries (one per queue), got {len(vec)}")
+        if Q:
+            self._queue_parents()  # paths, duplicates, missing parents, depth
+        for q in range(Q):
+            w = self.queue_weight[q]
+            if not isinstance(w, Fraction) or w <= 0:
+                raise InstanceError(f"queues[{q}].weight: must be > 0 "
+                                    f"(got {fmt_exact(w) if isinstance(w, Fraction) else w!r})")
+            g = self.queue_guarantee[q]
+            if g is not None:
+                self._check_vec(g, R, f"queues[{q}].guarantee")
+        for j, q in enumerate(self.user_queue):
+            if q is not None and not (q.__class__ is int and 0 <= q < Q):
+                raise InstanceError(f"users[{j}].queue: unknown queue index {q!r} ({Q} queues declared)")
+
+    def _queue_parents(self) -> tuple[Optional[int], ...]:
+        """``[q] -> parent queue index`` (``None``: a top-level queue), checking the paths (memoised)."""
+        parents = self._memo.get("qparent")
+        if parents is not None:
+            return parents
+        index: dict[str, int] = {}
+        for q, path in enumerate(self.queues):
+            if not isinstance(path, str) or not path.strip():
+                raise InstanceError(f"queues[{q}].name: expected a non-empty queue path, got {path!r}")
+            if path in index:
+                raise InstanceError(f"queues[{q}].name: duplicate queue {path!r} (also queues[{index[path]}])")
+            index[path] = q
+        out: list[Optional[int]] = []
+        for q, path in enumerate(self.queues):
+            segments = path.split("/")
+            if len(segments) > MAX_QUEUE_DEPTH:
+                raise InstanceError(f"queues[{q}].name: queue path too deep ({len(segments)} levels, limit "
+                                    f"{MAX_QUEUE_DEPTH}): {path[:60]!r}{'...' if len(path) > 60 else ''}")
+            if any(not seg.strip() for seg in segments):
+                raise InstanceError(f"queues[{q}].name: empty segment in queue path {path!r} "
+                                    f"(paths are names joined by '/', e.g. 'eng/dev')")
+            if len(segments) == 1:
+                out.append(None)
+                continue
+            parent = path.rsplit("/", 1)[0]
+            p = index.get(parent)
+            if p is None:
+                raise InstanceError(f"queues[{q}].name: parent queue {parent!r} of {path!r} is not declared "
+                                    f"(every prefix of a path must be a queue)")
+            out.append(p)
+        parents = tuple(out)
+        self._memo["qparent"] = parents
+        return parents
 
     @staticmethod
     def _check_vec(vec: Sequence[Any], length: int, name: str) -> None:
@@ -213,6 +293,65 @@ class Environment:
     def has_server_demand(self) -> bool:
         """Some user has a per-server demand override (seed 002 Sec. IV)."""
         return bool(self.server_demand)
+
+    # ------------------------------------------------------------------ the queue tree
+    @property
+    def n_queues(self) -> int:
+        """Number of declared queues (0: a flat instance, every user at the root)."""
+        return len(self.queues)
+
+    @property
+    def has_queues(self) -> bool:
+        """A queue tree is declared (then some users may sit in queues; with none declared every user is at
+        the root)."""
+        return bool(self.queues)
+
+    def queue_index(self, path: str) -> int:
+        """The index of the queue named ``path`` (``KeyError`` if none)."""
+        idx = self._memo.get("qindex")
+        if idx is None:
+            idx = {p: q for q, p in enumerate(self.queues)}
+            self._memo["qindex"] = idx
+        return idx[path]
+
+    def queue_parent(self, q: int) -> Optional[int]:
+        """The parent of queue ``q`` (``None``: the root)."""
+        return self._queue_parents()[q]
+
+    def queue_children(self, q: Optional[int] = None) -> tuple[int, ...]:
+        """The child queues of ``q`` (``None``: the root's), in declaration order."""
+        kids = self._memo.get("qchildren")
+        if kids is None:
+            acc: dict[Optional[int], list[int]] = {}
+            for c, p in enumerate(self._queue_parents() if self.queues else ()):
+                acc.setdefault(p, []).append(c)
+            kids = {p: tuple(v) for p, v in acc.items()}
+            self._memo["qchildren"] = kids
+        return kids.get(q, ())
+
+    def queue_depth(self, q: Optional[int]) -> int:
+        """Levels below the root: 0 for the root (``None``), 1 for a top-level queue, ``"a/b"`` is 2."""
+        return 0 if q is None else self.queues[q].count("/") + 1
+
+    def queue_leaves(self) -> tuple[int, ...]:
+        """The queues without child queues, in declaration order."""
+        return tuple(q for q in range(self.n_queues) if not self.queue_children(q))
+
+    def queue_path(self, q: Optional[int]) -> tuple[int, ...]:
+        """The queues from the top level down to ``q`` (``()`` for the root)."""
+        out: list[int] = []
+        while q is not None:
+            out.append(q)
+            q = self.queue_parent(q)
+        return tuple(reversed(out))
+
+    def user_path(self, j: int) -> tuple[int, ...]:
+        """The queues from the top level down to user ``j``'s queue (``()``: ``j`` is at the root)."""
+        return self.queue_path(self.user_queue[j])
+
+    def queue_users(self, q: Optional[int] = None) -> tuple[int, ...]:
+        """The users directly in queue ``q`` (``None``: at the root), in user order."""
+        return tuple(j for j, uq in enumerate(self.user_queue) if uq == q)
 
     # ------------------------------------------------------------------ derived quantities
     def d(self, j: int, s: int) -> tuple[Fraction, ...]:
@@ -322,6 +461,35 @@ class Environment:
             eligible=tuple(frozenset(smap[s] for s in self.eligible[j] if s in smap) for j in U),
             tasks=tuple(self.tasks[j] for j in U),
             server_demand=sd,
+            # the tree is kept whole (a queue left without users stays declared); guarantees follow the
+            # kept resources
+            queues=self.queues,
+            queue_weight=self.queue_weight,
+            queue_guarantee=tuple(None if g is None else tuple(g[r] for r in Rv) for g in self.queue_guarantee),
+            user_queue=tuple(self.user_queue[j] for j in U),
+        )
+
+    def without_queue(self, q: int) -> "Environment":
+        """The tree without queue ``q``: its users and child queues move to its parent (a leaf queue is
+        removed, an inner one merged into its parent: ``"a/b/c"`` becomes ``"a/c"``).  ``InstanceError`` if
+        a moved child would clash with a sibling of the same name."""
+        parent = self.queue_parent(q)
+        old = self.queues[q]
+        keep = [i for i in range(self.n_queues) if i != q]
+        qmap = {o: n for n, o in enumerate(keep)}
+        prefix = old + "/"
+        cut = len(old.rsplit("/", 1)[-1]) + 1  # "a/b/" -> "a/": drop b's segment
+
+        def moved(path: str) -> str:
+            return path[:len(prefix) - cut] + path[len(prefix):] if path.startswith(prefix) else path
+
+        new_parent = None if parent is None else qmap[parent]
+        return replace(
+            self,
+            queues=tuple(moved(self.queues[i]) for i in keep),
+            queue_weight=tuple(self.queue_weight[i] for i in keep),
+            queue_guarantee=tuple(self.queue_guarantee[i] for i in keep),
+            user_queue=tuple(new_parent if uq == q else (None if uq is None else qmap[uq]) for uq in self.user_queue),
         )
 
     # ------------------------------------------------------------------ serialisation
@@ -335,6 +503,16 @@ class Environment:
         if self.external:
             out["external"] = [{"name": n, "capacity": fmt_exact(self.external_capacity[k])}
                                for k, n in enumerate(self.external)]
+        if self.queues:  # a flat instance has no queue fields (its stored JSON, ids and hashes are unchanged)
+            queues = []
+            for q, path in enumerate(self.queues):
+                qd: dict[str, Any] = {"name": path}
+                if self.queue_weight[q] != 1:
+                    qd["weight"] = fmt_exact(self.queue_weight[q])
+                if self.queue_guarantee[q] is not None:
+                    qd["guarantee"] = [fmt_exact(v) for v in self.queue_guarantee[q]]
+                queues.append(qd)
+            out["queues"] = queues
         users = []
         for j, n in enumerate(self.users):
             u: dict[str, Any] = {"name": n, "demand": [fmt_exact(v) for v in self.demand[j]]}
@@ -350,6 +528,8 @@ class Environment:
                   for (jj, s), vec in sorted(self.server_demand.items()) if jj == j}
             if sd:
                 u["server_demand"] = sd
+            if self.user_queue[j] is not None:
+                u["queue"] = self.queues[self.user_queue[j]]
             users.append(u)
         out["users"] = users
         return out
@@ -363,7 +543,8 @@ class Environment:
 
     def describe(self) -> str:
         """The shape, e.g. ``2 users x 1 server x 2 resources`` (:func:`describe_shape`)."""
-        return describe_shape(self.n_users, self.n_servers, self.n_resources, self.n_external)
+        shape = describe_shape(self.n_users, self.n_servers, self.n_resources, self.n_external)
+        return shape + (f" in {self.n_queues} queue{'' if self.n_queues == 1 else 's'}" if self.queues else "")
 
 
 def describe_shape(users: int, servers: int, resources: int, external: int = 0) -> str:

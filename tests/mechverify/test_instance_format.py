@@ -321,12 +321,13 @@ def test_schema_is_package_data_and_documented(validator):
     # every field has a description (directly or on the definition it refers to)
     defs = schema["$defs"]
     props = dict(schema["properties"])
-    for obj in ("server", "external", "user"):
+    for obj in ("server", "external", "user", "queue"):
         props.update({f"{obj}.{k}": v for k, v in defs[obj]["properties"].items()})
     assert set(props) >= {"resources", "servers", "external", "users", "name", "description", "source",
                           "server.name", "server.capacity", "external.name", "external.capacity", "user.name",
                           "user.demand", "user.external_demand", "user.weight", "user.eligible", "user.tasks",
-                          "user.server_demand"}
+                          "user.server_demand", "user.queue", "queues", "queue.name", "queue.weight",
+                          "queue.guarantee"}
     for k, v in props.items():
         assert v.get("description"), k
     assert defs["number"]["description"] and defs["name"]["description"]
@@ -379,6 +380,9 @@ SEMANTIC = re.compile("|".join([
     r"is also a resource name",                   # external names differ from resource names
     r"external_demand: (missing|given)",          # external_demand present iff there are external resources
     r"is out of range|has too many digits",       # exact magnitude of a 'p/q' or decimal string
+    r"unknown queue",                             # a user's queue is a declared queue
+    r"parent queue .* is not declared",           # every prefix of a queue path is declared
+    r"duplicate queue",                           # queue paths are unique
 ]))
 
 
@@ -473,6 +477,15 @@ def test_schema_agrees_with_parser():
                     u["server_demand"] = {n: v for n, v in u["server_demand"].items() if n in servers}
                 if u.get("tasks") is None:
                     u["tasks"] = 7
+            # a queue tree the parser accepts: distinct top-level queues, users in them or at the root
+            queues = inst.get("queues") or []
+            for q, queue in enumerate(queues):
+                queue["name"] = f"q{q + 1}"
+                if queue.get("guarantee") is not None:
+                    queue["guarantee"] = (queue["guarantee"] + [1] * n_res)[:n_res]
+            for j, u in enumerate(inst["users"]):
+                if u.get("queue") is not None:
+                    u["queue"] = f"q{j % len(queues) + 1}" if queues else None
         return inst
 
     @settings(max_examples=100, deadline=None, derandomize=True, database=None,
