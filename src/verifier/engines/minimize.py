@@ -7,12 +7,16 @@ From a certificate, repeatedly try ONE simplification and keep it iff ``prop.rec
 the violation EXACTLY on the result:
 
 1. remove a user (not one the witness is about when the property's ``Hints.uses_users`` says its re-check
-   reads them -- the envious pair, the SI user, the leaver -- nor a deviator or coalition member), a server, a resource, an external resource;
-2. drop a feature: weight -> 1, task bound -> unbounded, eligible set -> all servers, a per-server demand
-   override, a part of a misreport -> truthful, a coalition member (coalitions of 3+);
-3. simplify a number (capacities, demands, external demands, weights, bounds, misreported numbers) to a
-   simpler one: 0, small integers, floor/ceil, fewer-digit fractions -- "simpler" means a smaller
-   ``(denominator, |numerator|)``, so the process terminates.
+   reads them -- the envious pair, the SI user, the leaver -- nor a deviator or coalition member), a server,
+   a resource, an external resource; with a queue tree also a queue: a leaf queue is removed (its users move
+   to its parent), an inner one merged into its parent (its users and child queues move up;
+   ``Environment.without_queue``);
+2. drop a feature: weight -> 1 (of a user or a queue), a queue's guarantee, task bound -> unbounded,
+   eligible set -> all servers, a per-server demand override, a part of a misreport -> truthful, a
+   coalition member (coalitions of 3+);
+3. simplify a number (capacities, demands, external demands, weights, queue weights and guarantees,
+   bounds, misreported numbers) to a simpler one: 0, small integers, floor/ceil, fewer-digit fractions --
+   "simpler" means a smaller ``(denominator, |numerator|)``, so the process terminates.
 
 Candidates outside the mechanism's setting, invalid environments (docs/model.md) and instances where the
 property's premise fails are skipped.  Passes repeat until a whole pass changes nothing: the result is then
@@ -77,7 +81,8 @@ def size_of(env: Environment) -> dict[str, int]:
             "max_denominator": max([v.denominator for row in env.capacity for v in row]
                                    + [v.denominator for row in env.demand for v in row] + [1]),
             "max_number": int(max([abs(v) for row in env.capacity for v in row]
-                                  + [abs(v) for row in env.demand for v in row] + [Fraction(0)]))}
+                                  + [abs(v) for row in env.demand for v in row] + [Fraction(0)])),
+            **({"queues": env.n_queues} if env.n_queues else {})}
 
 
 # ---------------------------------------------------------------------- moves
@@ -147,6 +152,12 @@ def _structural(w: Witness, protected: set[int]) -> Iterator[Candidate]:
         keep = [i for i in range(K) if i != k]
         yield (f"remove external {env.external[k]}", _try(lambda: env.restrict(external=keep)),
                _remap_dev(dev, ident, keep_k=keep), w.users)
+    for q in reversed(range(env.n_queues)):  # leaves first (declared after their parents), then inner queues
+        parent = env.queue_parent(q)
+        to = "the root" if parent is None else env.queues[parent]
+        desc = (f"merge queue {env.queues[q]} into {to}" if env.queue_children(q)
+                else f"remove queue {env.queues[q]} (its users move to {to})")
+        yield desc, _try(lambda: env.without_queue(q)), dev, w.users
 
 
 def _features(w: Witness) -> Iterator[Candidate]:
@@ -160,6 +171,14 @@ def _features(w: Witness) -> Iterator[Candidate]:
             yield f"task bound of {name} -> unbounded", _try(lambda: env.with_user(j, tasks=None)), dev, w.users
         if env.eligible[j] != full:
             yield f"{name} eligible everywhere", _try(lambda: env.with_user(j, eligible=full)), dev, w.users
+    for q in range(env.n_queues):
+        if env.queue_weight[q] != 1:
+            qw = env.queue_weight[:q] + (Fraction(1),) + env.queue_weight[q + 1:]
+            yield f"weight of queue {env.queues[q]} -> 1", _try(lambda: replace(env, queue_weight=qw)), dev, w.users
+        if env.queue_guarantee[q] is not None:
+            qg = env.queue_guarantee[:q] + (None,) + env.queue_guarantee[q + 1:]
+            yield (f"drop the guarantee of queue {env.queues[q]}", _try(lambda: replace(env, queue_guarantee=qg)),
+                   dev, w.users)
     for (j, s) in sorted(env.server_demand):
         sd = {k: v for k, v in env.server_demand.items() if k != (j, s)}
         yield (f"drop per-server demand of {env.users[j]} at {env.servers[s]}", _try(lambda: replace(env, server_demand=sd)),
@@ -229,6 +248,17 @@ def _numbers(w: Witness, zero_demands: bool = True, zero_capacities: bool = True
         if env.tasks[j] is not None:
             for c in simpler_numbers(env.tasks[j]):
                 yield f"task bound {env.users[j]} -> {c}", _try(lambda: env.with_user(j, tasks=c)), dev, w.users
+    for q in range(env.n_queues):
+        if env.queue_weight[q] != 1:
+            for c in simpler_numbers(env.queue_weight[q], allow_zero=False):
+                qw = env.queue_weight[:q] + (c,) + env.queue_weight[q + 1:]
+                yield f"weight of queue {env.queues[q]} -> {c}", _try(lambda: replace(env, queue_weight=qw)), dev, w.users
+        g = env.queue_guarantee[q]
+        for r, v in enumerate(g or ()):
+            for c in simpler_numbers(v):
+                qg = env.queue_guarantee[:q] + (g[:r] + (c,) + g[r + 1:],) + env.queue_guarantee[q + 1:]
+                yield (f"guarantee of queue {env.queues[q]}.{env.resources[r]} -> {c}",
+                       _try(lambda: replace(env, queue_guarantee=qg)), dev, w.users)
     for (j, s), vec in sorted(env.server_demand.items()):
         for r, v in enumerate(vec):
             for c in simpler_numbers(v, allow_zero=zero_demands):
@@ -357,7 +387,8 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
               else "reduced; budget exhausted before 1-minimality was established")
     record = {"status": status, "one_minimal": one_minimal, "size": after, "original_size": before,
               "moves": moves, "exact_rechecks": checks, "seconds": round(bud.now() - t0, 3),
-              "definition": "no single removal (user, server, resource, external resource), feature drop or "
+              "definition": f"no single removal (user, server, resource, external resource"
+                            f"{', queue' if w0.env.n_queues else ''}), feature drop or "
                             "number simplification keeps the exact violation"}
     if renamed:
         record["renamed"] = renamed

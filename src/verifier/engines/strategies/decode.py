@@ -19,7 +19,7 @@ from mechverify.model import Environment
 from ...properties.base import Deviation, Report
 from .domain import Domain
 
-__all__ = ["Decoder", "number_table", "max_shape", "env_bytes", "shape_count", "shape_at", "repair",
+__all__ = ["Decoder", "number_table", "max_shape", "env_bytes", "tree_bytes", "decode_tree", "shape_count", "shape_at", "repair",
            "decode_environment", "deviation_bytes", "decode_deviation", "report_at", "eligible_flip",
            "task_report"]
 
@@ -82,11 +82,55 @@ def max_shape(dom: Domain) -> tuple[int, int, int, int]:
 
 
 
-def env_bytes(dom: Domain) -> int:
-    """Bytes of the FIXED layout for the domain's largest shape: a field keeps its byte position when the
-    shape shrinks, so shrinking the shape integer does not reinterpret the other bytes."""
+def _flat_env_bytes(dom: Domain) -> int:
     Jm, Sm, Rm, Km = max_shape(dom)
     return Sm * Rm + Km + Jm * Rm + Jm * Km + 3 * Jm + 1 + Jm * (Rm + 2) + 1
+
+
+def tree_bytes(dom: Domain) -> int:
+    """Bytes of a queue tree (0 for a flat domain): the leaf count, per leaf its attachment and its new
+    inner queues, one weight per possible queue, one leaf per user."""
+    if not dom.hierarchy:
+        return 0
+    L = max(dom.min_leaves, dom.max_leaves)
+    return 1 + 2 * L + L * max(1, dom.max_queue_depth) + max_shape(dom)[0]
+
+
+def env_bytes(dom: Domain) -> int:
+    """Bytes of the FIXED layout for the domain's largest shape: a field keeps its byte position when the
+    shape shrinks, so shrinking the shape integer does not reinterpret the other bytes.  A hierarchical
+    domain appends the tree's bytes (:func:`decode_tree`); a flat one is laid out exactly as without them."""
+    return _flat_env_bytes(dom) + tree_bytes(dom)
+
+
+def decode_tree(dom: Domain, J: int, data: bytes) -> dict[str, Any]:
+    """A queue tree from its bytes (``Environment`` keywords): ``min_leaves..max_leaves`` leaf queues of depth
+    at most ``max_queue_depth``, integer weights ``1..max_queue_weight``, every user in a leaf.  All bytes 0
+    is the simplest tree: ``min_leaves`` top-level queues of weight 1, every user in the first.  Leaf ``i``
+    hangs below the root or an inner queue drawn so far (byte ``2i+1``) with 0-2 new inner queues between
+    (byte ``2i+2``), so that a leaf never gets children and every inner queue has some."""
+    dec = Decoder(data, dom)
+    lo, hi = dom.min_leaves, max(dom.min_leaves, dom.max_leaves)
+    L = lo + dec.at(0) % (hi - lo + 1)
+    depth_max = max(1, dom.max_queue_depth)
+    paths: list[str] = []
+    inner: list[int] = []  # queues that may take children (never a leaf)
+    leaves: list[int] = []
+    for i in range(L):
+        attach = ([None] + inner)[dec.at(1 + 2 * i) % (1 + len(inner))]
+        base = "" if attach is None else paths[attach] + "/"
+        room = depth_max - (0 if attach is None else paths[attach].count("/") + 1) - 1
+        for _ in range(min(room, dec.at(2 + 2 * i) % 3)):
+            paths.append(f"{base}q{len(paths) + 1}")
+            inner.append(len(paths) - 1)
+            base = paths[-1] + "/"
+        paths.append(f"{base}q{len(paths) + 1}")
+        leaves.append(len(paths) - 1)
+    o_w = 1 + 2 * max(dom.min_leaves, dom.max_leaves)
+    weights = tuple(Fraction(1 + (dec.at(o_w + q) * max(1, dom.max_queue_weight)) // 256) for q in range(len(paths)))
+    o_u = o_w + max(dom.min_leaves, dom.max_leaves) * depth_max
+    user_queue = tuple(leaves[dec.at(o_u + j) % L] for j in range(J))
+    return {"queues": tuple(paths), "queue_weight": weights, "user_queue": user_queue}
 
 
 
@@ -157,12 +201,13 @@ def decode_environment(dom: Domain, J: int, S: int, R: int, K: int, data: bytes,
     if dominant:
         _make_dominant(factor, demand, capacity, eligible, sd, dominant)
     kw = repair({"demand": demand, "external_demand": ext_dem, "tasks": tasks, "server_demand": sd})
+    tree = decode_tree(dom, J, data[_flat_env_bytes(dom):]) if dom.hierarchy else {}
     return Environment(
         resources=tuple(f"r{r + 1}" for r in range(R)), servers=tuple(f"s{s + 1}" for s in range(S)),
         capacity=capacity, users=tuple(f"u{j + 1}" for j in range(J)), demand=kw["demand"],
         external=tuple(f"e{k + 1}" for k in range(K)), external_capacity=ext_cap,
         external_demand=tuple(ext_dem), weight=tuple(weight), eligible=tuple(eligible), tasks=tuple(tasks),
-        server_demand=kw["server_demand"])
+        server_demand=kw["server_demand"], **tree)
 
 
 

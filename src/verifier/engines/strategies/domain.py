@@ -35,6 +35,13 @@ class Domain:
     zero_capacities: bool = True
     require_bounds: bool = False  # at least one finite task bound (SI "bounded")
     all_bounded: bool = False  # every user has a task bound n_j > 0 (settings with requires_bounds, seed 003)
+    # queue trees: drawn only when the setting accepts them (``Setting.hierarchy``; flat domains draw exactly
+    # as before, byte for byte); leaves, depth and weights of the drawn trees
+    hierarchy: bool = False
+    min_leaves: int = 2
+    max_leaves: int = 6
+    max_queue_depth: int = 3
+    max_queue_weight: int = 4
 
     def describe(self) -> dict[str, Any]:
         """The dict a verdict carries (JSON-ready)."""
@@ -48,7 +55,10 @@ class Domain:
                          "weights": self.weights, "per_server_demand": self.server_demand,
                          "zero_demands": self.zero_demands, "zero_capacities": self.zero_capacities,
                          **({"at_least_one_bound": True} if self.require_bounds else {}),
-                         **({"every_user_bounded": True} if self.all_bounded else {})},
+                         **({"every_user_bounded": True} if self.all_bounded else {}),
+                         **({"queue_tree": True} if self.hierarchy else {})},
+            **({"queues": f"{self.min_leaves}-{self.max_leaves} leaf queues, depth <= {self.max_queue_depth}, "
+                          f"weights 1-{self.max_queue_weight}, users in leaves"} if self.hierarchy else {}),
         }
 
 
@@ -61,6 +71,8 @@ def domain_for(setting, **overrides: Any) -> Domain:
         "bounds": d.bounds and setting.bounds,
         "weights": d.weights and setting.weights,
         "server_demand": d.server_demand and setting.server_demand,
+        # trees only where the setting takes them; ``hierarchy=False`` narrows a hierarchical one to flat
+        "hierarchy": getattr(setting, "hierarchy", False) and overrides.get("hierarchy", True),
     }
     if setting.single_server:
         kw["min_servers"] = kw["max_servers"] = 1
