@@ -90,6 +90,15 @@ def detail(r: Result) -> str:
     return "; ".join(b for b in bits if b)
 
 
+def property_label(prop: str) -> str:
+    """How a report names a property: its name (a user's property is keyed by its reference in an audit's
+    cells, ``verifier.audit``; the row shows the name it declares)."""
+    try:
+        return get_property(prop).name
+    except InstanceError:
+        return prop
+
+
 def measure_of(prop: str, default: Optional[Measure] = MARGIN) -> Optional[Measure]:
     """The :class:`~verifier.properties.base.Measure` the property ``prop`` declares (what its measure means,
     threshold, direction); ``default`` for a name no property answers to (a damaged file, a user's property

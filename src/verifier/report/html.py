@@ -26,7 +26,7 @@ from ..results import Result
 from ..store import read as read_stored
 from .citations import SEEDS, codes_in
 from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_of, measure_text,
-                     num_text, runs_findings, verdict_words)
+                     num_text, property_label, runs_findings, verdict_words)
 
 __all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
            "link_name"]
@@ -522,7 +522,7 @@ def render_audit_html(result: dict[str, Any]) -> str:
         head = "<tr><th>property</th>" + "".join(f"<th>{esc(lab)}</th>" for lab, _ in cols) + "</tr>"
         body = []
         for p in props:
-            row = [f"<td><b>{esc(p)}</b></td>"]
+            row = [f"<td><b>{esc(property_label(p))}</b></td>"]
             for label, name in cols:
                 c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
                 refs = [(note(e.counterexample), e) for e in c.evidence if e.verdict == "violated" and e.counterexample]

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from .citations import SEED_SHORT, codes_in
+from .common import property_label
 
 __all__ = ["render_audit_latex", "latex_escape"]
 
@@ -67,7 +68,7 @@ def render_audit_latex(result: dict[str, Any]) -> str:
         notes: dict[str, tuple[int, str]] = {}
         rows = []
         for p in props:
-            row = [latex_escape(p)]
+            row = [latex_escape(property_label(p))]
             for label, name in cols:
                 c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
                 row.append(_cell(c, notes))

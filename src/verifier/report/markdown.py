@@ -5,7 +5,8 @@ from typing import Any
 
 from ..results import Result, describe_size, verdict_text
 from .citations import codes_in, seed_legend
-from .common import ClaimWords, claim_words, closing_line, detail, domain_text, runs_findings, verdict_words
+from .common import (ClaimWords, claim_words, closing_line, detail, domain_text, property_label, runs_findings,
+                     verdict_words)
 
 __all__ = ["render_markdown", "render_audit_markdown", "markdown_legend"]
 
@@ -87,7 +88,7 @@ def render_audit_markdown(result: dict[str, Any]) -> str:
             for label, name in cols:
                 c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
                 row.append(c.short())
-            out.append(f"| {p} | " + " | ".join(row) + " |")
+            out.append(f"| {property_label(p)} | " + " | ".join(row) + " |")
         out += ["", "Evidence:", ""]
         for label, name in cols:
             for p in props:
@@ -98,7 +99,7 @@ def render_audit_markdown(result: dict[str, Any]) -> str:
                     else "no claim registered"
                 ev = "; ".join(_evidence_text(e) for e in c.evidence) or c.verdict
                 also = (" Also: " + "; ".join(c.also)) if c.also else ""
-                out.append(f"- `{name}` {p} ({claim}): {ev}.{also}")
+                out.append(f"- `{name}` {property_label(p)} ({claim}): {ev}.{also}")
         out.append("")
     refuted = [c for c in cells if c.refuted]
     out.append("## Refuted claims")

@@ -138,3 +138,11 @@ def test_entry_point_properties_are_listed_and_usable(tmp_path):
                           "001-fig1.json"), "--properties", "acme-idle"], cwd=ROOT, env=envp,
                          capture_output=True, text=True, timeout=120)
     assert "acme-idle" in out.stdout, out.stdout + out.stderr
+
+
+def test_audit_takes_a_users_property_as_a_row_of_every_table(tmp_path):
+    out = run_cli("audit", "--mechanisms", f"drf,{ASSET}", "--properties", f"{DS},si", "--trials", "40",
+                  "--budget", "60", "--store", str(tmp_path / "store"), "--quiet", timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "| ds-proportional | – → not refuted |" in out.stdout  # DRF: its sharing incentive
+    assert "| ds-proportional | – → violated |" in out.stdout  # asset fairness: the 1/14 instance
