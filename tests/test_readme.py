@@ -12,9 +12,9 @@ import pytest
 from tests.helpers import ROOT
 
 
-def _section() -> str:
+def _section(heading: str = "Audit your own mechanism") -> str:
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
-        return fh.read().split("## Audit your own mechanism", 1)[1].split("\n## ", 1)[0]
+        return fh.read().split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
 
 
 def test_readme_mechanism_is_the_example_file():
@@ -39,13 +39,8 @@ def test_readme_python_and_pytest_routes(tmp_path, monkeypatch):
         ns["test_greedy_is_envy_free"]()
 
 
-def _policy_section() -> str:
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
-        return fh.read().split("## Audit your scheduler's policy", 1)[1].split("\n## ", 1)[0]
-
-
 def test_readme_policy_is_the_example_file():
-    code = re.findall(r"```python\n(.*?)```", _policy_section(), re.S)[0]
+    code = re.findall(r"```python\n(.*?)```", _section("Audit your scheduler's policy"), re.S)[0]
     with open(os.path.join(ROOT, "examples", "my_policy.py"), encoding="utf-8") as fh:
         assert code.strip() in fh.read()
 
@@ -57,7 +52,8 @@ def test_readme_policy_run_gives_verdicts():
     import subprocess
     import sys
 
-    assert "python -m verifier run examples/my_policy.py:fewest_tasks --budget 10" in _policy_section()
+    section = _section("Audit your scheduler's policy")
+    assert "python -m verifier run examples/my_policy.py:fewest_tasks --budget 10" in section
     p = subprocess.run([sys.executable, "-m", "verifier", "run", "examples/my_policy.py:fewest_tasks", "--budget", "10",
                         "--trials", "40", "--no-store", "--quiet", "--format", "json"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)

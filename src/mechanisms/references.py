@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechverify.allocation import Allocation
+from mechverify.deadline import BudgetExhausted
 from mechverify.declare import DEFAULT_TOLERANCE, spec_of
 from mechverify.isolation import Worker, in_process
 from mechverify.model import Environment
@@ -225,8 +226,6 @@ def _adapt(func: Callable, name: str) -> Callable[[Environment, bool], Allocatio
 
     def in_worker(env: Environment, exact: bool) -> tuple:
         """Runs in the worker: the allocation's rows and info, or the one-line reason it is none."""
-        from mechverify.deadline import BudgetExhausted
-
         try:
             alloc = direct(env, exact)
         except SettingError as exc:  # the function itself rejects the instance: outside its domain
@@ -245,8 +244,6 @@ def _adapt(func: Callable, name: str) -> Callable[[Environment, bool], Allocatio
         got = worker(env, exact)  # UserCodeFailure: the function raised, looped, exited, died
         if got[0] == "alloc":
             return Allocation(env, got[1], name, exact, got[2])
-        from mechverify.deadline import BudgetExhausted
-
         raise {"setting": SettingError, "output": MechanismOutputError, "budget": BudgetExhausted}[got[0]](got[1])
 
     allocate.__wrapped__ = func  # type: ignore[attr-defined]

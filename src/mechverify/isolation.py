@@ -25,7 +25,6 @@ and the result): ``benchmarks/bench_isolation.py`` measures it against the in-pr
 """
 from __future__ import annotations
 
-import atexit
 import os
 import pickle
 import signal
@@ -168,9 +167,6 @@ def _mapped_bytes() -> int:
 
 
 # ----------------------------------------------------------------------------------------- the parent
-_LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
-
-
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -187,10 +183,29 @@ def _kill(pid: int) -> None:
         time.sleep(0.001)
 
 
-@atexit.register
-def _stop_all() -> None:
-    for w in list(_LIVE):
-        w.stop()
+class _Child:
+    """The process side of a :class:`Worker`: its child's pid, the file its output goes to, and the process
+    that forked it.  It holds nothing of the user's function, so the finaliser that ends the child when the
+    worker is collected (or at exit) never keeps the worker alive."""
+
+    def __init__(self) -> None:
+        self.pid: Optional[int] = None
+        self.out: Optional[str] = None
+        self.owner = 0
+
+    def end(self) -> None:
+        """Kill the child and remove the output file (in the process that forked it only)."""
+        if self.owner != os.getpid():
+            return
+        if self.pid:
+            _kill(self.pid)
+            self.pid = None
+        if self.out:
+            try:
+                os.unlink(self.out)
+            except OSError:
+                pass
+            self.out = None
 
 
 class Worker:
@@ -201,26 +216,11 @@ class Worker:
 
     def __init__(self, fn: Callable, label: str = "user code") -> None:
         self.fn, self.label = fn, label
-        self._pid: Optional[int] = None
+        self._p = _Child()
         self._conn = None
-        self._out: Optional[str] = None
-        self._owner_pid = 0
         self._lock = threading.Lock()
         self.calls = self.forks = 0
-        _LIVE.add(self)
-        weakref.finalize(self, Worker._finalise, self.__dict__)
-
-    @staticmethod
-    def _finalise(state: dict) -> None:
-        pid = state.get("_pid")
-        if pid and state.get("_owner_pid") == os.getpid():
-            _kill(pid)
-        out = state.get("_out")
-        if out and state.get("_owner_pid") == os.getpid():
-            try:
-                os.unlink(out)
-            except OSError:
-                pass
+        weakref.finalize(self, self._p.end)  # when collected, and at exit
 
     def __getstate__(self):  # a Mechanism holding a worker can be pickled: the copy forks its own child
         return {"fn": self.fn, "label": self.label}
@@ -232,8 +232,8 @@ class Worker:
     def _start(self) -> None:
         from multiprocessing import Pipe
 
-        if self._out is None or self._owner_pid != os.getpid():
-            fd, self._out = tempfile.mkstemp(prefix="mechverify-output-")
+        if self._p.out is None or self._p.owner != os.getpid():
+            fd, self._p.out = tempfile.mkstemp(prefix="mechverify-output-")
             os.close(fd)
         parent_conn, child_conn = Pipe(duplex=True)
         me = os.getpid()
@@ -247,26 +247,26 @@ class Worker:
             try:
                 parent_conn.close()
             finally:
-                _child(self.fn, child_conn, (child_conn.fileno(),), self._out, me)
+                _child(self.fn, child_conn, (child_conn.fileno(),), self._p.out, me)
         child_conn.close()
-        self._pid, self._conn, self._owner_pid = pid, parent_conn, me
+        self._p.pid, self._conn, self._p.owner = pid, parent_conn, me
         self.forks += 1
 
     def stop(self) -> None:
         """Kill the child (the next call starts a new one)."""
-        pid, conn = self._pid, self._conn
-        self._pid = self._conn = None
+        pid, conn = self._p.pid, self._conn
+        self._p.pid = self._conn = None
         if conn is not None:
             try:
                 conn.close()
             except OSError:
                 pass
-        if pid and self._owner_pid == os.getpid():
+        if pid and self._p.owner == os.getpid():
             _kill(pid)
 
     def _output(self) -> str:
         try:
-            with open(self._out, "rb") as fh:  # type: ignore[arg-type]
+            with open(self._p.out, "rb") as fh:  # type: ignore[arg-type]
                 data = fh.read()
         except (OSError, TypeError):
             return ""
@@ -274,14 +274,14 @@ class Worker:
 
     def _clear_output(self) -> None:
         try:
-            os.truncate(self._out, 0)  # type: ignore[arg-type]
+            os.truncate(self._p.out, 0)  # type: ignore[arg-type]
         except (OSError, TypeError):
             pass
 
     def _death(self) -> str:
         """Reap the dead child: how it ended."""
-        pid = self._pid
-        self._pid = None
+        pid = self._p.pid
+        self._p.pid = None
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -320,7 +320,7 @@ class Worker:
         if left is not None and left <= 0:
             raise BudgetExhausted(f"before a call of {self.label}")
         wait = limit if left is None else min(limit, left)
-        if self._pid is None or self._owner_pid != os.getpid():
+        if self._p.pid is None or self._p.owner != os.getpid():
             self._start()
         self._clear_output()
         self.calls += 1

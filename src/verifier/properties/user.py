@@ -143,7 +143,7 @@ class UserProperty(Property):
             return (env, alloc), "", {"allocation": alloc}
         if deviation is None:
             raise ValueError(f"{self.name}.evaluate needs a deviation (use deviations() or an engine)")
-        (j,) = deviation.users[:1] or (None,)
+        j = deviation.users[0]
         try:
             env_d = deviation.apply(env)
             alloc_d = mech(env_d, exact=exact)
@@ -160,7 +160,7 @@ class UserProperty(Property):
         if args is None:
             return Evaluation(None, False, note=why)
         m = self._call("margin", args, variant)
-        violated = gt(m, 0, exact) if not (isinstance(m, float) and math.isinf(m)) else m > 0
+        violated = gt(m, 0, exact)
         users = () if self.deviation == "none" else (args[2],)
         w = Witness(self.name, variant, mech.name, env, deviation, m, users) if violated else None
         return Evaluation(m, violated, w)
