@@ -98,12 +98,12 @@ def _watch_parent(parent: int) -> None:
             os._exit(0)
 
 
-def _child(fn: Callable, conn, keep: tuple[int, ...], out_path: str, parent: int) -> None:  # pragma: no cover
+def _child(fn: Callable, conn, keep: tuple[int, ...], out: int, parent: int) -> None:  # pragma: no cover
     """The child's whole life (covered through the parent's tests: coverage does not follow a fork)."""
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        fd = os.open(out_path, os.O_WRONLY | os.O_APPEND)
+        fd = out  # an unnamed file, opened for appending by the parent
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(fd, 1)
@@ -190,7 +190,7 @@ class _Child:
 
     def __init__(self) -> None:
         self.pid: Optional[int] = None
-        self.out: Optional[str] = None
+        self.out: Optional[int] = None  # the descriptor of an unnamed file (unlinked at once: nothing to clean up)
         self.owner = 0
 
     def end(self) -> None:
@@ -200,9 +200,9 @@ class _Child:
         if self.pid:
             _kill(self.pid)
             self.pid = None
-        if self.out:
+        if self.out is not None:
             try:
-                os.unlink(self.out)
+                os.close(self.out)
             except OSError:
                 pass
             self.out = None
@@ -233,8 +233,12 @@ class Worker:
         from multiprocessing import Pipe
 
         if self._p.out is None or self._p.owner != os.getpid():
-            fd, self._p.out = tempfile.mkstemp(prefix="mechverify-output-")
-            os.close(fd)
+            fd, path = tempfile.mkstemp(prefix="mechverify-output-")
+            try:
+                self._p.out = os.open(path, os.O_RDWR | os.O_APPEND)
+            finally:
+                os.close(fd)
+                os.unlink(path)  # unnamed from now on: no file is left behind, whatever ends this process
         parent_conn, child_conn = Pipe(duplex=True)
         me = os.getpid()
         for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice by the child
@@ -247,7 +251,7 @@ class Worker:
             try:
                 parent_conn.close()
             finally:
-                _child(self.fn, child_conn, (child_conn.fileno(),), self._p.out, me)
+                _child(self.fn, child_conn, (child_conn.fileno(), self._p.out), self._p.out, me)
         child_conn.close()
         self._p.pid, self._conn, self._p.owner = pid, parent_conn, me
         self.forks += 1
@@ -266,15 +270,15 @@ class Worker:
 
     def _output(self) -> str:
         try:
-            with open(self._p.out, "rb") as fh:  # type: ignore[arg-type]
-                data = fh.read()
+            size = os.fstat(self._p.out).st_size  # type: ignore[arg-type]
+            data = os.pread(self._p.out, min(size, 4 * OUTPUT_CHARS), max(0, size - 4 * OUTPUT_CHARS))  # type: ignore[arg-type]
         except (OSError, TypeError):
             return ""
         return data[-4 * OUTPUT_CHARS:].decode("utf-8", "replace")
 
     def _clear_output(self) -> None:
         try:
-            os.truncate(self._p.out, 0)  # type: ignore[arg-type]
+            os.ftruncate(self._p.out, 0)  # type: ignore[arg-type]
         except (OSError, TypeError):
             pass
 
