@@ -47,10 +47,12 @@ def test_the_least_image_is_unchanged_by_the_lazy_enumeration():
 @pytest.mark.parametrize("mech,users,method", [("drf", 100, "auto"), ("tsf", 100, "encoding"),
                                                ("tsf-er", 12, "encoding")])
 def test_certify_of_many_users_is_unknown_budget_within_its_timeout(mech, users, method):
+    # 3 s as the command: the +10% promise is then 0.3 s of slack, which a 1.5 s timeout (0.15 s)
+    # missed by 25 ms once in a full run on a loaded 2-core box
     t0 = time.monotonic()
-    r = certify(mechanisms.get(mech), "sp", "demand", Shape(users=users), timeout=1.5, method=method, jobs=1)
+    r = certify(mechanisms.get(mech), "sp", "demand", Shape(users=users), timeout=3.0, method=method, jobs=1)
     took = time.monotonic() - t0
-    assert took <= 1.5 * 1.1, took
+    assert took <= 3.0 * 1.1, took
     assert r.verdict in ("unknown", "certified"), r.note
     if r.verdict == "unknown":
         assert r.note.startswith("budget: "), r.note
