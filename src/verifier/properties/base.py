@@ -49,6 +49,7 @@ class Hints:
     ``deviation``: one of ``DEVIATION_KINDS``.  Domain narrowing: ``min_users`` (at least this many
     users), ``one_resource``, ``one_server``, ``no_external``, ``no_server_demand``, ``min_external``
     (at least this many external resources), ``require_bounds`` (at least one finite task bound),
+    ``no_queues`` (flat instances only, also where the setting takes queue trees),
     ``dominant`` (bias toward the bottleneck-fairness premise: ``"global"`` or ``"per-server"``).
     ``premise_note``: one line a verdict shows about that bias.  ``uses_users``: ``recheck`` reads
     ``witness.users`` (the minimiser keeps them; others recompute who is hurt).  ``optimizer``: the
@@ -62,6 +63,7 @@ class Hints:
     no_server_demand: bool = False
     min_external: int = 0
     require_bounds: bool = False
+    no_queues: bool = False
     dominant: Optional[str] = None
     premise_note: str = ""
     uses_users: bool = False

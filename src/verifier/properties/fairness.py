@@ -23,15 +23,50 @@ remaining users; violated iff < 1.
 
 Single-server DRF (001 Prop. 4; 000 Sec. III-B): on one server the mechanism gives every user the
 same number of tasks as DRF.  Measure: max relative difference of totals; violated iff > 0.
+
+Readings on queue trees and whole tasks (docs/properties.md, "Readings of the seeds": BF, SRF).  Each is a
+variant of its own, searched for the settings that call for it (``variant_possible``): a mechanism with
+indivisible tasks only in the ``whole-task`` reading, a divisible one defined on queue trees in the
+``tree`` reading (BF, SRF), a flat divisible one in the seeds' variants above.
+
+* ``tree`` (BF with the ``global`` premise, SRF with its own): on ONE server with a queue tree, where
+  ``r*`` is dominant for every user, the benchmark is HIERARCHICAL weighted max-min fairness on ``r*``
+  (:func:`hierarchical_fair_amounts`): from the root down, a node's amount of ``r*`` is split among its
+  children -- child queues weighted by ``w_q``, the users directly in it by ``w_j`` -- by weighted
+  water-filling, each child capped by the most ``r*`` its subtree can use (a user: ``n_j d[j,r*]``,
+  unbounded: no cap; a user that cannot run on the server: 0); queue guarantees take no part (hsi reads
+  them).  A user below its amount is a violation (measure: relative shortfall, as above).  On a flat
+  instance this is the weighted max-min benchmark itself (one server: the same water-filling; several
+  servers: the leximin LP above).  A tree on several servers is not read (not applicable): the
+  hierarchical benchmark is defined here for one pool.
+* ``whole-task`` (BF premise as ``global``; SRF; single-server DRF), ONE server only: whole tasks never
+  meet the fractional benchmark exactly, so a user violates it iff it runs at least one WHOLE task fewer
+  than its benchmark allows, ``a_j + d[j,r*] <= fair_j`` (``fair_j``: the max-min fair amount of ``r*``,
+  hierarchical when the instance has queues); for single-server DRF, ``x_j <= DRF_j - 1``.  Measure: the
+  most whole tasks a user is short, ``max_j floor((fair_j - a_j) / d[j,r*])`` (single-server DRF:
+  ``floor(DRF_j - x_j)``); violated iff > 0.  Why this is a defect of the policy and not of whole tasks:
+  on one server, with ``r*`` dominant for every user and no external resources, ``d[j,r] / c_r <=
+  d[j,r*] / c_r*`` for every ``r``, so any ``x`` with ``sum_j x_j d[j,r*] <= c_r*`` fits every resource
+  (``sum_j x_j d[j,r] <= c_r / c_r* sum_j x_j d[j,r*] <= c_r``; TDM's row on one server is the ``r*`` row):
+  ``r*`` is the only binding resource.  Hence giving every user ``floor(fair_j / d[j,r*])`` tasks is
+  feasible (``sum_j floor(fair_j / d_j) d_j <= sum_j fair_j <= c_r*``, within every bound since ``fair_j
+  <= n_j d_j``): a whole-task allocation where every user is within one task of its benchmark exists, and
+  a user a whole task short of it is the policy's choice.  For DRF the floors of DRF's own allocation fit
+  likewise.  On several servers the floors need not be simultaneously packable, so a shortfall there
+  could be a packing artefact: not applicable.  A queue tree is read by BF and SRF; single-server DRF
+  has no hierarchical form (DRF is flat): not applicable on an instance with queues (a hierarchical
+  mechanism is still checked on flat instances).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from fractions import Fraction
+from typing import Optional
 
 from mechverify.allocation import Allocation
 from mechverify.lexmaxmin import lex_max_min
-from mechverify.numbers import FLOAT_REL, InstanceError, plural, ratio
+from mechverify.numbers import FLOAT_REL, InstanceError, fmt_exact, plural, ratio
 from mechverify.polytope import TaskPolytope
 from mechverify.utility import utility
 
@@ -39,10 +74,130 @@ from ..exact import certified_excess, exact_run, utility_interval
 from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
 
 __all__ = ["BottleneckFairness", "SingleResourceFairness", "PopulationMonotonicity", "SingleServerDRF",
-           "common_dominant_resources", "fair_levels", "mech_levels"]
+           "common_dominant_resources", "fair_levels", "mech_levels", "water_fill", "hierarchical_fair_amounts",
+           "TREE", "WHOLE_TASK"]
 
 _BF_NOTE = "each user's demand of r1 raised so that r1 is dominant (the BF premise); instances where the premise " \
            "still fails are skipped"
+_SRF_NOTE = "one resource, no external resources, no per-server demands"
+_ONE_SERVER_NOTE = "; one server"
+
+#: the readings on queue trees and on whole tasks (module docstring)
+TREE, WHOLE_TASK = "tree", "whole-task"
+
+
+def _reading(setting) -> Optional[str]:
+    """The reading ``setting`` calls for: ``whole-task`` (indivisible tasks, with or without a tree),
+    ``tree`` (divisible, on queue trees) or ``None`` (flat divisible: the seeds' variants)."""
+    if not getattr(setting, "divisible", True):
+        return WHOLE_TASK
+    return TREE if getattr(setting, "hierarchy", False) else None
+
+
+def _reading_possible(setting, variant: str, prop: str, flat: tuple[str, ...]) -> Optional[str]:
+    """``None`` if ``variant`` is searched for ``setting`` (the reading it calls for; the ``flat`` variants for a
+    flat divisible setting), else why not."""
+    r = _reading(setting)
+    if variant == WHOLE_TASK:
+        return None if r == WHOLE_TASK else "divisible tasks: no task to round to"
+    if variant == TREE:
+        if r == TREE:
+            return None
+        return (f"whole tasks: read as {prop}/{WHOLE_TASK}, hierarchical on a queue tree" if r == WHOLE_TASK
+                else "no queue tree in this setting")
+    if variant in flat and r is not None:
+        return f"{'whole tasks' if r == WHOLE_TASK else 'a queue tree'}: read as {prop}/{r}"
+    return None
+
+
+def water_fill(amount: Fraction, items) -> list[Fraction]:
+    """Weighted water-filling of ``amount`` over ``items`` = ``[(weight > 0, cap)]`` (``cap`` ``None``: no
+    cap): every item gets ``min(cap_i, w_i t)`` with the level ``t`` such that the shares sum to ``amount``,
+    or its cap when the caps sum to less.  The weighted max-min fair split (exact)."""
+    out = [Fraction(0)] * len(items)
+    left, wsum = Fraction(amount), sum((Fraction(w) for w, _ in items), Fraction(0))
+    order = sorted(range(len(items)), key=lambda i: (items[i][1] is None,
+                                                     Fraction(items[i][1]) / items[i][0] if items[i][1] is not None
+                                                     else 0))
+    for n, i in enumerate(order):
+        w, cap = items[i]
+        level = left / wsum if wsum > 0 else Fraction(0)
+        if cap is not None and cap <= w * level:
+            out[i] = Fraction(cap)
+            left -= out[i]
+            wsum -= w
+            continue
+        for k in order[n:]:  # nobody else is capped below the level: all share it
+            out[k] = items[k][0] * level
+        break
+    return out
+
+
+def _user_cap(env, j: int, rstar: int) -> Optional[Fraction]:
+    """The most ``r*`` user ``j`` can use on the one server (``None``: no cap): 0 when it cannot run there or
+    does not demand ``r*``, else ``n_j d[j,r*]`` (unbounded: no cap)."""
+    d = env.d(j, 0)[rstar]
+    if not d or not env.usable(j, 0):
+        return Fraction(0)
+    return None if env.tasks[j] is None else env.tasks[j] * d
+
+
+def hierarchical_fair_amounts(env, rstar: int) -> list[Fraction]:
+    """Each user's amount of ``r*`` under hierarchical weighted max-min fairness on one server (module
+    docstring, ``tree``): from the root down, a node's amount is water-filled over its child queues (weight
+    ``w_q``) and the users directly in it (weight ``w_j``), each capped by the most ``r*`` its subtree can
+    use.  On a flat instance: weighted max-min fairness of ``a_j / w_j`` on ``r*``.  Exact."""
+    if env.n_servers != 1:
+        raise ValueError("hierarchical_fair_amounts: one server only")
+    J, Q = env.n_users, env.n_queues
+    ucap = [_user_cap(env, j, rstar) for j in range(J)]
+    qcap: list[Optional[Fraction]] = [Fraction(0)] * Q
+
+    def subtree_cap(q: Optional[int]) -> Optional[Fraction]:
+        tot: Optional[Fraction] = Fraction(0)
+        for c in env.queue_children(q):
+            qcap[c] = subtree_cap(c)
+            tot = None if tot is None or qcap[c] is None else tot + qcap[c]
+        for j in env.queue_users(q):
+            tot = None if tot is None or ucap[j] is None else tot + ucap[j]
+        return tot
+
+    subtree_cap(None)
+    fair = [Fraction(0)] * J
+
+    def split(q: Optional[int], amount: Fraction) -> None:
+        kids, users = env.queue_children(q), env.queue_users(q)
+        items = [(env.queue_weight[c], qcap[c]) for c in kids] + [(env.weight[j], ucap[j]) for j in users]
+        shares = water_fill(amount, items)
+        for c, a in zip(kids, shares):
+            split(c, a)
+        for j, a in zip(users, shares[len(kids):]):
+            fair[j] = a
+
+    split(None, env.capacity[0][rstar])
+    return fair
+
+
+def _amounts(env, alloc, rstar: int) -> list:
+    """Each user's holding ``a_j = sum_s x[j,s] d[j,s,r*]`` of ``r*`` under ``alloc``."""
+    return [sum((alloc.x[j][s] * env.d(j, s)[rstar] for s in range(env.n_servers)), 0) for j in range(env.n_users)]
+
+
+def _tasks_short(env, fair, have, rstar: int, exact: bool):
+    """The most whole tasks a user is short of its benchmark, ``max_j floor((fair_j - a_j) / d[j,r*])`` over
+    users demanding ``r*`` (at least 0), and that user (float: up to the float tolerance)."""
+    worst, who = Fraction(0), None
+    for j in range(env.n_users):
+        d = env.d(j, 0)[rstar]
+        if not d:
+            continue  # holds no r*: cannot be short of it
+        if exact:
+            k = math.floor((Fraction(fair[j]) - Fraction(have[j])) / d)
+        else:
+            k = math.floor((float(fair[j]) - float(have[j])) / float(d) + FLOAT_REL)
+        if k > worst:
+            worst, who = Fraction(k), j
+    return worst, who
 
 
 def common_dominant_resources(env, variant: str) -> list[int]:
@@ -108,15 +263,29 @@ def _shortfall(fair, have):
 
 
 class _MaxMinOnResource(Property):
-    """BF and SRF: weighted max-min fairness on a premise resource ``r*`` (module docstring)."""
+    """BF and SRF: weighted max-min fairness on a premise resource ``r*`` (module docstring), read on trees
+    (``tree``) and on whole tasks (``whole-task``)."""
 
+    #: the seeds' variants (flat divisible settings only)
+    flat_variants: tuple[str, ...] = ()
 
     def premise(self, env, variant) -> list[int]:
         """The resources satisfying the premise of ``variant`` at ``env`` (empty: it fails)."""
         raise NotImplementedError
 
+    def variant_possible(self, setting, variant):
+        """Indivisible tasks: ``whole-task`` only; divisible on queue trees: ``tree`` only; flat divisible:
+        the seeds' variants."""
+        return _reading_possible(setting, variant, self.name, self.flat_variants)
+
     def applicable(self, mech, env, variant):
-        """Applies iff some resource satisfies the premise."""
+        """Applies iff some resource satisfies the premise; ``whole-task`` on one server only, ``tree`` with
+        a queue tree on one server only."""
+        if variant == WHOLE_TASK and env.n_servers != 1:
+            return ("whole tasks on more than one server: the floors of the fractional benchmark need not pack "
+                    "together, so a shortfall could be a packing artefact")
+        if variant == TREE and env.has_queues and env.n_servers != 1:
+            return "a queue tree on more than one server: the hierarchical benchmark is read on one server only"
         if not self.premise(env, variant):
             return self.premise_text(variant)
         return None
@@ -125,32 +294,55 @@ class _MaxMinOnResource(Property):
         """Why the premise of ``variant`` fails (the ``not applicable`` reason)."""
         return "premise fails"
 
+    @staticmethod
+    def _pooled(env, variant) -> bool:
+        """The variant's benchmark is the one-server water-filling (``tree``/``whole-task`` on one server),
+        not the leximin LP."""
+        return variant in (TREE, WHOLE_TASK) and env.n_servers == 1
+
+    def _benchmark_name(self, env, variant) -> str:
+        return "hierarchical max-min fairness" if variant in (TREE, WHOLE_TASK) and env.has_queues \
+            else "max-min fairness"
+
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
-        """The largest relative shortfall from the leximin levels (best premise resource)."""
-        cands = self.premise(env, variant)
-        if not cands:
-            return Evaluation(None, False, note=self.premise_text(variant))
+        """The largest relative shortfall from the (hierarchical) max-min fair amounts (``whole-task``: the
+        most whole tasks short of them), on the best premise resource."""
+        why = self.applicable(mech, env, variant)
+        if why:
+            return Evaluation(None, False, note=why)
         alloc = alloc or mech(env, exact=exact)
         best = None
-        for r in cands:
-            fair, _ = fair_levels(env, r, mech.setting.feasibility, exact)
-            m, who = _shortfall(fair, mech_levels(env, alloc, r))
+        for r in self.premise(env, variant):
+            if self._pooled(env, variant):
+                fair = hierarchical_fair_amounts(env, r)  # exact, cheap: also in float mode
+                have = _amounts(env, alloc, r)
+                if variant == WHOLE_TASK:
+                    m, who = _tasks_short(env, fair, have, r, exact)
+                else:
+                    m, who = _shortfall(fair, [Fraction(h) if exact else h for h in have])
+            else:
+                fair, _ = fair_levels(env, r, mech.setting.feasibility, exact)
+                m, who = _shortfall(fair, mech_levels(env, alloc, r))
             if best is None or m < best[0]:
                 best = (m, who)
         m, who = best
-        violated = (m > 0) if exact else float(m) > FLOAT_REL
+        violated = (m > 0) if exact or variant == WHOLE_TASK else float(m) > FLOAT_REL
         w = Witness(self.name, variant, mech.name, env, None, m, (who,) if who is not None else ()) \
             if violated else None
         return Evaluation(m, violated, w)
 
     def recheck(self, mech, witness):
         """Certified iff the exact check fails on every premise resource."""
-        env = witness.env
+        env, variant = witness.env, witness.variant
+        if self.applicable(mech, env, variant):
+            return None
         run = exact_run(mech, env)
         if not run.exact:
             return None  # levels need the split over servers; no interval form implemented
+        if self._pooled(env, variant):
+            return self._recheck_pool(mech, witness, run)
         best = None
-        for r in self.premise(env, witness.variant):
+        for r in self.premise(env, variant):
             fair, fair_x = fair_levels(env, r, mech.setting.feasibility, exact=True)
             have = mech_levels(env, run.alloc, r)
             m, who = _shortfall(fair, have)
@@ -170,30 +362,70 @@ class _MaxMinOnResource(Property):
                            True if run.unique_totals else None, "",
                            "exact", f"{name} holds {have[who] * w} of {res}; max-min fairness on {res} gives it {fair[who] * w}")
 
+    def _recheck_pool(self, mech, witness, run):
+        """``tree`` / ``whole-task`` on one server: the exact (hierarchical) water-filling benchmark."""
+        env, variant = witness.env, witness.variant
+        whole = variant == WHOLE_TASK
+        best = None
+        for r in self.premise(env, variant):
+            fair = hierarchical_fair_amounts(env, r)
+            have = [Fraction(a) for a in _amounts(env, run.alloc, r)]
+            m, who = _tasks_short(env, fair, have, r, True) if whole else _shortfall(fair, have)
+            if not m > 0:
+                return None  # within the benchmark on some premise resource: no violation
+            if best is None or m < best[0]:
+                best = (m, who, r, fair, have)
+        if best is None:
+            return None
+        m, who, r, fair, have = best
+        name, res, d = env.users[who], env.resources[r], env.d(who, 0)[r]
+        bench = self._benchmark_name(env, variant)
+        label = bench.replace("fairness", "fair")
+        fair_x = tuple((fair[j] / env.d(j, 0)[r] if env.d(j, 0)[r] else Fraction(0),) for j in range(env.n_users))
+        tasks = run.alloc.total(who)
+        summary = (f"{name} holds {fmt_exact(have[who])} of {res} ({fmt_exact(tasks)} {plural(tasks, 'task')}); "
+                   f"{bench} on {res} gives it {fmt_exact(fair[who])}")
+        utilities = {f"{res}[{name}] mechanism": have[who], f"{res}[{name}] {label}": fair[who]}
+        if whole:
+            summary += f" (whole tasks: {m} more {plural(m, 'task')} of {fmt_exact(d)} {res} would fit within it)"
+            utilities[f"{res}[{name}] per task"] = d
+        return Certificate(witness, fair[who] - have[who], m,
+                           {"allocation": run.alloc, label: Allocation(env, fair_x, label, True)}, utilities,
+                           True if run.unique_totals else None, "", "exact", summary)
+
 
 class BottleneckFairness(_MaxMinOnResource):
     """BF: with a common dominant resource, the allocation is weighted max-min fair on it."""
 
     name = "bf"
     title = "bottleneck fairness"
-    measure = Measure("the largest relative shortfall on the common bottleneck resource from its weighted max-min "
-                      "fair allocation", 0, ">")
+    measure = Measure("the largest relative shortfall on the common bottleneck resource from its weighted (on a "
+                      "queue tree: hierarchical) max-min fair amount; whole-task reading: the most whole tasks a "
+                      "user is short of it", 0, ">")
     variants = {
         "global": "all users share one global dominant resource -> weighted max-min fair on it (001 III-C)",
         "per-server": "one resource dominant for every user at every usable server (000/002)",
+        TREE: "queue trees, one server: no user below its hierarchical weighted max-min fair amount of the common "
+              "dominant resource",
+        WHOLE_TASK: "whole tasks, one server: no user a whole task short of its (hierarchical on a tree) max-min "
+                    "fair amount of the common dominant resource",
     }
     default_variant = "per-server"
-    variant_hints = {v: Hints(no_external=True, no_server_demand=True, dominant=v, premise_note=_BF_NOTE)
-                     for v in ("global", "per-server")}
+    flat_variants = ("global", "per-server")
+    variant_hints = {**{v: Hints(no_external=True, no_server_demand=True, dominant=v, premise_note=_BF_NOTE)
+                        for v in ("global", "per-server")},
+                     **{v: Hints(no_external=True, no_server_demand=True, one_server=True, dominant="global",
+                                 premise_note=_BF_NOTE + _ONE_SERVER_NOTE) for v in (TREE, WHOLE_TASK)}}
 
     def premise(self, env, variant):
-        """The common dominant resources of ``variant`` (``common_dominant_resources``)."""
-        return common_dominant_resources(env, variant)
+        """The common dominant resources of ``variant`` (``common_dominant_resources``; ``tree`` and
+        ``whole-task`` take the ``global`` premise)."""
+        return common_dominant_resources(env, "per-server" if variant == "per-server" else "global")
 
     def premise_text(self, variant):
         """Why the premise of ``variant`` fails."""
-        return ("users do not share one global dominant resource" if variant == "global"
-                else "no resource is dominant for every user at every usable server")
+        return ("no resource is dominant for every user at every usable server" if variant == "per-server"
+                else "users do not share one global dominant resource")
 
 
 class SingleResourceFairness(_MaxMinOnResource):
@@ -201,12 +433,19 @@ class SingleResourceFairness(_MaxMinOnResource):
 
     name = "srf"
     title = "single-resource fairness"
-    measure = Measure("the largest relative shortfall on the single resource from its weighted max-min fair "
-                      "allocation", 0, ">")
-    variants = {"max-min": "one resource type -> weighted max-min fair allocation of it (001 III-C)"}
+    measure = Measure("the largest relative shortfall on the single resource from its weighted (on a queue tree: "
+                      "hierarchical) max-min fair amount; whole-task reading: the most whole tasks a user is short "
+                      "of it", 0, ">")
+    variants = {"max-min": "one resource type -> weighted max-min fair allocation of it (001 III-C)",
+                TREE: "one resource type, queue trees, one server: no user below its hierarchical weighted max-min "
+                      "fair amount",
+                WHOLE_TASK: "one resource type, whole tasks, one server: no user a whole task short of its "
+                            "(hierarchical on a tree) max-min fair amount"}
     default_variant = "max-min"
-    hints = Hints(one_resource=True, no_external=True, no_server_demand=True,
-                  premise_note="one resource, no external resources, no per-server demands")
+    flat_variants = ("max-min",)
+    hints = Hints(one_resource=True, no_external=True, no_server_demand=True, premise_note=_SRF_NOTE)
+    variant_hints = {v: Hints(one_resource=True, no_external=True, no_server_demand=True, one_server=True,
+                              premise_note=_SRF_NOTE + _ONE_SERVER_NOTE) for v in (TREE, WHOLE_TASK)}
 
     def premise(self, env, variant):
         # one resource type, and one demand per user: with per-server demand overrides (002 Sec. IV,
@@ -277,18 +516,35 @@ class PopulationMonotonicity(Property):
 
 
 class SingleServerDRF(Property):
-    """On one server the mechanism gives every user DRF's number of tasks."""
+    """On one server the mechanism gives every user DRF's number of tasks (whole tasks: none is a whole task
+    short of DRF's)."""
 
     name = "single-server-drf"
     title = "reduces to DRF on one server"
-    measure = Measure("the largest relative difference from DRF's allocation on a single server", 0, ">")
-    variants = {"totals": "on one server every user's total equals DRF's (001 Prop. 4; 000 Sec. III-B)"}
+    measure = Measure("the largest relative difference from DRF's allocation on a single server; whole-task "
+                      "reading: the most whole tasks a user is short of DRF's", 0, ">")
+    variants = {"totals": "on one server every user's total equals DRF's (001 Prop. 4; 000 Sec. III-B)",
+                WHOLE_TASK: "whole tasks, one server: no user runs a whole task fewer than DRF gives it"}
     default_variant = "totals"
-    hints = Hints(one_server=True, no_server_demand=True, uses_users=True, premise_note="one server")
+    hints = Hints(one_server=True, no_server_demand=True, no_queues=True, uses_users=True,
+                  premise_note="one server, no queue tree")
+
+    def variant_possible(self, setting, variant):
+        """Indivisible tasks: ``whole-task`` only; divisible (on queue trees too, checked on flat instances):
+        ``totals``."""
+        if variant == WHOLE_TASK and getattr(setting, "divisible", True):
+            return "divisible tasks: no task to round to"
+        if variant == "totals" and not getattr(setting, "divisible", True):
+            return f"whole tasks: read as {self.name}/{WHOLE_TASK}"
+        return None
 
     def applicable(self, mech, env, variant):
-        """Only instances with one server."""
-        return None if env.n_servers == 1 else "more than one server"
+        """Only instances with one server and no queue tree (DRF is flat)."""
+        if env.n_servers != 1:
+            return "more than one server"
+        if env.has_queues:
+            return "a queue tree: DRF is flat (no hierarchical DRF to compare with; checked on flat instances)"
+        return None
 
     def _drf(self):
         from mechanisms import get
@@ -303,33 +559,50 @@ class SingleServerDRF(Property):
         return self._drf()(env, exact=exact)
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
-        """The max relative difference between the mechanism's and DRF's totals."""
-        if env.n_servers != 1:
-            return Evaluation(None, False, note="more than one server")
+        """The max relative difference between the mechanism's and DRF's totals (``whole-task``: the most
+        whole tasks a user is short of DRF's total)."""
+        why = self.applicable(mech, env, variant)
+        if why:
+            return Evaluation(None, False, note=why)
         alloc = alloc or mech(env, exact=exact)
         ref = self._reference(env, exact)
         worst, who = Fraction(0), None
         for j in range(env.n_users):
             a, b = alloc.total(j), ref.total(j)
-            d = abs(a - b) / max(abs(b), abs(a)) if max(abs(b), abs(a)) else 0
+            if variant == WHOLE_TASK:
+                d = Fraction(math.floor(b - a) if exact else math.floor(float(b) - float(a) + FLOAT_REL))
+            else:
+                d = abs(a - b) / max(abs(b), abs(a)) if max(abs(b), abs(a)) else 0
             if d > worst:
                 worst, who = d, j
-        violated = (worst > 0) if exact else float(worst) > FLOAT_REL
+        violated = (worst > 0) if exact or variant == WHOLE_TASK else float(worst) > FLOAT_REL
         w = Witness(self.name, variant, mech.name, env, None, worst, (who,)) if violated else None
         return Evaluation(worst, violated, w)
 
     def recheck(self, mech, witness):
-        """Certified iff the exact totals differ (exact allocations only)."""
+        """Certified iff the exact totals differ (``whole-task``: the mechanism's total is at least one task
+        below DRF's); exact allocations only."""
         env = witness.env
+        if self.applicable(mech, env, witness.variant):
+            return None
         run = exact_run(mech, env)
         ref = self._reference(env, True)
         if not run.exact:
             return None
         (j,) = witness.users
         a, b = run.alloc.total(j), ref.total(j)
+        name = env.users[j]
+        if witness.variant == WHOLE_TASK:
+            k = math.floor(Fraction(b) - Fraction(a))
+            if k < 1:
+                return None
+            return Certificate(witness, Fraction(b) - Fraction(a), Fraction(k),
+                               {"allocation": run.alloc, "drf": ref}, {f"x[{name}]": a, f"x[{name}] under DRF": b},
+                               True if run.unique_totals else None, "", "exact",
+                               f"on one server {name} gets {fmt_exact(a)} {plural(a, 'task')}, DRF gives "
+                               f"{fmt_exact(b)} (whole tasks: {k} more {plural(k, 'task')} would fit within it)")
         if a == b:
             return None
-        name = env.users[j]
         return Certificate(witness, abs(a - b), abs(a - b) / max(abs(a), abs(b)),
                            {"allocation": run.alloc, "drf": ref}, {f"x[{name}]": a, f"x[{name}] under DRF": b},
                            True if run.unique_totals else None, "", "exact",

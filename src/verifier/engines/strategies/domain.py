@@ -120,6 +120,8 @@ def narrow(dom: Domain, prop, variant: str) -> tuple[Domain, Optional[str]]:
                       max_external=max(h.min_external, dom.max_external))
     if h.require_bounds:
         dom = replace(dom, require_bounds=True)
+    if h.no_queues:
+        dom = replace(dom, hierarchy=False)
     return dom, h.dominant
 
 
