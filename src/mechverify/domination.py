@@ -3,7 +3,9 @@
 Used by the Pareto-optimality property (a target vector that some feasible allocation beats is a PO
 violation) and by the seed-004 domination factor (``simulation.metrics``).  It is one LP over
 ``mechverify.polytope``'s chi(E), solved by ``mechverify.lp`` (exactly when asked; cluster-sized float
-LPs by column generation, ``mechverify.colgen``).
+LPs by column generation, ``mechverify.colgen``).  ``integral=True`` asks the same question among
+whole-task allocations: every ``y[j,s]`` integer, a MIP of the same LP layer (whose exact form is an
+integral ``y`` verified in rationals; its optimality is HiGHS's).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ __all__ = ["dominating_allocation"]
 
 
 def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exact: bool,
-                          support: Optional[Sequence[Sequence[Any]]] = None):
+                          support: Optional[Sequence[Sequence[Any]]] = None, integral: bool = False,
+                          time_limit: Optional[float] = None):
     """The domination LP of seed 004 Sec. 6.2 for target utilities ``utils``:
 
         D = max sum_j sum_s y[j,s]  s.t.  y in chi(E) (mode, TRUE placement, external, bounds),
@@ -27,7 +30,10 @@ def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exa
 
     Returns ``(D, y)`` or ``(None, None)`` when the LP is infeasible or the solver fails (callers
     report that as solver trouble, never as a verdict).  ``support``: a task matrix meeting the targets
-    (the allocation they come from), whose non-zero entries column generation starts with."""
+    (the allocation they come from), whose non-zero entries column generation starts with.
+    ``integral``: ``y`` integer (whole tasks; a MIP, never column generation; the task bounds ``n_j``
+    then act as ``floor(n_j)``).  ``time_limit``: seconds for the solver (within any deadline scope); a
+    MIP that does not finish in time is a failure ``(None, None)``."""
     poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
     lp = poly.lp
     if lp.n_cols == 0:  # nobody can run anything: y = 0 is the only allocation
@@ -42,11 +48,14 @@ def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exa
             target_rows.append(lp.add_row(poly.total(j), utils[j], None))
     lp.set_cost({c: 1 for c in range(lp.n_cols)})
     lp.maximize = True
-    if not exact and lp.n_cols >= COLGEN_MIN_COLS:  # cluster-sized: column generation (float only)
+    if integral:
+        lp.set_integer(range(lp.n_cols))
+        res = solve(lp, exact=exact, time_limit=time_limit)
+    elif not exact and lp.n_cols >= COLGEN_MIN_COLS:  # cluster-sized: column generation (float only)
         start = [] if support is None else [c for (j, s), c in poly.var.items() if support[j][s]]
-        res = ColumnGenerationSession(lp, target_rows, include=start).solve()
+        res = ColumnGenerationSession(lp, target_rows, include=start, time_limit=time_limit).solve()
     else:
-        res = solve(lp, exact=exact)
+        res = solve(lp, exact=exact, time_limit=time_limit)
     if not res.ok:
         return None, None
     return res.objective, poly.matrix(res.x, exact)

@@ -49,9 +49,18 @@ def new_highs() -> Any:
     return h
 
 
-def _release_highs(h: Any) -> None:
+def _release_highs(h: Any, reset: bool = False) -> None:
+    """Back to the pool; ``reset``: the user changed options (a MIP's gap), restored to a fresh one's."""
     if len(_IDLE) < _IDLE_MAX:
+        if reset:
+            _reset_options(h)
         _IDLE.append(h)
+
+
+def _reset_options(h: Any) -> None:
+    h.resetOptions()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("random_seed", 0)
 
 
 class pooled_highs:
@@ -71,24 +80,22 @@ class pooled_highs:
         return h
 
     def __exit__(self, *exc: Any) -> None:
-        h = self.h
-        h.resetOptions()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("random_seed", 0)
-        _release_highs(h)
+        _release_highs(self.h, reset=True)
 
 
-def run_highs(h: Any, time_limit: Optional[float] = None) -> None:
+def run_highs(h: Any, time_limit: Optional[float] = None, mip: bool = False) -> None:
     """``h.run()`` within the deadline of the innermost ``mechverify.deadline.scope`` (and ``time_limit``
     seconds, if given): HiGHS's time limit is set for this run; a run the deadline stopped raises
     ``BudgetExhausted`` (never reported as solver trouble or as an answer).  Every HiGHS run goes through
-    here."""
+    here; ``mip``: the model has integer columns."""
     left = _deadline.seconds_left()
     if left is not None and left <= 0:
         raise _deadline.BudgetExhausted("an LP solve was not started: the deadline passed")
     limits = [v for v in (time_limit, left) if v is not None]
-    # HiGHS compares time_limit with the solver object's run clock, which accumulates over its runs
-    h.setOptionValue("time_limit", float(h.getRunTime() + min(limits)) if limits else _INF)
+    # HiGHS compares an LP's time_limit with the solver object's run clock, which accumulates over its runs;
+    # its branch and bound compares it with the time since this run started
+    offset = 0.0 if mip else h.getRunTime()
+    h.setOptionValue("time_limit", float(offset + min(limits)) if limits else _INF)
     h.run()
     if left is not None and (time_limit is None or left <= time_limit) \
             and h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:

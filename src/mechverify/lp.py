@@ -23,6 +23,13 @@ HiGHS's tolerances (data with more bits than a double) is repaired by a few rati
 exactly by z3's rational simplex (no duals then).
 Solver trouble is reported as ``status='error'`` with a reason, never as optimal.
 
+Integer columns (``add_var(integer=True)``, ``set_integer``) make the LP a MIP, solved by HiGHS's
+branch and bound (never GLPK; a relative gap of 0, so ``optimal`` is HiGHS's optimum within its absolute
+gap).  ``solve(exact=True)`` of a MIP rounds the integer columns of HiGHS's solution, solves what is
+left (the continuous columns) exactly with the integer columns fixed, and *verifies* every row and bound
+in rationals: the solution returned is exactly feasible; its optimality is HiGHS's word (no duals).  A
+MIP HiGHS does not finish (time limit, solution limit, ...) is ``status='error'``, never an answer.
+
 Sign convention of the exact duals returned here: ``row_dual[i] = d objective* / d b_i`` for the
 *stated* sense (max or min), where ``b_i`` is the active bound of row ``i``; for a maximisation,
 a row ``a^T x >= L`` that blocks the optimum has ``row_dual[i] < 0`` (raising ``L`` lowers the optimum).
@@ -136,6 +143,7 @@ class LinearProgram:
         self.row_upper: list[Optional[Fraction]] = []
         self.rows: list[dict[int, Fraction]] = []  # row -> {col: coef}
         self.col_names: list[str] = []
+        self.integer: set[int] = set()  # integer columns: a MIP when not empty (module docstring)
 
     @property
     def n_cols(self) -> int:
@@ -147,8 +155,21 @@ class LinearProgram:
         """Number of rows (constraints)."""
         return len(self.rows)
 
-    def add_var(self, lower: Any = 0, upper: Any = None, cost: Any = 0, name: str = "") -> int:
-        """Add a column with bounds and cost; returns its index."""
+    @property
+    def is_mip(self) -> bool:
+        """Some column is integer."""
+        return bool(self.integer)
+
+    def set_integer(self, cols: Iterable[int], integer: bool = True) -> None:
+        """Mark ``cols`` integer (``integer=False``: continuous again)."""
+        if integer:
+            self.integer.update(cols)
+        else:
+            self.integer.difference_update(cols)
+
+    def add_var(self, lower: Any = 0, upper: Any = None, cost: Any = 0, name: str = "",
+                integer: bool = False) -> int:
+        """Add a column with bounds and cost (``integer``: an integer column); returns its index."""
         if lower.__class__ is int and cost.__class__ is int and upper is None and lower == 0 == cost:
             self.col_lower.append(self.zero)  # x >= 0 without a cost: the usual column, no conversions
             self.col_upper.append(None)
@@ -159,6 +180,8 @@ class LinearProgram:
             self.col_upper.append(num(upper))
             self.cost.append(num(cost) or self.zero)
         self.col_names.append(name)
+        if integer:
+            self.integer.add(len(self.cost) - 1)
         return len(self.cost) - 1
 
     def add_row(self, coeffs: Mapping[int, Any] | Iterable[tuple[int, Any]], lower: Any = None,
@@ -197,6 +220,7 @@ class LinearProgram:
         lp.row_lower, lp.row_upper = list(self.row_lower), list(self.row_upper)
         lp.rows = [dict(r) for r in self.rows]
         lp.col_names = list(self.col_names)
+        lp.integer = set(self.integer)
         return lp
 
 
@@ -212,7 +236,8 @@ class LPSession:
 
     Small LPs (``rows * (rows + cols) <= small_lp.SMALL_LP_MAX``) are solved by GLPK through
     :mod:`mechverify.small_lp` (warm-started from its previous basis); anything it does not finish
-    cleanly -- and every larger LP -- goes to HiGHS, whose model is built only when first needed."""
+    cleanly -- and every larger LP, and every MIP -- goes to HiGHS, whose model is built only when first
+    needed (integer columns are read then: mark them before the first solve)."""
 
     def __init__(self, lp: LinearProgram, time_limit: Optional[float] = None) -> None:
         self.lp = lp
@@ -228,7 +253,8 @@ class LPSession:
         if self._h is None:
             self._h = _acquire_highs()
             self._load()
-            weakref.finalize(self, _release_highs, self._h)
+            # a MIP sets MIP options: the pool gets the object back with the options of a fresh one
+            weakref.finalize(self, _release_highs, self._h, self.lp.is_mip)
         return self._h
 
     def _load(self) -> None:
@@ -256,6 +282,10 @@ class LPSession:
         hl.a_matrix_.value_ = np.array(vals, dtype=float)
         hl.a_matrix_.num_col_ = n
         hl.a_matrix_.num_row_ = m
+        if lp.integer:
+            kint, kcont = highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous
+            hl.integrality_ = [kint if j in lp.integer else kcont for j in range(n)]
+            self._h.setOptionValue("mip_rel_gap", 0.0)
         st = self._h.passModel(hl)
         if st == highspy.HighsStatus.kError:
             raise LPError("HiGHS rejected the LP model")
@@ -364,6 +394,8 @@ class LPSession:
         left = _deadline.seconds_left()
         if left is not None and left <= 0:
             raise _deadline.BudgetExhausted("an LP solve was not started: the deadline passed")
+        if self.lp.integer:
+            return self._solve_mip(exact)
         if is_small(self.lp.n_rows, self.lp.n_cols):
             res = self._solve_small(exact)
             if res is not None:
@@ -409,6 +441,63 @@ class LPSession:
         if ex is not None:
             return ex
         return solve_z3(self.lp)
+
+    def _solve_mip(self, exact: bool) -> LPResult:
+        """A MIP by HiGHS's branch and bound; with ``exact``, its solution made exact and verified
+        (:func:`_exact_mip`).  Anything but a finished solve is ``error`` (a time limit included)."""
+        self.method = "highs"
+        h = self.h
+        run_highs(h, self.time_limit, mip=True)
+        ms = h.getModelStatus()
+        if ms == highspy.HighsModelStatus.kInfeasible:
+            return LPResult("infeasible", method="highs-mip")  # HiGHS's word (no exact proof for a MIP)
+        if ms == highspy.HighsModelStatus.kUnbounded:
+            return LPResult("unbounded", method="highs-mip")
+        if ms != highspy.HighsModelStatus.kOptimal:
+            return LPResult("error", method="highs-mip",
+                            reason=f"the MIP did not finish (HiGHS status {h.modelStatusToString(ms)})")
+        x = list(h.getSolution().col_value)
+        for j in self.lp.integer:
+            x[j] = float(round(x[j]))
+        if exact:
+            return _exact_mip(self.lp, x)
+        lp = self.lp
+        obj = sum(_float(c) * x[j] for j, c in enumerate(lp.cost) if c)
+        act = [sum(_float(v) * x[c] for c, v in row.items()) for row in lp.rows]
+        return LPResult("optimal", x=x, objective=obj, row_dual=None, row_activity=act, exact=False,
+                        method="highs-mip")
+
+
+def _exact_mip(lp: LinearProgram, x: Sequence[float]) -> LPResult:
+    """HiGHS's MIP solution ``x`` (integer columns already rounded) made exact: the integer columns are
+    taken as the integers they are, the continuous ones (if any) re-solved exactly with the integer
+    columns fixed; then every bound and row is verified in rationals.  ``error`` if that fails (the
+    solution is then not exactly feasible: nothing is claimed)."""
+    ints = {j: Fraction(int(x[j])) for j in lp.integer}
+    if len(ints) == lp.n_cols:
+        xq = [ints[j] for j in range(lp.n_cols)]
+    else:
+        fixed = lp.copy()
+        fixed.integer = set()
+        for j, v in ints.items():
+            fixed.col_lower[j] = fixed.col_upper[j] = v
+        res = LPSession(fixed).solve(exact=True)
+        if not res.ok:
+            return LPResult("error", method="highs-mip",
+                            reason=f"the MIP solution's integers leave no exact solution ({res.status})")
+        xq = list(res.x)
+    for j, v in enumerate(xq):
+        lo, up = lp.col_lower[j], lp.col_upper[j]
+        if (lo is not None and v < lo) or (up is not None and v > up):
+            return LPResult("error", method="highs-mip",
+                            reason=f"the MIP solution (rounded) breaks the bounds of column {lp.col_names[j] or j}")
+    act = [sum((v * xq[c] for c, v in row.items()), _ZERO) for row in lp.rows]
+    for i, a in enumerate(act):
+        lo, up = lp.row_lower[i], lp.row_upper[i]
+        if (lo is not None and a < lo) or (up is not None and a > up):
+            return LPResult("error", method="highs-mip", reason=f"the MIP solution (rounded) breaks row {i} exactly")
+    obj = sum((c * xq[j] for j, c in enumerate(lp.cost) if c), _ZERO)
+    return LPResult("optimal", x=xq, objective=obj, row_dual=None, row_activity=act, exact=True, method="highs-mip")
 
 
 def solve(lp: LinearProgram, exact: bool = False, time_limit: Optional[float] = None) -> LPResult:

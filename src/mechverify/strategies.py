@@ -46,7 +46,8 @@ def cases(where: Any, prop: str, variant: Optional[str] = None, domain: Optional
     from verifier.properties import get_property
 
     p = get_property(prop)
-    return _s.cases(_setting(where), p, p.variant_of(variant), domain, **shape)
+    setting = _setting(where)
+    return _s.cases(setting, p, p.variant_of(variant, setting), domain, **shape)
 
 
 def simple_rationals(min_value: Any = 0, max_value: Any = 10, denominators=(1, 2, 3, 4), zeros: bool = False):

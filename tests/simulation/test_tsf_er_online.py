@@ -200,16 +200,20 @@ def test_simulator_rejects_unbounded_and_unrunnable_users():
 
 
 def test_verifier_audits_it_like_any_mechanism():
-    # PO (seed Def. 4, fractional) on Fig. 2: the verifier's exact re-check certifies the domination the
-    # metric measures -- D = 10 against 8 tasks, measure 5/4 (see test_fig2_hand_trace).
+    # PO on Fig. 2, read among whole tasks (po/whole-task: the mechanism's tasks are indivisible): the
+    # metric's fractional optimum D = 10 is integral here -- u1 5 tasks on s2, u2 5 on s1, link
+    # 5 * 5/2 + 5 * 1/2 = 15 -- so the verifier's exact re-check certifies the same domination: 10 against
+    # 8 tasks, measure 5/4 (see test_fig2_hand_trace).  The fractional reading is not this mechanism's.
     from verifier.properties import get_property
 
     mech = mechanisms.get("tsf-er-online")
     po = get_property("po")
-    ev = po.evaluate(mech, parse_environment(FIG2), "fractional", exact=True)
+    ev = po.evaluate(mech, parse_environment(FIG2), "whole-task", exact=True)
     assert ev.violated and ev.measure == F(5, 4)
     cert = po.recheck(mech, ev.witness)
     assert cert is not None and cert.measure == F(5, 4)
+    assert cert.allocations["dominating"].totals() == (5, 5)
+    assert po.applicable(mech, parse_environment(FIG2), "fractional")
 
 
 def test_step_guard(monkeypatch):

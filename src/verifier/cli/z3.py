@@ -103,7 +103,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     prop = get_property(args.property)
     if prop.name not in SUPPORTED:
         raise CliError(f"--property: z3 certification covers {', '.join(SUPPORTED)} (got {prop.name!r})")
-    variant = _variant(prop, args.variant)
+    variant = _variant(prop, args.variant, mech.setting)
     if variant not in SUPPORTED[prop.name]:
         raise CliError(f"--variant: z3 certification of {prop.name} covers {', '.join(SUPPORTED[prop.name])} "
                        f"(got {variant!r})")
@@ -282,12 +282,12 @@ def _sweep(args: argparse.Namespace, mech, prop, variant: str, shapes: list, dea
     return 1 if 1 in codes else 3 if 3 in codes or len(results) < len(cells) else 0
 
 
-def _variant(prop, text):
-    """``--variant``, checked (one line naming the flag)."""
+def _variant(prop, text, setting=None):
+    """``--variant`` (none: the default for the mechanism's ``setting``), checked (one line naming the flag)."""
     from mechverify.numbers import InstanceError
 
     try:
-        return prop.variant_of(text)
+        return prop.variant_of(text, setting)
     except InstanceError as exc:
         raise CliError(f"--{exc}") from None
 
@@ -336,7 +336,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     prop = get_property(args.property)
     if prop.name not in ("sp", "ef", "si", "po"):
         raise CliError(f"--property: per-instance z3 queries cover sp, ef, si, po (got {prop.name!r})")
-    variant = _variant(prop, args.variant)
+    variant = _variant(prop, args.variant, mech.setting)
     positive_seconds(args.timeout, "--timeout")
     output_dir(args.store, "--store")
     announce_store(args.store, False)

@@ -159,7 +159,7 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     assumptions): a candidate whose true or deviated environment is not accepted is skipped.
     ``prop_name``: a registered property's name (or a ``Property`` object)."""
     prop = property_of(prop_name)
-    variant = prop.variant_of(variant)
+    variant = prop.variant_of(variant, mech.setting)
     hints = prop.hints_for(variant)
     dom = domain if domain is not None else strat.domain_for(mech.setting)
     dom_n, _ = strat.narrow(dom, prop, variant)

@@ -282,9 +282,17 @@ class Property:
         """The variant that performs the same check as ``variant`` in ``setting`` (itself by default)."""
         return variant
 
-    def variant_of(self, variant: Optional[str]) -> str:
-        """``variant`` (the default one for ``None``), checked against ``variants``."""
-        v = variant or self.default_variant
+    def default_for(self, setting=None) -> str:
+        """The variant a question without one means: ``default_variant``, or -- when it is not possible in
+        ``setting`` (``variant_possible``) -- the first variant that is."""
+        if setting is None or not self.variant_possible(setting, self.default_variant):
+            return self.default_variant
+        return next((v for v in self.variants if not self.variant_possible(setting, v)), self.default_variant)
+
+    def variant_of(self, variant: Optional[str], setting=None) -> str:
+        """``variant`` (for ``None``: the default one, :meth:`default_for` ``setting``), checked against
+        ``variants``."""
+        v = variant or self.default_for(setting)
         if v not in self.variants:
             raise InstanceError(f"variant: {self.name} has no variant {v!r} (known: {', '.join(self.variants)})")
         return v

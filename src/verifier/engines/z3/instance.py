@@ -100,6 +100,9 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
     spec = get_spec(mech)
     if spec is None:
         return a.done("unknown", not_covered(mech))
+    why = prop.variant_possible(mech.setting, a.variant)
+    if why:  # e.g. po/whole-task of a divisible mechanism: that reading is not this mechanism's
+        return a.done("unknown", f"not applicable: {why}")
     mech.setting.check(env, mech.name)
     senv = SymEnv.from_env(env)
     why = spec.covers(senv)

@@ -54,7 +54,7 @@ class Attempt:
             mech = get(mech)
         self.mech = mech
         self.prop = get_property(prop_name)
-        self.variant = self.prop.variant_of(variant)
+        self.variant = self.prop.variant_of(variant, mech.setting)
         self.result = Result(mech.name, self.prop.name, self.variant, verdict="unknown", engine="z3")
 
     def done(self, verdict: str, note: str = "") -> Result:
