@@ -353,6 +353,65 @@ class Environment:
         """The users directly in queue ``q`` (``None``: at the root), in user order."""
         return tuple(j for j, uq in enumerate(self.user_queue) if uq == q)
 
+    def demands(self, j: int) -> bool:
+        """User ``j`` asks for something: no task bound, or a bound > 0 (a node of the tree *demands* when
+        some user below it does; docs/model.md "Entitlements")."""
+        return self.tasks[j] is None or self.tasks[j] > 0
+
+    def entitlement(self, j: int, demanding: bool = False) -> Fraction:
+        """User ``j``'s fraction of the cluster under the STATIC split of the tree: the product, from the
+        root down to ``j``, of a node's weight over the summed weights of its siblings (a queue's children
+        are its child queues, by queue weight, and the users directly in it, by user weight).  Flat: ``w_j /
+        sum_i w_i``.  ``demanding=True``: only nodes that demand (:meth:`demands`) are siblings, and a node
+        that does not demand is entitled to 0 -- the hierarchical share guarantee of H-DRF (docs/model.md,
+        "Entitlements").  Exact; memoised."""
+        key = ("entitlement", demanding)
+        ent = self._memo.get(key)
+        if ent is None:
+            ent = self._memo[key] = self._entitlements(demanding)
+        return ent[j]
+
+    def entitlement_ratio(self, j: int, k: int) -> Fraction:
+        """``entitlement(j, True) / entitlement(k, True)``: the factor weighted envy-freeness scales ``k``'s
+        bundle by -- the ratio of the two users' share guarantees, so a queue nobody uses takes no part;
+        ``w_j / w_k`` on a flat instance; 0 when either demands nothing (its bundle or its envy is empty)."""
+        if not self.queues:
+            return self.weight[j] / self.weight[k]
+        fj, fk = self.entitlement(j, True), self.entitlement(k, True)
+        return fj / fk if fj and fk else Fraction(0)
+
+    def _entitlements(self, demanding: bool) -> tuple[Fraction, ...]:
+        J, Q = self.n_users, self.n_queues
+        parent = self._queue_parents() if Q else ()
+        user_on = [not demanding or self.demands(j) for j in range(J)]
+        queue_on = [not demanding] * Q
+        if demanding:
+            for j in range(J):
+                if user_on[j]:
+                    q = self.user_queue[j]
+                    while q is not None and not queue_on[q]:
+                        queue_on[q] = True
+                        q = parent[q]
+        total: dict[Optional[int], Fraction] = {}
+        for q in range(Q):
+            if queue_on[q]:
+                total[parent[q]] = total.get(parent[q], Fraction(0)) + self.queue_weight[q]
+        for j in range(J):
+            if user_on[j]:
+                uq = self.user_queue[j]
+                total[uq] = total.get(uq, Fraction(0)) + self.weight[j]
+        frac: list[Fraction] = [Fraction(0)] * Q
+        for q in sorted(range(Q), key=lambda q: self.queues[q].count("/")):  # parents before children
+            if queue_on[q]:
+                p = parent[q]
+                frac[q] = (Fraction(1) if p is None else frac[p]) * self.queue_weight[q] / total[p]
+        out = []
+        for j in range(J):
+            uq = self.user_queue[j]
+            out.append((Fraction(1) if uq is None else frac[uq]) * self.weight[j] / total[uq] if user_on[j]
+                       else Fraction(0))
+        return tuple(out)
+
     # ------------------------------------------------------------------ derived quantities
     def d(self, j: int, s: int) -> tuple[Fraction, ...]:
         """Per-task demand vector of user ``j`` at server ``s`` (seed 002 Sec. IV override or ``d[j]``)."""

@@ -34,7 +34,7 @@ from .model import Environment, leontief_tasks
 from .numbers import INF, as_float
 
 __all__ = ["true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
-           "si_benchmark", "scaled"]
+           "si_benchmark", "hsi_benchmark", "scaled", "envy_value_up_to_one"]
 
 
 def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None) -> Any:
@@ -126,10 +126,32 @@ def envy_value(true_env: Environment, alloc: Allocation, j: int, k: int, placeme
     (seed 002 Sec. II-A weighted EF: ``U_n(phi_n/phi_m a_m) <= U_n(a_n)``; the Leontief utility is
     homogeneous of degree one before the ``n_j`` cap, so the scaling is applied to the bundle)."""
     b = alloc.bundle(k)
-    if weighted and true_env.weight[j] != true_env.weight[k]:
-        b = scaled(b, true_env.weight[j] / true_env.weight[k])
+    if weighted:
+        b = scaled(b, true_env.entitlement_ratio(j, k))
     servers = None if placement_aware else range(true_env.n_servers)
     return bundle_value(true_env, j, b, servers, integral)
+
+
+def envy_value_up_to_one(true_env: Environment, alloc: Allocation, j: int, k: int,
+                         placement_aware: bool = True) -> Any:
+    """Whole tasks ``j`` would run with ``k``'s bundle less ONE of ``k``'s tasks (the one whose removal
+    leaves ``j`` the least), scaled like :func:`envy_value`: envy-freeness up to one task (EF1), the
+    whole-task reading of EF.  ``k`` without a whole task: its bundle as it is."""
+    rep = alloc.env
+    b = alloc.bundle(k)
+    servers = None if placement_aware else range(true_env.n_servers)
+    factor = true_env.entitlement_ratio(j, k)
+    best: Any = None
+    for s in range(rep.n_servers):
+        if alloc.x[k][s] < 1:
+            continue
+        amounts = tuple(tuple(a - v for a, v in zip(row, rep.d(k, s))) if t == s else row
+                        for t, row in enumerate(b.amounts))
+        ext = tuple(a - v for a, v in zip(b.external, rep.external_demand[k]))
+        v = bundle_value(true_env, j, scaled(Bundle(amounts, ext), factor), servers, True)
+        if best is None or v < best:
+            best = v
+    return bundle_value(true_env, j, scaled(b, factor), servers, True) if best is None else best
 
 
 def scaled(bundle: Bundle, factor: Any) -> Bundle:
@@ -149,6 +171,14 @@ def equal_split_bundle(env: Environment, share: Any) -> Bundle:
 def si_benchmark(env: Environment, j: int, integral: bool = False) -> Any:
     """``u_j((w_j / sum_i w_i) * (c, c_er))``: what ``j`` runs with its weighted equal share of every
     server and every external resource (seed 002 Sec. III-B, seed 004 Def. 6, seed 003 Sec. 2.2 --
-    one formula on this model; see ``verifier/properties/ef_si.py``)."""
-    share = env.weight[j] / sum(env.weight)
-    return bundle_value(env, j, equal_split_bundle(env, share), None, integral)
+    one formula on this model; see ``verifier/properties/ef_si.py``).  On a queue tree the share is
+    the tree's static split, ``Environment.entitlement(j)`` (``w_j / sum_i w_i`` when flat)."""
+    return bundle_value(env, j, equal_split_bundle(env, env.entitlement(j)), None, integral)
+
+
+def hsi_benchmark(env: Environment, j: int, integral: bool = False) -> Any:
+    """What ``j`` runs with its hierarchical share guarantee (H-DRF, Bhattacharya et al., SoCC 2013): the
+    static split of the tree among the nodes that demand (``Environment.entitlement(j, demanding=True)``)
+    of every server and external resource; whole tasks when ``integral``.  Flat: the weighted equal split
+    among the users that demand."""
+    return bundle_value(env, j, equal_split_bundle(env, env.entitlement(j, demanding=True)), None, integral)

@@ -9,6 +9,7 @@ from mechverify.numbers import InstanceError
 
 from .base import Certificate, Deviation, Evaluation, Hints, Property, Report, Witness  # noqa: F401
 from .ef_si import EnvyFreeness, SharingIncentive
+from .hsi import HierarchicalShareGuarantee
 from .fairness import (BottleneckFairness, PopulationMonotonicity, SingleResourceFairness,  # noqa: F401
                        SingleServerDRF)
 from .po import ParetoOptimality
@@ -19,7 +20,8 @@ __all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property"
            "Evaluation", "Hints", "Property", "Report", "Witness"]
 
 PROPERTIES: dict[str, Property] = {p.name: p for p in (
-    StrategyProofness(), GroupStrategyProofness(), EnvyFreeness(), SharingIncentive(), ParetoOptimality(),
+    StrategyProofness(), GroupStrategyProofness(), EnvyFreeness(), SharingIncentive(), HierarchicalShareGuarantee(),
+    ParetoOptimality(),
     BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), Runs(),
 )}
 

@@ -34,8 +34,8 @@ from mechverify.numbers import InstanceError
 from .deviation import Deviation, Report
 from . import moves
 
-__all__ = ["Deviation", "Report", "Witness", "Certificate", "Evaluation", "Hints", "Measure", "Property",
-           "DEVIATION_KINDS"]
+__all__ = ["READINGS", "reading", "reading_possible", "Deviation", "Report", "Witness", "Certificate", "Evaluation",
+           "Hints", "Measure", "Property", "DEVIATION_KINDS"]
 
 #: What a property's deviation is (``Hints.deviation``): nothing (an instance property), one user's
 #: demand report, eligible-set report or task-count report, a coalition's demand reports, a user leaving.
@@ -198,6 +198,43 @@ def tolerance_gate(recheck):
     gated.__name__ = getattr(recheck, "__name__", "recheck")
     gated.__wrapped__ = recheck  # type: ignore[attr-defined]
     return gated
+
+
+# ---------------------------------------------------------------------- readings
+#: The readings of a property for mechanisms outside flat divisible sharing, each a variant of its own
+#: (docs/properties.md, "Readings on trees and whole tasks"): ``whole-task`` for a mechanism with
+#: indivisible tasks (on a queue tree too), ``tree`` for a divisible mechanism on queue trees.
+READINGS = ("tree", "whole-task")
+
+
+def reading(setting, has: tuple[str, ...] = READINGS) -> Optional[str]:
+    """The reading a mechanism's setting calls for among the readings ``has`` a property has: ``"whole-task"``
+    (indivisible tasks), ``"tree"`` (a divisible mechanism defined on queue trees) or ``None`` (the
+    property's own variants: flat divisible sharing, or a reading the property does not need -- PO is
+    the same on a tree)."""
+    if not getattr(setting, "divisible", True):
+        return "whole-task" if "whole-task" in has else None
+    if getattr(setting, "hierarchy", False):
+        return "tree" if "tree" in has else None
+    return None
+
+
+def reading_possible(setting, variant: str, prop: str, has: tuple[str, ...] = READINGS) -> Optional[str]:
+    """``None`` if ``variant`` is searched for ``setting``, else why not: a reading variant (of those the
+    property ``has``) only for the setting that calls for it, the property's other variants only when the
+    setting calls for none.  The one rule every property with readings follows."""
+    r = reading(setting, has)
+    if variant in has:
+        if variant == r:
+            return None
+        if variant == "whole-task":
+            return "divisible tasks"
+        if not getattr(setting, "hierarchy", False):
+            return "no queue tree in this setting"
+        return f"whole tasks: {prop}/whole-task reads the tree"
+    if r is not None:
+        return f"{'whole tasks' if r == 'whole-task' else 'a queue tree'}: see {prop}/{r}"
+    return None
 
 
 @dataclass

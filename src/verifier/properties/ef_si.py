@@ -35,11 +35,12 @@ from typing import Any, Optional
 import numpy as np
 
 from mechverify.numbers import gt, plural, ratio
+from mechverify.utility import envy_value_up_to_one, utility
 from mechverify.utility import si_benchmark as utility_si_benchmark
 
 from ..exact import certified_excess, envy_utility, exact_run, integral_of, own_utility, utility_interval
 from . import budget as bud
-from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
+from .base import READINGS, Certificate, Evaluation, Hints, Measure, Property, Witness, reading, reading_possible
 
 __all__ = ["EnvyFreeness", "SharingIncentive", "si_benchmark", "SCREEN_USERS"]
 
@@ -149,6 +150,10 @@ class EnvyFreeness(Property):
     variants = {
         "placement-aware": "only bundles on servers the envious user may use count (002 II-A with placement)",
         "literal": "every server counts (004 Def. 3)",
+        "tree": "on a queue tree: the other's bundle scaled by the ratio of the two users' share guarantees "
+                "(Environment.entitlement_ratio), placement-aware",
+        "whole-task": "whole tasks: envy-free up to one task (the other's bundle less one of its tasks), "
+                      "scaled by the entitlement ratio (w_j / w_k when flat), placement-aware",
     }
     default_variant = "placement-aware"
     hints = Hints(min_users=2, uses_users=True)
@@ -156,29 +161,34 @@ class EnvyFreeness(Property):
 
     def claim_variants(self, mech):
         """The seeds' EF compares bundles a user could use: ``placement-aware`` ("literal" coincides with it
-        without placement)."""
-        return ("placement-aware",)
+        without placement); a hierarchical or whole-task mechanism's claim speaks of its own reading."""
+        return (reading(mech.setting) or "placement-aware",)
 
     def variant_possible(self, setting, variant):
-        """``literal`` is a distinct check only with placement constraints."""
+        """The reading follows the setting (:func:`reading`): whole tasks -> ``whole-task``; a queue tree ->
+        ``tree``; else ``placement-aware`` and, with placement constraints, ``literal``."""
+        why = reading_possible(setting, variant, "ef")
+        if why is not None or variant in READINGS:
+            return why
         if variant == "literal" and not setting.placement:
             return "without placement constraints 'literal' is the same check as 'placement-aware'"
         return None
 
     def canonical_variant(self, setting, variant):
-        """Without placement constraints both variants are ``placement-aware``."""
-        return "placement-aware" if not setting.placement else variant
+        """Without placement constraints ``literal`` is ``placement-aware``."""
+        return "placement-aware" if variant == "literal" and not setting.placement else variant
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
         """The max envy ratio over ordered pairs; the worst pair is the candidate."""
         alloc = alloc or mech(env, exact=exact)
-        aware = variant == "placement-aware"
+        aware = variant != "literal"
+        one = variant == "whole-task"
         worst, pair = None, None
         own = []
         for j in range(env.n_users):
             bud.tick(f"EF: {j} of {env.n_users} users' own utilities")
             own.append(own_utility(mech, env, alloc, j))
-        R = _envy_ratios(mech, env, alloc, own, aware)
+        R = None if one or env.has_queues else _envy_ratios(mech, env, alloc, own, aware)
         if R is not None:
             pairs = _screened_pairs(R, exact)
             closed = _ClosedForm(env, alloc, aware) if alloc.exact and len(pairs) > 1 else None
@@ -189,6 +199,7 @@ class EnvyFreeness(Property):
             if n % 256 == 0:
                 bud.tick(f"EF: {n} of {len(pairs)} pairs")
             v = closed.value(j, k) if closed is not None else \
+                envy_value_up_to_one(env, alloc, j, k) if one else \
                 envy_utility(mech, env, alloc, j, k, placement_aware=aware)
             r = ratio(v, own[j])
             if worst is None or r > worst:
@@ -208,8 +219,10 @@ class EnvyFreeness(Property):
         env = witness.env
         j, k = witness.users
         run = exact_run(mech, env)
-        mask = env.eligible[j] if witness.variant == "placement-aware" else range(env.n_servers)
-        scale = env.weight[j] / env.weight[k]
+        if witness.variant == "whole-task":
+            return self._recheck_up_to_one(mech, witness, run)
+        mask = range(env.n_servers) if witness.variant == "literal" else env.eligible[j]
+        scale = env.entitlement_ratio(j, k)
         ex = certified_excess(lambda o: utility_interval(env, run, j, k, mask=mask, scale=scale, over_range=o),
                               lambda o: utility_interval(env, run, j, over_range=o))
         if ex is None:
@@ -221,6 +234,26 @@ class EnvyFreeness(Property):
         return Certificate(witness, Fraction(gap), ratio(envied[0], own[1]), {"allocation": run.alloc},
                            {f"u[{u}] own": own[1], f"u[{u}] of {v}'s bundle": envied[0]}, robust,
                            "", "exact" if run.exact else "interval", summary)
+
+    def _recheck_up_to_one(self, mech, witness, run):
+        """EF up to one task, on the exact (integral) allocation: ``j``'s whole tasks with ``k``'s bundle
+        less the task whose removal leaves ``j`` the least exceed ``j``'s own."""
+        if not run.exact:
+            return None
+        env = witness.env
+        j, k = witness.users
+        own = utility(env, run.alloc, j, True)
+        envied = envy_value_up_to_one(env, run.alloc, j, k)
+        gap = envied - own
+        if not gap > 0:
+            return None
+        u, v = env.users[j], env.users[k]
+        scale = env.entitlement_ratio(j, k)
+        summary = (f"{u} runs {own} {plural(own, 'task')} with its own bundle but {envied} with "
+                   f"{'' if scale == 1 else str(scale) + ' x '}{v}'s bundle less one of {v}'s tasks (whole tasks)")
+        return Certificate(witness, Fraction(gap), ratio(envied, own), {"allocation": run.alloc},
+                           {f"u[{u}] own": own, f"u[{u}] of {v}'s bundle less one task": envied}, None,
+                           "whole tasks: the split over servers decides", "exact", summary)
 
 
 def si_benchmark(env, j, mech=None) -> Any:
@@ -239,6 +272,10 @@ class SharingIncentive(Property):
         "per-server-split": "a weighted share of every server, eligible or not (002 III-B)",
         "external": "equal split including the external resources (004 Def. 6)",
         "bounded": "equal split capped by the task bound (003 Sec. 2.2)",
+        "tree": "on a queue tree: the user's share of the tree's static split (Environment.entitlement) of "
+                "every server",
+        "whole-task": "whole tasks: the weighted equal split (on a queue tree: the tree's static split) counted in "
+                      "whole tasks, like the user's own bundle",
     }
     default_variant = "per-server-split"
     hints = Hints(uses_users=True)
@@ -248,8 +285,27 @@ class SharingIncentive(Property):
         "bounded": Hints(uses_users=True, require_bounds=True, premise_note="at least one finite task bound"),
     }
 
+    def benchmark(self, env, j, mech) -> Any:
+        """What user ``j`` must run at least (:func:`si_benchmark`)."""
+        return si_benchmark(env, j, mech)
+
+    def split_text(self, env, j) -> str:
+        """How the certificate names the benchmark's bundle."""
+        if not env.has_queues:
+            return "weighted equal split of every server"
+        return f"share {env.entitlement(j)} of every server (the tree's static split)"
+
+    def claim_variants(self, mech):
+        """Every variant; a hierarchical or whole-task mechanism's claim speaks of its own reading."""
+        r = reading(mech.setting)
+        return (r,) if r else tuple(v for v in self.variants if v not in READINGS)
+
     def variant_possible(self, setting, variant):
-        """``external`` needs external resources, ``bounded`` task bounds in the setting."""
+        """The reading follows the setting (``base.reading``); ``external`` needs external resources,
+        ``bounded`` task bounds in the setting."""
+        why = reading_possible(setting, variant, "si")
+        if why is not None or variant in READINGS:
+            return why
         if variant == "external" and not setting.external:
             return "the setting has no external resources"
         if variant == "bounded" and not setting.bounds:
@@ -269,12 +325,16 @@ class SharingIncentive(Property):
         alloc = alloc or mech(env, exact=exact)
         worst, who = None, None
         for j in range(env.n_users):
-            bud.tick(f"SI: {j} of {env.n_users} users")
-            b = si_benchmark(env, j, mech)
+            bud.tick(f"{self.name.upper()}: {j} of {env.n_users} users")
+            if not env.demands(j):
+                continue  # (hsi: a user that demands nothing is guaranteed nothing)
+            b = self.benchmark(env, j, mech)
             u = own_utility(mech, env, alloc, j)
             r = ratio(u, b)
             if worst is None or r < worst:
                 worst, who = r, (j, u, b)
+        if who is None:
+            return Evaluation(Fraction(1), False)
         j, u, b = who
         violated = gt(b, u, exact)
         w = Witness(self.name, variant, mech.name, env, None, worst, (j,)) if violated else None
@@ -285,14 +345,15 @@ class SharingIncentive(Property):
         env = witness.env
         (j,) = witness.users
         run = exact_run(mech, env)
-        b = si_benchmark(env, j, mech)
+        b = self.benchmark(env, j, mech)
         ex = certified_excess(lambda o: (b, b), lambda o: utility_interval(env, run, j, over_range=o))
         if ex is None:
             return None
         own, gap, robust = ex.below, ex.gap, ex.robust
         u = env.users[j]
+        split = self.split_text(env, j)
         return Certificate(witness, Fraction(gap), ratio(own[1], b), {"allocation": run.alloc},
                            {f"u[{u}]": own[1], f"u[{u}] equal split": b}, robust, "",
                            "exact" if run.exact else "interval",
-                           f"{u} runs {own[1]} {plural(own[1], 'task')}, but {b} with its weighted equal split of "
-                           f"every server")
+                           f"{u} runs {own[1]} {plural(own[1], 'task')}, but {b} with its {split}"
+                           f"{' (whole tasks)' if witness.variant == 'whole-task' else ''}")

@@ -39,7 +39,7 @@ from mechverify.numbers import FLOAT_REL, ratio
 from mechverify.utility import utility
 
 from ..exact import exact_run, own_utility, utility_interval
-from .base import Certificate, Evaluation, Measure, Property, Witness
+from .base import Certificate, Evaluation, Measure, Property, Witness, reading_possible
 
 __all__ = ["ParetoOptimality", "dominating_gains", "MIP_TIME_LIMIT"]
 
@@ -92,11 +92,7 @@ class ParetoOptimality(Property):
 
     def variant_possible(self, setting, variant):
         """One reading per kind of mechanism: ``whole-task`` for indivisible tasks, else ``fractional``."""
-        if variant == FRACTIONAL and not _divisible(setting):
-            return "whole-task mechanism: read among whole-task allocations (po/whole-task)"
-        if variant == WHOLE_TASK and _divisible(setting):
-            return "divisible tasks: read as po/fractional"
-        return None
+        return reading_possible(setting, variant, self.name, has=(WHOLE_TASK,))
 
     def applicable(self, mech, env, variant):
         """As ``variant_possible``, for the mechanism's setting."""

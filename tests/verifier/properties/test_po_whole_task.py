@@ -32,9 +32,9 @@ def test_one_reading_per_kind_of_mechanism():
     a variant means the mechanism's own reading; a plain PO claim speaks of it."""
     indiv, div = get("mesos-drf"), get("drf")
     assert PO.variant_possible(indiv.setting, "fractional") == \
-        "whole-task mechanism: read among whole-task allocations (po/whole-task)"
+        "whole tasks: see po/whole-task"
     assert PO.variant_possible(indiv.setting, "whole-task") is None
-    assert PO.variant_possible(div.setting, "whole-task") == "divisible tasks: read as po/fractional"
+    assert PO.variant_possible(div.setting, "whole-task") == "divisible tasks"
     assert PO.variant_possible(div.setting, "fractional") is None
     assert PO.variant_of(None, indiv.setting) == "whole-task" and PO.variant_of(None, div.setting) == "fractional"
     assert PO.variant_of(None) == "fractional"  # no mechanism named: the seeds' reading
@@ -180,10 +180,10 @@ def test_run_mesos_drf_reads_po_among_whole_tasks():
     assert [(r["property"], r["variant"]) for r in rep["results"]] == [("po", "whole-task")], res.stdout
     assert rep["results"][0]["verdict"] == "violated"
     assert rep["skipped"] == [{"property": "po", "variant": "fractional",
-                               "reason": "whole-task mechanism: read among whole-task allocations (po/whole-task)"}]
+                               "reason": "whole tasks: see po/whole-task"}]
     text = " ".join(run_cli(*args).stdout.split())  # the table wraps long lines
     assert "po/whole-task" in text and "a whole-task allocation gives every user at least as much" in text
-    assert "not searched: po/fractional (whole-task mechanism: read among whole-task" in text
+    assert "not searched: po/fractional (whole tasks: see po/whole-task" in text
     assert text.count("po/fractional") == 1
 
 
@@ -194,6 +194,6 @@ def test_z3_layer_leaves_the_whole_task_reading_alone():
 
     assert SUPPORTED["po"] == ("fractional",)
     r = instance_query("tsf-er", example("004-fig2.json"), "po", "whole-task", timeout=10, jobs=1)
-    assert r.verdict == "unknown" and r.note == "not applicable: divisible tasks: read as po/fractional", r.note
+    assert r.verdict == "unknown" and r.note == "not applicable: divisible tasks", r.note
     r = instance_query("mesos-drf", idle_room_env(), "po", timeout=10, jobs=1)
     assert r.verdict == "unknown" and r.variant == "whole-task" and "not encoded" in r.note, r.note
