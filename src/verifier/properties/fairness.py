@@ -40,22 +40,24 @@ indivisible tasks only in the ``whole-task`` reading, a divisible one defined on
   servers: the leximin LP above).  A tree on several servers is not read (not applicable): the
   hierarchical benchmark is defined here for one pool.
 * ``whole-task`` (BF premise as ``global``; SRF; single-server DRF), ONE server only: whole tasks never
-  meet the fractional benchmark exactly, so a user violates it iff it runs at least one WHOLE task fewer
-  than its benchmark allows, ``a_j + d[j,r*] <= fair_j`` (``fair_j``: the max-min fair amount of ``r*``,
-  hierarchical when the instance has queues); for single-server DRF, ``x_j <= DRF_j - 1``.  Measure: the
-  most whole tasks a user is short, ``max_j floor((fair_j - a_j) / d[j,r*])`` (single-server DRF:
-  ``floor(DRF_j - x_j)``); violated iff > 0.  Why this is a defect of the policy and not of whole tasks:
-  on one server, with ``r*`` dominant for every user and no external resources, ``d[j,r] / c_r <=
-  d[j,r*] / c_r*`` for every ``r``, so any ``x`` with ``sum_j x_j d[j,r*] <= c_r*`` fits every resource
-  (``sum_j x_j d[j,r] <= c_r / c_r* sum_j x_j d[j,r*] <= c_r``; TDM's row on one server is the ``r*`` row):
-  ``r*`` is the only binding resource.  Hence giving every user ``floor(fair_j / d[j,r*])`` tasks is
-  feasible (``sum_j floor(fair_j / d_j) d_j <= sum_j fair_j <= c_r*``, within every bound since ``fair_j
-  <= n_j d_j``): a whole-task allocation where every user is within one task of its benchmark exists, and
-  a user a whole task short of it is the policy's choice.  For DRF the floors of DRF's own allocation fit
-  likewise.  On several servers the floors need not be simultaneously packable, so a shortfall there
-  could be a packing artefact: not applicable.  A queue tree is read by BF and SRF; single-server DRF
-  has no hierarchical form (DRF is flat): not applicable on an instance with queues (a hierarchical
-  mechanism is still checked on flat instances).
+  meet the fractional benchmark exactly (``fair_j``: the max-min fair amount of ``r*``, hierarchical when
+  the instance has queues; DRF's total for single-server DRF), so a user ``j`` violates it iff it runs at
+  least one WHOLE task fewer than its benchmark allows (``a_j + d[j,r*] <= fair_j``; ``x_j <= DRF_j - 1``)
+  AND the policy could have given it that task fairly: the task fits in the idle capacity, or it fits once
+  one task is taken back from a user that holds at least one of its own tasks above its benchmark
+  (:func:`whole_task_shortfalls`).  Measure: the most whole tasks such a user is short; violated iff > 0.
+  Why this is a defect of the policy and not of whole tasks: the move raises ``j`` (still within its
+  benchmark) and leaves every other user at or above its own, so on the flat benchmark (where an
+  unsaturated user's fair amount is the common weighted level) the smallest level rises -- a whole-task
+  allocation more max-min fair than the policy's exists.  Without such a move the shortfall is rounding:
+  one server of 4, tasks ``<1>`` and ``<3>``, fair amounts 2 each; the policy's (1, 1) leaves the first
+  user a task short, but only (2, 0) serves it better and leaves the second nothing.  On one server with
+  ``r*`` dominant for every user and no external resources ``r*`` is the only binding resource (``d[j,r] /
+  c_r <= d[j,r*] / c_r*``, so ``sum_j x_j d[j,r*] <= c_r*`` fits every resource), which is what makes the
+  benchmark and the move checks one-resource computations.  On several servers packing decides what
+  fits: not applicable.  A queue tree is read by BF and SRF; single-server DRF has no hierarchical form
+  (DRF is flat): not applicable on an instance with queues (a hierarchical mechanism is still checked on
+  flat instances).
 """
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ from mechverify.polytope import TaskPolytope
 from mechverify.utility import utility
 
 from ..exact import certified_excess, exact_run, utility_interval
-from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
+from .base import Certificate, Evaluation, Hints, Measure, Property, Witness, reading_possible
 
 __all__ = ["BottleneckFairness", "SingleResourceFairness", "PopulationMonotonicity", "SingleServerDRF",
            "common_dominant_resources", "fair_levels", "mech_levels", "water_fill", "hierarchical_fair_amounts",
@@ -84,30 +86,6 @@ _ONE_SERVER_NOTE = "; one server"
 
 #: the readings on queue trees and on whole tasks (module docstring)
 TREE, WHOLE_TASK = "tree", "whole-task"
-
-
-def _reading(setting) -> Optional[str]:
-    """The reading ``setting`` calls for: ``whole-task`` (indivisible tasks, with or without a tree),
-    ``tree`` (divisible, on queue trees) or ``None`` (flat divisible: the seeds' variants)."""
-    if not getattr(setting, "divisible", True):
-        return WHOLE_TASK
-    return TREE if getattr(setting, "hierarchy", False) else None
-
-
-def _reading_possible(setting, variant: str, prop: str, flat: tuple[str, ...]) -> Optional[str]:
-    """``None`` if ``variant`` is searched for ``setting`` (the reading it calls for; the ``flat`` variants for a
-    flat divisible setting), else why not."""
-    r = _reading(setting)
-    if variant == WHOLE_TASK:
-        return None if r == WHOLE_TASK else "divisible tasks: no task to round to"
-    if variant == TREE:
-        if r == TREE:
-            return None
-        return (f"whole tasks: read as {prop}/{WHOLE_TASK}, hierarchical on a queue tree" if r == WHOLE_TASK
-                else "no queue tree in this setting")
-    if variant in flat and r is not None:
-        return f"{'whole tasks' if r == WHOLE_TASK else 'a queue tree'}: read as {prop}/{r}"
-    return None
 
 
 def water_fill(amount: Fraction, items) -> list[Fraction]:
@@ -183,21 +161,70 @@ def _amounts(env, alloc, rstar: int) -> list:
     return [sum((alloc.x[j][s] * env.d(j, s)[rstar] for s in range(env.n_servers)), 0) for j in range(env.n_users)]
 
 
-def _tasks_short(env, fair, have, rstar: int, exact: bool):
-    """The most whole tasks a user is short of its benchmark, ``max_j floor((fair_j - a_j) / d[j,r*])`` over
-    users demanding ``r*`` (at least 0), and that user (float: up to the float tolerance)."""
+def _room_for(env, alloc, j: int, exact: bool, freed: Optional[int] = None) -> bool:
+    """One more task of ``j`` fits in what the one server has left (every resource) -- after one task of user
+    ``freed`` is taken back, when given."""
+    for r, c in enumerate(env.capacity[0]):
+        d = env.d(j, 0)[r]
+        if not d:
+            continue
+        used = sum((alloc.x[k][0] * env.d(k, 0)[r] for k in range(env.n_users)), 0)
+        back = env.d(freed, 0)[r] if freed is not None else 0
+        if exact:
+            if Fraction(c) - Fraction(used) + back < d:
+                return False
+        elif float(c) - float(used) + float(back) < float(d) * (1 - FLOAT_REL):
+            return False
+    return True
+
+
+def _over_by_a_task(over) -> set:
+    """The users ``k`` whose ``over[k]`` (own tasks held above the benchmark) is at least one."""
+    return {k for k, o in enumerate(over) if o is not None and o >= 1}
+
+
+def whole_task_shortfalls(env, alloc, short, over, exact: bool, users=None):
+    """The whole-task reading's test, shared by BF/SRF and single-server DRF (module docstring): ``short[j]``
+    and ``over[j]`` are user ``j``'s distance below / above its benchmark in its OWN tasks (``None``: not
+    measured).  User ``j`` counts iff it is at least one task short AND the policy could have served it
+    fairly: one more task of ``j`` fits in the idle capacity, or it fits once one task is taken back from a
+    user ``k`` that holds at least one of its own tasks above its benchmark.  Either move raises ``j`` (still
+    within its benchmark) and leaves ``k`` at or above its own: a whole-task allocation more max-min fair
+    than the policy's, so the shortfall is the policy's, not the rounding's.  (A user a task short while the
+    others hold less than a task each above theirs, with no room, is what whole tasks force: one server of
+    4, tasks <1> and <3>, gives (1, 1) -- the max-min fair amounts are 2 each -- and no whole-task allocation
+    serves the first user better without leaving the second nothing.)  Returns ``(floor(short_j), j)`` for the worst such user (among ``users``, default
+    all), ``(0, None)`` if none."""
+    above = _over_by_a_task(over)
     worst, who = Fraction(0), None
+    for j, sh in enumerate(short):
+        if sh is None or (users is not None and j not in users):
+            continue
+        k = math.floor(sh if exact else sh + FLOAT_REL)
+        if k < 1 or k <= worst:
+            continue
+        if _room_for(env, alloc, j, exact) or any(_room_for(env, alloc, j, exact, freed=k) for k in above - {j}):
+            worst, who = Fraction(k), j
+    return worst, who
+
+
+def _tasks_short(env, alloc, fair, have, rstar: int, exact: bool):
+    """The most whole tasks a user is short of its benchmark, ``max_j floor((fair_j - a_j) / d[j,r*])`` over
+    users demanding ``r*`` that the policy could have served fairly (:func:`whole_task_shortfalls`), and that
+    user (float: up to the float tolerance)."""
+    short, over = [], []
     for j in range(env.n_users):
         d = env.d(j, 0)[rstar]
         if not d:
-            continue  # holds no r*: cannot be short of it
-        if exact:
-            k = math.floor((Fraction(fair[j]) - Fraction(have[j])) / d)
+            short.append(None)  # holds no r*: cannot be short of it
+            over.append(None)
+        elif exact:
+            short.append((Fraction(fair[j]) - Fraction(have[j])) / d)
+            over.append((Fraction(have[j]) - Fraction(fair[j])) / d)
         else:
-            k = math.floor((float(fair[j]) - float(have[j])) / float(d) + FLOAT_REL)
-        if k > worst:
-            worst, who = Fraction(k), j
-    return worst, who
+            short.append((float(fair[j]) - float(have[j])) / float(d))
+            over.append((float(have[j]) - float(fair[j])) / float(d) + FLOAT_REL)
+    return whole_task_shortfalls(env, alloc, short, over, exact)
 
 
 def common_dominant_resources(env, variant: str) -> list[int]:
@@ -267,7 +294,6 @@ class _MaxMinOnResource(Property):
     (``tree``) and on whole tasks (``whole-task``)."""
 
     #: the seeds' variants (flat divisible settings only)
-    flat_variants: tuple[str, ...] = ()
 
     def premise(self, env, variant) -> list[int]:
         """The resources satisfying the premise of ``variant`` at ``env`` (empty: it fails)."""
@@ -276,7 +302,7 @@ class _MaxMinOnResource(Property):
     def variant_possible(self, setting, variant):
         """Indivisible tasks: ``whole-task`` only; divisible on queue trees: ``tree`` only; flat divisible:
         the seeds' variants."""
-        return _reading_possible(setting, variant, self.name, self.flat_variants)
+        return reading_possible(setting, variant, self.name)
 
     def applicable(self, mech, env, variant):
         """Applies iff some resource satisfies the premise; ``whole-task`` on one server only, ``tree`` with
@@ -317,7 +343,7 @@ class _MaxMinOnResource(Property):
                 fair = hierarchical_fair_amounts(env, r)  # exact, cheap: also in float mode
                 have = _amounts(env, alloc, r)
                 if variant == WHOLE_TASK:
-                    m, who = _tasks_short(env, fair, have, r, exact)
+                    m, who = _tasks_short(env, alloc, fair, have, r, exact)
                 else:
                     m, who = _shortfall(fair, [Fraction(h) if exact else h for h in have])
             else:
@@ -370,7 +396,7 @@ class _MaxMinOnResource(Property):
         for r in self.premise(env, variant):
             fair = hierarchical_fair_amounts(env, r)
             have = [Fraction(a) for a in _amounts(env, run.alloc, r)]
-            m, who = _tasks_short(env, fair, have, r, True) if whole else _shortfall(fair, have)
+            m, who = _tasks_short(env, run.alloc, fair, have, r, True) if whole else _shortfall(fair, have)
             if not m > 0:
                 return None  # within the benchmark on some premise resource: no violation
             if best is None or m < best[0]:
@@ -411,7 +437,6 @@ class BottleneckFairness(_MaxMinOnResource):
                     "fair amount of the common dominant resource",
     }
     default_variant = "per-server"
-    flat_variants = ("global", "per-server")
     variant_hints = {**{v: Hints(no_external=True, no_server_demand=True, dominant=v, premise_note=_BF_NOTE)
                         for v in ("global", "per-server")},
                      **{v: Hints(no_external=True, no_server_demand=True, one_server=True, dominant="global",
@@ -442,7 +467,6 @@ class SingleResourceFairness(_MaxMinOnResource):
                 WHOLE_TASK: "one resource type, whole tasks, one server: no user a whole task short of its "
                             "(hierarchical on a tree) max-min fair amount"}
     default_variant = "max-min"
-    flat_variants = ("max-min",)
     hints = Hints(one_resource=True, no_external=True, no_server_demand=True, premise_note=_SRF_NOTE)
     variant_hints = {v: Hints(one_resource=True, no_external=True, no_server_demand=True, one_server=True,
                               premise_note=_SRF_NOTE + _ONE_SERVER_NOTE) for v in (TREE, WHOLE_TASK)}
@@ -532,11 +556,7 @@ class SingleServerDRF(Property):
     def variant_possible(self, setting, variant):
         """Indivisible tasks: ``whole-task`` only; divisible (on queue trees too, checked on flat instances):
         ``totals``."""
-        if variant == WHOLE_TASK and getattr(setting, "divisible", True):
-            return "divisible tasks: no task to round to"
-        if variant == "totals" and not getattr(setting, "divisible", True):
-            return f"whole tasks: read as {self.name}/{WHOLE_TASK}"
-        return None
+        return reading_possible(setting, variant, self.name, has=(WHOLE_TASK,))
 
     def applicable(self, mech, env, variant):
         """Only instances with one server and no queue tree (DRF is flat)."""
@@ -567,12 +587,13 @@ class SingleServerDRF(Property):
         alloc = alloc or mech(env, exact=exact)
         ref = self._reference(env, exact)
         worst, who = Fraction(0), None
-        for j in range(env.n_users):
+        if variant == WHOLE_TASK:
+            gaps = [(ref.total(j) - alloc.total(j)) if exact else float(ref.total(j)) - float(alloc.total(j))
+                    for j in range(env.n_users)]
+            worst, who = whole_task_shortfalls(env, alloc, gaps, [-g for g in gaps], exact)
+        for j in range(env.n_users) if variant != WHOLE_TASK else ():
             a, b = alloc.total(j), ref.total(j)
-            if variant == WHOLE_TASK:
-                d = Fraction(math.floor(b - a) if exact else math.floor(float(b) - float(a) + FLOAT_REL))
-            else:
-                d = abs(a - b) / max(abs(b), abs(a)) if max(abs(b), abs(a)) else 0
+            d = abs(a - b) / max(abs(b), abs(a)) if max(abs(b), abs(a)) else 0
             if d > worst:
                 worst, who = d, j
         violated = (worst > 0) if exact or variant == WHOLE_TASK else float(worst) > FLOAT_REL
@@ -593,8 +614,9 @@ class SingleServerDRF(Property):
         a, b = run.alloc.total(j), ref.total(j)
         name = env.users[j]
         if witness.variant == WHOLE_TASK:
-            k = math.floor(Fraction(b) - Fraction(a))
-            if k < 1:
+            gaps = [Fraction(ref.total(i)) - Fraction(run.alloc.total(i)) for i in range(env.n_users)]
+            k, who = whole_task_shortfalls(env, run.alloc, gaps, [-g for g in gaps], True, users=(j,))
+            if who is None:
                 return None
             return Certificate(witness, Fraction(b) - Fraction(a), Fraction(k),
                                {"allocation": run.alloc, "drf": ref}, {f"x[{name}]": a, f"x[{name}] under DRF": b},

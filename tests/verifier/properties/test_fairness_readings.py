@@ -59,13 +59,12 @@ def test_variant_possible_matrix():
     assert searched("single-server-drf", FLAT) == searched("single-server-drf", TREE) == ["totals"]
     assert searched("single-server-drf", WHOLE) == searched("single-server-drf", WHOLE_TREE) == ["whole-task"]
     bf, srf, ssd = get_property("bf"), get_property("srf"), get_property("single-server-drf")
-    assert bf.variant_possible(WHOLE, "global") == "whole tasks: read as bf/whole-task"
-    assert bf.variant_possible(TREE, "per-server") == "a queue tree: read as bf/tree"
-    assert srf.variant_possible(WHOLE_TREE, "tree") == ("whole tasks: read as srf/whole-task, hierarchical on a "
-                                                         "queue tree")
+    assert bf.variant_possible(WHOLE, "global") == "whole tasks: see bf/whole-task"
+    assert bf.variant_possible(TREE, "per-server") == "a queue tree: see bf/tree"
+    assert srf.variant_possible(WHOLE_TREE, "tree") == "whole tasks: srf/whole-task reads the tree"
     assert srf.variant_possible(FLAT, "tree") == "no queue tree in this setting"
-    assert bf.variant_possible(TREE, "whole-task") == "divisible tasks: no task to round to"
-    assert ssd.variant_possible(WHOLE, "totals") == "whole tasks: read as single-server-drf/whole-task"
+    assert bf.variant_possible(TREE, "whole-task") == "divisible tasks"
+    assert ssd.variant_possible(WHOLE, "totals") == "whole tasks: see single-server-drf/whole-task"
 
 
 def test_indivisible_mechanisms_are_searched_on_whole_tasks_only():
@@ -123,22 +122,35 @@ def test_whole_task_not_applicable_on_several_servers():
     assert get_property("srf").applicable(mechanisms.get("mesos-drf"), global_cpu_env(), "whole-task") is not None
 
 
-def test_mesos_drf_is_a_whole_task_short_on_one_server():
+def test_mesos_drf_rounding_is_not_a_whole_task_violation():
     """mesos-drf, one server of 3 r1; u1 <2>, u2 <1>, u3 <1>.  All shares 0: by name u1 takes a task (share
     2/3), then u2 (1/3), then u3 -- nothing is left (3 - 2 - 1 = 0).  Tasks (1, 1, 0).  Max-min fair: 1 of r1
-    each; u3 holds 0, 0 + 1 <= 1: one whole task short (tasks (0, 1, 1) fit), measure 1, gap 1.  DRF gives
-    (1/2, 1, 1): u3's 0 <= 1 - 1 likewise."""
+    each; u3 holds 0, a whole task short (0 + 1 <= 1) -- but no room is idle and u1 holds only half of its
+    own task above its fair amount (2 - 1 = 1 < 2): serving u3 means taking u1's only task, which leaves u1
+    0 of its 1.  (1, 1, 0) is whole tasks' rounding, not the policy's unfairness: bf, srf and
+    single-server-drf (DRF (1/2, 1, 1): u1 1/2 task above, u3 1 short) hold, measure 0."""
     env = parse_environment({"resources": ["r1"], "servers": [{"name": "s1", "capacity": [3]}],
                              "users": [{"name": "u1", "demand": [2]}, {"name": "u2", "demand": [1]},
                                        {"name": "u3", "demand": [1]}]})
     m = mechanisms.get("mesos-drf")
     assert m(env, exact=True).totals() == (1, 1, 0)
-    for prop in ("bf", "srf"):
-        fails(prop, m, env, "whole-task", measure=F(1), gap=F(1), robust=None,
-              utilities={"r1[u3] mechanism": F(0), "r1[u3] max-min fair": F(1), "r1[u3] per task": F(1)})
-    cert = fails("single-server-drf", m, env, "whole-task", measure=F(1), gap=F(1), robust=None,
-                 utilities={"x[u3]": F(0), "x[u3] under DRF": F(1)})
-    assert cert.summary == "on one server u3 gets 0 tasks, DRF gives 1 (whole tasks: 1 more task would fit within it)"
+    for prop in ("bf", "srf", "single-server-drf"):
+        holds(prop, m, env, "whole-task", measure=F(0))
+
+
+def test_whole_task_violation_needs_a_fair_move():
+    """One server of 4 r1, u1 <1>, u2 <3>: fair amounts 2 each.  (1, 1): u1 a task short, no idle room, u2
+    holds 3 - 2 = 1/3 task above: rounding, holds.  (0, 1): u1 two tasks short and one task of room idle
+    (4 - 3 = 1 >= 1): violated, measure 2 (floor((2 - 0) / 1)).  Three users <1> on 3 with (0, 3, 0): u2 holds
+    3 - 1 = 2 tasks above its fair 1, and u1's task fits once one of u2's is taken back: violated although no
+    room is idle (measure 1: u1 and u3 are each one task short)."""
+    env = one_cpu(4, [1, 3])
+    holds("bf", fixed("1-1", [[1], [1]], **INDIV), env, "whole-task", measure=F(0))
+    fails("bf", fixed("0-1", [[0], [1]], **INDIV), env, "whole-task", measure=F(2), gap=F(2),
+          utilities={"cpu[u1] mechanism": F(0), "cpu[u1] max-min fair": F(2), "cpu[u1] per task": F(1)})
+    env3 = one_cpu(3, [1, 1, 1])
+    fails("bf", fixed("0-3-0", [[0], [3], [0]], **INDIV), env3, "whole-task", measure=F(1), gap=F(1),
+          utilities={"cpu[u1] mechanism": F(0), "cpu[u1] max-min fair": F(1), "cpu[u1] per task": F(1)})
 
 
 def test_single_server_drf_whole_task():
