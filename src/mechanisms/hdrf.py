@@ -1,4 +1,5 @@
-"""Hierarchical DRF on a queue tree: ``naive-hdrf``, ``hdrf`` (H-DRF) and ``hdrf-tasks`` (whole tasks).
+"""Hierarchical DRF on a queue tree: ``naive-hdrf`` (whole tasks) and ``naive-hdrf-fractional``, ``hdrf`` (H-DRF,
+fractional) and ``hdrf-tasks`` (whole tasks).
 
 Source: A. A. Bhattacharya, D. Culler, E. Friedman, A. Ghodsi, S. Shenker, I. Stoica, "Hierarchical Scheduling
 for Diverse Datacenter Workloads", ACM SoCC 2013 (https://people.eecs.berkeley.edu/~alig/papers/h-drf.pdf),
@@ -52,11 +53,13 @@ users by name (lexicographic).
 
 The mechanisms
 --------------
+* ``naive-hdrf`` -- the paper's Naive H-DRF as the same whole-task loop with naive shares (the paper's
+  algorithms launch tasks one at a time: this is its literal form).
 * ``hdrf-tasks`` -- the paper's Dynamic H-DRF as a whole-task loop: one whole task at a time to the leaf
   reached by descending from the root to the least non-blocked child, recomputing every share after every
   task (``mechverify.policies.progressive_filling`` with ``local=False``: the key of a user is the tuple of
   ``(share / weight, tie)`` along its path, whose lexicographic minimum is exactly that descent).
-* ``hdrf`` and ``naive-hdrf`` -- the same descent with infinitesimal tasks (the fractional limit; the paper's
+* ``hdrf`` and ``naive-hdrf-fractional`` -- the same descent with infinitesimal tasks (the fractional limit; the paper's
   Static H-DRF water-filling), computed exactly (``Fraction``) EVENT BY EVENT.  Between two events every
   leaf's allocation grows linearly: flow enters the root, and every node passes it to its least non-blocked
   children -- all of them rising together at equal ``share / weight`` rates, or, when one of them takes flow
@@ -73,12 +76,12 @@ What the paper's examples show here (``tests/mechanisms/test_hdrf.py``)
   <0, 1>.  The paper's starvation is DYNAMIC: n2,1 already holds the CPUs, so n2's naive share is 1 and every
   GPU freed goes to n1.  From an empty cluster the fractional naive and H-DRF runs agree (n1 and n2,2 split
   the GPUs), so the static example does not separate them; in whole tasks it does when n2,1's one task takes
-  every CPU -- naive gives n2,2 nothing, ``hdrf-tasks`` half the GPUs (the saturated CPU is ignored in n2's
-  share).
+  every CPU -- ``naive-hdrf`` gives n2,2 nothing, ``hdrf-tasks`` half the GPUs (the saturated CPU is ignored
+  in n2's share): ``examples/hdrf-starvation.json``, where ``check naive-hdrf`` reports ``hsi`` violated.
 * Blocking ("Dynamic H-DRF", ignoring blocked nodes): leaves n1 <1, 0>, n2 <1, 0>, n4 <0, 1> and n3 with
   children <1, 0> and <0, 1>, equal weights.  The "n3,2 ends with 2/3 of the GPUs, n4 with 1/3" outcome is
   that of rescaling to the minimum over ALL children, blocked ones included (the step before "ignoring
-  blocked nodes"; :func:`fluid` with ``mode="rescale-all"`` reproduces it).  ``naive-hdrf`` and ``hdrf`` both
+  blocked nodes"; :func:`fluid` with ``mode="rescale-all"`` reproduces it).  Naive H-DRF and ``hdrf`` both
   end with 1/3 of the CPUs for each CPU leaf and 1/2 of the GPUs for n3,2 and n4 (Volcano's ``hdrf_test.go``
   expects the same for its H-DRF: 10, 10, 10 CPUs of 30 and 15, 15 GPUs).
 
@@ -88,9 +91,9 @@ Claims
 keep (its background section "Hierarchical Share Guarantee"; the design doc: "the parent n2 group will have a
 share of 50% which is our desired state").  No other claim is registered: the paper's section and theorem
 numbers, and what it proves about strategy-proofness or efficiency, could not be checked against its text
-here, and a claim is registered only with a source that can be cited.  ``naive-hdrf`` registers no "fails"
-claim for the starvation example: that failure needs a non-empty starting state, which an allocation from
-an empty cluster never has (the whole-task form above shows it).  ``hdrf-tasks``: none (whole tasks can miss
+here, and a claim is registered only with a source that can be cited.  Naive H-DRF registers no "fails"
+claim: the paper's starvation is a dynamic story, not a stated theorem (the whole-task form shows it on the
+static example above).  ``hdrf-tasks``: none (whole tasks can miss
 a divisible guarantee by the size of a task, as whole-task DRF misses SI).
 """
 from __future__ import annotations
@@ -475,19 +478,34 @@ HDRF_CLAIMS = (
 _Z3 = Z3Spec.none("hierarchical descent with rescaled shares: not encoded")
 
 
-@register("naive-hdrf", "Naive hierarchical DRF (fractional): an internal node's share is the dominant share of "
-          "its subtree's summed allocation; descent to the least child by share / weight",
+@register("naive-hdrf", "Naive hierarchical DRF in whole tasks (the paper's task-by-task form): one task at a time "
+          "to the leaf reached by descending to the least child, a node's share the dominant share of its "
+          "subtree's summed allocation",
+          Setting(single_server=True, hierarchy=True, placement=False, external=False, bounds=True, weights=True,
+                  divisible=False),
+          (), source=_SRC,
+          notes="whole tasks, as the paper's algorithms launch tasks; the paper's starvation shows in a static "
+                "instance when n2,1's first task takes every CPU (examples/hdrf-starvation.json); the fractional "
+                "limit is naive-hdrf-fractional; no claim registered; " + _NOTES_TIES,
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
+def naive_hdrf(env: Environment, exact: bool = False) -> Allocation:
+    """Naive hierarchical DRF, whole tasks (module docstring)."""
+    return whole_tasks(env, "naive", name="naive-hdrf")
+
+
+@register("naive-hdrf-fractional", "Naive hierarchical DRF (fractional): an internal node's share is the dominant "
+          "share of its subtree's summed allocation; descent to the least child by share / weight",
           Setting(single_server=True, hierarchy=True, placement=False, external=False, bounds=True, weights=True,
                   divisible=True),
           (), source=_SRC,
           notes="fractional limit of the whole-task descent, exact event by event; no claim registered: the "
-                "paper's starvation of Naive H-DRF is dynamic (n2,1 already holds every CPU when GPUs are freed), "
-                "a run from an empty cluster does not show it (its whole-task form does, tests/mechanisms/"
+                "paper's starvation of Naive H-DRF is dynamic (n2,1 already holds every CPU when GPUs are freed) "
+                "or needs whole tasks; a fluid run from an empty cluster does not show it (tests/mechanisms/"
                 "test_hdrf.py); " + _NOTES_TIES,
           z3=_Z3)
-def naive_hdrf(env: Environment, exact: bool = False) -> Allocation:
+def naive_hdrf_fractional(env: Environment, exact: bool = False) -> Allocation:
     """Naive hierarchical DRF, fractional (module docstring)."""
-    return _fractional(env, exact, "naive", "naive-hdrf")
+    return _fractional(env, exact, "naive", "naive-hdrf-fractional")
 
 
 @register("hdrf", "H-DRF (fractional): non-blocked children rescaled to the least-served one (weighted), blocked "

@@ -23,7 +23,7 @@ from mechverify.instances import parse_environment
 from mechverify.policies import progressive_filling
 from tests.helpers import run_cli
 
-HDRF, NAIVE, TASKS = mechanisms.get("hdrf"), mechanisms.get("naive-hdrf"), mechanisms.get("hdrf-tasks")
+HDRF, NAIVE, TASKS = mechanisms.get("hdrf"), mechanisms.get("naive-hdrf-fractional"), mechanisms.get("hdrf-tasks")
 
 
 def starvation(cpu=10, gpu=10, d21=(1, 0)):
