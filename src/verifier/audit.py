@@ -6,6 +6,8 @@ Tables regenerated (rows = properties, columns = mechanisms as registered):
 * **004 Table 2** -- CRU, MNW, DRF-alpha, TSF-alpha (each registered preset is a column), DRF-ER, TSF-ER;
 * **003 Table 1**, LMM-MMS's row (PE, SI, EF, GSP);
 * **001** -- the DRFH propositions (and DRFH's LP (7) form, per-server DRF);
+* **policies** -- naive H-DRF, H-DRF (fractional and whole tasks), Volcano's and Mesos' DRF policies on queue
+  trees and whole tasks (docs/findings.md);
 * every other registered claim (DRF, CDRF, ...).
 
 Each cell shows the paper's mark (the claim registered with the mechanism), our verdict and the evidence:
@@ -50,6 +52,10 @@ TABLES: list[tuple[str, str, list[tuple[str, list[str]]], list[str]]] = [
     ("001-claims", "001 -- DRFH's propositions (and its LP (7) form, per-server DRF)",
      [("DRFH", ["drfh"]), ("DRFH LP (7)", ["drfh-lp7"]), ("per-server DRF", ["per-server-drf"])],
      ["ef", "po", "sp", "single-server-drf", "srf", "bf", "pm", "si"]),
+    ("policies", "Hierarchical and production policies -- H-DRF (SoCC 2013), Volcano, Mesos, on queue trees and "
+     "whole tasks (each cell under the reading its setting calls for: docs/properties.md)",
+     [("naive H-DRF", ["naive-hdrf"]), ("H-DRF", ["hdrf"]), ("H-DRF (whole tasks)", ["hdrf-tasks"]),
+      ("Volcano drf", ["volcano-hdrf"]), ("Mesos DRF", ["mesos-drf"])], ["hsi", "si", "ef", "sp", "po", "bf"]),
 ]
 
 
