@@ -19,7 +19,7 @@ from mechverify.utility import utility
 
 from ...properties import PROPERTIES
 from ...properties import budget as bud
-from ...properties.base import Deviation, Report, Witness
+from ...properties.base import READINGS, Deviation, Report, Witness
 from ...results import Result
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, evaluator, first_confirmed, rationalisations
@@ -100,7 +100,7 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
     spec = get_spec(mech)
     if spec is None:
         return a.done("unknown", not_covered(mech))
-    why = prop.variant_possible(mech.setting, a.variant)
+    why = prop.variant_possible(mech.setting, a.variant) if a.variant in READINGS else None
     if why:  # e.g. po/whole-task of a divisible mechanism: that reading is not this mechanism's
         return a.done("unknown", f"not applicable: {why}")
     mech.setting.check(env, mech.name)
