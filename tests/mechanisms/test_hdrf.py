@@ -331,6 +331,6 @@ def test_cli_allocate_on_a_queue_tree(tmp_path):
 
 @pytest.mark.slow
 def test_cli_run_finishes():
-    out = run_cli("run", "hdrf", "--budget", "8", "--no-store", timeout=120)
+    out = run_cli("run", "hdrf", "--budget", "3", "--properties", "hsi,ef", "--no-store", timeout=120)
     assert out.returncode == 0, out.stderr
     assert "hsi/guarantee" in out.stdout
