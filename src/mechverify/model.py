@@ -354,9 +354,14 @@ class Environment:
         return tuple(j for j, uq in enumerate(self.user_queue) if uq == q)
 
     def demands(self, j: int) -> bool:
-        """User ``j`` asks for something: no task bound, or a bound > 0 (a node of the tree *demands* when
-        some user below it does; docs/model.md "Entitlements")."""
-        return self.tasks[j] is None or self.tasks[j] > 0
+        """User ``j`` asks for something it can run: its task bound is not 0, some server it is eligible for
+        has every resource it demands there, and the external resources allow it tasks (a node of the tree
+        *demands* when some user below it does; docs/model.md "Entitlements")."""
+        if self.tasks[j] is not None and not self.tasks[j] > 0:
+            return False
+        if not any(self.usable(j, s) for s in range(self.n_servers)):
+            return False
+        return self.external_limit(j) > 0
 
     def entitlement(self, j: int, demanding: bool = False) -> Fraction:
         """User ``j``'s fraction of the cluster under the STATIC split of the tree: the product, from the
@@ -365,11 +370,19 @@ class Environment:
         sum_i w_i``.  ``demanding=True``: only nodes that demand (:meth:`demands`) are siblings, and a node
         that does not demand is entitled to 0 -- the hierarchical share guarantee of H-DRF (docs/model.md,
         "Entitlements").  Exact; memoised."""
+        return self._entitled(demanding)[0][j]
+
+    def queue_entitlement(self, q: int, demanding: bool = False) -> Fraction:
+        """Queue ``q``'s fraction of the cluster under the static split (as :meth:`entitlement`; 0 for a queue
+        nobody below demands when ``demanding``)."""
+        return self._entitled(demanding)[1][q]
+
+    def _entitled(self, demanding: bool) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
         key = ("entitlement", demanding)
         ent = self._memo.get(key)
         if ent is None:
             ent = self._memo[key] = self._entitlements(demanding)
-        return ent[j]
+        return ent
 
     def entitlement_ratio(self, j: int, k: int) -> Fraction:
         """``entitlement(j, True) / entitlement(k, True)``: the factor weighted envy-freeness scales ``k``'s
@@ -380,7 +393,7 @@ class Environment:
         fj, fk = self.entitlement(j, True), self.entitlement(k, True)
         return fj / fk if fj and fk else Fraction(0)
 
-    def _entitlements(self, demanding: bool) -> tuple[Fraction, ...]:
+    def _entitlements(self, demanding: bool) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
         J, Q = self.n_users, self.n_queues
         parent = self._queue_parents() if Q else ()
         user_on = [not demanding or self.demands(j) for j in range(J)]
@@ -410,7 +423,7 @@ class Environment:
             uq = self.user_queue[j]
             out.append((Fraction(1) if uq is None else frac[uq]) * self.weight[j] / total[uq] if user_on[j]
                        else Fraction(0))
-        return tuple(out)
+        return tuple(out), tuple(frac)
 
     # ------------------------------------------------------------------ derived quantities
     def d(self, j: int, s: int) -> tuple[Fraction, ...]:

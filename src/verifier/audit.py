@@ -54,7 +54,7 @@ TABLES: list[tuple[str, str, list[tuple[str, list[str]]], list[str]]] = [
      ["ef", "po", "sp", "single-server-drf", "srf", "bf", "pm", "si"]),
     ("policies", "Hierarchical and production policies -- H-DRF (SoCC 2013), Volcano, Mesos, on queue trees and "
      "whole tasks (each cell under the reading its setting calls for: docs/properties.md)",
-     [("naive H-DRF", ["naive-hdrf"]), ("H-DRF", ["hdrf"]), ("H-DRF (whole tasks)", ["hdrf-tasks"]),
+     [("naive H-DRF", ["naive-hdrf"]), ("naive H-DRF (fractional)", ["naive-hdrf-fractional"]), ("H-DRF", ["hdrf"]), ("H-DRF (whole tasks)", ["hdrf-tasks"]),
       ("Volcano drf", ["volcano-hdrf"]), ("Mesos DRF", ["mesos-drf"])], ["hsi", "si", "ef", "sp", "po", "bf"]),
 ]
 

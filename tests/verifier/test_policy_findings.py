@@ -8,6 +8,11 @@
   drf plugin (a saturated child is summed unscaled and saturated resources still count: drf.go @ ed72c7c8)
   and Mesos' hierarchical sorter (subtree sums).  H-DRF ignores the saturated CPU in n2's share: n1 and n2,2
   alternate on the GPUs, 5 each.
+* ``examples/volcano-1661-report.json`` -- the issue's own setting: queues alt/side (1/1/1), dev/big
+  (1/1/100), dev/little (1/1/1), twelve one-task jobs <1 CPU, 1/4 GB> in each, 12 CPUs.  alt's guarantee is
+  half the pool (alt and dev have equal weights and both demand): 6 CPUs, 6 of side's jobs.  Volcano runs 2
+  (little's tiny share rescales big's down, so dev looks less served than it is); H-DRF, naive H-DRF and Mesos
+  run 6.  No job's own guarantee (1/24 of the pool: half a task) is a whole task, so this is hsi's QUEUE check.
 * ``examples/volcano-1661.json`` -- Volcano issue 1661 as an allocation: u (queue a) <1, 1>; g's children
   g/v (weight 3) with v <1, 0> and g/z (weight 1) with z <0, 1>; 12 CPU, 12 GPU.  u's guarantee: 1/2 of the
   pool, 6 tasks.  Volcano rescales v's allocation to z's (smaller, unweighted) share M before summing g's, so g
@@ -17,6 +22,7 @@
 from __future__ import annotations
 
 import os
+from fractions import Fraction as F
 
 import pytest
 
@@ -28,6 +34,7 @@ from tests.helpers import ROOT, run_cli
 
 STARVATION = os.path.join(ROOT, "examples", "hdrf-starvation.json")
 ISSUE_1661 = os.path.join(ROOT, "examples", "volcano-1661.json")
+REPORT_1661 = os.path.join(ROOT, "examples", "volcano-1661-report.json")
 
 
 def hsi(name, path):
@@ -69,3 +76,20 @@ def test_check_cli_on_the_starvation_example():
     assert p.returncode == 1 and "hsi/guarantee" in p.stdout and "VIOLATED: n2,2 runs 0 tasks, but 2" in p.stdout
     p = run_cli("check", "hdrf", STARVATION, "--properties", "hsi")
     assert p.returncode == 0 and "satisfied on this instance" in p.stdout, p.stdout
+
+
+def _side(name):
+    env = load_environment(REPORT_1661)
+    x = mechanisms.get(name)(env, exact=True).totals()
+    return sum(t for j, t in enumerate(x) if env.users[j].startswith("side"))
+
+
+@pytest.mark.parametrize("name, side", [("volcano-hdrf", 2), ("hdrf-tasks", 6), ("naive-hdrf", 6), ("mesos-drf", 6)])
+def test_issue_1661_report_setting(name, side):
+    assert _side(name) == side
+    r = hsi(name, REPORT_1661)
+    if side < 6:
+        assert r.verdict == "violated" and r.certificate.summary.startswith("queue alt holds a dominant share 1/6")
+        assert r.certificate.gap == F(1, 3)  # 1/2 - 2/12
+    else:
+        assert r.verdict == "satisfied", r

@@ -109,6 +109,22 @@ def test_hsi_ignores_a_user_that_demands_nothing():
     assert ev.violated and cert.witness.users == (1,) and cert.gap == 3
 
 
+def test_a_user_that_can_run_nothing_demands_nothing():
+    """q1 holds u1 <1, 0> and u2 <0, 1>, u3 <1, 0> is at the root; r2 has capacity 0, so u2 can run nothing.
+    Guarantees: q1 and u3 1/2 each, u1 all of q1's 1/2 (u2 demands nothing).  u1 = u3 = 1/2 task: no envy
+    (ratio 1) and every guarantee met -- counting u2 would entitle u1 to 1/4 and make u3 envy it."""
+    env = parse_environment({
+        "resources": ["r1", "r2"], "servers": [{"name": "s", "capacity": [1, 0]}], "queues": [{"name": "q1"}],
+        "users": [{"name": "u1", "demand": [1, 0], "queue": "q1"}, {"name": "u2", "demand": [0, 1], "queue": "q1"},
+                  {"name": "u3", "demand": [1, 0]}]})
+    assert [env.demands(j) for j in range(3)] == [True, False, True]
+    assert [env.entitlement(j, demanding=True) for j in range(3)] == [F(1, 2), 0, F(1, 2)]
+    mech = Mechanism("half", "half", lambda e, exact=False: Allocation(e, ((F(1, 2),), (F(0),), (F(1, 2),)), "half",
+                                                                       True), TREE)
+    assert not verdict("ef", "tree", mech, env)[0].violated
+    assert not verdict("hsi", "guarantee", mech, env)[0].violated
+
+
 @pytest.mark.parametrize("tasks, violated", [((1, 0), False), ((2, 1), False), ((3, 0), True)])
 def test_ef_up_to_one_task(tasks, violated):
     # capacity sum(tasks) (full use), both demand 1.  (1, 0): u2 of u1's bundle less one task = 0 <= 0 -- the
@@ -146,3 +162,25 @@ def test_whole_task_readings_on_a_tree():
     # 7/3/2: b2 vs a1: 1/2 x (7 - 1) = 3 > 2, margin 1
     ev, cert = verdict("ef", "whole-task", fixed([7, 3, 2], WHOLE_TREE), env)
     assert ev.violated and cert.witness.users == (2, 0) and cert.gap == 1
+
+
+def test_hsi_checks_the_queues_too():
+    """Queue a holds twelve one-task users, queue b one unbounded user b1; one server of 12, demand 1, whole
+    tasks.  Guarantees: a and b 1/2 each; each a-user 1/2 x 1/12 = 1/24 of 12 = 1/2 task -> 0 whole tasks, b1 6.
+    The allocation gives a's users 2 tasks in all and b1 10: every user meets its own (whole-task) guarantee,
+    but queue a holds a dominant share 2/12 = 1/6 < 1/2 while a3's task would still fit within 1/2 (1/6 +
+    1/12 = 1/4): violated, margin 1/2 - 1/6 = 1/3, measure (1/6) / (1/2) = 1/3.  Fractionally the same
+    allocation fails at the users already (a3's guarantee 1/2 task > 0)."""
+    env = parse_environment({
+        "resources": ["cpu"], "servers": [{"name": "s", "capacity": [12]}], "queues": [{"name": "a"}, {"name": "b"}],
+        "users": [{"name": f"a{i}", "demand": [1], "tasks": 1, "queue": "a"} for i in range(1, 13)]
+        + [{"name": "b1", "demand": [1], "queue": "b"}]})
+    tasks = [1, 1] + [0] * 10 + [10]
+    ev, cert = verdict("hsi", "guarantee", fixed(tasks, WHOLE_TREE), env)
+    assert ev.violated and cert.gap == F(1, 3) and cert.measure == F(1, 3) and cert.witness.users == (2,)
+    assert cert.summary == ("queue a holds a dominant share 1/6 of the pool, below its hierarchical share guarantee "
+                            "1/2, while one more task of a3 would fit within it")
+    # a at its guarantee (6 tasks) passes, and so does a queue whose users are all at their bounds
+    assert not verdict("hsi", "guarantee", fixed([1] * 6 + [0] * 6 + [6], WHOLE_TREE), env)[0].violated
+    small = env.restrict(users=[0, 1, 12])  # a holds a1, a2 (bound 1 each): 2 tasks is all a asks for
+    assert not verdict("hsi", "guarantee", fixed([1, 1, 10], WHOLE_TREE), small)[0].violated
