@@ -3,7 +3,7 @@
 Importing this package registers every mechanism; use :func:`mechanisms.get` /
 :func:`mechanisms.allocate` / :func:`mechanisms.all_mechanisms`.
 """
-from .registry import Claim, Mechanism, Setting, SettingError, all_mechanisms, allocate, get, register  # noqa: F401
+from .registry import Claim, Mechanism, OrderSpec, Setting, SettingError, all_mechanisms, allocate, get, register  # noqa: F401
 
 from . import drf_family  # noqa: F401,E402
 from . import drfh_indivisible  # noqa: E402,F401

@@ -7,7 +7,7 @@ fills it (``@register``, entry points) and looks names up, ``references`` makes 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.deadline import call_limit_scope
@@ -95,6 +95,7 @@ class Setting:
     min_resources: int = 1  # e.g. a memory-proportional split needs a second resource
     positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
     hierarchy: bool = False  # a queue tree (``queues``, users' ``queue``) allowed (hierarchical sharing)
+    ordered: bool = False  # the policy exposes its ORDER in a state (``Mechanism.order``; set by ``register``)
 
     def describe(self) -> str:
         """One line naming the setting's parts (as ``list`` prints it)."""
@@ -159,6 +160,34 @@ class Setting:
 
 
 @dataclass(frozen=True)
+class OrderSpec:
+    """A production policy's ORDER of its clients in a state -- the ``order`` facet (``register(...,
+    order=OrderSpec(...))``; the ``order`` command and the order properties read it, docs/policies.md).
+
+    ``state`` is an :class:`Allocation` of the environment: the current allocation (an instance's
+    ``usage``, or ``order --allocation``), not necessarily one the policy would produce.
+
+    * ``compare(state, i, j) -> int`` -- < 0: user ``i`` is served before ``j``; > 0: after; 0: the policy
+      leaves them tied.  Exactly the policy's comparator (for a tree: the comparison of the two nodes under
+      their lowest common ancestor), NOT repaired: whether it is a strict weak order is what the order
+      properties check.
+    * ``share(state, j)`` -- user ``j``'s share as the policy computes it (exact; ``INF`` allowed).
+    * ``queue_share(state, q)`` -- queue ``q``'s share (``None``: the policy has none).
+    """
+
+    compare: Callable[[Allocation, int, int], int]
+    share: Callable[[Allocation, int], Any]
+    queue_share: Optional[Callable[[Allocation, int], Any]] = None
+
+    def order(self, state: Allocation) -> list[int]:
+        """The users in the order served (Python's sort with :attr:`compare`, ties by user index): for a
+        comparator that is not a strict weak order, what a sort happens to return."""
+        from functools import cmp_to_key
+
+        return sorted(range(state.env.n_users), key=cmp_to_key(lambda a, b: self.compare(state, a, b) or (a > b) - (a < b)))
+
+
+@dataclass(frozen=True)
 class Mechanism:
     """A mechanism, registered or a user's (:attr:`origin`): its allocation function, setting, claims and notes."""
     name: str
@@ -188,6 +217,8 @@ class Mechanism:
     #: how the z3 engine encodes it (``mechanisms.z3spec.Z3Spec``, declared with ``register(..., z3=...)``;
     #: ``None``: no symbolic encoding)
     z3: Optional[Z3Spec] = None
+    #: the policy's order in a state (:class:`OrderSpec`, ``register(..., order=...)``; ``None``: no order facet)
+    order: Optional[OrderSpec] = None
 
     def __post_init__(self) -> None:
         if self.origin not in ORIGINS:

@@ -9,6 +9,7 @@ finds a user's mechanism by its reference (``mechanisms.references``) or entry p
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 from mechverify.allocation import Allocation
@@ -16,18 +17,20 @@ from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
 from .mechanism import (DOMAIN_CONDITIONS, ORIGINS, REGISTERED, Claim, Mechanism, MechanismOutputError,  # noqa: F401
-                        Setting, SettingError, call, check_output)
+                        OrderSpec, Setting, SettingError, call, check_output)
 from .references import load_entry_points, resolve
 from .z3spec import Z3Spec
 
-__all__ = ["Claim", "Setting", "Mechanism", "register", "get", "all_mechanisms", "allocate", "SettingError",
+__all__ = ["Claim", "Setting", "Mechanism", "OrderSpec", "register", "get", "all_mechanisms", "allocate", "SettingError",
            "MechanismOutputError", "check_output"]
 
 
 def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
-             notes: str = "", may_violate: tuple[str, ...] = (), z3: Optional[Z3Spec] = None) -> Callable:
+             notes: str = "", may_violate: tuple[str, ...] = (), z3: Optional[Z3Spec] = None,
+             order: Optional[OrderSpec] = None) -> Callable:
     """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`); ``z3``:
-    its symbolic encoding (``mechanisms.z3spec``)."""
+    its symbolic encoding (``mechanisms.z3spec``); ``order``: a production policy's order in a state
+    (:class:`OrderSpec`; the setting is marked ``ordered``)."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
         raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
@@ -35,8 +38,9 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
     def deco(func: Callable[[Environment, bool], Allocation]):
         if name in REGISTERED:
             raise ValueError(f"mechanism {name!r} registered twice")
-        REGISTERED[name] = Mechanism(name, title, func, setting, tuple(claims), source, notes, tuple(may_violate),
-                                     z3=z3)
+        st = replace(setting, ordered=order is not None)
+        REGISTERED[name] = Mechanism(name, title, func, st, tuple(claims), source, notes, tuple(may_violate),
+                                     z3=z3, order=order)
         return func
 
     return deco
