@@ -102,7 +102,7 @@ class Setting:
         parts = ["1 server" if self.single_server else "many servers", self.feasibility.upper()]
         for flag, label in ((self.placement, "placement"), (self.external, "external"), (self.bounds, "bounds"),
                             (self.weights, "weights"), (self.server_demand, "per-server demands"),
-                            (self.hierarchy, "queue tree")):
+                            (self.hierarchy, "queue tree"), (self.ordered, "ordered")):
             if flag:
                 parts.append(label)
         if not self.divisible:
@@ -140,6 +140,10 @@ class Setting:
             raise SettingError(f"queues: {name} is defined without a queue tree (got {env.n_queues} "
                                f"queue{'' if env.n_queues == 1 else 's'}, {placed} user{'' if placed == 1 else 's'} "
                                f"in queues)")
+        if not self.ordered and env.has_usage:
+            j = next(j for j in range(env.n_users) if any(env.usage[j]))
+            raise SettingError(f"users[{j}].usage: {name} reads no state (a usage is the current allocation a "
+                               f"production policy's order is read in; allocations start from an empty cluster)")
         if self.positive_data:
             for s, row in enumerate(env.capacity):
                 for r, c in enumerate(row):

@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, fmt_exact, is_inf
 
-__all__ = ["Allocation", "Bundle", "feasibility_violations", "is_feasible"]
+__all__ = ["Allocation", "Bundle", "feasibility_violations", "is_feasible", "state_of"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,15 @@ class Allocation:
             "totals": [conv(v) for v in self.totals()],
             "exact": bool(exact),
         }
+
+
+def state_of(env: Environment) -> Allocation:
+    """The state an instance carries (``Environment.usage``; none: the empty cluster) as an exact
+    :class:`Allocation` -- what a production policy's order is read in (``mechanisms.OrderSpec``)."""
+    from fractions import Fraction
+
+    x = env.usage or tuple(tuple(Fraction(0) for _ in range(env.n_servers)) for _ in range(env.n_users))
+    return Allocation(env, tuple(tuple(row) for row in x), "state", True)
 
 
 def _le_tol(a: Any, b: Any, rel_tol: Optional[Fraction] = None) -> bool:

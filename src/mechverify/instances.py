@@ -293,7 +293,7 @@ def instance_schema() -> dict[str, Any]:
 _TOP_KEYS = {"resources", "servers", "external", "queues", "users", "name", "description", "source"}
 _ENTRY_KEYS = {"name", "capacity"}  # a server or an external resource
 _QUEUE_KEYS = {"name", "weight", "guarantee"}
-_USER_KEYS = {"name", "demand", "external_demand", "weight", "eligible", "tasks", "server_demand", "queue"}
+_USER_KEYS = {"name", "demand", "external_demand", "weight", "eligible", "tasks", "server_demand", "queue", "usage"}
 
 
 def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
@@ -398,6 +398,7 @@ def parse_environment(data: Any) -> Environment:
         raise InstanceError(f"users: expected a non-empty list of users, got {_show(raw_users)}")
     names, demand, edemand, weight, eligible, tasks = [], [], [], [], [], []
     user_queue: list[Optional[int]] = []
+    usage: list[tuple[Fraction, ...]] = []
     server_demand: dict[tuple[int, int], tuple[Fraction, ...]] = {}
     for j, u in enumerate(raw_users):
         where = f"users[{j}]"
@@ -460,13 +461,19 @@ def parse_environment(data: Any) -> Environment:
             raise InstanceError(f"{where}.queue: unknown queue {_show(uq)} ({known})")
         else:
             user_queue.append(qindex[uq])
+        us = u.get("usage")  # the state a policy's order is read in (tasks per server); absent: none held
+        usage.append(tuple(Fraction(0) for _ in servers_t) if us is None
+                     else _vector(us, len(servers_t), f"{where}.usage", "server"))
     users_t = _name_list(names, "users")
+    if not any(v for row in usage for v in row):
+        usage = []
     return Environment(
         resources=resources, servers=servers_t, capacity=tuple(capacity), users=users_t,
         demand=tuple(demand), external=ext_t, external_capacity=tuple(ext_cap),
         external_demand=tuple(edemand), weight=tuple(weight), eligible=tuple(eligible),
         tasks=tuple(tasks), server_demand=server_demand,
         queues=queues, queue_weight=qweight, queue_guarantee=qguarantee, user_queue=tuple(user_queue),
+        usage=tuple(usage),
     )
 
 

@@ -101,6 +101,9 @@ class Environment:
     queue_weight: tuple[Fraction, ...] = ()  # [q] -> w_q > 0 (default 1)
     queue_guarantee: tuple[Optional[tuple[Fraction, ...]], ...] = ()  # [q] -> [r] or None (not given)
     user_queue: tuple[Optional[int], ...] = ()  # [j] -> queue index, None = the root
+    # a STATE (docs/model.md "States"): the current allocation, whole or fractional tasks per user and server,
+    # that a production policy's ORDER is read in; () = the empty cluster.  Allocation functions ignore it.
+    usage: tuple[tuple[Fraction, ...], ...] = ()  # [j][s]
 
     # ------------------------------------------------------------------ construction
     def __post_init__(self) -> None:
@@ -172,6 +175,11 @@ class Environment:
                 raise InstanceError(f"users[].server_demand: bad (user, server) index ({j}, {s})")
             self._check_vec(vec, R, f"users[{j}].server_demand[{self.servers[s]!r}]")
         self._validate_queues()
+        if self.usage:
+            if len(self.usage) != J:
+                raise InstanceError(f"users[].usage: expected {J} entries (one per user), got {len(self.usage)}")
+            for j in range(J):
+                self._check_vec(self.usage[j], S, f"users[{j}].usage")
         # infinite utility guard
         for j in range(J):  # (every number is a checked Fraction here: its sign is its numerator's)
             if self.tasks[j] is not None or any(v._numerator for v in self.external_demand[j]):
@@ -301,6 +309,11 @@ class Environment:
         return len(self.queues)
 
     @property
+    def has_usage(self) -> bool:
+        """The instance carries a state (``usage``): some user holds tasks in it."""
+        return any(v for row in self.usage for v in row)
+
+    @property
     def has_queues(self) -> bool:
         """A queue tree is declared (then some users may sit in queues; with none declared every user is at
         the root)."""
@@ -353,50 +366,58 @@ class Environment:
         """The users directly in queue ``q`` (``None``: at the root), in user order."""
         return tuple(j for j, uq in enumerate(self.user_queue) if uq == q)
 
-    def demands(self, j: int) -> bool:
+    def demands(self, j: int, whole: bool = False) -> bool:
         """User ``j`` asks for something it can run: its task bound is not 0, some server it is eligible for
         has every resource it demands there, and the external resources allow it tasks (a node of the tree
-        *demands* when some user below it does; docs/model.md "Entitlements")."""
-        if self.tasks[j] is not None and not self.tasks[j] > 0:
+        *demands* when some user below it does; docs/model.md "Entitlements").  ``whole``: it can run one
+        WHOLE task -- a bound of at least 1, one task fitting on an eligible server and in the external
+        resources (the reading for whole-task mechanisms)."""
+        if not whole:
+            if self.tasks[j] is not None and not self.tasks[j] > 0:
+                return False
+            if not any(self.usable(j, s) for s in range(self.n_servers)):
+                return False
+            return self.external_limit(j) > 0
+        if self.tasks[j] is not None and self.tasks[j] < 1:
             return False
-        if not any(self.usable(j, s) for s in range(self.n_servers)):
+        if not any(self.monopoly_tasks(j, s) >= 1 for s in self.eligible[j]):
             return False
-        return self.external_limit(j) > 0
+        return self.external_limit(j) >= 1
 
-    def entitlement(self, j: int, demanding: bool = False) -> Fraction:
+    def entitlement(self, j: int, demanding: bool = False, whole: bool = False) -> Fraction:
         """User ``j``'s fraction of the cluster under the STATIC split of the tree: the product, from the
         root down to ``j``, of a node's weight over the summed weights of its siblings (a queue's children
         are its child queues, by queue weight, and the users directly in it, by user weight).  Flat: ``w_j /
         sum_i w_i``.  ``demanding=True``: only nodes that demand (:meth:`demands`) are siblings, and a node
         that does not demand is entitled to 0 -- the hierarchical share guarantee of H-DRF (docs/model.md,
-        "Entitlements").  Exact; memoised."""
-        return self._entitled(demanding)[0][j]
+        "Entitlements"); ``whole``: demanding in whole tasks (:meth:`demands`).  Exact; memoised."""
+        return self._entitled(demanding, whole)[0][j]
 
-    def queue_entitlement(self, q: int, demanding: bool = False) -> Fraction:
+    def queue_entitlement(self, q: int, demanding: bool = False, whole: bool = False) -> Fraction:
         """Queue ``q``'s fraction of the cluster under the static split (as :meth:`entitlement`; 0 for a queue
         nobody below demands when ``demanding``)."""
-        return self._entitled(demanding)[1][q]
+        return self._entitled(demanding, whole)[1][q]
 
-    def _entitled(self, demanding: bool) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
-        key = ("entitlement", demanding)
+    def _entitled(self, demanding: bool, whole: bool) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+        key = ("entitlement", demanding, demanding and whole)
         ent = self._memo.get(key)
         if ent is None:
-            ent = self._memo[key] = self._entitlements(demanding)
+            ent = self._memo[key] = self._entitlements(demanding, whole)
         return ent
 
-    def entitlement_ratio(self, j: int, k: int) -> Fraction:
+    def entitlement_ratio(self, j: int, k: int, whole: bool = False) -> Fraction:
         """``entitlement(j, True) / entitlement(k, True)``: the factor weighted envy-freeness scales ``k``'s
         bundle by -- the ratio of the two users' share guarantees, so a queue nobody uses takes no part;
         ``w_j / w_k`` on a flat instance; 0 when either demands nothing (its bundle or its envy is empty)."""
         if not self.queues:
             return self.weight[j] / self.weight[k]
-        fj, fk = self.entitlement(j, True), self.entitlement(k, True)
+        fj, fk = self.entitlement(j, True, whole), self.entitlement(k, True, whole)
         return fj / fk if fj and fk else Fraction(0)
 
-    def _entitlements(self, demanding: bool) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    def _entitlements(self, demanding: bool, whole: bool = False) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
         J, Q = self.n_users, self.n_queues
         parent = self._queue_parents() if Q else ()
-        user_on = [not demanding or self.demands(j) for j in range(J)]
+        user_on = [not demanding or self.demands(j, whole) for j in range(J)]
         queue_on = [not demanding] * Q
         if demanding:
             for j in range(J):
@@ -539,6 +560,7 @@ class Environment:
             queue_weight=self.queue_weight,
             queue_guarantee=tuple(None if g is None else tuple(g[r] for r in Rv) for g in self.queue_guarantee),
             user_queue=tuple(self.user_queue[j] for j in U),
+            usage=tuple(tuple(self.usage[j][s] for s in Sv) for j in U) if self.usage else (),
         )
 
     def without_queue(self, q: int) -> "Environment":
@@ -602,6 +624,8 @@ class Environment:
                 u["server_demand"] = sd
             if self.user_queue[j] is not None:
                 u["queue"] = self.queues[self.user_queue[j]]
+            if self.has_usage:  # an instance without a state serialises as before (stored ids unchanged)
+                u["usage"] = [fmt_exact(v) for v in self.usage[j]]
             users.append(u)
         out["users"] = users
         return out

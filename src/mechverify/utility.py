@@ -140,7 +140,7 @@ def envy_value_up_to_one(true_env: Environment, alloc: Allocation, j: int, k: in
     rep = alloc.env
     b = alloc.bundle(k)
     servers = None if placement_aware else range(true_env.n_servers)
-    factor = true_env.entitlement_ratio(j, k)
+    factor = true_env.entitlement_ratio(j, k, whole=True)
     best: Any = None
     for s in range(rep.n_servers):
         if alloc.x[k][s] < 1:
@@ -181,4 +181,4 @@ def hsi_benchmark(env: Environment, j: int, integral: bool = False) -> Any:
     static split of the tree among the nodes that demand (``Environment.entitlement(j, demanding=True)``)
     of every server and external resource; whole tasks when ``integral``.  Flat: the weighted equal split
     among the users that demand."""
-    return bundle_value(env, j, equal_split_bundle(env, env.entitlement(j, demanding=True)), None, integral)
+    return bundle_value(env, j, equal_split_bundle(env, env.entitlement(j, True, whole=integral)), None, integral)

@@ -1,4 +1,5 @@
-"""CLI commands ``list`` (mechanisms, settings, claims) and ``allocate`` (a mechanism's allocation).
+"""CLI commands ``list`` (mechanisms, settings, claims), ``allocate`` (a mechanism's allocation) and ``order``
+(a production policy's order of its users in a state).
 Light at import: starting these commands loads neither the search engines nor z3."""
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from mechverify.numbers import InstanceError
 from .common import MECHANISM_HELP, CliError, command
 
 #: the commands this module defines (``main`` loads no other command module for them)
-NAMES = ("list", "allocate", "schema")
+NAMES = ("list", "allocate", "schema", "order")
 
 
 # ---------------------------------------------------------------------- list
@@ -182,4 +183,93 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from mechverify.instances import instance_schema
 
     print(json.dumps(instance_schema(), indent=2))
+    return 0
+
+
+# ---------------------------------------------------------------------- order
+def _configure_order(p: argparse.ArgumentParser) -> None:
+    p.add_argument("policy", metavar="POLICY", help="a policy that exposes its order (see 'list': 'ordered' in its "
+                                                    "setting), e.g. mesos-drf, volcano-hdrf")
+    p.add_argument("instance", metavar="INSTANCE", help="instance JSON file ('-' for stdin); its users' 'usage' is "
+                                                        "the state unless --allocation is given")
+    p.add_argument("--allocation", metavar="ALLOC.json",
+                   help="the current allocation (the JSON 'allocate --format json' prints: its 'users', 'servers' "
+                        "and 'tasks' are read); default: the instance's usage, or nothing allocated")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+
+
+def _state_env(env, path: str):
+    """``env`` with the state of an ``allocate --format json`` file (users and servers matched by name)."""
+    from dataclasses import replace
+
+    from mechverify.instances import instance_number, loads_instance
+
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(1 << 26).decode("utf-8")
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read allocation file ({exc.strerror})")
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not UTF-8 text")
+    data = loads_instance(text, path)
+    if not isinstance(data, dict):
+        raise InstanceError(f"{path}: expected an object with users, servers and tasks")
+    users, servers, tasks = data.get("users"), data.get("servers"), data.get("tasks")
+    if not isinstance(users, list) or sorted(map(str, users)) != sorted(env.users) or len(users) != env.n_users:
+        raise InstanceError(f"{path}: users: expected the instance's users {list(env.users)[:10]}, got {str(users)[:80]}")
+    if not isinstance(servers, list) or sorted(map(str, servers)) != sorted(env.servers) or len(servers) != env.n_servers:
+        raise InstanceError(f"{path}: servers: expected the instance's servers {list(env.servers)[:10]}, "
+                            f"got {str(servers)[:80]}")
+    if not isinstance(tasks, list) or len(tasks) != len(users):
+        raise InstanceError(f"{path}: tasks: expected one row per user ({len(users)})")
+    x = [[None] * env.n_servers for _ in range(env.n_users)]
+    for i, (u, row) in enumerate(zip(users, tasks)):
+        if not isinstance(row, list) or len(row) != len(servers):
+            raise InstanceError(f"{path}: tasks[{i}]: expected one number per server ({len(servers)})")
+        j = env.users.index(u)
+        for k, (sname, v) in enumerate(zip(servers, row)):
+            f = instance_number(v, f"{path}: tasks[{i}][{k}]")
+            if f < 0:
+                raise InstanceError(f"{path}: tasks[{i}][{k}]: must be >= 0 (got {v!r})")
+            x[j][env.servers.index(sname)] = f
+    return replace(env, usage=tuple(tuple(row) for row in x))
+
+
+@command("order", "print a production policy's order of its users in a state (who is served next)")(_configure_order)
+def cmd_order(args: argparse.Namespace) -> int:
+    """``order``: the policy's order (``mechanisms.OrderSpec``) in the instance's state or ``--allocation``'s."""
+    from mechanisms import get
+    from mechverify.allocation import state_of
+    from mechverify.instances import load_environment, parse_environment_text
+    from mechverify.numbers import fmt_exact
+
+    m = get(args.policy)
+    if m.order is None:
+        raise CliError(f"order: {m.name} exposes no order (a production policy's order: see 'list', 'ordered')")
+    env = parse_environment_text(sys.stdin.read(), "stdin") if args.instance == "-" else load_environment(args.instance)
+    if args.allocation:
+        env = _state_env(env, args.allocation)
+    m.setting.check(env, m.name)
+    spec, state = m.order, state_of(env)
+    order = spec.order(state)
+
+    def num(v):
+        return fmt_exact(v) if not isinstance(v, float) else ("inf" if v == float("inf") else repr(v))
+
+    out: dict[str, Any] = {"policy": m.name, "order": [env.users[j] for j in order],
+                           "shares": {env.users[j]: num(spec.share(state, j)) for j in range(env.n_users)}}
+    if spec.queue_share is not None and env.n_queues:
+        out["queue_shares"] = {env.queues[q]: num(spec.queue_share(state, q)) for q in range(env.n_queues)}
+    out["ties"] = [[env.users[a], env.users[b]] for a, b in zip(order, order[1:]) if spec.compare(state, a, b) == 0]
+    if args.format == "json":
+        print(json.dumps(out))
+        return 0
+    width = max(len(u) for u in env.users)
+    print(f"{m.name}: order in {'the given state' if env.has_usage else 'the empty cluster'} (first = served next)")
+    tied = {env.users.index(a) for a, _ in out["ties"]}
+    for i, j in enumerate(order, 1):
+        tie = "  (tied with the next: the policy leaves it open; ties here by user order)" if j in tied else ""
+        print(f"{i:>4}. {env.users[j]:<{width}}  share {out['shares'][env.users[j]]}{tie}")
+    for q, v in out.get("queue_shares", {}).items():
+        print(f"      queue {q}: share {v}")
     return 0

@@ -179,6 +179,10 @@ def _features(w: Witness) -> Iterator[Candidate]:
             qg = env.queue_guarantee[:q] + (None,) + env.queue_guarantee[q + 1:]
             yield (f"drop the guarantee of queue {env.queues[q]}", _try(lambda: replace(env, queue_guarantee=qg)),
                    dev, w.users)
+    for j in range(env.n_users):
+        if env.usage and any(env.usage[j]):
+            us = env.usage[:j] + (tuple(Fraction(0) for _ in range(env.n_servers)),) + env.usage[j + 1:]
+            yield f"{env.users[j]} holds nothing in the state", _try(lambda: replace(env, usage=us)), dev, w.users
     for (j, s) in sorted(env.server_demand):
         sd = {k: v for k, v in env.server_demand.items() if k != (j, s)}
         yield (f"drop per-server demand of {env.users[j]} at {env.servers[s]}", _try(lambda: replace(env, server_demand=sd)),
@@ -248,6 +252,13 @@ def _numbers(w: Witness, zero_demands: bool = True, zero_capacities: bool = True
         if env.tasks[j] is not None:
             for c in simpler_numbers(env.tasks[j]):
                 yield f"task bound {env.users[j]} -> {c}", _try(lambda: env.with_user(j, tasks=c)), dev, w.users
+    for j in range(env.n_users):
+        for s_, v in enumerate(env.usage[j] if env.usage else ()):
+            for c in simpler_numbers(v) if v else ():
+                row = env.usage[j][:s_] + (c,) + env.usage[j][s_ + 1:]
+                us = env.usage[:j] + (row,) + env.usage[j + 1:]
+                yield (f"usage {env.users[j]}.{env.servers[s_]} -> {c}", _try(lambda: replace(env, usage=us)), dev,
+                       w.users)
     for q in range(env.n_queues):
         if env.queue_weight[q] != 1:
             for c in simpler_numbers(env.queue_weight[q], allow_zero=False):

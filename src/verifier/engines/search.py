@@ -170,7 +170,7 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     end = bud.earliest(t0 + budget, deadline)
     hyp_deadline = min(t0 + hyp_budget, end)
     shrink_budget = min(15.0, budget) if shrink_budget is None else shrink_budget
-    state: dict[str, Any] = {"shrinking": False, "shrink_deadline": None, "order": 0, "last": None}
+    state: dict[str, Any] = {"shrinking": False, "shrink_deadline": None, "seq": 0, "last": None}
     seen: dict[str, bool] = {}
     failing: dict[str, Certificate] = {}
 
@@ -370,11 +370,11 @@ def _deviated_accepted(accept: Callable[[Environment], bool], env: Environment, 
 
 
 def _pool_add(res: SearchResult, score: float, state: dict, env: Environment) -> None:
-    state["order"] += 1
+    state["seq"] += 1
     for _, _, e in res.pool:
         if e == env:
             return
-    res.pool.append((score, state["order"], env))
+    res.pool.append((score, state["seq"], env))
     res.pool.sort(key=lambda t: (-t[0], t[1]))
     del res.pool[POOL_SIZE:]
 

@@ -12,6 +12,7 @@ from .ef_si import EnvyFreeness, SharingIncentive
 from .hsi import HierarchicalShareGuarantee
 from .fairness import (BottleneckFairness, PopulationMonotonicity, SingleResourceFairness,  # noqa: F401
                        SingleServerDRF)
+from .order import OrderIsStrictWeak, ShareFaithful
 from .po import ParetoOptimality
 from .runs import Runs
 from .sp import GroupStrategyProofness, StrategyProofness
@@ -22,7 +23,8 @@ __all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property"
 PROPERTIES: dict[str, Property] = {p.name: p for p in (
     StrategyProofness(), GroupStrategyProofness(), EnvyFreeness(), SharingIncentive(), HierarchicalShareGuarantee(),
     ParetoOptimality(),
-    BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), Runs(),
+    BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), OrderIsStrictWeak(),
+    ShareFaithful(), Runs(),
 )}
 
 #: The properties audited when none are named (every registered one, in registry order), except ``runs``,

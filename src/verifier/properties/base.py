@@ -49,7 +49,8 @@ class Hints:
     ``deviation``: one of ``DEVIATION_KINDS``.  Domain narrowing: ``min_users`` (at least this many
     users), ``one_resource``, ``one_server``, ``no_external``, ``no_server_demand``, ``min_external``
     (at least this many external resources), ``require_bounds`` (at least one finite task bound),
-    ``no_queues`` (flat instances only, also where the setting takes queue trees),
+    ``no_queues`` (flat instances only, also where the setting takes queue trees), ``state`` (draw a STATE
+    -- a ``usage`` and queue guarantees -- for a policy that exposes its order, ``Setting.ordered``),
     ``dominant`` (bias toward the bottleneck-fairness premise: ``"global"`` or ``"per-server"``).
     ``premise_note``: one line a verdict shows about that bias.  ``uses_users``: ``recheck`` reads
     ``witness.users`` (the minimiser keeps them; others recompute who is hurt).  ``optimizer``: the
@@ -64,6 +65,7 @@ class Hints:
     min_external: int = 0
     require_bounds: bool = False
     no_queues: bool = False
+    state: bool = False
     dominant: Optional[str] = None
     premise_note: str = ""
     uses_users: bool = False

@@ -248,7 +248,7 @@ class EnvyFreeness(Property):
         if not gap > 0:
             return None
         u, v = env.users[j], env.users[k]
-        scale = env.entitlement_ratio(j, k)
+        scale = env.entitlement_ratio(j, k, whole=True)
         summary = (f"{u} runs {own} {plural(own, 'task')} with its own bundle but {envied} with "
                    f"{'' if scale == 1 else str(scale) + ' x '}{v}'s bundle less one of {v}'s tasks (whole tasks)")
         return Certificate(witness, Fraction(gap), ratio(envied, own), {"allocation": run.alloc},
@@ -289,11 +289,11 @@ class SharingIncentive(Property):
         """What user ``j`` must run at least (:func:`si_benchmark`)."""
         return si_benchmark(env, j, mech)
 
-    def split_text(self, env, j) -> str:
+    def split_text(self, env, j, mech=None) -> str:
         """How the certificate names the benchmark's bundle."""
         if not env.has_queues:
             return "weighted equal split of every server"
-        return f"share {env.entitlement(j)} of every server (the tree's static split)"
+        return f"share {env.entitlement(j)} of every server (the tree's static split)"  # (static: every node)
 
     def claim_variants(self, mech):
         """Every variant; a hierarchical or whole-task mechanism's claim speaks of its own reading."""
@@ -326,7 +326,7 @@ class SharingIncentive(Property):
         worst, who = None, None
         for j in range(env.n_users):
             bud.tick(f"{self.name.upper()}: {j} of {env.n_users} users")
-            if not env.demands(j):
+            if not env.demands(j, integral_of(mech)):
                 continue  # (hsi: a user that demands nothing is guaranteed nothing)
             b = self.benchmark(env, j, mech)
             u = own_utility(mech, env, alloc, j)
@@ -351,7 +351,7 @@ class SharingIncentive(Property):
             return None
         own, gap, robust = ex.below, ex.gap, ex.robust
         u = env.users[j]
-        split = self.split_text(env, j)
+        split = self.split_text(env, j, mech)
         return Certificate(witness, Fraction(gap), ratio(own[1], b), {"allocation": run.alloc},
                            {f"u[{u}]": own[1], f"u[{u}] equal split": b}, robust, "",
                            "exact" if run.exact else "interval",

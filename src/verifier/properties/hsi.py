@@ -73,9 +73,9 @@ class HierarchicalShareGuarantee(SharingIncentive):
         """``u_j`` of the hierarchical share guarantee (module docstring)."""
         return hsi_benchmark(env, j, integral=integral_of(mech))
 
-    def split_text(self, env, j) -> str:
+    def split_text(self, env, j, mech=None) -> str:
         """The guarantee's share."""
-        return f"hierarchical share guarantee ({env.entitlement(j, demanding=True)} of every server)"
+        return f"hierarchical share guarantee ({env.entitlement(j, True, whole=integral_of(mech))} of every server)"
 
     # ------------------------------------------------------------------ the queues' guarantees
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
@@ -98,7 +98,7 @@ class HierarchicalShareGuarantee(SharingIncentive):
         if worst is None or (user is not None and not user.measure > worst[0]):
             return user
         ratio_q, q, j = worst
-        g = env.queue_entitlement(q, True)
+        g = env.queue_entitlement(q, True, whole=run.integral)
         held = ratio_q * g
         name, who = env.queues[q], env.users[j]
         want = f"one more task of {who} would fit within it" if run.integral else f"{who} still asks for more"
@@ -125,7 +125,7 @@ def queue_shortfall(env, alloc, integral: bool, exact: bool) -> Optional[tuple[A
     R = env.n_resources
     worst = None
     for q, users in enumerate(_users_below(env)):
-        g = env.queue_entitlement(q, True)
+        g = env.queue_entitlement(q, True, whole=integral)
         if not g:
             continue
         held = [sum((alloc.x[j][0] * env.d(j, 0)[r] for j in users), Fraction(0) if exact else 0.0) for r in range(R)]
@@ -144,7 +144,7 @@ def queue_shortfall(env, alloc, integral: bool, exact: bool) -> Optional[tuple[A
             continue
         hungry = None
         for j in users:
-            if not env.demands(j):
+            if not env.demands(j, integral):
                 continue
             bound, have = env.tasks[j], alloc.total(j)
             if integral:

@@ -19,7 +19,7 @@ from mechverify.model import Environment
 from ...properties.base import Deviation, Report
 from .domain import Domain
 
-__all__ = ["Decoder", "number_table", "max_shape", "env_bytes", "tree_bytes", "decode_tree", "shape_count", "shape_at", "repair",
+__all__ = ["Decoder", "number_table", "max_shape", "env_bytes", "tree_bytes", "decode_tree", "state_bytes", "decode_state", "shape_count", "shape_at", "repair",
            "decode_environment", "deviation_bytes", "decode_deviation", "report_at", "eligible_flip",
            "task_report"]
 
@@ -99,8 +99,65 @@ def tree_bytes(dom: Domain) -> int:
 def env_bytes(dom: Domain) -> int:
     """Bytes of the FIXED layout for the domain's largest shape: a field keeps its byte position when the
     shape shrinks, so shrinking the shape integer does not reinterpret the other bytes.  A hierarchical
-    domain appends the tree's bytes (:func:`decode_tree`); a flat one is laid out exactly as without them."""
-    return _flat_env_bytes(dom) + tree_bytes(dom)
+    domain appends the tree's bytes (:func:`decode_tree`), a domain with states the state's
+    (:func:`decode_state`); a flat one is laid out exactly as without them."""
+    return _flat_env_bytes(dom) + tree_bytes(dom) + state_bytes(dom)
+
+
+def _max_queues(dom: Domain) -> int:
+    return max(dom.min_leaves, dom.max_leaves) * max(1, dom.max_queue_depth) if dom.hierarchy else 0
+
+
+def state_bytes(dom: Domain) -> int:
+    """Bytes of a state (0 unless ``dom.state``): tasks per user and server, and per possible queue a
+    guarantee flag and one number per resource."""
+    if not dom.state:
+        return 0
+    Jm, Sm, Rm, _ = max_shape(dom)
+    return Jm * Sm + _max_queues(dom) * (1 + Rm)
+
+
+def decode_state(dom: Domain, kw: dict[str, Any], data: bytes) -> dict[str, Any]:
+    """A state from its bytes (``Environment`` keywords ``usage`` and ``queue_guarantee``): 0-3 whole tasks
+    per user and eligible server, in user then server order, each count cut to what still fits the server
+    (and the user's task bound) -- a feasible current allocation; a queue gets a guarantee when its flag
+    byte is >= 128 (numbers from the capacity table).  All bytes 0: the empty cluster, no guarantees."""
+    dec = Decoder(data, dom)
+    Jm, Sm, Rm, _ = max_shape(dom)
+    capacity, demand, eligible = kw["capacity"], kw["demand"], kw["eligible"]
+    sd, tasks = kw["server_demand"], kw["tasks"]
+    J, S, R = len(demand), len(capacity), len(capacity[0]) if capacity else 0
+    left = [list(row) for row in capacity]
+    usage = [[Fraction(0)] * S for _ in range(J)]
+    for j in range(J):
+        held = Fraction(0)
+        for s in range(S):
+            want = dec.at(j * Sm + s) % 4
+            if not want or s not in eligible[j]:
+                continue
+            d = sd.get((j, s), demand[j])
+            n = want
+            if tasks[j] is not None:
+                n = min(n, int(tasks[j] - held))
+            for r in range(R):
+                if d[r]:
+                    n = min(n, int(left[s][r] / d[r]))
+            if n <= 0:
+                continue
+            usage[j][s] = Fraction(n)
+            held += n
+            for r in range(R):
+                left[s][r] -= n * d[r]
+    out: dict[str, Any] = {"usage": tuple(tuple(row) for row in usage) if any(v for row in usage for v in row) else ()}
+    queues = kw.get("queues") or ()
+    if queues:
+        o = Jm * Sm
+        guarantees = []
+        for q in range(len(queues)):
+            base = o + q * (1 + Rm)
+            guarantees.append(tuple(dec.t_cap[dec.at(base + 1 + r)] for r in range(R)) if dec.at(base) >= 128 else None)
+        out["queue_guarantee"] = tuple(guarantees)
+    return out
 
 
 def decode_tree(dom: Domain, J: int, data: bytes) -> dict[str, Any]:
@@ -202,6 +259,10 @@ def decode_environment(dom: Domain, J: int, S: int, R: int, K: int, data: bytes,
         _make_dominant(factor, demand, capacity, eligible, sd, dominant)
     kw = repair({"demand": demand, "external_demand": ext_dem, "tasks": tasks, "server_demand": sd})
     tree = decode_tree(dom, J, data[_flat_env_bytes(dom):]) if dom.hierarchy else {}
+    if dom.state:
+        tree.update(decode_state(dom, {"capacity": capacity, "demand": kw["demand"], "eligible": eligible,
+                                       "server_demand": kw["server_demand"], "tasks": tasks, **tree},
+                                 data[_flat_env_bytes(dom) + tree_bytes(dom):]))
     return Environment(
         resources=tuple(f"r{r + 1}" for r in range(R)), servers=tuple(f"s{s + 1}" for s in range(S)),
         capacity=capacity, users=tuple(f"u{j + 1}" for j in range(J)), demand=kw["demand"],

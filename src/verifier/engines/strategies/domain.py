@@ -42,6 +42,11 @@ class Domain:
     max_leaves: int = 6
     max_queue_depth: int = 3
     max_queue_weight: int = 4
+    # states (docs/model.md "States"): a policy that exposes its order (``Setting.ordered``) may be searched on
+    # instances carrying a state -- a ``usage`` and queue guarantees -- drawn only for properties that ask
+    # (``Hints.state``); every other domain draws byte for byte what it drew before
+    ordered: bool = False
+    state: bool = False
 
     def describe(self) -> dict[str, Any]:
         """The dict a verdict carries (JSON-ready)."""
@@ -56,7 +61,8 @@ class Domain:
                          "zero_demands": self.zero_demands, "zero_capacities": self.zero_capacities,
                          **({"at_least_one_bound": True} if self.require_bounds else {}),
                          **({"every_user_bounded": True} if self.all_bounded else {}),
-                         **({"queue_tree": True} if self.hierarchy else {})},
+                         **({"queue_tree": True} if self.hierarchy else {}),
+                         **({"state": True} if self.state else {})},
             **({"queues": f"{self.min_leaves}-{self.max_leaves} leaf queues, depth <= {self.max_queue_depth}, "
                           f"weights 1-{self.max_queue_weight}, users in leaves"} if self.hierarchy else {}),
         }
@@ -73,6 +79,7 @@ def domain_for(setting, **overrides: Any) -> Domain:
         "server_demand": d.server_demand and setting.server_demand,
         # trees only where the setting takes them; ``hierarchy=False`` narrows a hierarchical one to flat
         "hierarchy": getattr(setting, "hierarchy", False) and overrides.get("hierarchy", True),
+        "ordered": getattr(setting, "ordered", False),
     }
     if setting.single_server:
         kw["min_servers"] = kw["max_servers"] = 1
@@ -122,6 +129,8 @@ def narrow(dom: Domain, prop, variant: str) -> tuple[Domain, Optional[str]]:
         dom = replace(dom, require_bounds=True)
     if h.no_queues:
         dom = replace(dom, hierarchy=False)
+    if h.state:
+        dom = replace(dom, state=dom.ordered)
     return dom, h.dominant
 
 
