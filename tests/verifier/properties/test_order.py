@@ -145,3 +145,21 @@ def test_order_properties_are_searched_only_for_policies_with_an_order():
     import mechanisms
     cells, skipped = plan(mechanisms.get("drf"), ["order", "share"])
     assert cells == [] and all("no order facet" in why for _, _, why in skipped)
+
+
+def test_hostile_states_are_one_line():
+    import pytest
+    from mechverify.numbers import InstanceError
+    from mechanisms import SettingError, get
+    base = {"resources": ["cpu"], "servers": [{"name": "s", "capacity": [4]}]}
+    for usage, msg in (([-1], "users[0].usage[0]: must be >= 0"), ([float("nan")], "users[0].usage[0]: must be a "
+                       "finite number"), ([1, 2], "users[0].usage: expected 1 numbers"), ("x", "users[0].usage: expected "
+                       "a list")):
+        with pytest.raises(InstanceError, match=__import__("re").escape(msg)):
+            parse_environment({**base, "users": [{"name": "a", "demand": [1], "usage": usage}]})
+    env = parse_environment({**base, "users": [{"name": "a", "demand": [1], "usage": [1]}]})
+    with pytest.raises(SettingError, match=r"users\[0\]\.usage: drf reads no state"):
+        get("drf")(env)
+    # a state round-trips, and an instance without one serialises as before
+    assert parse_environment(env.to_dict()) == env
+    assert "usage" not in parse_environment({**base, "users": [{"name": "a", "demand": [1], "usage": [0]}]}).to_dict()["users"][0]
