@@ -22,9 +22,9 @@ are searched (``Setting.ordered``).
 
 * ``monotone`` -- one more task for a user (on a server it may use) never lowers its share, nor the share of a
   queue above it;
-* ``borrowing`` -- a queue that borrows (holds more than its ``guarantee`` of some resource: the summed state
-  of the users below it) has a positive queue share (the kueue 6577 class); policies with queue shares and
-  instances with a guarantee only;
+* ``borrowing`` -- a queue that borrows (the users below it hold more of some resource than the guarantees of
+  the queue and of the queues below it add up to -- a quota tree's reading, Kueue's) has a positive queue
+  share (the kueue 6577 class); policies with queue shares and instances with a guarantee only;
 * ``weight`` -- a larger weight (a user's, where the policy takes user weights, or a queue's, x 2) never makes
   it worse off: every user it was before stays before it, every tie stays a tie or turns in its favour.
 
@@ -291,8 +291,18 @@ def _held_below(env, state, q) -> list:
     return users, held
 
 
+def _subtree_quota(env, q) -> Optional[list]:
+    """The guarantees of ``q`` and every queue below it, summed per resource (``None``: none given)."""
+    below = [p for p in range(env.n_queues) if p == q or env.queues[p].startswith(env.queues[q] + "/")]
+    given = [env.queue_guarantee[p] for p in below if env.queue_guarantee[p] is not None]
+    if not given:
+        return None
+    return [sum((g[r] for g in given), Fraction(0)) for r in range(env.n_resources)]
+
+
 def _borrowing_failure(spec, env, state):
-    for q, g in enumerate(env.queue_guarantee):
+    for q in range(env.n_queues):
+        g = _subtree_quota(env, q)
         if g is None:
             continue
         users, held = _held_below(env, state, q)
@@ -303,7 +313,7 @@ def _borrowing_failure(spec, env, state):
         if not share > 0:
             r = over[0]
             return ((users[0],), f"queue {env.queues[q]} holds {fmt_exact(held[r])} of {env.resources[r]}, above its "
-                                 f"guarantee {fmt_exact(g[r])}, yet its share is {fmt_exact(share)}",
+                                 f"subtree's guarantee {fmt_exact(g[r])}, yet its share is {fmt_exact(share)}",
                     (held[r] - g[r], {f"{env.resources[r]}[{env.queues[q]}]": held[r],
                                       f"guarantee[{env.queues[q]}]": g[r], f"share[{env.queues[q]}]": share}))
     return None

@@ -129,7 +129,7 @@ def test_share_monotone_borrowing_and_weight():
                        for r in range(2))
         return F(int(max(borrowed, 0) * 1000 / 10000))  # integer division: 1 * 1000 / 10000 = 0
     cert = verdict("share", "borrowing", policy(drf_compare, queue_share=rounded), env)
-    assert cert.gap == 1 and cert.summary == "queue a holds 2 of cpu, above its guarantee 1, yet its share is 0"
+    assert cert.gap == 1 and cert.summary == "queue a holds 2 of cpu, above its subtree's guarantee 1, yet its share is 0"
 
     # weight used the wrong way round: share x weight -- doubling u1's weight makes it go after u2
     def upside_down(state, i, j):

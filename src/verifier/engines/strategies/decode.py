@@ -25,6 +25,7 @@ __all__ = ["Decoder", "number_table", "max_shape", "env_bytes", "tree_bytes", "d
 
 
 @lru_cache(maxsize=64)
+@lru_cache(maxsize=32)
 def number_table(max_value: int, denominators: tuple[int, ...], zero_bytes: int) -> tuple[Fraction, ...]:
     """256 values indexed by a byte: [0,128) integers 1..max (small first), then non-integer fractions
     (small denominators first), then ``zero_bytes`` zeros at the top."""

@@ -68,6 +68,10 @@ class Domain:
         }
 
 
+#: the largest number drawn for a state's instance (``Hints.state``)
+STATE_MAX_VALUE = 1000
+
+
 def domain_for(setting, **overrides: Any) -> Domain:
     """The default search domain of a mechanism's ``Setting`` (narrowed by ``overrides``)."""
     d = Domain(**{k: v for k, v in overrides.items() if k in Domain.__dataclass_fields__})
@@ -129,8 +133,10 @@ def narrow(dom: Domain, prop, variant: str) -> tuple[Domain, Optional[str]]:
         dom = replace(dom, require_bounds=True)
     if h.no_queues:
         dom = replace(dom, hierarchy=False)
-    if h.state:
-        dom = replace(dom, state=dom.ordered)
+    if h.state and dom.ordered:
+        # states with magnitudes production policies meet: quotas and capacities up to 1000 next to small
+        # demands (integer rounding of a ratio such as borrowed x 1000 / lendable only shows there)
+        dom = replace(dom, state=True, max_value=max(dom.max_value, STATE_MAX_VALUE))
     return dom, h.dominant
 
 
