@@ -84,6 +84,14 @@ leaves a choice open:
   orders them.  This happens in upstream's own test ``ChangeWeightOnSubtree``: ``b`` at 15% with weight 3
   and ``a`` at 10% with weight 2 tie at 1/20 exactly, while ``0.15 / 3 < 0.1 / 2`` in ``double``; the pure
   functions take floats too and then reproduce upstream's order (tests/mechanisms/test_mesos_drf.py).
+
+The order facet (``OrderSpec``)
+-------------------------------
+In a state (the current allocation: per user its tasks, which are its ``allocated()`` counts, and its pooled
+amounts) ``compare`` is the order :func:`user_order` returns -- the one the mechanism serves by, computed by
+the same code; ``share`` is a user's share in its framework sorter (pooled dominant share / user weight) and
+``queue_share`` a queue's (role's) share: its subtree's summed allocation over the pooled total, divided by
+its weight (``calculateShare`` of the inner node).
 """
 from __future__ import annotations
 
@@ -93,11 +101,12 @@ from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.policies import FillState, progressive_filling
 
-from .registry import Setting, register
+from .order_state import per_state, view
+from .registry import OrderSpec, Setting, register
 from .z3spec import Z3Spec
 
 __all__ = ["UPSTREAM", "DEFAULT_ROLE", "VIRTUAL", "drf_share", "drf_key", "sort_clients", "sort_tree",
-           "user_order", "mesos_drf"]
+           "user_order", "ORDER", "mesos_drf"]
 
 UPSTREAM = ("apache/mesos @ c1b42f79d157aa900be5cbb0c1023f1479962aa7, "
             "src/master/allocator/mesos/sorter/drf/sorter.cpp (+ sorter.hpp; role and framework sorters: "
@@ -332,6 +341,47 @@ def _key(st: FillState, j: int) -> tuple:
     return drf_key(drf_share(st.allocated[j], st.totals, env.weight[j]), st.tasks[j], env.users[j])
 
 
+@per_state
+def _positions(state: Allocation) -> list[int]:
+    """Each user's position in :func:`user_order` in the state."""
+    env = state.env
+    v = view(state)
+    index = {u: j for j, u in enumerate(env.users)}
+    pos = [0] * env.n_users
+    for i, u in enumerate(user_order(env, v.tasks, v.allocated)):
+        pos[index[u]] = i
+    return pos
+
+
+def _order_compare(state: Allocation, i: int, j: int) -> int:
+    pos = _positions(state)
+    return (pos[i] > pos[j]) - (pos[i] < pos[j])
+
+
+def _order_share(state: Allocation, j: int) -> Any:
+    v = view(state)
+    return drf_share(v.allocated[j], v.totals, state.env.weight[j])
+
+
+@per_state
+def _queue_allocations(state: Allocation) -> list[list[Any]]:
+    """Each queue's subtree sum of the users' pooled allocations (an inner node's ``allocated``)."""
+    env = state.env
+    v = view(state)
+    sums = [[0 * t for t in v.totals] for _ in range(env.n_queues)]
+    for j in range(env.n_users):
+        for q in env.user_path(j):
+            sums[q] = [a + b for a, b in zip(sums[q], v.allocated[j])]
+    return sums
+
+
+def _order_queue_share(state: Allocation, q: int) -> Any:
+    return drf_share(_queue_allocations(state)[q], view(state).totals, state.env.queue_weight[q])
+
+
+#: the order facet (module docstring, "The order facet")
+ORDER = OrderSpec(_order_compare, _order_share, _order_queue_share)
+
 _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, divisible=False, hierarchy=True)
 
 
@@ -347,7 +397,7 @@ _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, di
                 "whole tasks, first fitting server in server order (convention: upstream visits agents in "
                 "random order); exact shares (upstream: double); the allocation count is the task count; no "
                 "claims (upstream states none)",
-          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"), order=ORDER)
 def mesos_drf(env: Environment, exact: bool = False) -> Allocation:
     """Mesos' DRF sorter as whole-task progressive filling (module docstring): flat, a heap on the key
     ``(share, count, name)``; on a queue tree, the users' order re-sorted at every step."""

@@ -71,6 +71,15 @@ Conventions where upstream leaves a choice open (stated in ``list``):
 * Exact arithmetic (``Fraction``): upstream compares ``float64`` shares with ``==``, so values that are
   equal exactly may differ there by rounding (e.g. after the ``M / share`` rescaling) and be ordered.
 
+The order facet (``OrderSpec``)
+-------------------------------
+In a state (the current allocation: each job's task count) the tree is recomputed literally
+(:func:`hdrf_tree`) and ``compare`` is :func:`compare_users` -- the comparator the literal mechanism
+(:func:`volcano_hdrf_reference`) serves by, which the incremental loop equals; ``share`` is a job's flat DRF
+share (what the job order compares) and ``queue_share`` a queue's rescaled hierarchical share divided by its
+weight as upstream reads it (what ``compareQueues`` compares; 0 for a queue with no job below it, which is
+not in the tree).  Saturation is part of the order, not of a share.
+
 Speed
 -----
 Placing a task changes only the leaf and its ancestors.  Each internal node keeps the sum of its
@@ -100,11 +109,12 @@ from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 from mechverify.policies import MAX_TASKS, FillState, progressive_filling
 
-from .registry import Setting, register
+from .order_state import per_state, view
+from .registry import OrderSpec, Setting, register
 from .z3spec import Z3Spec
 
-__all__ = ["UPSTREAM", "TIE_BREAK", "HdrfNode", "hdrf_tree", "compare_queues", "volcano_hdrf",
-           "volcano_hdrf_fast", "volcano_hdrf_reference"]
+__all__ = ["UPSTREAM", "TIE_BREAK", "HdrfNode", "hdrf_tree", "compare_queues", "compare_users", "ORDER",
+           "volcano_hdrf", "volcano_hdrf_fast", "volcano_hdrf_reference"]
 
 UPSTREAM = ("volcano-sh/volcano @ ed72c7c815a9fd547a787134676f73d42e9d049c, pkg/scheduler/plugins/drf/drf.go "
             "(+ pkg/scheduler/actions/allocate/allocate.go, pkg/scheduler/api/helpers/helpers.go)")
@@ -242,23 +252,56 @@ def volcano_hdrf_reference(env: Environment, *, max_tasks: int = MAX_TASKS) -> A
 
     def cmp(st: FillState, a: int, b: int) -> int:
         nodes, leaves = state(st)
-        qa, qb = env.user_queue[a], env.user_queue[b]
-        c = compare_queues(nodes, env, qa, qb)
-        if c:
-            return c
-        da, db = env.queue_depth(qa), env.queue_depth(qb)
-        if da != db:
-            return -1 if da < db else 1
-        pa, pb = _segments(env, qa), _segments(env, qb)
-        if pa != pb:
-            return -1 if pa < pb else 1
-        sa, sb = leaves[a].share, leaves[b].share
-        if sa != sb:
-            return -1 if sa < sb else 1
-        na, nb = env.users[a], env.users[b]
-        return (na > nb) - (na < nb)
+        return compare_users(env, nodes, leaves, a, b)
 
     return progressive_filling(env, cmp=cmp, local=False, name="volcano-hdrf-reference", max_tasks=max_tasks)
+
+
+def compare_users(env: Environment, nodes: dict[Optional[int], HdrfNode], leaves: Sequence[HdrfNode], a: int,
+                  b: int) -> int:
+    """The order of users ``a`` and ``b`` on :func:`hdrf_tree`'s nodes and leaves: upstream's ``compareQueues``
+    of their queues, then :data:`TIE_BREAK` (the shallower queue, the queue path), then the job order (the flat
+    share of the job), then the name.  -1: ``a`` first."""
+    qa, qb = env.user_queue[a], env.user_queue[b]
+    c = compare_queues(nodes, env, qa, qb)
+    if c:
+        return c
+    da, db = env.queue_depth(qa), env.queue_depth(qb)
+    if da != db:
+        return -1 if da < db else 1
+    pa, pb = _segments(env, qa), _segments(env, qb)
+    if pa != pb:
+        return -1 if pa < pb else 1
+    sa, sb = leaves[a].share, leaves[b].share
+    if sa != sb:
+        return -1 if sa < sb else 1
+    na, nb = env.users[a], env.users[b]
+    return (na > nb) - (na < nb)
+
+
+# ---------------------------------------------------------------------------------------- the order facet
+@per_state
+def _state_tree(state: Allocation):
+    """:func:`hdrf_tree` for the state's task counts (one server: a user's tasks are its row's sum)."""
+    return hdrf_tree(state.env, view(state).tasks)
+
+
+def _order_compare(state: Allocation, a: int, b: int) -> int:
+    nodes, leaves = _state_tree(state)
+    return compare_users(state.env, nodes, leaves, a, b)
+
+
+def _order_share(state: Allocation, j: int) -> Fraction:
+    return _state_tree(state)[1][j].share
+
+
+def _order_queue_share(state: Allocation, q: int) -> Fraction:
+    node = _state_tree(state)[0].get(q)
+    return _ZERO if node is None else node.share / node.weight  # a queue with no job is not in the tree
+
+
+#: the order facet (module docstring, "The order facet")
+ORDER = OrderSpec(_order_compare, _order_share, _order_queue_share)
 
 
 # ---------------------------------------------------------------------------------------- the fast loop
@@ -512,7 +555,7 @@ _SETTING = Setting(hierarchy=True, single_server=True, divisible=False, placemen
                 "queue, therefore goes before the queues below it); the least queue is taken at each pop "
                 "(upstream's heap keeps stale keys); exact shares (upstream: float64); no claims (upstream "
                 "states none)",
-          z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"))
+          z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"), order=ORDER)
 def volcano_hdrf(env: Environment, exact: bool = False) -> Allocation:
     """Volcano's hierarchical DRF as whole-task progressive filling on the queue tree (module docstring)."""
     return volcano_hdrf_fast(env)
