@@ -13,6 +13,7 @@ from . import psdsf  # noqa: E402,F401
 from . import mesos_drf  # noqa: E402,F401
 from . import hdrf  # noqa: E402,F401
 from . import volcano_hdrf  # noqa: E402,F401
+from . import yarn_drf  # noqa: E402,F401
 from . import kueue_drs  # noqa: E402,F401
 from . import armada_drf  # noqa: E402,F401
 
