@@ -52,10 +52,12 @@ TABLES: list[tuple[str, str, list[tuple[str, list[str]]], list[str]]] = [
     ("001-claims", "001 -- DRFH's propositions (and its LP (7) form, per-server DRF)",
      [("DRFH", ["drfh"]), ("DRFH LP (7)", ["drfh-lp7"]), ("per-server DRF", ["per-server-drf"])],
      ["ef", "po", "sp", "single-server-drf", "srf", "bf", "pm", "si"]),
-    ("policies", "Hierarchical and production policies -- H-DRF (SoCC 2013), Volcano, Mesos, on queue trees and "
-     "whole tasks (each cell under the reading its setting calls for: docs/properties.md)",
+    ("policies", "Hierarchical and production policies -- H-DRF (SoCC 2013), Volcano, Mesos, YARN, Kueue, Armada, on "
+     "queue trees and whole tasks (each cell under the reading its setting calls for: docs/properties.md)",
      [("naive H-DRF", ["naive-hdrf"]), ("naive H-DRF (fractional)", ["naive-hdrf-fractional"]), ("H-DRF", ["hdrf"]), ("H-DRF (whole tasks)", ["hdrf-tasks"]),
-      ("Volcano drf", ["volcano-hdrf"]), ("Mesos DRF", ["mesos-drf"])], ["hsi", "si", "ef", "sp", "po", "bf"]),
+      ("Volcano drf", ["volcano-hdrf"]), ("Mesos DRF", ["mesos-drf"]), ("YARN DRF", ["yarn-drf"]),
+      ("Kueue DRS", ["kueue-drs"]), ("Armada", ["armada-drf"])],
+     ["hsi", "si", "ef", "sp", "po", "bf", "order", "share"]),
 ]
 
 
