@@ -13,7 +13,7 @@ import pytest
 from tests.helpers import ROOT, run_cli
 
 HOSTILE = os.path.join(ROOT, "tests", "data", "hostile.py")
-BUDGET = 6.0
+BUDGET = 4.0
 STARTUP = 3.0  # seconds of interpreter start-up and imports allowed beyond the budget's 10% (a loaded CI box)
 
 
@@ -33,7 +33,7 @@ def _cell(report: dict, prop: str) -> dict:
 
 
 @pytest.mark.parametrize("fn, finding", [
-    ("loops", "exceeds the time limit (1 s) on this instance"),  # --budget 6: a tenth, at least 1 s
+    ("loops", "exceeds the time limit (1 s) on this instance"),  # --budget 4: a tenth, at least 1 s
     ("sleeps", "exceeds the time limit (1 s) on this instance"),
     ("returns_none", "MechanismOutputError: returns_none: output: expected a task matrix x[user][server]"),
     ("huge", "is too large (a number of 401 digits)"),
