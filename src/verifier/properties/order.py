@@ -194,7 +194,8 @@ class ShareFaithful(_OrderProperty):
                       "or a larger weight makes a user or queue worse off (weight)", 0, ">")
     variants = {
         "monotone": "one more task never lowers the user's share, nor a share of a queue above it",
-        "borrowing": "a queue holding more than its guarantee of some resource has a positive share",
+        "borrowing": "a queue holding more of some resource than its subtree's guarantees add up to has a positive "
+                     "share",
         "weight": "a larger weight (user or queue, x 2) never makes it worse off in the order",
     }
     default_variant = "monotone"

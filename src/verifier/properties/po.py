@@ -39,7 +39,7 @@ from mechverify.numbers import FLOAT_REL, ratio
 from mechverify.utility import utility
 
 from ..exact import exact_run, own_utility, utility_interval
-from .base import Certificate, Evaluation, Measure, Property, Witness, reading_possible
+from .base import Certificate, Evaluation, Measure, Property, Witness, reading, reading_possible
 
 __all__ = ["ParetoOptimality", "dominating_gains", "MIP_TIME_LIMIT"]
 
@@ -48,10 +48,6 @@ __all__ = ["ParetoOptimality", "dominating_gains", "MIP_TIME_LIMIT"]
 MIP_TIME_LIMIT = 20.0
 
 FRACTIONAL, WHOLE_TASK = "fractional", "whole-task"
-
-
-def _divisible(setting) -> bool:
-    return getattr(setting, "divisible", True)
 
 
 def dominating_gains(env, y: Sequence[Sequence[Any]], targets: Sequence[Fraction], mode: str,
@@ -100,7 +96,7 @@ class ParetoOptimality(Property):
 
     def claim_variants(self, mech):
         """A paper's plain PO claim speaks about the reading of the mechanism's kind."""
-        return (FRACTIONAL,) if _divisible(mech.setting) else (WHOLE_TASK,)
+        return (reading(mech.setting, has=(WHOLE_TASK,)) or FRACTIONAL,)
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
         """The domination factor ``D(x*) / sum_j u_j`` of the domination LP (``whole-task``: MIP)."""

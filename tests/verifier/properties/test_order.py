@@ -8,7 +8,7 @@ import json
 from fractions import Fraction as F
 
 from mechanisms.mechanism import Mechanism, OrderSpec, Setting
-from mechverify.allocation import Allocation
+from mechverify.allocation import Allocation, state_of
 from mechverify.instances import parse_environment
 from verifier.properties import get_property
 
@@ -60,7 +60,7 @@ def test_dominant_share_order_is_a_strict_weak_order_and_unit_free():
     # state: u1 holds 2 x <1, 0> (share 2/10), u2 3 x <0, 1> (3/10), u3 2 x <1, 1> (2/10): u1 ~ u3 < u2
     env = env_of([2, 3, 2])
     mech = policy(drf_compare)
-    assert mech.order.order(__import__("mechverify.allocation", fromlist=["state_of"]).state_of(env)) == [0, 2, 1]
+    assert mech.order.order(state_of(env)) == [0, 2, 1]
     assert verdict("order", "strict-weak", mech, env) is None
     assert verdict("order", "scale", mech, env) is None
     assert verdict("share", "monotone", mech, env) is None
@@ -148,6 +148,8 @@ def test_order_properties_are_searched_only_for_policies_with_an_order():
 
 
 def test_hostile_states_are_one_line():
+    import re
+
     import pytest
     from mechverify.numbers import InstanceError
     from mechanisms import SettingError, get
@@ -155,7 +157,7 @@ def test_hostile_states_are_one_line():
     for usage, msg in (([-1], "users[0].usage[0]: must be >= 0"), ([float("nan")], "users[0].usage[0]: must be a "
                        "finite number"), ([1, 2], "users[0].usage: expected 1 numbers"), ("x", "users[0].usage: expected "
                        "a list")):
-        with pytest.raises(InstanceError, match=__import__("re").escape(msg)):
+        with pytest.raises(InstanceError, match=re.escape(msg)):
             parse_environment({**base, "users": [{"name": "a", "demand": [1], "usage": usage}]})
     env = parse_environment({**base, "users": [{"name": "a", "demand": [1], "usage": [1]}]})
     with pytest.raises(SettingError, match=r"users\[0\]\.usage: drf reads no state"):
