@@ -15,6 +15,7 @@ from . import hdrf  # noqa: E402,F401
 from . import volcano_hdrf  # noqa: E402,F401
 from . import kueue_drs  # noqa: E402,F401
 from . import yarn_drf  # noqa: E402,F401
+from . import yarn_capacity  # noqa: E402,F401
 from . import armada_drf  # noqa: E402,F401
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]

@@ -56,6 +56,7 @@ TABLES: list[tuple[str, str, list[tuple[str, list[str]]], list[str]]] = [
      "queue trees and whole tasks (each cell under the reading its setting calls for: docs/properties.md)",
      [("naive H-DRF", ["naive-hdrf"]), ("naive H-DRF (fractional)", ["naive-hdrf-fractional"]), ("H-DRF", ["hdrf"]), ("H-DRF (whole tasks)", ["hdrf-tasks"]),
       ("Volcano drf", ["volcano-hdrf"]), ("Mesos DRF", ["mesos-drf"]), ("YARN DRF", ["yarn-drf"]),
+      ("YARN capacity", ["yarn-capacity"]),
       ("Kueue DRS", ["kueue-drs"]), ("Armada", ["armada-drf"])],
      ["hsi", "si", "ef", "sp", "po", "bf", "order", "share"]),
 ]

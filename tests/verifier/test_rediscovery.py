@@ -14,6 +14,7 @@ CASES = [
     # (buggy version, fixed policy, property, variant)
     ("kueue-drs@6577", "kueue-drs", "share", "borrowing"),  # borrowed x 1000 / lendable truncated to 0
     ("yarn-drf@YARN-11482", "yarn-drf", "order", "strict-weak"),  # neediness of the second read off the first
+    ("yarn-capacity@YARN-11745", "yarn-capacity", "order", "strict-weak"),  # min resources compared only if both set
 ]
 
 
