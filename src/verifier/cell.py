@@ -41,7 +41,8 @@ def z3_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[
     res = certify(mech, prop_name, variant, Shape(users=2, servers=1, resources=2), timeout=budget)
     if res.verdict != "certified":
         return None
-    return {"domain": res.domain, "method": res.details.get("method", "full encoding"), "note": f"z3: {res.note}"}
+    return {"domain": res.domain, "method": res.details.get("method", "full encoding"),
+            "solvers": res.details.get("agreement", "z3"), "note": f"z3: {res.note}"}
 
 
 def _certified(cell: Result, mech, prop: str, variant: str, budget: float, certifier: Certifier) -> None:

@@ -111,7 +111,8 @@ def verdict_text(r: Result) -> str:
             text = (describe_shape(sh["users"], sh["servers"], sh["resources"], sh.get("external", 0))
                     + "; positive data, equal weights, no placement, unbounded tasks (docs/z3.md)")
             how = (r.certified or {}).get("method")
-            return f"certified for domain D (z3{', ' + how if how else ''}): {text}"
+            who = (r.certified or {}).get("solvers") or "z3"
+            return f"certified for domain D ({who}{', ' + how if how else ''}): {text}"
         return f"certified for domain D: {dom}" if dom else "certified"
     if r.verdict == "not_refuted":
         mv = 0 if is_noise(r.measure) else r.measure

@@ -25,6 +25,10 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="store certified violations as counterexample files under DIR (e.g. counterexamples)")
+    p.add_argument("--certificates", metavar="DIR", default=None,
+                   help="write an exact LP certificate (primal, dual multipliers, the claim) for every verdict that "
+                        "rests on an LP (PO: the domination LP) to DIR; made first, within the budget; "
+                        "'verify-certificate DIR' checks them without a solver (docs/certificates.md)")
     add_mechanism_options(p, fail_on="violated")
 
 
@@ -44,8 +48,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     output_dir(args.store, "--store")
     if args.store:
         announce_store(args.store, False)
+    output_dir(args.certificates, "--certificates")
     env = load_environment(args.instance)
+    written = None
+    if args.certificates:  # first, within the budget: check then runs in the time left
+        from ..dual_certificates import write_certificates
+
+        written = write_certificates(mech, env, props, args.instance, args.certificates, deadline, args.budget)
     results = check_instance(mech, env, props, budget=args.budget, seed=args.seed, deadline=deadline)
+    if written is not None:
+        from ..dual_certificates import point_to
+
+        point_to(results, written)
     if args.store:
         for r in results:
             if r.certificate is not None:
@@ -66,25 +80,55 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("  " + check_line(r, width=None if width is None else width - 2).replace("\n", "\n  "))
         for line in legend_lines([c.source for r in results for c in r.claims], width):
             print(line)
+        if written is not None:
+            n = len(written.files)
+            print(f"dual certificates: {n} written to {args.certificates}"
+                  + (f" (check them: python -m verifier verify-certificate {args.certificates})" if n else ""))
+            for note in written.notes:
+                print(f"  {note}")
     return finding_exit(args.fail_on, results)
 
 
 def _configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", default=["counterexamples"],
-                   help="counterexample files or directories (default: counterexamples)")
+                   help="counterexample files or directories (default: counterexamples), or a certificate "
+                        "(DIR/certificate.json written by certify/query --export)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="a certificate's solver processes (default: CPU count)")
     p.add_argument("--quiet", action="store_true", help="print only failures and the summary")
 
 
-@command("replay", "re-verify stored counterexamples exactly; non-zero exit if any no longer holds")(_configure_replay)
+@command("replay", "re-verify stored counterexamples exactly, or an exported certificate; non-zero exit if any no "
+                   "longer holds")(_configure_replay)
 def cmd_replay(args: argparse.Namespace) -> int:
-    """``replay``: re-verify stored counterexamples exactly; exit 1 if one no longer holds."""
+    """``replay``: re-verify stored counterexamples exactly, or check exported certificates
+    (``verifier.certificates.replay``); exit 1 if one no longer holds, 2 for a malformed certificate."""
     import os
 
+    from ..certificates import CertificateError, is_certificate
+    from ..certificates import replay as replay_certificate
     from ..store import find_files, replay
 
     for p in args.paths:
         if not os.path.exists(p):
             raise CliError(f"{p}: no such file or directory")
+    if args.jobs is not None and args.jobs < 0:
+        raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
+    certs = [p for p in args.paths if is_certificate(p)]
+    if certs:
+        if len(certs) != len(args.paths):
+            raise CliError("paths: certificates and counterexamples are replayed separately")
+        bad = 0
+        for p in certs:
+            try:
+                r = replay_certificate(p, jobs=args.jobs)
+            except CertificateError as exc:
+                raise CliError(str(exc)) from None
+            bad += not r.ok
+            for line in r.lines:
+                print(f"{'ok  ' if r.ok else 'FAIL'} {p}: {line}")
+        print(f"{len(certs) - bad} certificate(s) hold, {bad} do not")
+        return 1 if bad else 0
     files = find_files(args.paths)
     bad = 0
     for f in files:

@@ -77,7 +77,51 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a counterexample is stored (default: counterexamples)")
     add_keep_all(p)
+    _export_options(p)
     p.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def _export_options(p: argparse.ArgumentParser) -> None:
+    """``--export DIR`` and ``--proofs`` (``certify`` and ``query``)."""
+    p.add_argument("--export", metavar="DIR", default=None,
+                   help="write a certified verdict's queries as SMT-LIB2 files and DIR/certificate.json (hashes, "
+                        "each solver's answer and version); check it later with 'replay DIR/certificate.json'")
+    p.add_argument("--proofs", action="store_true",
+                   help="with --export: store cvc5's Alethe proof of each UNSAT query in linear real arithmetic "
+                        "beside it, with the command that checks it")
+
+
+def _check_export(args: argparse.Namespace) -> None:
+    """``--export`` / ``--proofs``, before any work (one line naming the flag)."""
+    if args.proofs and not args.export:
+        raise CliError("--proofs: needs --export DIR (the proofs are written beside the exported queries)")
+    if args.export:
+        output_dir(args.export, "--export")
+
+
+def _export(args: argparse.Namespace, res: Result, request: dict, env=None) -> None:
+    """Write the certificate of a certified result (``verifier.certificates``); a line on stderr says where,
+    or why nothing was written."""
+    import sys
+
+    from ..certificates import export
+
+    if not args.export:
+        return
+    if res.verdict != "certified":
+        print(f"--export: nothing written to {args.export} (the verdict is {res.verdict}, not certified)",
+              file=sys.stderr)
+        return
+    path = export(res, args.export, request, env)
+    print(f"exported: {path} ({len(res.details['ledger'].obligations)} queries; check with: python -m verifier "
+          f"replay {path})", file=sys.stderr)
+
+
+def _certified_text(res: Result, what: str, method: Optional[str] = None) -> str:
+    """``certified for domain D (z3 and cvc5 agree, METHOD)``: who certified it (``details["agreement"]``)."""
+    from ..engines.z3.second import agreement_phrase
+
+    return f"certified {what} ({agreement_phrase(res.details)}{', ' + method if method else ''})"
 
 
 def _encoded(mech, cmd: str):
@@ -109,7 +153,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
                        f"(got {variant!r})")
     positive_seconds(args.timeout, "--timeout")
     output_dir(args.store, "--store")
+    _check_export(args)
     shapes = _shapes(args)
+    if len(shapes) > 1 and args.export:
+        raise CliError("--export: one shape at a time (a sweep certifies several shapes)")
     if len(shapes) == 1 and (args.executor != "local" or args.scheduler):
         raise CliError("--executor/--scheduler: only for a sweep (a range or list of --users/--servers/--resources)")
     if len(shapes) > 1:
@@ -122,14 +169,16 @@ def cmd_certify(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
     res = certify(mech, prop.name, variant, shape, timeout=_engine_seconds(deadline, args.timeout),
-                  method=args.method, jobs=args.jobs)
+                  method=args.method, jobs=args.jobs, proofs=args.proofs, keep_queries=bool(args.export))
     persist_result(res, mech, args.store, keep_all=args.keep_all, deadline=deadline)
+    _export(args, res, {"command": "certify", "timeout": args.timeout, "method": args.method,
+                        "shape": shape.as_dict()})
     if args.format == "json":
         print(json.dumps(report.certify_json(res), indent=1))
         return EXIT.get(res.verdict, 3)
     head = f"{mech.name} {prop.name}/{variant} on " \
            f"{describe_shape(args.users, args.servers, args.resources, args.external)}"
-    return _print_verdict(head, res, f"certified for domain D (z3, {res.details.get('method', 'full encoding')})",
+    return _print_verdict(head, res, _certified_text(res, "for domain D", res.details.get('method', 'full encoding')),
                           [f"D.{k}: {v}" for k, v in res.domain.items()])
 
 
@@ -274,8 +323,8 @@ def _sweep(args: argparse.Namespace, mech, prop, variant: str, shapes: list, dea
     else:
         for r in results:
             head = f"{mech.name} {prop.name}/{variant} on {describe_shape(*r.details['shape'])}"
-            print(report.z3_verdict_text(head, r, f"certified for domain D (z3, {r.details.get('method', 'full encoding')})",
-                                         []))
+            print(report.z3_verdict_text(head, r, _certified_text(r, "for domain D",
+                                                                  r.details.get('method', 'full encoding')), []))
     if interrupted:
         return interrupted_exit()
     codes = [EXIT.get(r.verdict, 3) for r in results]
@@ -318,6 +367,7 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DIR", default="counterexamples",
                    help="where a confirmed counterexample is stored (default: counterexamples)")
     add_keep_all(p)
+    _export_options(p)
     p.add_argument("--format", choices=["text", "json"], default="text")
 
 
@@ -339,6 +389,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     variant = _variant(prop, args.variant, mech.setting)
     positive_seconds(args.timeout, "--timeout")
     output_dir(args.store, "--store")
+    _check_export(args)
     announce_store(args.store, False)
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
@@ -351,12 +402,13 @@ def cmd_query(args: argparse.Namespace) -> int:
                 raise CliError(f"--user: {name!r} is not a user of {args.instance} (users: {', '.join(env.users)})")
             users.append(env.users.index(name))
     res = instance_query(mech, env, prop.name, variant, users=users, timeout=_engine_seconds(deadline, args.timeout),
-                         jobs=args.jobs, joint=args.joint)
+                         jobs=args.jobs, joint=args.joint, proofs=args.proofs, keep_queries=bool(args.export))
     persist_result(res, mech, args.store, provenance={"instance": args.instance}, keep_all=args.keep_all,
                    deadline=deadline)
+    _export(args, res, {"command": "query", "timeout": args.timeout, "users": args.user, "joint": args.joint}, env)
     if args.format == "json":
         print(json.dumps(report.query_json(res, args.instance), indent=1))
         return EXIT.get(res.verdict, 3)
     head = f"{mech.name} {prop.name}/{variant} on {args.instance} ({env.describe()})"
-    return _print_verdict(head, res, "certified on this instance for space S (z3)",
+    return _print_verdict(head, res, _certified_text(res, "on this instance for space S"),
                           [f"S: {res.details.get('space', '')}"])

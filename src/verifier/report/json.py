@@ -71,6 +71,8 @@ def check_result_to_json(r: Result) -> dict[str, Any]:
                       for c, o in zip(r.claims, r.details.get("outside", [None] * len(r.claims)))],
            "trials": r.trials, "seconds": round(r.seconds, 3), "note": r.note or None,
            "counterexample": r.counterexample, "witness": None}
+    if r.details.get("lp_certificate"):
+        out["lp_certificate"] = r.details["lp_certificate"]
     if r.certificate is not None:
         c = r.certificate
         w = c.witness
@@ -130,24 +132,32 @@ def evidence_to_json(e: Result) -> dict[str, Any]:
 
 
 #: ``Result.details`` entries of ``certify`` that its JSON shows at the top level (or not at all)
-_CERTIFY_TOP = ("cases", "cases_pruned", "control", "case_log", "provenance")
+_CERTIFY_TOP = ("cases", "cases_pruned", "control", "case_log", "provenance", "ledger", "solvers", "answers",
+                "agreement")
+
+
+def _solvers_json(d: dict) -> dict:
+    """The solvers behind a certified verdict: their names and versions, whether they agree, and each
+    one's answer per query (``verifier.engines.z3.second``)."""
+    return {"solvers": d.get("solvers", [{"name": "z3"}]), "agreement": d.get("agreement"),
+            "answers": d.get("answers", [])}
 
 
 def certify_json(res: Result) -> dict:
     """``certify --format json``: one object (mechanism, property, variant, status, domain, seconds,
-    reason, counterexample, cases, cases_pruned, control, details)."""
+    reason, counterexample, cases, cases_pruned, control, solvers, agreement, answers, details)."""
     d = res.details
     return {"mechanism": res.mechanism, "property": res.property, "variant": res.variant,
             "status": res.verdict, "domain": res.domain, "seconds": round(res.seconds, 3),
             "reason": res.note, "counterexample": res.counterexample, "cases": d.get("cases", 0),
-            "cases_pruned": d.get("cases_pruned", 0), "control": d.get("control", ""),
+            "cases_pruned": d.get("cases_pruned", 0), "control": d.get("control", ""), **_solvers_json(d),
             "details": {k: v for k, v in d.items() if k not in _CERTIFY_TOP}}
 
 
 def query_json(res: Result, instance: str) -> dict:
     """``query --format json``: one object (mechanism, property, variant, status, space, seconds, reason,
-    counterexample, queries, instance)."""
+    counterexample, queries, instance, solvers, agreement, answers)."""
     return {"mechanism": res.mechanism, "property": res.property, "variant": res.variant,
             "status": res.verdict, "space": res.details.get("space", ""), "seconds": round(res.seconds, 3),
             "reason": res.note, "counterexample": res.counterexample, "queries": res.details.get("queries", 0),
-            "instance": instance}
+            "instance": instance, **_solvers_json(res.details)}

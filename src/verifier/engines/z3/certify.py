@@ -24,6 +24,7 @@ from .domain import MAX_VARIABLES, Domain, Shape, build_domain, case_key, domina
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, confirm
 from .pool import Job, budget_cut, default_jobs, run_jobs, split_jobs, to_smt2
+from .second import Ledger, second_opinion
 from .specs import Spec, encoded, get_spec, not_covered
 from .validate import random_env, validate_spec
 
@@ -135,7 +136,7 @@ def _least_image(combo: tuple, fixed: int, J: int, family: str, deadline: Option
 def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = Shape(),
             timeout: float = 600.0, jobs: Optional[int] = None, assume: Optional[Callable[[Domain], list]] = None,
             crosscheck: int = 2, seed: int = 0, prune: bool = True, split: int = 256,
-            method: str = "auto") -> Result:
+            method: str = "auto", second: bool = True, proofs: bool = False, keep_queries: bool = False) -> Result:
     """Certify ``prop_name`` for ``mech`` on the whole domain of ``shape`` (see the module docstring).
 
     ``timeout`` is the wall-clock budget for everything (seconds); ``jobs`` worker processes
@@ -144,7 +145,10 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
     (``pool.split_disjunctions``).  ``method``: ``"encoding"`` (the mechanism's full encoding),
     ``"reduction"`` (SP / EF of a common-level mechanism via Lemma L7 / L8, ``reduction.py``; no
     verdict when L7's premise fails) or ``"auto"`` (the reduction first, the full encoding when it
-    does not decide).
+    does not decide).  ``second``: a certified verdict is re-checked by cvc5 on the same queries
+    (``second.py``; ``False`` only to measure what that costs); ``proofs``: cvc5 also returns a proof of each
+    UNSAT query in linear real arithmetic; ``keep_queries``: ``details["ledger"]`` keeps the queries
+    (``verifier.certificates.export`` writes them).
 
     The result's ``verdict`` is certified | violated | vacuous | unknown, ``note`` the reason,
     ``domain`` the certified domain; a violation carries its ``certificate`` and, in
@@ -153,9 +157,18 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
     ``queries`` and the ``case_log``."""
     a = Attempt(mech, prop_name, variant, timeout)
     a.result.details.update(cases=0, cases_pruned=0, control="")
+    a.ledger = Ledger()
     try:
         with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
-            return _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
+            res = _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
+            if keep_queries:
+                res.details["ledger"] = a.ledger
+            if res.verdict == "certified" and second:
+                title = f"mechverify certify {a.mech.name} --property {a.prop.name} --variant {a.variant}: " \
+                        f"{shape.describe()}"
+                return second_opinion(a, a.ledger, default_jobs() if jobs is None else jobs, title, proofs,
+                                      keep_queries)
+            return res
     except BudgetExhausted as exc:
         return a.done("unknown", f"{exc}; not certified")
 
@@ -249,6 +262,7 @@ def _by_reduction(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: in
     red = reduced(spec, g, shape, n_workers, a.deadline, timeout, split)
     res.details["reduction"] = f"{red.status}: {red.note}"
     if red.status == "certified":
+        a.ledger = red.ledger
         res.details["control"] = "sat (equal reports meet the reduced query with equality)"
         res.details["method"] = red.method
         res.details["queries"] = red.queries
@@ -267,9 +281,14 @@ def _by_reduction(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: in
     return None
 
 
+#: the ledger's stage of the full encoding's queries
+STAGE = "full encoding"
+
+
 def _prune(spec: Spec, g: Z3Goal, variant: str, shape: Shape, cases: list, assume, timeout: float,
-           n_workers: int, deadline: float) -> list:
-    """The cases whose every side is feasible on its own (single-side pre-checks)."""
+           n_workers: int, deadline: float, ledger: Optional[Ledger] = None) -> list:
+    """The cases whose every side is feasible on its own (single-side pre-checks); the pre-checks that
+    pruned a case go to ``ledger`` (the verdict rests on them)."""
     dead: set = set()
     side_names = ["T", "D"] if g.misreport else ["T"]
     pre = {}
@@ -281,9 +300,14 @@ def _prune(spec: Spec, g: Z3Goal, variant: str, shape: Shape, cases: list, assum
                 continue
             dom, ctx = build_query(spec, g, variant, shape, tuple(case), True, assume, sides=name)
             pre[k] = Job(k, to_smt2(ctx.cons), (), timeout=min(60.0, max(1.0, timeout / 20)))
+    proved = []
     for r in run_jobs(list(pre.values()), n_workers, deadline):
         if r.status == "unsat":
             dead.add(r.key)
+            proved.append((pre[r.key], r))
+    if ledger is not None:
+        ledger.planned(STAGE, "pruned", pre.values())
+        ledger.proved(STAGE, "pruned", proved)
     return [c for c in cases if not any((c[0], si, case_key(c[1 + si])) in dead for si in range(len(side_names)))]
 
 
@@ -299,7 +323,7 @@ def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: i
     details["case_log"] = log
     if prune and len(cases) > 1 and any(c is not None for case in cases for c in case[1:]):
         before = len(cases)
-        cases = _prune(spec, g, variant, shape, cases, assume, timeout, n_workers, deadline)
+        cases = _prune(spec, g, variant, shape, cases, assume, timeout, n_workers, deadline, a.ledger)
         details["cases_pruned"] = before - len(cases)
         if not cases:
             return a.done("vacuous", "every case is infeasible on its own (the encoding admits no allocation)")
@@ -313,9 +337,12 @@ def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: i
         jobs_list.extend(split_jobs(idx, ctx.cons, list(dom.params), timeout, split))
     details["queries"] = len(jobs_list)
     unknown, rejected = [], []
+    a.ledger.planned(STAGE, "query", jobs_list)
+    by_key, done = {j.key: j for j in jobs_list}, []
     gen = run_jobs(jobs_list, n_workers, deadline)
     try:
         for r in gen:
+            done.append((by_key[r.key], r))
             idx = r.key[0]
             log.append((repr(cases[idx]), r.key[1], r.status, round(r.seconds, 3), r.reason))
             if r.status == "unknown":
@@ -336,6 +363,7 @@ def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: i
         note = (f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
                 f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
         return a.done("unknown", bud.budget_note(note) if budget_cut(reasons, deadline) else note)
+    a.ledger.proved(STAGE, "query", done)
     return _control(a, g, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
 
 
@@ -379,10 +407,13 @@ def _control(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, cases: list, n_que
         dom, ctx = build_query(spec, g, a.variant, shape, case, False, assume)
         ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
     ctl_unknown, ctl_reasons = 0, set()
+    a.ledger.planned(STAGE, "control", ctl)
+    by_key = {j.key: j for j in ctl}
     gen = run_jobs(ctl, n_workers, a.deadline)
     try:
         for r in gen:
             if r.status == "sat":
+                a.ledger.proved(STAGE, "control", [(by_key[r.key], r)])
                 details["control"] = f"sat (case {cases[r.key[0]]!r}, split {r.key[1]}, {r.seconds:.2f} s)"
                 break
             if r.status == "unknown":

@@ -25,6 +25,7 @@ from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, evaluator, first_confirmed, rationalisations
 from .domain import MAX_VARIABLES
 from .pool import Job, JobResult, budget_cut, default_jobs, run_jobs, to_smt2
+from .second import Ledger, second_opinion
 from .specs import get_spec, not_covered
 from .symbolic import Ctx, SymEnv
 from .validate import validate_spec
@@ -32,6 +33,9 @@ from .validate import validate_spec
 __all__ = ["instance_query", "query_size", "MAX_PATTERNS", "MAX_VARIABLES"]
 
 MAX_PATTERNS = 64
+
+#: the ledger's stage of a per-instance question (``second.Ledger``)
+STAGE = "instance"
 
 # MAX_VARIABLES (``domain.py``): a per-instance question whose queries would have more variables (estimated
 # by :func:`query_size`) is answered ``unknown`` at once instead of being built
@@ -86,15 +90,18 @@ def _sym_report(env: Environment, i: int, pattern, normalise: bool, tag: str):
 
 def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str] = None,
                    users: Optional[Sequence[int]] = None, timeout: float = 60.0, jobs: Optional[int] = None,
-                   joint: bool = False, validate: bool = True) -> Result:
+                   joint: bool = False, validate: bool = True, second: bool = True, proofs: bool = False,
+                   keep_queries: bool = False) -> Result:
     """One exact question about ``env`` (see the module docstring).  ``users``: deviators (SP) / envious
     users (EF) / users (SI); default all.
 
     The result's ``verdict`` is certified (this instance, the stated space) | violated | vacuous |
     unknown, ``note`` the reason; ``details`` holds ``space`` (what was quantified over) and
     ``queries``; a violation carries its ``certificate`` and, in ``details["provenance"]``, what the
-    store should record (nothing is stored here)."""
+    store should record (nothing is stored here).  ``second``, ``proofs``, ``keep_queries``: as for
+    :func:`~verifier.engines.z3.certify.certify` (a certified answer is re-checked by cvc5)."""
     a = Attempt(mech, prop_name, variant, timeout)
+    a.ledger = Ledger()
     a.result.details.update(space="", queries=0)
     mech, prop = a.mech, a.prop
     spec = get_spec(mech)
@@ -121,7 +128,13 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
     n_workers = default_jobs() if jobs is None else jobs
     try:
         with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
-            return _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout)
+            res = _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout)
+            if keep_queries:
+                res.details["ledger"] = a.ledger
+            if res.verdict == "certified" and second:
+                title = f"mechverify query {mech.name} --property {prop.name} --variant {a.variant}: {env.describe()}"
+                return second_opinion(a, a.ledger, n_workers, title, proofs, keep_queries)
+            return res
     except BudgetExhausted as exc:
         return a.done("unknown", str(exc))
 
@@ -180,9 +193,12 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
     vacuity ``control`` for ``certified`` (else ``vacuous``)."""
     a.result.details["queries"] = len(jobs_list)
     unknown, rejected = [], 0
+    a.ledger.planned(STAGE, "query", jobs_list)
+    by_key, done = {j.key: j for j in jobs_list}, []
     gen = run_jobs(jobs_list, n_workers, a.deadline)
     try:
         for r in gen:
+            done.append((by_key[r.key], r))
             if r.status == "unknown":
                 unknown.append(r.reason)
             elif r.status == "sat":
@@ -198,10 +214,14 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
         note = f"{len(unknown)} of {len(jobs_list)} queries undecided ({'; '.join(sorted(set(unknown)))})"
         return a.done("unknown", budget_note(note) if budget_cut(unknown, a.deadline) else note)
     ok, ctl_unknown = False, []
+    a.ledger.proved(STAGE, "query", done)
+    a.ledger.planned(STAGE, "control", control)
+    by_key = {j.key: j for j in control}
     gen = run_jobs(control, n_workers, a.deadline)
     try:
         for r in gen:
             if r.status == "sat":
+                a.ledger.proved(STAGE, "control", [(by_key[r.key], r)])
                 ok = True
                 break
             if r.status == "unknown":

@@ -18,6 +18,8 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import z3
 
+from .solvers import solve
+
 __all__ = ["Job", "JobResult", "solve_text", "run_jobs", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs",
            "BUDGET_REASON", "budget_cut"]
 
@@ -42,25 +44,31 @@ def default_jobs() -> int:
 
 @dataclass
 class Job:
-    """One query: SMT-LIB text, the names whose values a model should return, a time limit."""
+    """One query: SMT-LIB text, the names whose values a model should return, a time limit; the solver that
+    answers it (``solvers.SOLVERS``: z3 reads the assertions, cvc5 a whole SMT-LIB2 file) and whether an
+    UNSAT answer should come with a proof (cvc5)."""
 
     key: Any
     smt2: str
     names: Sequence[str] = ()  # constants whose model values are returned (as Fractions / approximations)
     timeout: float = 60.0  # seconds
     logic: str = "QF_NRA"
+    solver: str = "z3"
+    proof: bool = False
 
 
 @dataclass
 class JobResult:
-    """A query's outcome: ``sat`` (with values) | ``unsat`` | ``unknown`` (with z3's reason)."""
+    """A query's outcome: ``sat`` (with values) | ``unsat`` | ``unknown`` (with the solver's reason) |
+    ``unsupported`` (cvc5 cannot read it)."""
 
     key: Any
-    status: str  # 'sat' | 'unsat' | 'unknown'
+    status: str  # 'sat' | 'unsat' | 'unknown' | 'unsupported'
     seconds: float
     values: dict = field(default_factory=dict)  # name -> Fraction (algebraic numbers: 40-digit approximations)
     algebraic: list = field(default_factory=list)  # names whose value was irrational (approximated)
     reason: str = ""
+    proof: str = ""  # cvc5's proof of an UNSAT answer (``Job.proof``)
 
 
 def to_smt2(constraints: Iterable[Any]) -> str:
@@ -71,34 +79,11 @@ def to_smt2(constraints: Iterable[Any]) -> str:
     return s.sexpr()
 
 
-def solve_text(smt2: str, names: Sequence[str], timeout: float, logic: str = "QF_NRA") -> tuple:
-    """Solve in this process; returns ``(status, seconds, values, algebraic, reason)``."""
-    from .symbolic import to_fraction_value
-
-    t0 = time.perf_counter()
-    s = z3.SolverFor(logic) if logic else z3.Solver()
-    s.set("timeout", max(1, int(timeout * 1000)))
-    try:
-        s.from_string(smt2)
-        r = s.check()
-    except z3.Z3Exception as exc:  # pragma: no cover - solver trouble is 'unknown'
-        return "unknown", time.perf_counter() - t0, {}, [], f"z3 error: {exc}"
-    dt = time.perf_counter() - t0
-    if r == z3.sat:
-        m = s.model()
-        values, alg = {}, []
-        for n in names:
-            v = m.eval(z3.Real(n), model_completion=True)
-            try:
-                values[n] = to_fraction_value(v, 40)
-            except ValueError:
-                continue
-            if z3.is_algebraic_value(v):
-                alg.append(n)
-        return "sat", dt, values, alg, ""
-    if r == z3.unsat:
-        return "unsat", dt, {}, [], ""
-    return "unknown", dt, {}, [], s.reason_unknown() or "unknown"
+def solve_text(smt2: str, names: Sequence[str], timeout: float, logic: str = "QF_NRA", solver: str = "z3",
+               proof: bool = False) -> tuple:
+    """Solve in this process with ``solver`` (``solvers.SOLVERS``); returns ``(status, seconds, values,
+    algebraic, reason, proof)``."""
+    return tuple(solve(solver, smt2, names, timeout, logic, proof))
 
 
 def _quiet_child() -> None:  # pragma: no cover - runs in a child process
@@ -129,11 +114,11 @@ def _worker(conn) -> None:  # pragma: no cover - runs in a child process
             return
         if msg is None:
             return
-        key, smt2, names, timeout, logic = msg
+        key, smt2, names, timeout, logic, solver, proof = msg
         try:
-            out = solve_text(smt2, names, timeout, logic)
+            out = solve_text(smt2, names, timeout, logic, solver, proof)
         except Exception as exc:  # never let a worker die silently
-            out = ("unknown", 0.0, {}, [], f"worker error: {type(exc).__name__}: {exc}")
+            out = ("unknown", 0.0, {}, [], f"worker error: {type(exc).__name__}: {exc}", "")
         conn.send((key,) + out)
 
 
@@ -186,8 +171,8 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
             if left <= 0.05:
                 yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
                 continue
-            st, dt, vals, alg, why = solve_text(job.smt2, job.names, left, job.logic)
-            yield JobResult(job.key, st, dt, vals, alg, _reason(st, why, left < job.timeout))
+            st, dt, vals, alg, why, pf = solve_text(job.smt2, job.names, left, job.logic, job.solver, job.proof)
+            yield JobResult(job.key, st, dt, vals, alg, _reason(st, why, left < job.timeout), pf)
         return
     ctx = _mp_context()
     workers: list[_Worker] = []
@@ -214,9 +199,9 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
                     yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
                     continue
                 clipped[job.key] = left < job.timeout
-                job = Job(job.key, job.smt2, job.names, left, job.logic)
+                job = Job(job.key, job.smt2, job.names, left, job.logic, job.solver, job.proof)
                 idle.job, idle.started = job, time.monotonic()
-                idle.parent.send((job.key, job.smt2, list(job.names), job.timeout, job.logic))
+                idle.parent.send((job.key, job.smt2, list(job.names), job.timeout, job.logic, job.solver, job.proof))
             busy = [w for w in workers if w.job is not None]
             if not busy:
                 continue
@@ -225,7 +210,7 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
             for w in busy:
                 if w.parent in ready:
                     try:
-                        key, st, dt, vals, alg, why = w.parent.recv()
+                        key, st, dt, vals, alg, why, pf = w.parent.recv()
                     except (EOFError, OSError):
                         job = w.job
                         w.kill()
@@ -234,7 +219,7 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
                                         reason="worker died (out of memory?)")
                         continue
                     w.job = None
-                    yield JobResult(key, st, dt, vals, alg, _reason(st, why, clipped.get(key, False)))
+                    yield JobResult(key, st, dt, vals, alg, _reason(st, why, clipped.get(key, False)), pf)
             now = time.monotonic()
             for w in [w for w in workers if w.job is not None and now > hard_limit(w)]:
                 job = w.job
@@ -242,7 +227,7 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
                 workers.remove(w)
                 at_deadline = deadline is not None and now >= deadline
                 yield JobResult(job.key, "unknown", now - w.started,
-                                reason=f"{BUDGET_REASON} (z3 worker stopped at the deadline)" if at_deadline
+                                reason=f"{BUDGET_REASON} ({job.solver} worker stopped at the deadline)" if at_deadline
                                 else "hard timeout (worker killed)")
     finally:
         for w in workers:
@@ -256,7 +241,7 @@ def _reason(status: str, why: str, clipped: bool) -> str:
     """z3's reason for ``unknown``; a z3 timeout whose limit was the time left before the deadline is
     the budget running out (:data:`BUDGET_REASON`)."""
     if status == "unknown" and clipped and why in ("timeout", "canceled"):
-        return f"{BUDGET_REASON} (z3 stopped at the deadline)"
+        return f"{BUDGET_REASON} (the solver stopped at the deadline)"
     return why
 
 

@@ -6,7 +6,7 @@ only sufficient); for EF (L8, an equivalence) it is a candidate for the exact re
 from __future__ import annotations
 
 import time
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import z3
 
@@ -15,6 +15,7 @@ from mechverify.deadline import budget_note
 from .domain import Domain, Shape, build_domain, dominant_cases
 from .goals import Z3Goal
 from .pool import budget_cut, run_jobs, split_jobs
+from .second import Ledger
 from .specs import Spec
 from .symbolic import Ctx, vmul
 
@@ -70,6 +71,7 @@ class Reduced(NamedTuple):
     queries: int
     model: Optional[tuple] = None
     lemmas: str = "L7"  # which lemmas the certificate rests on ("L7", "L7 + L9", "L8")
+    ledger: Any = None  # the queries built and those a 'certified' status rests on (``second.Ledger``)
 
     @property
     def method(self) -> str:
@@ -85,19 +87,22 @@ def reduced(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
     candidate violation for the exact re-check; 'vacuous'; 'unknown'."""
     if goal.reduction.per_server and spec.per_server and (shape.servers > 1 or shape.external > 0):
         dims = sorted({shape.resources} | ({shape.external} if shape.external else set()))
-        total, notes = 0, []
+        total, notes, ledger = 0, [], Ledger()
         for n in dims:
-            st, note, nq, _, _ = reduced(spec, goal, Shape(users=shape.users, servers=1, resources=n),
-                                         n_workers, deadline, timeout, split)
+            sub = reduced(spec, goal, Shape(users=shape.users, servers=1, resources=n), n_workers, deadline, timeout,
+                          split)
+            st, nq = sub.status, sub.queries
             total += nq
             notes.append(f"n = {n}: {st}")
             if st != "certified":
                 break
+            ledger.extend(sub.ledger)
         else:
             return Reduced("certified", (f"Lemmas L7 + L9 (docs/z3.md): rho N(d') <= N(d) follows from the "
                                          f"one-server inequality rho_n m(v') <= m(v), proved by z3 for n = "
                                          f"{', '.join(map(str, dims))} ({total} queries unsat; vacuity control "
-                                         f"sat); holds for any number of users and servers"), total, None, "L7 + L9")
+                                         f"sat); holds for any number of users and servers"), total, None, "L7 + L9",
+                           ledger)
         if time.monotonic() > deadline:
             return Reduced("unknown", budget_note(f"Lemma L9 not established ({'; '.join(notes)}) and no time left"),
                            total)
@@ -112,6 +117,8 @@ def _direct(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
     """The reduced query (L7 / L8) on ``shape`` itself."""
     red = goal.reduction
     lemma = red.lemma
+    stage = f"Lemma {lemma} on {shape.describe()}"
+    ledger = Ledger()
     doms = dominant_cases(shape, misreport=goal.misreport) if spec.normalisation == "dominant" else [None]
     jobs, built = [], {}
     for k, dc in enumerate(doms):
@@ -122,7 +129,10 @@ def _direct(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
         built[k] = dom
         jobs.extend(split_jobs(k, ctx.cons, list(dom.params), timeout, split))
     unknown: list = []
+    ledger.planned(stage, "query", jobs)
+    by_key, done = {j.key: j for j in jobs}, []
     for r in run_jobs(jobs, n_workers, deadline):
+        done.append((by_key[r.key], r))
         if r.status == "sat":
             return Reduced("sat", f"z3 found {red.found} (dominant case {doms[r.key[0]]})", len(jobs),
                            (built[r.key[0]], r.values, r.algebraic), lemma)
@@ -138,9 +148,13 @@ def _direct(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
                                                   f"of {len(doms)})"), len(jobs), None, lemma)
         _, ctx = reduced_query(spec, shape, dc, False, goal)
         ctl.extend(split_jobs(k, ctx.cons, (), timeout, split))
+    ledger.proved(stage, "query", done)
+    ledger.planned(stage, "control", ctl)
+    by_key = {j.key: j for j in ctl}
     for r in run_jobs(ctl, n_workers, deadline):
         if r.status == "sat":
+            ledger.proved(stage, "control", [(by_key[r.key], r)])
             return Reduced("certified", (f"Lemma {lemma} reduction (docs/z3.md): {red.inequality} proved by z3 ({len(jobs)} "
                                          f"queries unsat; vacuity control sat); holds for any number of users"),
-                           len(jobs), None, lemma)
+                           len(jobs), None, lemma, ledger)
     return Reduced("vacuous", "the reduced query and its control are both unsat", len(jobs), None, lemma)
