@@ -26,6 +26,10 @@ Single-server mechanisms (drf) skip the multi-server axes; mechanisms without ex
 is reported with its stored counterexample.  Output: a Markdown table (stdout, and ``--markdown``),
 and every result as JSON (``--json``, written atomically).  Progress goes to stderr.
 
+``--second-solver`` certifies every shape twice in the same run, z3 alone (``certify(..., second=False)``)
+and z3 + cvc5 (the default: every query of a certified verdict re-checked by cvc5), and prints a second table
+with both times, cvc5's part and the ratio (docs/performance.md, "Second solver").
+
 Measured: see docs/z3.md ("Benchmark") -- the table there is this script's output.
 """
 from __future__ import annotations
@@ -86,6 +90,8 @@ def main(argv=None) -> int:
                     help="certify's method (default: encoding, the mechanism's full encoding; 'reduction' = "
                          "Lemma L7, common-level mechanisms only)")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    ap.add_argument("--second-solver", action="store_true",
+                    help="time every shape with and without cvc5's re-check, in the same run (second table)")
     ap.add_argument("--json", default=None, help="write every result here (JSON)")
     ap.add_argument("--markdown", default=None, help="write the table here too")
     args = ap.parse_args(argv)
@@ -111,6 +117,12 @@ def main(argv=None) -> int:
             best, stop = None, None
             for step in range(1, args.max_steps + 1):
                 shape = AXES[axis](step)
+                alone = None
+                if args.second_solver:  # z3 alone first, then the same shape with cvc5's re-check
+                    t0 = time.monotonic()
+                    r1 = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, method=args.method,
+                                 second=False)
+                    alone = (r1.verdict, round(time.monotonic() - t0, 2))
                 t0 = time.monotonic()
                 r = persist_result(certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs,
                                           method=args.method), mech, store)
@@ -119,6 +131,11 @@ def main(argv=None) -> int:
                        "seconds": round(time.monotonic() - t0, 2), "cases": r.details.get("cases", 0),
                        "queries": r.details.get("queries"), "reason": r.note,
                        "counterexample": r.counterexample}
+                if alone is not None:
+                    rec.update(z3_only_status=alone[0], z3_only_seconds=alone[1],
+                               cvc5_seconds=r.details.get("second_solver_seconds"),
+                               agreement=r.details.get("agreement"),
+                               logics=sorted({a["logic"] for a in r.details.get("answers", [])}))
                 results.append(rec)
                 print(f"  {name:14s} {axis:9s} {short(shape):8s} {r.verdict:9s} {rec['seconds']:8.2f} s  "
                       f"{r.note[:90]}", file=sys.stderr, flush=True)
@@ -139,6 +156,16 @@ def main(argv=None) -> int:
         else:
             s = f"{short(Shape(**stop['shape']))}: {stop['status']} at {stop['seconds']:.0f} s"
         lines.append(f"| {name} | {axis} | {b} | {s} |")
+    if args.second_solver:
+        lines += ["", "| mechanism | shape | method | z3 alone | z3 + cvc5 | cvc5 part | ratio | logic | verdict |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for rec in results:
+            if rec.get("z3_only_status") != "certified":
+                continue
+            ratio = rec["seconds"] / max(rec["z3_only_seconds"], 1e-9)
+            lines.append(f"| {rec['mechanism']} | {short(Shape(**rec['shape']))} | {rec['method']} | "
+                         f"{rec['z3_only_seconds']:.2f} s | {rec['seconds']:.2f} s | {rec['cvc5_seconds'] or 0:.2f} s | "
+                         f"{ratio:.2f}x | {', '.join(rec['logics'])} | {rec['status']} ({rec['agreement']}) |")
     table = "\n".join(lines)
     print(table)
     print(f"\ntotal {time.monotonic() - t_all:.0f} s; counterexamples in {store}", file=sys.stderr)

@@ -164,7 +164,7 @@ def test_instance_query_ef_si_po():
 def test_query_cli(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "verifier", "query", "tsf-er", "examples/004-fig2.json",
                          "--timeout", "60", "--store", str(tmp_path)], capture_output=True, text=True)
-    assert ok.returncode == 0 and "certified on this instance for space S (z3)" in ok.stdout, ok.stdout + ok.stderr
+    assert ok.returncode == 0 and "certified on this instance for space S (z3 and cvc5 agree)" in ok.stdout, ok.stdout + ok.stderr
     bad = subprocess.run([sys.executable, "-m", "verifier", "query", "tsf-er", "examples/004-fig2.json",
                           "--user", "nobody"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--user" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
