@@ -7,6 +7,7 @@ exact re-check of a violation found on a sample stays cheap.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Mapping
 
 from ..model import Environment
@@ -34,6 +35,7 @@ MAX_TASKS = 10_000
 _INT = tuple(Fraction(i) for i in range(21))  # shared exact small integers (Fractions are immutable)
 
 
+@lru_cache(maxsize=256)
 def _names(prefix: str, n: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i + 1}" for i in range(n))
 
@@ -50,6 +52,13 @@ def _trace_users(rng, n: int, bounded: bool) -> tuple[tuple, tuple]:
 
 
 # ---------------------------------------------------------------------- uniform
+@lru_cache(maxsize=64)
+def _uniform_highs(J: int, S: int, R: int):
+    import numpy as np
+
+    return np.array([6] * (J * R) + [4] * J + [20] * (S * R), dtype=np.int64)
+
+
 class Uniform(Workload):
     name = "uniform"
     title = "uniform random instances (the distribution of benchmarks/bench_batch.py make_instances)"
@@ -67,12 +76,14 @@ class Uniform(Workload):
 
     def draw(self, rng, values: Mapping[str, Any]) -> Environment:
         J, S, R = values["users"], values["servers"], values["resources"]
-        dem = rng.integers(0, 6, size=(J, R)).tolist()
-        for d in dem:  # in user order: an all-zero vector gets one resource 1..5
+        # ONE draw for demands (0..5), weights (0..3: 3 means weight 2) and capacities (1..20), in that order
+        flat = rng.integers(0, _uniform_highs(J, S, R)).tolist()
+        dem = [flat[j * R:(j + 1) * R] for j in range(J)]
+        w = flat[J * R:J * R + J]  # drawn whether or not weights are on: the same stream
+        cap = [[v + 1 for v in flat[J * R + J + s * R:J * R + J + (s + 1) * R]] for s in range(S)]
+        for d in dem:  # then, in user order: an all-zero vector gets one resource 1..5
             if not any(d):
                 d[int(rng.integers(0, R))] = int(rng.integers(1, 6))
-        w = rng.integers(0, 4, size=J).tolist()  # drawn whether or not weights are on: the same stream
-        cap = rng.integers(1, 21, size=(S, R)).tolist()
         return Environment(
             resources=_names("r", R), servers=_names("s", S), capacity=tuple(tuple(_INT[v] for v in c) for c in cap),
             users=_names("u", J), demand=tuple(tuple(_INT[v] for v in d) for d in dem),
@@ -80,6 +91,13 @@ class Uniform(Workload):
 
 
 # ---------------------------------------------------------------------- google2011
+@lru_cache(maxsize=1)
+def _google_cumulative():
+    import numpy as np
+
+    return np.cumsum([n for n, _, _ in GOOGLE2011_MACHINES])
+
+
 class Google2011(Workload):
     name = "google2011"
     title = "Google 2011 cluster's machine configurations, Alibaba 2018 task demands"
@@ -98,8 +116,8 @@ class Google2011(Workload):
     def draw(self, rng, values: Mapping[str, Any]) -> Environment:
         import numpy as np
 
-        cum = np.cumsum([n for n, _, _ in GOOGLE2011_MACHINES])
-        kinds = np.searchsorted(cum, rng.integers(0, GOOGLE2011_TOTAL, size=values["servers"]), side="right")
+        kinds = np.searchsorted(_google_cumulative(), rng.integers(0, GOOGLE2011_TOTAL, size=values["servers"]),
+                                side="right")
         demand, tasks = _trace_users(rng, values["users"], values["bounded"])
         return Environment(
             resources=("cpu", "mem"), servers=_names("s", len(kinds)),
