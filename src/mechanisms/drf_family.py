@@ -39,6 +39,7 @@ from mechverify.numbers import as_float
 from mechverify.polytope import TaskPolytope
 
 from .common import leximin_allocation
+from .drf_batch import drf_one_pool_batch, per_server_drf_batch
 from .drf_pool import drf_one_pool
 from .normalisers import (dominant_share_per_task, drf_normaliser, drfh_normaliser, finite_normaliser,  # noqa: F401
                           global_dominant_share, pooled_normalisers, tsf_gammas)
@@ -95,7 +96,8 @@ def _drf(env: Environment, exact: bool, name: str = "drf") -> Allocation:
           DRF_CLAIMS, source="000 Sec. II-A; 001 Sec. III-D",
           z3=Z3Spec("drf-closed-form", "dominant-share", normalisation="dominant",
                     description="closed form X_j D_j = w_j t (one round) when every user demands every resource; "
-                                "else leximin"))
+                                "else leximin"),
+          batch=drf_one_pool_batch)
 def drf(env: Environment, exact: bool = False) -> Allocation:
     """DRF on one pool: leximin of weighted dominant shares (seed 000 Sec. II-A)."""
     return _drf(env, exact)
@@ -104,7 +106,7 @@ def drf(env: Environment, exact: bool = False) -> Allocation:
 @register("per-server-drf", "DRF applied separately on every server (naive extension)",
           Setting(placement=True, external=False, bounds=False, weights=True),
           PER_SERVER_DRF_CLAIMS, source="001 Sec. III-D",
-          z3=Z3Spec.none("DRF run per server: not encoded (use the numeric engines)"))
+          z3=Z3Spec.none("DRF run per server: not encoded (use the numeric engines)"), batch=per_server_drf_batch)
 def per_server_drf(env: Environment, exact: bool = False) -> Allocation:
     """DRF run separately on every server among the users that can use it (seed 001 Sec. III-D)."""
     zero: Any = Fraction(0) if exact else 0.0

@@ -223,6 +223,9 @@ class Mechanism:
     z3: Optional[Z3Spec] = None
     #: the policy's order in a state (:class:`OrderSpec`, ``register(..., order=...)``; ``None``: no order facet)
     order: Optional[OrderSpec] = None
+    #: a vectorised FLOAT allocator ``batch(envs) -> [Allocation or None]`` (``register(..., batch=...)``): ``rates``
+    #: screens many instances at once with it (``None`` entries: the float path); only exact re-checks count
+    batch: Optional[Callable[[Any], list]] = None
 
     def __post_init__(self) -> None:
         if self.origin not in ORIGINS:

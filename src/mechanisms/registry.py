@@ -27,10 +27,11 @@ __all__ = ["Claim", "Setting", "Mechanism", "OrderSpec", "register", "get", "all
 
 def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
              notes: str = "", may_violate: tuple[str, ...] = (), z3: Optional[Z3Spec] = None,
-             order: Optional[OrderSpec] = None) -> Callable:
+             order: Optional[OrderSpec] = None, batch: Optional[Callable] = None) -> Callable:
     """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`); ``z3``:
     its symbolic encoding (``mechanisms.z3spec``); ``order``: a production policy's order in a state
-    (:class:`OrderSpec`; the setting is marked ``ordered``)."""
+    (:class:`OrderSpec`; the setting is marked ``ordered``); ``batch``: a vectorised float allocator
+    (``Mechanism.batch``)."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
         raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
@@ -40,7 +41,7 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
             raise ValueError(f"mechanism {name!r} registered twice")
         st = replace(setting, ordered=order is not None)
         REGISTERED[name] = Mechanism(name, title, func, st, tuple(claims), source, notes, tuple(may_violate),
-                                     z3=z3, order=order)
+                                     z3=z3, order=order, batch=batch)
         return func
 
     return deco

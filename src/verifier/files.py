@@ -12,7 +12,7 @@ import os
 import tempfile
 from typing import Any
 
-__all__ = ["atomic_write_text", "atomic_write_json"]
+__all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_write_json"]
 
 
 def atomic_write_text(path: str, text: str) -> None:
@@ -20,17 +20,22 @@ def atomic_write_text(path: str, text: str) -> None:
     the directory (``O_TMPFILE``), fsync, and is then linked under its name: a process killed while
     writing (SIGKILL included) leaves nothing behind.  Elsewhere (or on a filesystem without
     ``O_TMPFILE``): a named temporary file in the same directory, fsync, ``os.replace``."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    """:func:`atomic_write_text` of bytes (a PNG figure)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    if _write_unnamed(directory, path, text.encode("utf-8")):
+    if _write_unnamed(directory, path, data):
         return
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
@@ -302,6 +302,13 @@ class Property:
     def recheck(self, mech, witness: Witness) -> Optional[Certificate]:
         """The exact certificate of ``witness``'s violation, or ``None`` if it cannot be certified."""
         raise NotImplementedError
+
+    def evaluate_batch(self, mech, envs: Sequence[Environment], allocs: Sequence[Allocation],
+                       variant: str) -> Optional[list[Optional[Evaluation]]]:
+        """Float evaluations of many instances at once, each with its float allocation (``rates``'s batch
+        path), or ``None``: evaluate them one by one.  An entry ``None``: that instance one by one.  The
+        same measure and candidate as ``evaluate(exact=False)``; only ``recheck`` makes a violation."""
+        return None
 
     def deviations(self, mech, env: Environment, variant: str, rng) -> Iterable[Deviation]:
         """Structured candidate deviations of the variant's deviation kind (none for instance properties);

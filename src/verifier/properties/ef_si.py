@@ -262,6 +262,58 @@ def si_benchmark(env, j, mech=None) -> Any:
     return utility_si_benchmark(env, j, integral=integral_of(mech))
 
 
+def _si_screen(envs, allocs):
+    """SI's float measure on flat instances of one shape (``n`` of them) with divisible tasks: per instance
+    the smallest ``u_j / benchmark_j`` over demanding users, that user (-1: nobody demands) and whether
+    ``benchmark > u`` beyond ``FLOAT_REL``.  The formulas of ``mechverify.utility`` (``true_tasks``: per
+    eligible server the Leontief tasks of the bundle, external limit, task bound) in numpy."""
+    from mechverify.numbers import FLOAT_REL
+
+    f = float
+    D = np.array([[[f(v) for v in row] for row in e.demand] for e in envs])  # n J R
+    C = np.array([[[f(v) for v in row] for row in e.capacity] for e in envs])  # n S R
+    J, S = D.shape[1], C.shape[1]
+    EL = np.array([[[s in e.eligible[j] for s in range(S)] for j in range(J)] for e in envs])  # n J S
+    K = envs[0].n_external
+    DE = np.array([[[f(v) for v in row] for row in e.external_demand] for e in envs]).reshape(len(envs), J, K)
+    CE = np.array([[f(v) for v in e.external_capacity] for e in envs]).reshape(len(envs), K)
+    W = np.array([[f(w) for w in e.weight] for e in envs])
+    B = np.array([[np.inf if t is None else f(t) for t in e.tasks] for e in envs])
+    X = np.array([[[f(v) for v in row] for row in a.x] for a in allocs])  # n J S
+    inf = np.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        anyd = (D > 0).any(axis=2)  # n J
+        per = np.where(anyd[:, :, None], X, inf)
+        total = np.where(EL, per, 0.0).sum(axis=2)
+        anye = (DE > 0).any(axis=2) if K else np.zeros_like(anyd)
+        ext = np.where(anye, X.sum(axis=2), inf)
+        u = np.minimum(np.minimum(total, ext), B)
+        share = W / W.sum(axis=1, keepdims=True)  # n J
+        # Leontief tasks of share * c_s for each (j, s): min over demanded r of share c_sr / d_jr
+        q = np.where(D[:, :, None, :] > 0, (share[:, :, None, None] * C[:, None, :, :]) /
+                     np.where(D[:, :, None, :] > 0, D[:, :, None, :], 1.0), inf).min(axis=3)  # n J S
+        bench = np.where(EL, q, 0.0).sum(axis=2)
+        if K:
+            qe = np.where(DE > 0, share[:, :, None] * CE[:, None, :] / np.where(DE > 0, DE, 1.0), inf).min(axis=2)
+            bench = np.minimum(bench, qe)
+        bench = np.minimum(bench, B)
+        # demanding users (Environment.demands): a bound > 0, a usable server, room in the external resources
+        runs = ~((D[:, :, None, :] > 0) & (C[:, None, :, :] <= 0)).any(axis=3)  # n J S
+        usable = (EL & runs).any(axis=2)
+        ext_lim = np.where(DE > 0, CE[:, None, :] / np.where(DE > 0, DE, 1.0), inf).min(axis=2) if K else \
+            np.full(u.shape, inf)
+        demanding = (B > 0) & usable & (ext_lim > 0)
+        r = np.where(bench == 0, np.where(u == 0, 1.0, inf), u / np.where(bench == 0, 1.0, bench))
+        r = np.where(demanding, r, inf)
+    who = np.where(demanding.any(axis=1), r.argmin(axis=1), -1)
+    rows = np.arange(len(envs))
+    pick = np.maximum(who, 0)
+    measure = r[rows, pick]
+    ub, bb = u[rows, pick], bench[rows, pick]
+    violated = (who >= 0) & (bb > ub + FLOAT_REL * np.maximum(1.0, np.abs(ub)))
+    return measure, who, violated
+
+
 class SharingIncentive(Property):
     """SI: every user gets at least what its weighted equal split gives it (module docstring)."""
 
@@ -339,6 +391,30 @@ class SharingIncentive(Property):
         violated = gt(b, u, exact)
         w = Witness(self.name, variant, mech.name, env, None, worst, (j,)) if violated else None
         return Evaluation(worst, violated, w)
+
+    def evaluate_batch(self, mech, envs, allocs, variant):
+        """:meth:`evaluate` in floats for many flat instances with divisible tasks at once (``rates``); the
+        same formula in numpy (:func:`_si_screen`), the argmin user the candidate.  Other readings, queue
+        trees and per-server demands: ``None`` (one by one)."""
+        if variant in READINGS or integral_of(mech):
+            return None
+        out: list = [None] * len(envs)
+        ok = [n for n, e in enumerate(envs) if not e.has_queues and not e.has_server_demand
+              and not allocs[n].exact and allocs[n].env is e]
+        groups: dict = {}
+        for n in ok:
+            e = envs[n]
+            groups.setdefault((e.n_users, e.n_servers, e.n_resources, e.n_external), []).append(n)
+        for idx in groups.values():
+            measure, who, violated = _si_screen([envs[n] for n in idx], [allocs[n] for n in idx])
+            for k, n in enumerate(idx):
+                if who[k] < 0:
+                    out[n] = Evaluation(1.0, False)
+                    continue
+                w = Witness(self.name, variant, mech.name, envs[n], None, float(measure[k]), (int(who[k]),)) \
+                    if violated[k] else None
+                out[n] = Evaluation(float(measure[k]), bool(violated[k]), w)
+        return out
 
     def recheck(self, mech, witness):
         """Certified iff the benchmark exceeds the user's upper utility."""

@@ -1,0 +1,507 @@
+"""``rates``: how OFTEN, and how badly, mechanisms violate properties on a sampled workload.
+
+Where ``run`` asks "is there ANY instance?", :func:`rates` draws ``samples`` instances from a workload
+model (``mechverify.workloads``) per parameter point (e.g. each server heterogeneity ``rho``) and, per
+mechanism x property x variant, counts
+
+* ``violations`` -- instances where the property is violated, EVERY ONE confirmed by the property's exact
+  ``recheck`` (a float candidate the re-check does not confirm, or a re-check that fails, is not counted:
+  ``unconfirmed`` says how many and why);
+* ``not_applicable`` -- instances where the property's premise fails (``Property.applicable``, an
+  evaluation without a measure) or the mechanism rejects the instance (``InstanceError``), by reason;
+* ``errors`` -- instances where the mechanism or the evaluation raised anything else (a user's mechanism
+  that fails, a solver error), by message; neither counted nor violated;
+* the distribution of the property's own measure (``Property.measure``: mean, quantiles, and the mean
+  of the measure clipped at its threshold -- seed 004's "average minimum restricted task ratio" for SI).
+
+The rate is ``violations / evaluated`` (evaluated = samples - not applicable - errors) with its 95% Wilson
+score interval (:func:`wilson`).  A property about deviations (``Property.needs_deviation``: SP, GSP, PM)
+tries the first ``deviations`` of its own structured deviations (``Property.deviations``, seeded per
+sample) on each instance: its rate is a LOWER bound ("violations found with K deviations per instance").
+
+**Batch path.**  Instances are sampled with numpy; a mechanism with a vectorised float allocator
+(``Mechanism.batch``) allocates a whole chunk of instances at once, any other through its float path;
+a property with a vectorised float evaluation (``Property.evaluate_batch``) evaluates the chunk at once,
+any other instance by instance (``Property.evaluate(exact=False)``); only candidate violations are
+re-checked exactly.
+
+**Deterministic.**  Instance ``i`` of parameter point ``p`` is drawn from
+a Philox generator keyed by ``(seed, key(p))`` at counter ``i`` (:func:`sample_rng`) and its deviations from a ``random.Random`` seeded from the
+same generator, so a sample's outcome does not depend on which worker draws it: the counts are the same
+for any ``--jobs`` and on a Dask cluster (the chunks run on ``verifier.executors``).  ``budget`` (seconds,
+wall-clock) stops the drawing: the report says how many samples were done.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from mechverify.numbers import InstanceError
+
+from .executors import Executor, InProcess
+from .properties import get_property
+from .properties import budget as bud
+
+__all__ = ["wilson", "RatesReport", "CellRates", "rates", "rate_chunk", "DEFAULT_DEVIATIONS", "CHUNK", "QUANTILES",
+           "point_key"]
+
+#: deviations tried per instance for a property about deviations (SP, GSP, PM)
+DEFAULT_DEVIATIONS = 8
+#: samples per chunk (one unit of work handed to a worker)
+CHUNK = 250
+#: the quantiles of the measure every cell reports
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+#: z of a two-sided 95% interval (the normal quantile 0.975)
+Z95 = 1.959963984540054
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of ``k`` successes in ``n`` trials (``(0, 1)`` for ``n = 0``)::
+
+        centre = (k + z^2/2) / (n + z^2),   half = z / (n + z^2) * sqrt(k (n - k) / n + z^2 / 4)
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    z2 = z * z
+    centre = (k + z2 / 2) / (n + z2)
+    half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def point_key(point: dict) -> int:
+    """A stable integer of a parameter point (the seed of its samples does not depend on which other
+    points the command has)."""
+    text = ",".join(f"{k}={point[k]!r}" for k in sorted(point))
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def sample_rng(seed: int, point: dict, i: int) -> np.random.Generator:
+    """The generator of instance ``i`` at ``point``: a counter-based Philox stream keyed by ``(seed, point)``
+    at counter ``i`` (independent streams per sample, about half the cost of a ``SeedSequence`` per sample)."""
+    return np.random.Generator(np.random.Philox(key=(seed << 32) | point_key(point), counter=[0, 0, 0, i]))
+
+
+# ------------------------------------------------------------------ the records
+@dataclass
+class CellRates:
+    """One mechanism x property x variant at one parameter point."""
+
+    mechanism: str
+    property: str
+    variant: str
+    point: dict
+    samples: int = 0  # instances drawn and handed to this cell
+    violations: int = 0  # confirmed by the exact re-check
+    rechecked: int = 0  # exact re-checks run (confirmed or not)
+    not_applicable: dict = field(default_factory=dict)  # reason -> instances
+    errors: dict = field(default_factory=dict)  # message -> instances
+    unconfirmed: dict = field(default_factory=dict)  # why a float candidate is not counted -> instances
+    measures: list = field(default_factory=list)  # the measure of every evaluated instance (floats)
+    deviations: Optional[int] = None  # deviations tried per instance (deviation properties)
+    first_violation: Optional[int] = None  # the index of the first violating sample (reproducible by seed)
+
+    @property
+    def key(self) -> tuple:
+        return (self.mechanism, self.property, self.variant, point_key(self.point))
+
+    @property
+    def evaluated(self) -> int:
+        """Instances the property was evaluated on."""
+        return self.samples - sum(self.not_applicable.values()) - sum(self.errors.values())
+
+    @property
+    def rate(self) -> Optional[float]:
+        return self.violations / self.evaluated if self.evaluated > 0 else None
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return wilson(self.violations, self.evaluated)
+
+    def merge(self, other: "CellRates") -> None:
+        """Add another chunk's counts (chunks are merged in sample order: measures stay in that order)."""
+        self.samples += other.samples
+        self.violations += other.violations
+        self.rechecked += other.rechecked
+        for mine, theirs in ((self.not_applicable, other.not_applicable), (self.errors, other.errors),
+                             (self.unconfirmed, other.unconfirmed)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
+        self.measures.extend(other.measures)
+        if self.first_violation is None:
+            self.first_violation = other.first_violation
+
+    def distribution(self) -> dict:
+        """Mean, clipped mean (the measure clipped at the property's threshold: violations count by how
+        much, satisfied instances as the threshold), quantiles, and how many measures were infinite."""
+        prop = get_property(self.property)
+        m = np.asarray(self.measures, dtype=float)
+        out: dict[str, Any] = {"n": int(m.size)}
+        if not m.size:
+            return out
+        t = float(prop.measure.threshold)
+        clipped = np.minimum(m, t) if prop.measure.direction == "<" else np.maximum(m, t)
+        finite = m[np.isfinite(m)]
+        out["mean"] = float(finite.mean()) if finite.size else None
+        out["clipped_mean"] = float(clipped[np.isfinite(clipped)].mean()) if np.isfinite(clipped).any() else None
+        out["infinite"] = int(m.size - finite.size)
+        out["quantiles"] = {f"{q:g}": float(np.quantile(m, q)) for q in QUANTILES}
+        out["min"], out["max"] = float(m.min()), float(m.max())
+        return out
+
+
+@dataclass
+class RatesReport:
+    """What :func:`rates` returns: the cells, the skipped ones, and how the samples were drawn."""
+
+    workload: str
+    title: str
+    provenance: str
+    mechanisms: list
+    properties: list
+    points: list  # parameter points, in order
+    samples: int  # asked per point
+    seed: int
+    deviations: int
+    cells: list  # CellRates
+    skipped: list  # (mechanism, property, variant, why)
+    done: dict = field(default_factory=dict)  # point_key -> samples drawn
+    budget: Optional[float] = None
+    stopped: bool = False  # the budget stopped the drawing
+    interrupted: bool = False
+    seconds: float = 0.0
+    executor: str = ""
+
+    @property
+    def samples_done(self) -> int:
+        return sum(self.done.values())
+
+    def cell(self, mechanism: str, prop: str, variant: str, point: Optional[dict] = None) -> CellRates:
+        """The cell of ``mechanism``/``prop``/``variant`` (at ``point``; the first point by default)."""
+        for c in self.cells:
+            if (c.mechanism, c.property, c.variant) == (mechanism, prop, variant) and \
+                    (point is None or point_key(c.point) == point_key(point)):
+                return c
+        raise KeyError(f"{mechanism}/{prop}/{variant}")
+
+
+# ------------------------------------------------------------------ one chunk (a worker's unit of work)
+def _short(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}"[:200]
+
+
+def _mech_of(spec: dict):
+    """The mechanism a chunk names (looked up by name or reference, with the user's options)."""
+    import dataclasses
+
+    from mechanisms import get
+
+    if spec.get("obj") is not None:
+        return spec["obj"]
+    mech = get(spec["ref"])
+    if spec.get("tolerance") is not None:
+        mech = dataclasses.replace(mech, tolerance=spec["tolerance"])
+    if spec.get("call_limit") is not None:
+        mech = dataclasses.replace(mech, call_limit=spec["call_limit"])
+    return mech
+
+
+def _float_measure(m: Any) -> float:
+    try:
+        return float(m)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _count(d: dict, key: str) -> None:
+    d[key] = d.get(key, 0) + 1
+
+
+def _confirm(prop, mech, cell: CellRates, witness, i: int) -> bool:
+    """The exact re-check of a float candidate; counts it, or records why it is not counted."""
+    cell.rechecked += 1
+    try:
+        cert = prop.recheck(mech, witness)
+    except bud.BudgetExhausted:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a re-check that fails claims nothing
+        _count(cell.unconfirmed, f"exact re-check failed: {_short(exc)}")
+        return False
+    if cert is None:
+        _count(cell.unconfirmed, "float candidate not confirmed by the exact re-check (float noise, or within "
+                                 "the mechanism's tolerance)")
+        return False
+    return True
+
+
+def _evaluate_one(prop, mech, variant: str, env, alloc, cell: CellRates, i: int, rng_dev, k_dev: int) -> None:
+    """One instance of one cell, instance by instance (``Property.evaluate`` in floats)."""
+    why = prop.applicable(mech, env, variant)
+    if why:
+        _count(cell.not_applicable, f"premise: {why}")
+        return
+    if not prop.needs_deviation:
+        ev = prop.evaluate(mech, env, variant, exact=False, alloc=alloc)
+        if ev.measure is None:
+            _count(cell.not_applicable, f"no measure: {ev.note or 'not applicable'}")
+            return
+        cell.measures.append(_float_measure(ev.measure))
+        if ev.violated and ev.witness is not None and _confirm(prop, mech, cell, ev.witness, i):
+            cell.violations += 1
+            cell.first_violation = i if cell.first_violation is None else cell.first_violation
+        return
+    import itertools
+
+    worst, violated, tried = None, False, 0
+    for dev in itertools.islice(prop.deviations(mech, env, variant, rng_dev), k_dev):
+        ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False, alloc=alloc)
+        if ev.measure is None:
+            continue  # not a valid report for this mechanism
+        tried += 1
+        if prop.worse(ev.measure, worst):
+            worst = ev.measure
+        if ev.violated and ev.witness is not None and _confirm(prop, mech, cell, ev.witness, i):
+            violated = True
+            worst = ev.measure
+            break
+    if not tried:
+        _count(cell.not_applicable, "no valid deviation among those tried")
+        return
+    cell.measures.append(_float_measure(worst))
+    if violated:
+        cell.violations += 1
+        cell.first_violation = i if cell.first_violation is None else cell.first_violation
+
+
+def rate_chunk(job: dict) -> dict:
+    """THE worker function: samples ``job["start"]..job["stop"]`` of one parameter point, every cell of the
+    job; returns ``{"point", "start", "done", "cells": [CellRates]}``.  Plain data in and out (picklable)."""
+    import sys
+
+    from mechverify.workloads import get as get_workload
+
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
+    t_end = time.monotonic() + job["seconds"] if job.get("seconds") is not None else None
+    point = job["point"]
+    draw = get_workload(job["workload"]).sampler(**point)
+    start, stop = job["start"], job["stop"]
+    envs, rngs = [], []
+    for i in range(start, stop):
+        if t_end is not None and time.monotonic() >= t_end:
+            break
+        rng = sample_rng(job["seed"], point, i)
+        envs.append(draw(rng))
+        rngs.append(random.Random(int(rng.integers(2 ** 62))))
+    done = len(envs)
+    cells_out: list[CellRates] = []
+    for spec in job["mechanisms"]:
+        mech = _mech_of(spec)
+        cells = [(get_property(p), v, CellRates(mech.name, get_property(p).name, v, dict(point),
+                                                deviations=job["deviations"] if get_property(p).needs_deviation
+                                                else None))
+                 for p, v in spec["cells"]]
+        cells_out.extend(c for _, _, c in cells)
+        with bud.user_calls(mech, job.get("budget")), bud.scope(t_end):
+            allocs = _allocate_all(mech, envs)
+            for prop, variant, cell in cells:
+                _evaluate_cell(prop, mech, variant, envs, allocs, cell, start, rngs, job["deviations"], t_end)
+    return {"point": point, "start": start, "done": done, "cells": cells_out}
+
+
+def _allocate_all(mech, envs: list) -> list:
+    """Float allocations of every instance: the mechanism's vectorised allocator (``Mechanism.batch``) for
+    the instances inside its setting, its float path for the others it leaves (``None``) and for a
+    mechanism without one.  An instance the mechanism rejects is its ``InstanceError``, a failure any
+    other exception (kept in the list, counted per instance)."""
+    out: list = [None] * len(envs)
+    batch = getattr(mech, "batch", None)
+    if batch is not None and envs:
+        inside = []
+        for n, env in enumerate(envs):
+            try:
+                mech.setting.check(env, mech.name)
+                inside.append(n)
+            except InstanceError as exc:
+                out[n] = exc
+        if inside:
+            for n, a in zip(inside, batch([envs[n] for n in inside])):
+                out[n] = a
+    for n, env in enumerate(envs):
+        if out[n] is not None:
+            continue
+        try:
+            out[n] = mech(env, exact=False)
+        except bud.BudgetExhausted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported per instance, never lost
+            out[n] = exc
+    return out
+
+
+def _evaluate_cell(prop, mech, variant, envs, allocs, cell: CellRates, start: int, rngs, k_dev: int,
+                   t_end: Optional[float]) -> None:
+    """Every instance of one cell: the property's vectorised evaluation where it has one, else one by
+    one."""
+    batch = None
+    premise: dict = {}
+    ok = []
+    for n, a in enumerate(allocs):
+        if not isinstance(a, BaseException):
+            premise[n] = prop.applicable(mech, envs[n], variant)
+            if not premise[n]:
+                ok.append(n)
+    if not prop.needs_deviation and ok:
+        batch = prop.evaluate_batch(mech, [envs[n] for n in ok], [allocs[n] for n in ok], variant)
+    evs = dict(zip(ok, batch)) if batch is not None else {}
+    for n, env in enumerate(envs):
+        if t_end is not None and time.monotonic() >= t_end:
+            return  # the budget: this cell has the samples done so far
+        i = start + n
+        a = allocs[n]
+        cell.samples += 1
+        if isinstance(a, InstanceError):
+            _count(cell.not_applicable, f"the mechanism rejects the instance: {str(a).splitlines()[0][:160]}")
+            continue
+        if isinstance(a, BaseException):
+            _count(cell.errors, f"the mechanism failed: {_short(a)}")
+            continue
+        if premise.get(n):
+            _count(cell.not_applicable, f"premise: {premise[n]}")
+            continue
+        try:
+            if n in evs:
+                ev = evs[n]
+                if ev is None:  # outside the vectorised case (premise, no measure): one by one
+                    _evaluate_one(prop, mech, variant, env, a, cell, i, rngs[n], k_dev)
+                    continue
+                cell.measures.append(_float_measure(ev.measure))
+                if ev.violated and ev.witness is not None and _confirm(prop, mech, cell, ev.witness, i):
+                    cell.violations += 1
+                    cell.first_violation = i if cell.first_violation is None else cell.first_violation
+            else:
+                _evaluate_one(prop, mech, variant, env, a, cell, i, rngs[n], k_dev)
+        except bud.BudgetExhausted:
+            cell.samples -= 1  # cut short: not counted
+            return
+        except InstanceError as exc:
+            _count(cell.not_applicable, f"the mechanism rejects the instance: {str(exc).splitlines()[0][:160]}")
+        except Exception as exc:  # noqa: BLE001 - counted as an error, never a verdict
+            _count(cell.errors, f"evaluation failed: {_short(exc)}")
+
+
+# ------------------------------------------------------------------ the coordinator
+def plan(mechs: Sequence, props: Sequence[str], variants: Optional[dict] = None):
+    """Per mechanism, the (property ref, variant) cells to sample, and the skipped ones with the reason
+    (``Property.variant_possible`` for the mechanism's setting)."""
+    out, skipped = [], []
+    for mech in mechs:
+        cells = []
+        for ref in props:
+            prop = get_property(ref)
+            for v in prop.variants:
+                if variants and ref in variants and v not in variants[ref]:
+                    continue
+                why = prop.variant_possible(mech.setting, v)
+                if why:
+                    skipped.append((mech.name, prop.name, v, why))
+                else:
+                    cells.append((prop.ref, v))
+        out.append((mech, cells))
+    return out, skipped
+
+
+def rates(mechs: Sequence, workload: str, props: Sequence[str], *, points: Sequence[dict] = ({},),
+          samples: int, seed: int = 0, deviations: int = DEFAULT_DEVIATIONS, variants: Optional[dict] = None,
+          budget: Optional[float] = None, executor: Optional[Executor] = None, chunk: int = CHUNK,
+          progress: Optional[Callable[[str], None]] = None) -> RatesReport:
+    """Sample ``samples`` instances of ``workload`` at each of ``points`` (keyword arguments of its
+    ``sample``, e.g. ``{"rho": 0.7}``) and count every mechanism x property x variant (module docstring).
+    ``budget``: wall-clock seconds (None: no limit)."""
+    from mechverify.workloads import get as get_workload
+
+    if samples < 1:
+        raise InstanceError(f"samples: must be >= 1 (got {samples})")
+    if deviations < 1:
+        raise InstanceError(f"deviations: must be >= 1 (got {deviations})")
+    work = get_workload(workload)
+    t0 = time.monotonic()
+    ex = executor or InProcess()
+    planned, skipped = plan(mechs, props, variants)
+    specs = [{"ref": m.ref, "tolerance": m.tolerance if m.is_users else None,
+              "call_limit": getattr(m, "call_limit", None) if m.is_users else None,
+              "obj": m, "cells": cells} for m, cells in planned if cells]
+    report = RatesReport(work.name, work.title, work.provenance, [m.name for m in mechs],
+                         [get_property(p).name for p in props], [dict(p) for p in points], samples, seed,
+                         deviations, [], skipped, budget=budget, executor=ex.describe())
+    jobs = []
+    for p in points:
+        report.done[point_key(p)] = 0
+        for a in range(0, samples, chunk):
+            jobs.append({"workload": work.name, "point": dict(p), "seed": seed, "start": a,
+                         "stop": min(samples, a + chunk), "mechanisms": specs, "deviations": deviations,
+                         "budget": budget})
+    deadline = None if budget is None else t0 + budget
+    results: list[dict] = []
+    pending = list(jobs)
+    running: dict = {}
+    if progress:
+        progress(f"rates: {len(points)} point(s) x {samples} samples of {work.name}, "
+                 f"{sum(len(s['cells']) for s in specs)} cell(s) per point, {len(jobs)} chunks ({ex.describe()})")
+    try:
+        while pending or running:
+            while pending and len(running) < ex.slots:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    report.stopped = True
+                    break
+                job = dict(pending.pop(0), seconds=left)
+                if not ex.in_process:
+                    job["mechanisms"] = [dict(s, obj=None) for s in job["mechanisms"]]
+                running[ex.submit(rate_chunk, job)] = job
+            if report.stopped and not running:
+                break
+            if not running:
+                break
+            for h, value, err in ex.wait_any():
+                job = running.pop(h)
+                if err is not None:
+                    raise RuntimeError(f"worker error on samples {job['start']}..{job['stop']}: {_short(err)}")
+                results.append(value)
+                if value["done"] < job["stop"] - job["start"]:
+                    report.stopped = True
+                if progress:
+                    progress(f"[{len(results)}/{len(jobs)}] {job['point'] or ''} samples {job['start']}.."
+                             f"{job['start'] + value['done']}")
+        if pending:
+            report.stopped = True
+    except KeyboardInterrupt:
+        report.interrupted = True
+    finally:
+        ex.close(cancel=bool(running) or report.interrupted)
+    merged: dict = {}
+    order: list = []
+    for value in sorted(results, key=lambda v: (point_key(v["point"]), v["start"])):
+        report.done[point_key(value["point"])] += value["done"]
+        for c in value["cells"]:
+            if c.key in merged:
+                merged[c.key].merge(c)
+            else:
+                merged[c.key] = c
+                order.append(c.key)
+    # cells in the order asked: point, mechanism, property, variant
+    rank = {point_key(p): n for n, p in enumerate(points)}
+    mrank = {m.name: n for n, m in enumerate(mechs)}
+    prank = {get_property(p).name: n for n, p in enumerate(props)}
+    report.cells = sorted((merged[k] for k in order),
+                          key=lambda c: (rank[point_key(c.point)], mrank.get(c.mechanism, 0), prank.get(c.property, 0),
+                                         list(get_property(c.property).variants).index(c.variant)
+                                         if c.variant in get_property(c.property).variants else 0))
+    report.seconds = time.monotonic() - t0
+    return report

@@ -1,0 +1,159 @@
+"""``rates``: Wilson intervals, determinism across workers, exact re-checks of every counted violation, the
+batch path agreeing with the one definition, hostile arguments, ``--out``."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from mechanisms import get
+from mechverify.workloads import get as get_workload
+from verifier.cli.main import main
+from verifier.executors import InProcess, LocalPool
+from verifier.properties import get_property
+from verifier.rates import rates, sample_rng, wilson
+
+SEED004_09 = {"rho": "0.9"}
+
+
+def test_wilson_against_a_hand_computation():
+    # k = 3, n = 10, z = 1.959964 (z^2 = 3.841459):
+    #   centre = (3 + 1.920729) / 13.841459 = 0.355506
+    #   half   = 1.959964 / 13.841459 * sqrt(3 * 7 / 10 + 0.960365) = 0.141601 * 1.749390 = 0.247716
+    #   -> [0.107790, 0.603222]  (the textbook Wilson interval of 3/10: [0.108, 0.603])
+    lo, hi = wilson(3, 10)
+    assert lo == pytest.approx(0.107790, abs=2e-6) and hi == pytest.approx(0.603222, abs=2e-6)
+    # k = 0: centre = half (the interval starts at 0); upper = z^2 / (n + z^2) = 3.841459 / 103.841459
+    lo, hi = wilson(0, 100)
+    assert lo == 0.0 and hi == pytest.approx(3.841459 / 103.841459, rel=1e-6)
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def _counts(rep):
+    return [(c.mechanism, c.property, c.variant, c.samples, c.violations, c.rechecked, dict(c.not_applicable),
+             c.measures) for c in rep.cells]
+
+
+def test_same_counts_with_one_or_two_workers():
+    mechs = [get("drf-eq"), get("tsf-er")]
+    kw = dict(points=[SEED004_09], samples=24, seed=3, chunk=6)
+    one = rates(mechs, "seed004", ["si"], executor=InProcess(), **kw)
+    two = rates(mechs, "seed004", ["si"], executor=LocalPool(2), **kw)
+    assert _counts(one) == _counts(two)
+    assert one.samples_done == two.samples_done == 24
+
+
+def test_a_known_violating_cell_every_violation_exact():
+    # seed 004 Thm 3 / Fig. 3: DRF-alpha (equal external split) violates SI; at rho = 0.9 on the seed's workload
+    rep = rates([get("drf-eq")], "seed004", ["si"], points=[SEED004_09], samples=20, seed=0,
+                variants={"si": ["external"]})
+    c = rep.cell("drf-eq", "si", "external")
+    assert c.violations > 0
+    assert c.rechecked == c.violations and not c.unconfirmed  # every counted one confirmed exactly
+    # the first violating sample, drawn again from its seed, is violated in exact arithmetic too
+    env = get_workload("seed004").sampler(**SEED004_09)(sample_rng(0, SEED004_09, c.first_violation))
+    ev = get_property("si").evaluate(get("drf-eq"), env, "external", exact=True)
+    assert ev.violated and get_property("si").recheck(get("drf-eq"), ev.witness) is not None
+
+
+def test_a_cell_that_cannot_fail_has_no_violation():
+    # DRF is envy-free on one pool (seed 000 Sec. II-A, Ghodsi et al.): 0 violations whatever the sample
+    rep = rates([get("drf")], "uniform", ["ef"], points=[{"servers": "1"}], samples=200, seed=1)
+    for c in rep.cells:
+        assert c.evaluated == 200 and c.violations == 0
+
+
+def test_a_rejected_instance_is_not_applicable():
+    rep = rates([get("drf")], "seed004", ["si"], points=[SEED004_09], samples=5, variants={"si": ["external"]})
+    c = rep.cells[0]
+    assert c.samples == 5 and c.evaluated == 0 and c.violations == 0
+    assert sum(c.not_applicable.values()) == 5 and "rejects the instance" in next(iter(c.not_applicable))
+
+
+def test_deviation_properties_are_lower_bounds():
+    rep = rates([get("drf")], "uniform", ["sp"], points=[{"servers": "1"}], samples=4, deviations=2,
+                variants={"sp": ["demand"]})
+    from verifier.report.rates import cell_to_json
+
+    d = cell_to_json(rep.cells[0])
+    assert d["deviations_per_sample"] == 2 and d["bound"] == "lower" and "LOWER bound" in d["bound_text"]
+    assert d["violations"] == 0  # DRF is strategy-proof (Ghodsi et al.): nothing to find
+
+
+def _envs(workload, point, n, seed=0):
+    draw = get_workload(workload).sampler(**point)
+    return [draw(sample_rng(seed, point, i)) for i in range(n)]
+
+
+def test_batch_allocations_and_si_match_the_one_definition():
+    # the vectorised float paths agree with the mechanism's float path and SI's evaluate (up to float rounding)
+    for mech, workload, point, variants in (("drf", "alibaba2018", {}, ("per-server-split", "bounded")),
+                                             ("per-server-drf", "google2011", {"servers": "4", "users": "5"},
+                                              ("per-server-split",))):
+        m = get(mech)
+        envs = _envs(workload, point, 40)
+        batch = m.batch(envs)
+        one = [m(e, exact=False) for e in envs]
+        for a, b in zip(one, batch):
+            assert b is not None
+            assert np.allclose(np.array(a.x, dtype=float), np.array(b.x, dtype=float), rtol=1e-9, atol=1e-12)
+        prop = get_property("si")
+        for v in variants:
+            got = prop.evaluate_batch(m, envs, one, v)
+            want = [prop.evaluate(m, e, v, exact=False, alloc=a) for e, a in zip(envs, one)]
+            for g, w in zip(got, want):
+                assert g.violated == w.violated
+                assert float(g.measure) == pytest.approx(float(w.measure), rel=1e-9)
+
+
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--workload", "seed004", "--samples", "0"], "--samples"),
+    (["--workload", "seed004", "--rho", "1.5"], "--rho"),
+    (["--workload", "nosuch"], "nosuch"),
+    (["--workload", "seed004", "--properties", "nosuch"], "nosuch"),
+    (["--workload", "seed004", "--param", "bandwidth"], "--param"),
+])
+def test_hostile_arguments_are_one_line(capsys, argv, flag):
+    code, out, err = _cli(capsys, "rates", "tsf-er", *argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and flag in err and "Traceback" not in err
+
+
+def test_out_writes_reports_and_plots(capsys, tmp_path):
+    out = tmp_path / "r"
+    code, stdout, _ = _cli(capsys, "rates", "drf-eq,tsf-er", "--workload", "seed004", "--rho", "0.5,0.9",
+                           "--samples", "6", "--properties", "si/external", "--jobs", "1", "--quiet",
+                           "--format", "json", "--out", str(out))
+    assert code == 0
+    data = json.loads(stdout)
+    assert data["samples_done"] == 12 and len(data["cells"]) == 4
+    c = data["cells"][0]
+    assert set(c) >= {"samples", "violations", "rate", "ci95", "measure", "not_applicable", "rechecked"}
+    for name in ("rates.json", "rates.md", "rates.html", "rate_si_external.png", "rate_si_external.svg",
+                 "measure_si_external.png"):
+        assert (out / name).is_file(), name
+    with open(out / "rate_si_external.png", "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    svg = (out / "rate_si_external.svg").read_text()
+    assert "Matplotlib" in svg and "<svg" in svg
+    page = (out / "rates.html").read_text()
+    assert page.count("<svg") >= 2 and "tsf-er" in page
+    assert json.loads((out / "rates.json").read_text())["cells"] == data["cells"]
+
+
+def test_user_mechanism_by_reference(capsys):
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "my_mechanisms.py")
+    code, out, err = _cli(capsys, "rates", f"{os.path.normpath(path)}:drf_float", "--workload", "uniform",
+                          "--servers", "1", "--samples", "5", "--properties", "si/per-server-split", "--jobs", "1",
+                          "--quiet", "--format", "json")
+    assert code == 0, err
+    cell = json.loads(out)["cells"][0]
+    assert cell["samples"] == 5 and cell["errors"] == {}
