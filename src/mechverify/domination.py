@@ -17,7 +17,24 @@ from .lp import solve
 from .model import Environment
 from .polytope import TaskPolytope
 
-__all__ = ["dominating_allocation"]
+__all__ = ["dominating_allocation", "domination_lp"]
+
+
+def domination_lp(env: Environment, utils: Sequence[Any], mode: str) -> Optional[tuple[TaskPolytope, dict[int, int]]]:
+    """The domination LP of :func:`dominating_allocation` (maximised, every column costing 1) as a
+    ``TaskPolytope`` whose LP carries the target rows, and ``{user: its target row}`` (users with a
+    positive target); None when such a user has no column (the LP is then infeasible)."""
+    poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
+    lp = poly.lp
+    rows: dict[int, int] = {}
+    for j in range(env.n_users):
+        if utils[j] > 0:
+            if not poly.user_vars[j]:
+                return None
+            rows[j] = lp.add_row(poly.total(j), utils[j], None)
+    lp.set_cost({c: 1 for c in range(lp.n_cols)})
+    lp.maximize = True
+    return poly, rows
 
 
 def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exact: bool,
@@ -34,20 +51,14 @@ def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exa
     ``integral``: ``y`` integer (whole tasks; a MIP, never column generation; the task bounds ``n_j``
     then act as ``floor(n_j)``).  ``time_limit``: seconds for the solver (within any deadline scope); a
     MIP that does not finish in time is a failure ``(None, None)``."""
-    poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
+    built = domination_lp(env, utils, mode)
+    if built is None:
+        return None, None
+    poly, rows = built
     lp = poly.lp
     if lp.n_cols == 0:  # nobody can run anything: y = 0 is the only allocation
-        if any(u > 0 for u in utils):
-            return None, None
         return (Fraction(0) if exact else 0.0), poly.matrix([], exact)
-    target_rows = []
-    for j in range(env.n_users):
-        if utils[j] > 0:
-            if not poly.user_vars[j]:
-                return None, None
-            target_rows.append(lp.add_row(poly.total(j), utils[j], None))
-    lp.set_cost({c: 1 for c in range(lp.n_cols)})
-    lp.maximize = True
+    target_rows = list(rows.values())
     if integral:
         lp.set_integer(range(lp.n_cols))
         res = solve(lp, exact=exact, time_limit=time_limit)

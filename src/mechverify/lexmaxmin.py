@@ -35,7 +35,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .colgen import COLGEN_MIN_COLS, ColumnGenerationSession
 from .lp import LinearProgram, LPError, LPSession
 
-__all__ = ["lex_max_min", "LexResult"]
+__all__ = ["lex_max_min", "LexResult", "common_level_lp"]
 
 FLOAT_DUAL_TOL = 1e-9
 
@@ -64,24 +64,14 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
     levels of ~1e-3 left column generation 1e-5 short.  Levels and the trace are divided back, so the
     caller sees the scores' own levels.  Exact solves are not scaled.
     """
-    work = lp.copy()
-    work.maximize = True
-    n_cols0 = work.n_cols
-    t = work.add_var(None, None, 0, name="t")
-    work.cost = [work.zero] * work.n_cols
-    work.cost[t] = work.num(1)
-    minus_one = work.num(-1)
+    n_cols0 = lp.n_cols
     n = len(scores)
     active = [j for j in range(n) if scores[j]]
     scale = 1 if exact else max(1, len(active))  # an int: keeps a Fraction LP's rows Fractions
     if scale != 1:
         scores = [{c: v * scale for c, v in sc.items()} if sc else sc for sc in scores]
     levels: list[Any] = [None] * n
-    row_of: dict[int, int] = {}
-    for j in active:
-        coeffs = dict(scores[j])
-        coeffs[t] = minus_one
-        row_of[j] = work.add_row(coeffs, 0, None)
+    work, t, row_of = common_level_lp(lp, scores)
     zero = Fraction(0) if exact else 0.0
     if not active:
         # nothing to fill: any feasible point; the polytope contains x = 0 for every mechanism here
@@ -127,6 +117,25 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
         if scores[j] is not None and not scores[j]:
             levels[j] = zero
     return LexResult(x=list(x[:n_cols0]), levels=levels, rounds=rounds, exact=exact, trace=trace)
+
+
+def common_level_lp(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]) -> tuple:
+    """The first round's LP of :func:`lex_max_min`: ``max t  s.t.`` the rows of ``lp`` (a copy),
+    ``sigma_j(x) - t >= 0`` for every participating ``j`` (a non-empty score); ``t`` is a free column.
+    Returns ``(lp, t's column, {j: its row})``; its optimum is the maximal common level of the scores."""
+    work = lp.copy()
+    work.maximize = True
+    t = work.add_var(None, None, 0, name="t")
+    work.cost = [work.zero] * work.n_cols
+    work.cost[t] = work.num(1)
+    minus_one = work.num(-1)
+    row_of: dict[int, int] = {}
+    for j, sc in enumerate(scores):
+        if sc:
+            coeffs = dict(sc)
+            coeffs[t] = minus_one
+            row_of[j] = work.add_row(coeffs, 0, None)
+    return work, t, row_of
 
 
 def _probe_blocked(session: LPSession, work: LinearProgram, scores, active, row_of, t, tstar, exact) -> list[int]:

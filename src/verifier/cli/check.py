@@ -25,6 +25,10 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="store certified violations as counterexample files under DIR (e.g. counterexamples)")
+    p.add_argument("--certificates", metavar="DIR", default=None,
+                   help="write an exact LP certificate (primal, dual multipliers, the claim) for every verdict that "
+                        "rests on an LP (PO: the domination LP) to DIR; made first, within the budget; "
+                        "'verify-certificate DIR' checks them without a solver (docs/certificates.md)")
     add_mechanism_options(p, fail_on="violated")
 
 
@@ -44,8 +48,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     output_dir(args.store, "--store")
     if args.store:
         announce_store(args.store, False)
+    output_dir(args.certificates, "--certificates")
     env = load_environment(args.instance)
+    written = None
+    if args.certificates:  # first, within the budget: check then runs in the time left
+        from ..dual_certificates import write_certificates
+
+        written = write_certificates(mech, env, props, args.instance, args.certificates, deadline, args.budget)
     results = check_instance(mech, env, props, budget=args.budget, seed=args.seed, deadline=deadline)
+    if written is not None:
+        from ..dual_certificates import point_to
+
+        point_to(results, written)
     if args.store:
         for r in results:
             if r.certificate is not None:
@@ -66,6 +80,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("  " + check_line(r, width=None if width is None else width - 2).replace("\n", "\n  "))
         for line in legend_lines([c.source for r in results for c in r.claims], width):
             print(line)
+        if written is not None:
+            n = len(written.files)
+            print(f"dual certificates: {n} written to {args.certificates}"
+                  + (f" (check them: python -m verifier verify-certificate {args.certificates})" if n else ""))
+            for note in written.notes:
+                print(f"  {note}")
     return finding_exit(args.fail_on, results)
 
 

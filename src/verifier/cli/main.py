@@ -19,7 +19,7 @@ __all__ = ["build_parser", "main"]
 
 def _load_command_modules() -> None:
     """The audit commands' modules (check, replay, run, audit, certify, query); they register themselves."""
-    from . import check, rates, search, z3  # noqa: F401
+    from . import check, rates, search, verify_certificate, z3  # noqa: F401
 
 
 class _Parser(argparse.ArgumentParser):

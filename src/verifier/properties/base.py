@@ -294,6 +294,12 @@ class Property:
         """``None`` if the property applies to ``env``; otherwise why not (its premise fails)."""
         return None
 
+    def lp_certificate(self, mech, env: Environment, variant: str, alloc: Allocation) -> tuple[Optional[dict], str]:
+        """The exact LP certificate (``mechverify.certcheck``'s form, docs/certificates.md) of the verdict on
+        ``alloc``, the mechanism's exact allocation on ``env``: ``(certificate, "")``, or ``(None, why not)``.
+        Default: the verdict rests on no LP (``(None, "")``)."""
+        return None, ""
+
     def evaluate(self, mech, env: Environment, variant: str, deviation: Optional[Deviation] = None,
                  exact: bool = False, alloc: Optional[Allocation] = None) -> Evaluation:
         """The measure at ``env`` (and ``deviation``) and a candidate witness if it is violated."""

@@ -35,6 +35,7 @@ from typing import Any, Optional, Sequence
 
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.domination import dominating_allocation
+from mechverify.lp_certificates import pareto_certificate
 from mechverify.numbers import FLOAT_REL, ratio
 from mechverify.utility import utility
 
@@ -97,6 +98,21 @@ class ParetoOptimality(Property):
     def claim_variants(self, mech):
         """A paper's plain PO claim speaks about the reading of the mechanism's kind."""
         return (reading(mech.setting, has=(WHOLE_TASK,)) or FRACTIONAL,)
+
+    def lp_certificate(self, mech, env, variant, alloc):
+        """The fractional reading rests on the domination LP: its exact primal and dual
+        (``mechverify.lp_certificates.pareto_certificate``: Pareto optimal, or dominated).  The whole-task
+        reading is a MIP: no dual certificate."""
+        why = self.applicable(mech, env, variant)
+        if why:
+            return None, f"not applicable: {why}"
+        if variant != FRACTIONAL:
+            return None, "the whole-task reading is a MIP: no dual certificate"
+        cert, why = pareto_certificate(env, alloc, mech.setting.feasibility,
+                                       {"mechanism": mech.name, "property": self.name, "variant": variant})
+        if cert is not None:  # the check verdict the certificate proves
+            cert["claim"]["verdict"] = "satisfied" if cert["claim"]["kind"] == "pareto-optimal" else "violated"
+        return cert, why
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
         """The domination factor ``D(x*) / sum_j u_j`` of the domination LP (``whole-task``: MIP)."""

@@ -71,6 +71,8 @@ def check_result_to_json(r: Result) -> dict[str, Any]:
                       for c, o in zip(r.claims, r.details.get("outside", [None] * len(r.claims)))],
            "trials": r.trials, "seconds": round(r.seconds, 3), "note": r.note or None,
            "counterexample": r.counterexample, "witness": None}
+    if r.details.get("lp_certificate"):
+        out["lp_certificate"] = r.details["lp_certificate"]
     if r.certificate is not None:
         c = r.certificate
         w = c.witness

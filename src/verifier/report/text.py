@@ -230,6 +230,8 @@ def check_line(r: Result, width: Optional[int] = None) -> str:
             text += f" (worst measure {measure_text(r.property, r.measure)})"
     elif r.verdict == "satisfied" and r.measure is not None:
         text += f" (measure {measure_text(r.property, r.measure)})"
+    if r.details.get("lp_certificate"):
+        text += f" [dual certificate: {r.details['lp_certificate']}]"
     if r.note and r.verdict in ("not_applicable", "unknown", "not_refuted"):
         text += f" -- {r.note}"
     outside = r.details.get("outside", [None] * len(r.claims))

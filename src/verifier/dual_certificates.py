@@ -1,0 +1,131 @@
+"""Exact LP certificates of ``check``'s verdicts (``check --certificates DIR``) and their verification
+(``verify-certificate``): docs/certificates.md.
+
+Which verdicts rest on an LP is the properties' facet ``Property.lp_certificate`` (PO's fractional reading:
+the domination LP); this module loops over it, never over names.  The certificates are made FIRST, within
+the command's deadline, from the mechanism's exact allocation; ``check`` then runs in the time left, and a
+verdict that agrees with a certificate's (``claim.verdict``) points to its file.  Files are written
+atomically (``verifier.files``).  Checking them needs only ``mechverify.certcheck`` (no solver).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from mechverify import certcheck
+from mechverify.deadline import BudgetExhausted
+from mechverify.lp import LPError
+
+from .files import atomic_write_json
+from .properties import Property, get_property
+from .properties import budget as bud
+
+__all__ = ["Written", "write_certificates", "point_to", "certificate_files", "Checked", "verify_files"]
+
+
+@dataclass
+class Written:
+    """What ``write_certificates`` did: ``{(property, variant): (path, claim verdict)}`` and why others
+    were not written (one line each)."""
+    files: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def write_certificates(mech, env, properties, instance: str, directory: str, deadline: Optional[float],
+                       budget: Optional[float]) -> Written:
+    """For every (property, variant) of ``properties`` (names; None: the defaults) whose verdict rests on
+    an LP, its certificate from ``mech``'s exact allocation on ``env``, written to ``directory`` as
+    ``<mechanism>-<instance>-<property>-<variant>.json``; within ``deadline``."""
+    from .properties import DEFAULT_PROPERTIES
+
+    out = Written()
+    props = [get_property(n) for n in (properties or DEFAULT_PROPERTIES)]
+    cells = [(p, v) for p in props for v in p.variants
+             if not p.needs_deviation and type(p).lp_certificate is not Property.lp_certificate and not p.applicable(mech, env, v)]
+    if not cells:
+        return out
+    stem = "stdin" if instance == "-" else os.path.splitext(os.path.basename(instance))[0]
+    try:
+        with bud.user_calls(mech, budget), bud.scope(deadline):
+            alloc = mech(env, exact=True)
+            if not alloc.exact:
+                out.notes.append("no dual certificate: the mechanism gives no exact allocation here")
+                return out
+            for p, v in cells:
+                cert, why = p.lp_certificate(mech, env, v, alloc)
+                if cert is None:
+                    if why:
+                        out.notes.append(f"{p.name}/{v}: no dual certificate ({why})")
+                    continue
+                path = os.path.join(directory, f"{_safe(mech.name)}-{_safe(stem)}-{_safe(p.name)}-{_safe(v)}.json")
+                cert["claim"]["instance_file"] = instance
+                atomic_write_json(path, cert)
+                out.files[(p.name, v)] = (path, cert["claim"].get("verdict"))
+    except BudgetExhausted:
+        out.notes.append("dual certificates: " + bud.budget_note("not finished within the budget"))
+    except LPError as exc:
+        out.notes.append(f"dual certificates: solver trouble ({exc})")
+    except Exception as exc:  # noqa: BLE001 - a user's mechanism failing is check's finding (property runs)
+        if not mech.is_users:
+            raise
+        out.notes.append(f"dual certificates: the mechanism failed ({type(exc).__name__})")
+    return out
+
+
+def point_to(results, written: Written) -> None:
+    """A verdict that agrees with its certificate's claim points to the file (``details["lp_certificate"]``)."""
+    for r in results:
+        got = written.files.get((r.property, r.variant))
+        if got is not None and got[1] == r.verdict:
+            r.details["lp_certificate"] = got[0]
+
+
+def certificate_files(paths) -> list[str]:
+    """Every ``*.json`` file of ``paths`` (files, or directories searched recursively), sorted."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            for dirpath, _, files in os.walk(p):
+                out.extend(os.path.join(dirpath, f) for f in files if f.endswith(".json"))
+        else:
+            out.append(p)
+    return sorted(out)
+
+
+@dataclass
+class Checked:
+    """One file's outcome: ``ok``, and what it proves or why it is rejected (``where``: the row/column)."""
+    path: str
+    ok: bool
+    text: str
+    where: str = ""
+
+
+def verify_files(files) -> tuple[Optional[str], list[Checked]]:
+    """Read every file (the first malformed one: ``(its one-line error, [])``, nothing checked), then
+    check each with :mod:`mechverify.certcheck`."""
+    loaded = []
+    for f in files:
+        try:
+            data = certcheck.load_file(f)
+            certcheck.lp_of(data)  # the claim's LP derives from the instance: well formed
+        except certcheck.Malformed as exc:
+            return f"{f}: {exc}", []
+        except certcheck.Rejected:
+            pass  # well formed; the check below names the failing row
+        loaded.append((f, data))
+    out = []
+    for f, data in loaded:
+        try:
+            out.append(Checked(f, True, certcheck.check_certificate(data)))
+        except certcheck.Rejected as exc:
+            out.append(Checked(f, False, exc.why, exc.where))
+        except certcheck.Malformed as exc:
+            return f"{f}: {exc}", []
+    return None, out
