@@ -320,11 +320,12 @@ def _num(v: Any, where: str) -> Fraction:
         raise Malformed(f"{where}: not an exact number: {v!r}") from None
 
 
-def _field(d: Any, key: str, where: str, kind: type = dict) -> Any:
+def _field(d: Any, key: str, where: str, kind: Any = dict) -> Any:
     if not isinstance(d, dict) or key not in d:
         raise Malformed(f"{where}{key}: missing")
-    if not isinstance(d[key], kind):
-        raise Malformed(f"{where}{key}: expected {kind.__name__}, got {type(d[key]).__name__}")
+    if not isinstance(d[key], kind) or isinstance(d[key], bool):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise Malformed(f"{where}{key}: expected {names}, got {type(d[key]).__name__}")
     return d[key]
 
 
