@@ -1,5 +1,6 @@
 """Exact LP certificates of ``check``'s verdicts (``check --certificates DIR``) and their verification
-(``verify-certificate``): docs/certificates.md.
+(``verify-certificate``): docs/certificates.md.  Besides the verdicts, the maximal common level of a leximin
+mechanism (its z3 facet names the encoder and the normaliser) gets a ``level`` certificate.
 
 Which verdicts rest on an LP is the properties' facet ``Property.lp_certificate`` (PO's fractional reading:
 the domination LP); this module loops over it, never over names.  The certificates are made FIRST, within
@@ -17,12 +18,17 @@ from typing import Optional
 from mechverify import certcheck
 from mechverify.deadline import BudgetExhausted
 from mechverify.lp import LPError
+from mechverify.lp_certificates import level_certificate
 
 from .files import atomic_write_json
 from .properties import Property, get_property
 from .properties import budget as bud
 
-__all__ = ["Written", "write_certificates", "point_to", "certificate_files", "Checked", "verify_files"]
+#: the z3 encoders (``Mechanism.z3.encoder``) of mechanisms whose allocation is the leximin of x_j / (w_j N_j)
+#: over chi(E) (``mechanisms.common.leximin_allocation`` or DRF's closed form of it)
+LEXIMIN_ENCODERS = ("leximin", "drf-closed-form")
+
+__all__ = ["LEXIMIN_ENCODERS", "Written", "write_certificates", "point_to", "certificate_files", "Checked", "verify_files"]
 
 
 @dataclass
@@ -48,7 +54,9 @@ def write_certificates(mech, env, properties, instance: str, directory: str, dea
     props = [get_property(n) for n in (properties or DEFAULT_PROPERTIES)]
     cells = [(p, v) for p in props for v in p.variants
              if not p.needs_deviation and type(p).lp_certificate is not Property.lp_certificate and not p.applicable(mech, env, v)]
-    if not cells:
+    spec = mech.z3  # a leximin of x_j / (w_j N_j) whose N_j the checker re-derives: its level has a certificate
+    level = spec is not None and spec.encoder in LEXIMIN_ENCODERS and spec.normaliser in certcheck.NORMALISERS
+    if not cells and not level:
         return out
     stem = "stdin" if instance == "-" else os.path.splitext(os.path.basename(instance))[0]
     try:
@@ -67,6 +75,16 @@ def write_certificates(mech, env, properties, instance: str, directory: str, dea
                 cert["claim"]["instance_file"] = instance
                 atomic_write_json(path, cert)
                 out.files[(p.name, v)] = (path, cert["claim"].get("verdict"))
+            if level:
+                cert, why = level_certificate(env, alloc, mech.setting.feasibility, spec.normaliser,
+                                              {"mechanism": mech.name})
+                if cert is None:
+                    out.notes.append(f"level: no certificate ({why})")
+                else:
+                    path = os.path.join(directory, f"{_safe(mech.name)}-{_safe(stem)}-level.json")
+                    cert["claim"]["instance_file"] = instance
+                    atomic_write_json(path, cert)
+                    out.files[("level", "")] = (path, None)
     except BudgetExhausted:
         out.notes.append("dual certificates: " + bud.budget_note("not finished within the budget"))
     except LPError as exc:

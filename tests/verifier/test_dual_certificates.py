@@ -173,3 +173,21 @@ def test_the_verdict_line_points_to_the_certificate():
     r.details["lp_certificate"] = "certs/tsf-000-fig1-po-fractional.json"
     assert ("satisfied on this instance (exact check) (measure 1) [dual certificate: "
             "certs/tsf-000-fig1-po-fractional.json]") in check_line(r)
+
+
+def test_write_certificates_in_process(tmp_path):
+    """tsf on 000 Fig. 1: PO's fractional reading and the level (its z3 facet: leximin, monopoly-sum) get a
+    certificate, PO's whole-task reading does not (not applicable to a divisible mechanism: no note); the
+    files are what the checker accepts: PO with the allocation's 4 and 8 tasks, the level 2/3 (u2's 8 of
+    its 12 monopoly tasks, u1's 4 of 6: both 2/3)."""
+    from mechverify.instances import load_environment
+    from verifier.dual_certificates import verify_files, write_certificates
+
+    env = load_environment(os.path.join(ROOT, "examples", "000-fig1.json"))
+    w = write_certificates(get("tsf"), env, ["po"], "examples/000-fig1.json", str(tmp_path), None, 5.0)
+    assert set(w.files) == {("po", "fractional"), ("level", "")} and w.notes == []
+    assert w.files[("po", "fractional")][1] == "satisfied"
+    error, checked = verify_files(sorted(p for p, _ in w.files.values()))
+    assert error is None and all(c.ok for c in checked)
+    level = json.loads(open(w.files[("level", "")][0]).read())
+    assert level["level"] == "2/3" and level["normalisers"] == {"u1": "6", "u2": "12"}
