@@ -113,11 +113,15 @@ def level_certificate(env: Environment, alloc: Allocation, mode: str, normaliser
     norms = (alloc.info or {}).get("normaliser")
     if not alloc.exact or norms is None or len(norms) != env.n_users:
         return None, "the allocation is not exact or carries no normalisers"
-    if any(N is None or is_inf(N) for N in norms):
-        return None, "a normaliser is infinite (a fallback convention the checker does not re-derive)"
+    derived = certcheck.normalisers(env, normaliser)
+    infinite = [env.users[j] for j, N in enumerate(norms) if N is None or is_inf(N) or derived[j] is None]
+    if infinite:  # the mechanism then uses its fallback (docs/model.md), which the checker does not re-derive
+        return None, f"the normaliser of {', '.join(infinite)} is infinite (a fallback the checker does not re-derive)"
     poly = TaskPolytope(env, mode=mode, placement=True, external=True, bounds=True)
     scores = [poly.total(j, 1 / (env.weight[j] * Fraction(N))) if N and poly.can_run(j) else {}
               for j, N in enumerate(norms)]
+    if not any(scores):
+        return None, "no user takes part in the rounds (no common level to certify)"
     lp, t, row_of = common_level_lp(poly.lp, scores)
     res = solve(lp, exact=True)
     if not res.ok or res.row_dual is None:

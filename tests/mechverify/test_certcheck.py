@@ -182,3 +182,48 @@ def test_external_bounds_and_placement_by_hand():
     cert, why = pareto_certificate(env, alloc, "rdm")
     assert cert["claim"]["kind"] == "dominated" and cert["optimum"] == "5"
     json.dumps(cert)  # JSON as it is
+
+
+@pytest.mark.parametrize("name", ["tsf", "psdsf-tdm", "drf-er", "per-server-drf"])
+def test_random_instances_certificates_accepted(name):
+    """On drawn instances of the mechanism's setting (external resources, task bounds, placement, zero
+    demands and capacities, tdm), the certificate the LP layer makes is one the checker accepts: the two
+    derivations of chi(E) and of the tasks agree (``pareto_certificate`` returns None with the checker's
+    reason otherwise)."""
+    from hypothesis import HealthCheck, given, settings
+
+    from mechverify.strategies import environments
+
+    mech = get(name)
+    seen = set()
+
+    @settings(max_examples=12, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(environments(name))
+    def check(env):
+        alloc = mech(env, exact=True)
+        cert, why = pareto_certificate(env, alloc, mech.setting.feasibility)
+        assert cert is not None, why
+        seen.add(cert["claim"]["kind"])
+
+    check()
+    assert seen
+
+
+def test_level_certificate_refused_where_the_checker_cannot_follow():
+    """A user demanding nothing (bounded by 3 tasks) has N = inf, which the mechanism replaces by its task
+    bound (docs/model.md) and the checker does not re-derive: no certificate, and the reason says so; with
+    its demand > 0 the level is certified (one server of 4 cpu, demands 1 and 1: tsf's gammas 4 and 4,
+    x = 2 and 2, level 2/4 = 1/2)."""
+    from mechverify.lp_certificates import level_certificate
+
+    inst = {"resources": ["cpu"], "servers": [{"name": "s1", "capacity": [4]}],
+            "users": [{"name": "u1", "demand": [1]}, {"name": "u2", "demand": [0], "tasks": 3}]}
+    env = parse_environment(inst)
+    cert, why = level_certificate(env, get("tsf")(env, exact=True), "rdm", "monopoly-sum")
+    assert cert is None and why.startswith("the normaliser of u2 is infinite")
+    inst["users"][1] = {"name": "u2", "demand": [1]}
+    env = parse_environment(inst)
+    cert, why = level_certificate(env, get("tsf")(env, exact=True), "rdm", "monopoly-sum")
+    assert cert is not None, why
+    assert cert["level"] == "1/2" and cert["allocation"] == [["2"], ["2"]]
