@@ -142,6 +142,7 @@ def test_check_writes_certificates_and_verify_accepts_and_rejects(cli, tmp_path)
     got = {(x["property"], x["variant"]): x for x in json.loads(r.stdout)["results"]}
     assert got[("po", "fractional")]["lp_certificate"] == str(path)
     assert "lp_certificate" not in got[("po", "whole-task")]
+    assert json.loads(r.stdout)["lp_certificates"] == {"directory": str(out), "files": [str(path)], "notes": []}
     cert = json.loads(path.read_text())
     assert cert["claim"]["kind"] == "dominated" and cert["claim"]["verdict"] == "violated"
     bad = _perturbed(cert, "primal")

@@ -69,8 +69,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                                                              "seed": args.seed}, minimise=False,
                        minimality={"status": "the instance given to check (not minimised)"}, keep_all=True)
     if args.format == "json":
-        print(json.dumps({"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
-                          "budget": args.budget, "results": [check_result_to_json(r) for r in results]}, indent=1))
+        doc = {"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
+               "budget": args.budget, "results": [check_result_to_json(r) for r in results]}
+        if written is not None:
+            doc["lp_certificates"] = {"directory": args.certificates,
+                                      "files": sorted(path for path, _ in written.files.values()),
+                                      "notes": written.notes}
+        print(json.dumps(doc, indent=1))
     else:
         from ..report.text import legend_lines, terminal_width
 
