@@ -366,6 +366,12 @@ def _stored_rows_match(cert: dict, lp: LP) -> None:
     missing = [n for n in lp.rows if n not in seen]
     if missing:
         raise Rejected(missing[0], "the instance defines this row; the certificate's LP lacks it")
+    if "columns" in stored and stored["columns"] != lp.cols:
+        raise Rejected("lp.columns", "the certificate's columns are not the ones the instance defines")
+    if "objective" in stored and _vector(stored["objective"], "lp.objective") != {c: v for c, v in lp.cost.items() if v}:
+        raise Rejected("lp.objective", "the certificate's objective is not the claim's")
+    if stored.get("sense", "max") != "max":
+        raise Rejected("lp.sense", "every LP here is a maximisation")
 
 
 def _build(cert: Any) -> dict:

@@ -227,3 +227,21 @@ def test_level_certificate_refused_where_the_checker_cannot_follow():
     cert, why = level_certificate(env, get("tsf")(env, exact=True), "rdm", "monopoly-sum")
     assert cert is not None, why
     assert cert["level"] == "1/2" and cert["allocation"] == [["2"], ["2"]]
+
+
+def test_stored_lp_must_be_the_claims():
+    """The rows, columns and objective a certificate carries for other tools are compared with the
+    re-derived ones (a referee feeding them to another solver gets the LP the claim rests on)."""
+    cert = _cert(allocation=[["3"]], primal={"y[u1,s1]": "3"}, dual={"cap[s1,cpu]": "1/2"})
+    cert["lp"] = C.lp_of(cert).to_json()
+    C.check_certificate(cert)
+    for edit, where in [(lambda lp: lp["objective"].update({"y[u1,s1]": "2"}), "lp.objective"),
+                        (lambda lp: lp["columns"].append("y[u2,s1]"), "lp.columns"),
+                        (lambda lp: lp["rows"][0].update(rhs="7"), "cap[s1,cpu]"),
+                        (lambda lp: lp["rows"].pop(), "target[u1]"),
+                        (lambda lp: lp.update(sense="min"), "lp.sense")]:
+        bad = copy.deepcopy(cert)
+        edit(bad["lp"])
+        with pytest.raises(C.Rejected) as e:
+            C.check_certificate(bad)
+        assert e.value.where == where
