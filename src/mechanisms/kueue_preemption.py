@@ -63,11 +63,11 @@ The model (every convention upstream leaves open is stated)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterator, Optional, Sequence
 
-from .kueue_drs import (COMMIT, DRS, MAX_INT64, CohortTree, Policy, _Tournament, compare_drs,
+from .kueue_drs import (COMMIT, DRS, MAX_INT64, CohortTree, Policy, _Tournament,
                         dominant_resource_share, integer_drs)
 
 __all__ = ["COMMIT", "PRE_6925", "Node", "Workload", "Config", "Tree", "Share", "node_share", "get_targets",
