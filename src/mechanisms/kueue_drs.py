@@ -560,7 +560,9 @@ def queue_borrows(state: Allocation, q: int) -> bool:
 def _order_spec(policy: Policy) -> OrderSpec:
     return OrderSpec(compare=lambda st, i, j: compare_users(policy, st, i, j),
                      share=lambda st, j: user_share(policy, st, j),
-                     queue_share=lambda st, q: queue_share(policy, st, q))
+                     queue_share=lambda st, q: queue_share(policy, st, q),
+                     # the non-borrowing step promises quota first (PR 9484 on; before it, no such step)
+                     request=(lambda st, j: tuple(_view(st).request[j])) if policy.borrow_check else None)
 
 
 # ---------------------------------------------------------------------- the tournament

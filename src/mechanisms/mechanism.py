@@ -96,13 +96,15 @@ class Setting:
     positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
     hierarchy: bool = False  # a queue tree (``queues``, users' ``queue``) allowed (hierarchical sharing)
     ordered: bool = False  # the policy exposes its ORDER in a state (``Mechanism.order``; set by ``register``)
+    quota_first: bool = False  # its order promises within-quota before borrowing (``OrderSpec.request``; ``register``)
 
     def describe(self) -> str:
         """One line naming the setting's parts (as ``list`` prints it)."""
         parts = ["1 server" if self.single_server else "many servers", self.feasibility.upper()]
         for flag, label in ((self.placement, "placement"), (self.external, "external"), (self.bounds, "bounds"),
                             (self.weights, "weights"), (self.server_demand, "per-server demands"),
-                            (self.hierarchy, "queue tree"), (self.ordered, "ordered")):
+                            (self.hierarchy, "queue tree"), (self.ordered, "ordered"),
+                            (self.quota_first, "quota first")):
             if flag:
                 parts.append(label)
         if not self.divisible:
@@ -177,11 +179,16 @@ class OrderSpec:
       properties check.
     * ``share(state, j)`` -- user ``j``'s share as the policy computes it (exact; ``INF`` allowed).
     * ``queue_share(state, q)`` -- queue ``q``'s share (``None``: the policy has none).
+    * ``request(state, j)`` -- for a policy that serves a client WITHIN its quota before one that would BORROW
+      (Kueue's ``FairSharingPrioritizeNonBorrowing``), the amount per resource it weighs user ``j``'s next
+      admission with (Kueue: the whole workload); ``None``: the policy makes no such promise, and the
+      ``order/quota-first`` check does not apply to it.
     """
 
     compare: Callable[[Allocation, int, int], int]
     share: Callable[[Allocation, int], Any]
     queue_share: Optional[Callable[[Allocation, int], Any]] = None
+    request: Optional[Callable[[Allocation, int], tuple]] = None
 
     def order(self, state: Allocation) -> list[int]:
         """The users in the order served (Python's sort with :attr:`compare`, ties by user index): for a

@@ -30,7 +30,7 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
              order: Optional[OrderSpec] = None, batch: Optional[Callable] = None) -> Callable:
     """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`); ``z3``:
     its symbolic encoding (``mechanisms.z3spec``); ``order``: a production policy's order in a state
-    (:class:`OrderSpec`; the setting is marked ``ordered``); ``batch``: a vectorised float allocator
+    (:class:`OrderSpec`; the setting is marked ``ordered``, and ``quota_first`` with a ``request``); ``batch``: a vectorised float allocator
     (``Mechanism.batch``)."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
@@ -39,7 +39,7 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
     def deco(func: Callable[[Environment, bool], Allocation]):
         if name in REGISTERED:
             raise ValueError(f"mechanism {name!r} registered twice")
-        st = replace(setting, ordered=order is not None)
+        st = replace(setting, ordered=order is not None, quota_first=order is not None and order.request is not None)
         REGISTERED[name] = Mechanism(name, title, func, st, tuple(claims), source, notes, tuple(may_violate),
                                      z3=z3, order=order, batch=batch)
         return func

@@ -49,7 +49,9 @@ class Hints:
     ``deviation``: one of ``DEVIATION_KINDS``.  Domain narrowing: ``min_users`` (at least this many
     users), ``one_resource``, ``one_server``, ``no_external``, ``no_server_demand``, ``min_external``
     (at least this many external resources), ``require_bounds`` (at least one finite task bound),
-    ``no_queues`` (flat instances only, also where the setting takes queue trees), ``state`` (draw a STATE
+    ``no_queues`` (flat instances only, also where the setting takes queue trees), ``min_queue_depth`` and
+    ``min_leaves`` (queue trees whose leaves sit at least that deep, with at least that many leaves: nested
+    quotas), ``max_task_bound`` (task bounds of 1 or more folded into 1..this: small whole workloads), ``state`` (draw a STATE
     -- a ``usage`` and queue guarantees -- for a policy that exposes its order, ``Setting.ordered``),
     ``dominant`` (bias toward the bottleneck-fairness premise: ``"global"`` or ``"per-server"``).
     ``premise_note``: one line a verdict shows about that bias.  ``uses_users``: ``recheck`` reads
@@ -65,6 +67,9 @@ class Hints:
     min_external: int = 0
     require_bounds: bool = False
     no_queues: bool = False
+    min_queue_depth: int = 1
+    min_leaves: int = 2
+    max_task_bound: int = 0
     state: bool = False
     dominant: Optional[str] = None
     premise_note: str = ""

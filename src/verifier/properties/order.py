@@ -17,6 +17,13 @@ are searched (``Setting.ordered``).
   otherwise).  The witness is the smallest set of users that shows it (1, 2 or 3).
 * ``scale`` -- re-expressing one resource in other units (capacities, demands, per-server demands and queue
   guarantees of it x 1000; the state's task counts unchanged) changes no comparison.
+* ``quota-first`` -- for a policy that promises to serve within quota before borrowing (its facet's
+  ``request``: Kueue's ``FairSharingPrioritizeNonBorrowing``): for users ``i`` and ``j`` under different
+  children ``A`` and ``B`` of their lowest common ancestor, if ``A`` stays within its subtree's guarantees
+  after ``i``'s request and ``B`` borrows after ``j``'s (on a resource ``j`` requests), ``i`` goes first.  A user
+  directly in the ancestor is its own side, with the other users directly there and no guarantee (Kueue's
+  implicit ClusterQueue).  Policies without the promise (YARN's needy rule reads usage before a request, Mesos,
+  Armada, Volcano) are not judged by it.
 
 ``share`` (share faithfulness):
 
@@ -85,11 +92,38 @@ class OrderIsStrictWeak(_OrderProperty):
     variants = {
         "strict-weak": "irreflexive, asymmetric, transitive, incomparability transitive (and total: never raises)",
         "scale": f"one resource re-expressed in other units (x {SCALE}) changes no comparison",
+        "quota-first": "a user whose side of the lowest common ancestor stays within its guarantees after its request "
+                       "goes before one whose side then borrows (policies that promise it: the request facet)",
     }
     default_variant = "strict-weak"
+    # the smallest break of the promise needs nested quotas: two cohorts, one holding two ClusterQueues
+    variant_hints = {"quota-first": Hints(uses_users=True, state=True, min_users=3, one_resource=True,
+                                          min_queue_depth=2, min_leaves=3, max_task_bound=3,
+                                          premise_note="nested queue trees (leaves at depth 2+) with guarantees")}
+
+    def variant_possible(self, setting, variant):
+        """Ordered policies; ``quota-first``: those that promise it (``Setting.quota_first``, from the order
+        facet's ``request``), on queue trees (guarantees live on queues)."""
+        why = super().variant_possible(setting, variant)
+        if why is None and variant == "quota-first":
+            if not getattr(setting, "quota_first", False):
+                return "the policy does not promise to serve within quota before borrowing (no request facet)"
+            if not getattr(setting, "hierarchy", False):
+                return "no queue tree in this setting (guarantees belong to queues)"
+        return why
+
+    def applicable(self, mech, env, variant):
+        """``quota-first``: the policy's order facet has a ``request``."""
+        why = super().applicable(mech, env, variant)
+        if why is None and variant == "quota-first" and _facet(mech).request is None:
+            return "the policy does not promise to serve within quota before borrowing (no request facet)"
+        return why
 
     def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
-        """Every pair and triple of users (strict-weak) or every pair and resource (scale)."""
+        """Every pair and triple of users (strict-weak), every pair and resource (scale), every pair (quota-first)."""
+        why = self.applicable(mech, env, variant)
+        if why:
+            return Evaluation(None, False, note=why)
         found = self._find(mech, env, variant)
         if found is None:
             return Evaluation(Fraction(0), False)
@@ -98,6 +132,8 @@ class OrderIsStrictWeak(_OrderProperty):
 
     def recheck(self, mech, witness):
         """The same comparisons, recomputed from scratch."""
+        if self.applicable(mech, witness.env, witness.variant):
+            return None
         found = self._find(mech, witness.env, witness.variant)
         if found is None:
             return None
@@ -113,6 +149,8 @@ class OrderIsStrictWeak(_OrderProperty):
         state = state_of(env)
         if variant == "scale":
             return _scale_failure(spec, env, state)
+        if variant == "quota-first":
+            return _quota_first_failure(spec, env, state)
         return _weak_order_failure(spec, env, state)
 
 
@@ -299,6 +337,53 @@ def _subtree_quota(env, q) -> Optional[list]:
     if not given:
         return None
     return [sum((g[r] for g in given), Fraction(0)) for r in range(env.n_resources)]
+
+
+def _side(env, state, j: int, k: int):
+    """User ``j``'s side below its lowest common ancestor with another user, ``k`` levels down its path: the
+    child queue there (its usage and its subtree's guarantees), or -- ``j`` sits directly in the ancestor -- the
+    users directly there with no guarantee.  Returns (label, held, quota)."""
+    path = env.user_path(j)
+    R = env.n_resources
+    if k < len(path):
+        q = path[k]
+        _, held = _held_below(env, state, q)
+        return f"queue {env.queues[q]}", held, _subtree_quota(env, q) or [Fraction(0)] * R
+    lca = path[k - 1] if k else None
+    direct = env.queue_users(lca)
+    held = [sum((state.x[u][s] * env.d(u, s)[r] for u in direct for s in range(env.n_servers)), Fraction(0))
+            for r in range(R)]
+    where = "the root" if lca is None else f"queue {env.queues[lca]}"
+    return f"the users directly in {where}", held, [Fraction(0)] * R
+
+
+def _quota_first_failure(spec, env, state):
+    J, R = env.n_users, env.n_resources
+    names = env.users
+    for i in range(J):
+        for j in range(J):
+            if i == j:
+                continue
+            pi, pj = env.user_path(i), env.user_path(j)
+            k = 0
+            while k < len(pi) and k < len(pj) and pi[k] == pj[k]:
+                k += 1
+            if k == len(pi) and k == len(pj):  # the same queue: one side, nothing to compare
+                continue
+            ri, rj = spec.request(state, i), spec.request(state, j)
+            la, held_a, quota_a = _side(env, state, i, k)
+            if any(ri[r] > 0 and held_a[r] + ri[r] > quota_a[r] for r in range(R)):
+                continue  # i's side would borrow too
+            lb, held_b, quota_b = _side(env, state, j, k)
+            over = [r for r in range(R) if rj[r] > 0 and held_b[r] + rj[r] > quota_b[r]]
+            if not over or _sign(spec.compare(state, i, j)) < 0:
+                continue
+            r = over[0]
+            return ((i, j), f"{names[i]}'s side ({la}) stays within its guarantees after its request "
+                            f"{'<' + ', '.join(fmt_exact(v) for v in ri) + '>'}, {names[j]}'s side ({lb}) borrows "
+                            f"{fmt_exact(held_b[r] + rj[r] - quota_b[r])} of {env.resources[r]} after its request, yet "
+                            f"{names[i]} does not go first")
+    return None
 
 
 def _borrowing_failure(spec, env, state):

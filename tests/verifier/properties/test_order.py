@@ -42,9 +42,10 @@ def drf_compare(state, i, j):
     return (a > b) - (a < b)
 
 
-def policy(compare, share=dominant, queue_share=None, name="p"):
-    return Mechanism(name, name, lambda env, exact=False: None, SETTING,
-                     order=OrderSpec(compare, share, queue_share))
+def policy(compare, share=dominant, queue_share=None, name="p", request=None):
+    return Mechanism(name, name, lambda env, exact=False: None,
+                     SETTING if request is None else Setting(**{**SETTING.__dict__, "quota_first": True}),
+                     order=OrderSpec(compare, share, queue_share, request))
 
 
 def verdict(prop, variant, mech, env):
@@ -138,6 +139,39 @@ def test_share_monotone_borrowing_and_weight():
         return (a > b) - (a < b)
     cert = verdict("share", "weight", policy(upside_down), env_of([1, 1, 0], demands=((1, 0), (0, 1), (1, 1))))
     assert cert.witness.users[0] == 0 and "twice the weight" in cert.summary
+
+
+def test_quota_first_holds_a_policy_to_its_promise():
+    # Issue 10126's shape on one resource (cpu 15): cohort A (guarantee 10) holds A/qa (none) with u1; cohort B
+    # holds B/qb (guarantee 5) with u2 and B/qc (none) with u3, which holds 10.  Requests: one task, 5 cpu each.
+    # A after u1's request: 0 + 5 <= 10 (within); B after u2's: 10 + 5 > 5 (borrows 10).  So u1 must go first.
+    data = {"resources": ["cpu"], "servers": [{"name": "s", "capacity": [15]}],
+            "queues": [{"name": "A", "guarantee": [10]}, {"name": "A/qa"}, {"name": "B"},
+                       {"name": "B/qb", "guarantee": [5]}, {"name": "B/qc"}],
+            "users": [{"name": "u1", "queue": "A/qa", "demand": [5], "tasks": 1},
+                      {"name": "u2", "queue": "B/qb", "demand": [5], "tasks": 1},
+                      {"name": "u3", "queue": "B/qc", "demand": [10], "tasks": 1, "usage": [1]}]}
+    env = parse_environment(data)
+
+    def request(state, j):
+        return tuple(state.env.tasks[j] * d for d in state.env.demand[j])
+
+    def own_queue_first(state, i, j):  # the check at the user's own queue (before PR 10149): u2 fits B/qb, u1 not A/qa
+        def borrows(k):
+            q = state.env.user_queue[k]
+            g = state.env.queue_guarantee[q] or (0,)
+            return int(request(state, k)[0] > g[0])
+        return (borrows(i) > borrows(j)) - (borrows(i) < borrows(j)) or (i > j) - (i < j)
+    cert = verdict("order", "quota-first", policy(own_queue_first, request=request), env)
+    assert cert.witness.users == (0, 1)
+    assert cert.summary == ("u1's side (queue A) stays within its guarantees after its request <5>, u2's side (queue B) "
+                            "borrows 10 of cpu after its request, yet u1 does not go first")
+    # the same comparator with the check at the side of the common ancestor keeps the promise
+    import mechanisms
+    assert verdict("order", "quota-first", mechanisms.get("kueue-drs"), env) is None
+    assert verdict("order", "quota-first", mechanisms.get("kueue-drs@10126"), env) is not None
+    # a policy that makes no such promise is not judged by it
+    assert "does not promise" in get_property("order").variant_possible(mechanisms.get("yarn-drf").setting, "quota-first")
 
 
 def test_order_properties_are_searched_only_for_policies_with_an_order():

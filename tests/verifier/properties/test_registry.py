@@ -13,7 +13,7 @@ def test_every_property_and_variant_is_covered():
         "sp": ["demand", "eligible", "tasks"], "gsp": ["demand"], "ef": ["literal", "placement-aware", "tree", "whole-task"],
         "si": ["bounded", "external", "per-server-split", "tree", "whole-task"], "hsi": ["guarantee"], "po": ["fractional", "whole-task"], "bf": ["global", "per-server", "tree", "whole-task"],
         "srf": ["max-min", "tree", "whole-task"], "pm": ["leave"], "single-server-drf": ["totals", "whole-task"],
-        "order": ["scale", "strict-weak"], "share": ["borrowing", "monotone", "weight"], "runs": ["any"]}
+        "order": ["quota-first", "scale", "strict-weak"], "share": ["borrowing", "monotone", "weight"], "runs": ["any"]}
 
 
 def test_drf_on_ghodsi_example():

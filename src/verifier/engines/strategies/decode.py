@@ -163,7 +163,7 @@ def decode_state(dom: Domain, kw: dict[str, Any], data: bytes) -> dict[str, Any]
 
 def decode_tree(dom: Domain, J: int, data: bytes) -> dict[str, Any]:
     """A queue tree from its bytes (``Environment`` keywords): ``min_leaves..max_leaves`` leaf queues of depth
-    at most ``max_queue_depth``, integer weights ``1..max_queue_weight``, every user in a leaf.  All bytes 0
+    ``min_queue_depth..max_queue_depth`` (a leaf hanging higher gets the inner queues it needs), integer weights ``1..max_queue_weight``, every user in a leaf.  All bytes 0
     is the simplest tree: ``min_leaves`` top-level queues of weight 1, every user in the first.  Leaf ``i``
     hangs below the root or an inner queue drawn so far (byte ``2i+1``) with 0-2 new inner queues between
     (byte ``2i+2``), so that a leaf never gets children and every inner queue has some."""
@@ -177,8 +177,10 @@ def decode_tree(dom: Domain, J: int, data: bytes) -> dict[str, Any]:
     for i in range(L):
         attach = ([None] + inner)[dec.at(1 + 2 * i) % (1 + len(inner))]
         base = "" if attach is None else paths[attach] + "/"
-        room = depth_max - (0 if attach is None else paths[attach].count("/") + 1) - 1
-        for _ in range(min(room, dec.at(2 + 2 * i) % 3)):
+        at = 0 if attach is None else paths[attach].count("/") + 1
+        room = depth_max - at - 1
+        need = max(0, min(dom.min_queue_depth, depth_max) - at - 1)  # inner queues the leaf's depth needs
+        for _ in range(min(room, max(need, dec.at(2 + 2 * i) % 3))):
             paths.append(f"{base}q{len(paths) + 1}")
             inner.append(len(paths) - 1)
             base = paths[-1] + "/"
@@ -249,6 +251,8 @@ def decode_environment(dom: Domain, J: int, S: int, R: int, K: int, data: bytes,
                  for j, t in enumerate(tasks)]
     elif dom.require_bounds and dom.bounds and all(t is None for t in tasks):
         tasks[0] = dec.t_nonneg[dec.at(o_req)]
+    if dom.max_task_bound:  # small whole workloads next to large quotas: a bound of 1 or more folded into 1..max
+        tasks = [t if t is None or t < 1 else Fraction(1 + int(t) % dom.max_task_bound) for t in tasks]
     sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
     if dom.server_demand and S > 1:
         for j in range(J):

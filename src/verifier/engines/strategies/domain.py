@@ -35,12 +35,14 @@ class Domain:
     zero_capacities: bool = True
     require_bounds: bool = False  # at least one finite task bound (SI "bounded")
     all_bounded: bool = False  # every user has a task bound n_j > 0 (settings with requires_bounds, seed 003)
+    max_task_bound: int = 0  # > 0: task bounds of 1 or more folded into 1..this (``Hints.max_task_bound``)
     # queue trees: drawn only when the setting accepts them (``Setting.hierarchy``; flat domains draw exactly
     # as before, byte for byte); leaves, depth and weights of the drawn trees
     hierarchy: bool = False
     min_leaves: int = 2
     max_leaves: int = 6
     max_queue_depth: int = 3
+    min_queue_depth: int = 1  # every leaf at least this deep (``Hints.min_queue_depth``: nested quota trees)
     max_queue_weight: int = 4
     # states (docs/model.md "States"): a policy that exposes its order (``Setting.ordered``) may be searched on
     # instances carrying a state -- a ``usage`` and queue guarantees -- drawn only for properties that ask
@@ -63,7 +65,8 @@ class Domain:
                          **({"every_user_bounded": True} if self.all_bounded else {}),
                          **({"queue_tree": True} if self.hierarchy else {}),
                          **({"state": True} if self.state else {})},
-            **({"queues": f"{self.min_leaves}-{self.max_leaves} leaf queues, depth <= {self.max_queue_depth}, "
+            **({"queues": f"{self.min_leaves}-{self.max_leaves} leaf queues, depth "
+                          f"{str(self.min_queue_depth) + '-' if self.min_queue_depth > 1 else '<= '}{self.max_queue_depth}, "
                           f"weights 1-{self.max_queue_weight}, users in leaves"} if self.hierarchy else {}),
         }
 
@@ -133,6 +136,11 @@ def narrow(dom: Domain, prop, variant: str) -> tuple[Domain, Optional[str]]:
         dom = replace(dom, require_bounds=True)
     if h.no_queues:
         dom = replace(dom, hierarchy=False)
+    if h.max_task_bound:
+        dom = replace(dom, max_task_bound=h.max_task_bound)
+    if h.min_queue_depth > 1 and dom.hierarchy:
+        dom = replace(dom, min_queue_depth=min(h.min_queue_depth, dom.max_queue_depth),
+                      min_leaves=max(dom.min_leaves, h.min_leaves), max_leaves=max(dom.max_leaves, h.min_leaves))
     if h.state and dom.ordered:
         # states with magnitudes production policies meet: quotas and capacities up to 1000 next to small
         # demands (integer rounding of a ratio such as borrowed x 1000 / lendable only shows there)
