@@ -11,14 +11,15 @@ Then ``rates`` with 2 local workers, for the scaling.
     python benchmarks/bench_rates.py --mechanism per-server-drf --workload google2011 --params servers=4,users=5
     python benchmarks/bench_rates.py --mechanism drf-eq --workload seed004 --params rho=0.9
 
-Measured 2026-11-26 on this 2-core box shared with four other sessions (load 3-6, so absolute numbers are
-noisy; the ratio is what matters), defaults (drf x si, every variant, uniform with one server, 3 users):
-    run    drf --properties si --trials 1500:       ~ 520 trials/s  (per-server-split, external, bounded)
-    rates  drf --workload uniform --samples 20000:  ~ 7 800 samples/s (one worker)  -> ~ 15x
-    rates  with --jobs 2:                           ~ 1.6-1.8x one worker's samples/s on the 2 loaded cores
-per-server-drf x si on google2011 (4 servers, 5 users): run ~ 330 trials/s, rates ~ 3 400 samples/s (~ 10x).
-Where the time of a rates sample goes (drf x si, one worker): drawing the Environment (exact Fractions,
-validated by the model) ~ 45%, the vectorised allocation ~ 20%, SI's vectorised evaluation ~ 30%.
+Measured 2026-11-26 on this 2-core box shared with four other sessions (load 3-8, so absolute numbers are
+noisy; the ratio within one run is what matters), drf x si on uniform with one server (3 users):
+    si/per-server-split only (the default):  run 153 trials/s, rates 1 555 samples/s (one worker) -> 10.1x
+    every SI variant (--property si):         run 328 trials/s (414, 381, 243 per variant), rates 1 121 samples/s
+                                              (3 cells each; external and bounded not applicable on uniform) -> 3.4x
+    rates with 2 local workers: 0.83-1.09x one worker's samples/s on the 2 busy cores (no gain measured here).
+Where the time of a rates sample goes (drf x si, profiled): the workload's draw of an exact, validated
+Environment ~ 45-50%, the per-sample generator ~ 10%, the vectorised allocation and SI's numpy evaluation
+~ 15% each.
 """
 from __future__ import annotations
 
