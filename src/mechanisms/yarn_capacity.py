@@ -63,7 +63,10 @@ leaf if it has users) are SORTED with the comparator on the current allocation -
 ``binarySort``), reproduced exactly, so an intransitive comparator gives upstream's order, not Python's; from
 32 up a stable sort (equal to upstream's for a strict weak order; upstream may throw otherwise) -- and tried in
 that order; in a leaf, the first app (FIFO) with pending demand whose task fits what the pool has left gets ONE
-task.  Conventions where upstream leaves a choice open: one pool (one server, one node heartbeat at a time, one
+task.  The fixed policy runs incrementally (its comparator is a strict weak order: each parent keeps its live
+children sorted by :func:`queue_key` and position, a round re-keys the served path; benchmarks/bench_yarn_capacity.py);
+the historic one sorts every list afresh every round, as upstream does (:func:`yarn_capacity_reference` is that
+literal loop for either comparator, and the tests hold the two paths equal).  Conventions where upstream leaves a choice open: one pool (one server, one node heartbeat at a time, one
 container each); whole tasks; task bounds (``floor(n_j)``); ``user-limit-factor -1`` and ``maximum-capacity``
 100% (queues elastic up to the cluster: no user limit, no queue ceiling); no reservations, node labels,
 priorities or preemption; exact arithmetic (upstream: ``float``).
@@ -71,6 +74,7 @@ priorities or preemption; exact arithmetic (upstream: ``float``).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from fractions import Fraction
 from functools import cmp_to_key
 from typing import Any, Callable, NamedTuple, Optional, Sequence
@@ -84,9 +88,9 @@ from .order_state import per_state, view
 from .registry import OrderSpec, Setting, register
 from .z3spec import Z3Spec
 
-__all__ = ["UPSTREAM", "UPSTREAM_11745", "QueueSnapshot", "dominant_share", "compare_queues", "java_sort",
+__all__ = ["UPSTREAM", "UPSTREAM_11745", "QueueSnapshot", "dominant_share", "compare_queues", "queue_key", "java_sort",
            "CapacityTree", "user_compare", "user_share", "queue_share", "YARN_CAPACITY", "YARN_CAPACITY_11745",
-           "yarn_capacity", "yarn_capacity_11745"]
+           "yarn_capacity", "yarn_capacity_11745", "yarn_capacity_reference"]
 
 _HADOOP = "apache/hadoop"
 _FILE = "PriorityUtilizationQueueOrderingPolicy.java"
@@ -168,6 +172,22 @@ def compare_queues(a: QueueSnapshot, b: QueueSnapshot, *, yarn_11745: bool = Fal
     return _java_double_compare(b.absolute_capacity, a.absolute_capacity)
 
 
+def _java_double_key(v: Any) -> tuple:
+    """``Double.compare``'s order as a sort key (NaN above everything)."""
+    return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
+
+
+def queue_key(s: QueueSnapshot) -> tuple:
+    """The FIXED comparator as a key: ``compare_queues(a, b)`` has the sign of ``queue_key(a)`` against
+    ``queue_key(b)`` (it is a strict weak order, so it has one).  A positive capacity first; the used (or, at
+    capacity 0, absolute used) capacity; the configured minimum resource, larger first (none = zeros, the
+    smallest); between two queues without one, the larger absolute capacity."""
+    first = (0, _java_double_key(s.used_capacity)) if s.absolute_capacity > 0 else \
+        (1, _java_double_key(s.absolute_used_capacity))
+    none = not any(s.min_resource)
+    return (first, tuple(-v for v in s.min_resource), -s.absolute_capacity if none else 0)
+
+
 def _count_run_and_make_ascending(a: list, cmp: Callable[[Any, Any], int]) -> int:
     hi, run = len(a), 1
     if hi == 1:
@@ -241,6 +261,9 @@ class CapacityTree:
                     build(k, self.absolute[k])
 
         build(None, Fraction(1))
+        #: a node's position in its parent's list (a tie goes to the earlier: upstream's stable sort)
+        self.position = {k: i for kids in self.children.values() for i, k in enumerate(kids)}
+        self.parent = {k: q for q, kids in self.children.items() for k in kids}
 
     def node_of_user(self, j: int) -> tuple:
         return ("leaf", self.env.user_queue[j])
@@ -295,8 +318,7 @@ def user_compare(state: Allocation, i: int, j: int, *, yarn_11745: bool = False)
     rc = compare_queues(snaps[a], snaps[b], yarn_11745=yarn_11745)
     if rc:
         return rc
-    siblings = tree.children[pi[k - 1] if k else None]
-    return -1 if siblings.index(a) < siblings.index(b) else 1
+    return -1 if tree.position[a] < tree.position[b] else 1
 
 
 def user_share(state: Allocation, j: int) -> Any:
@@ -316,33 +338,64 @@ YARN_CAPACITY_11745 = OrderSpec(lambda state, i, j: user_compare(state, i, j, ya
 
 
 # ---------------------------------------------------------------------- the mechanism
-def _run(env: Environment, name: str, yarn_11745: bool) -> Allocation:
-    """One container per round down the tree, children sorted as upstream sorts them (module docstring)."""
+class _Round:
+    """What one container per round needs: the pool left, every user's demand, bound and tasks, every node's usage.
+    Resources only shrink and tasks only grow, so a user that cannot take a task now never can again (``dead``)."""
+
+    def __init__(self, env: Environment, tree: CapacityTree, name: str) -> None:
+        J, R = env.n_users, env.n_resources
+        self.env, self.tree, self.name = env, tree, name
+        self.left = list(env.capacity[0]) if env.n_servers else [_ZERO] * R
+        self.demand = [env.d(j, 0) for j in range(J)] if env.n_servers else [env.demand[j] for j in range(J)]
+        self.limit = [None if b is None else math.floor(b) for b in env.tasks]
+        self.eligible = [0 in env.eligible[j] for j in range(J)]
+        self.has_demand = [any(v for v in self.demand[j]) for j in range(J)]
+        self.tasks = [0] * J
+        self.usage: dict[Any, list] = {node: [_ZERO] * R for node in tree.absolute}
+        self.nodes_of = [tree.path(j) for j in range(J)]
+        self.steps = 0
+
+    def can_take(self, j: int) -> bool:
+        """Pending demand (bound not reached, a nonzero request) and the task fits what the pool has left."""
+        if not self.has_demand[j] or (self.limit[j] is not None and self.tasks[j] >= self.limit[j]):
+            return False
+        return self.eligible[j] and all(not dv or lv >= dv for lv, dv in zip(self.left, self.demand[j]))
+
+    def give(self, j: int) -> None:
+        self.steps += 1
+        if self.steps > MAX_TASKS:
+            raise InstanceError(f"instance: {self.name} would place more than {MAX_TASKS} whole tasks; "
+                                f"scale capacities/demands down")
+        self.tasks[j] += 1
+        for r, dv in enumerate(self.demand[j]):
+            if dv:
+                self.left[r] -= dv
+                for node in self.nodes_of[j]:
+                    self.usage[node][r] += dv
+
+    def snapshot(self, node: Any) -> QueueSnapshot:
+        return _snapshot(self.tree, self.usage[node], node)
+
+    def result(self) -> Allocation:
+        env = self.env
+        x = tuple((Fraction(self.tasks[j]),) * env.n_servers for j in range(env.n_users))
+        return Allocation(env, x, self.name, True, {"steps": self.steps})
+
+
+def _run_literal(env: Environment, name: str, yarn_11745: bool) -> Allocation:
+    """Every round sorts every parent's whole child list with Java's sort (module docstring): upstream's order
+    even where the comparator is not a strict weak order (``yarn-capacity@YARN-11745``)."""
     tree = CapacityTree(env)
-    J, R = env.n_users, env.n_resources
-    left = list(env.capacity[0]) if env.n_servers else [_ZERO] * R
-    demand = [env.d(j, 0) for j in range(J)] if env.n_servers else [env.demand[j] for j in range(J)]
-    limit = [None if b is None else math.floor(b) for b in env.tasks]
-    eligible = [0 in env.eligible[j] for j in range(J)]
-    has_demand = [any(v for v in demand[j]) for j in range(J)]
-    tasks = [0] * J
-    usage: dict[Any, list] = {node: [_ZERO] * R for node in tree.absolute}
-    nodes_of = [tree.path(j) for j in range(J)]
-
-    def pending(j: int) -> bool:
-        return has_demand[j] and (limit[j] is None or tasks[j] < limit[j])
-
-    def fits(j: int) -> bool:
-        return eligible[j] and all(not dv or lv >= dv for lv, dv in zip(left, demand[j]))
+    st = _Round(env, tree, name)
 
     def cmp(a: Any, b: Any) -> int:
-        return compare_queues(_snapshot(tree, usage[a], a), _snapshot(tree, usage[b], b), yarn_11745=yarn_11745)
+        return compare_queues(st.snapshot(a), st.snapshot(b), yarn_11745=yarn_11745)
 
     def descend(q: Optional[int]) -> Optional[int]:
         for node in java_sort(tree.children.get(q, ()), cmp):
             if isinstance(node, tuple):
                 for j in tree.users[node]:
-                    if pending(j) and fits(j):
+                    if st.can_take(j):
                         return j
             else:
                 got = descend(node)
@@ -350,23 +403,76 @@ def _run(env: Environment, name: str, yarn_11745: bool) -> Allocation:
                     return got
         return None
 
-    steps = 0
     while True:
         j = descend(None)
         if j is None:
-            break
-        steps += 1
-        if steps > MAX_TASKS:
-            raise InstanceError(f"instance: {name} would place more than {MAX_TASKS} whole tasks; "
-                                f"scale capacities/demands down")
-        tasks[j] += 1
-        for r, dv in enumerate(demand[j]):
-            if dv:
-                left[r] -= dv
-                for node in nodes_of[j]:
-                    usage[node][r] += dv
-    x = tuple((Fraction(tasks[j]),) * env.n_servers for j in range(J))
-    return Allocation(env, x, name, True, {"steps": steps})
+            return st.result()
+        st.give(j)
+
+
+def _run_keyed(env: Environment, name: str) -> Allocation:
+    """The fixed policy, incrementally: its comparator is a strict weak order, so a stable sort of a parent's
+    children is the order of ``(queue_key, position)``; each parent keeps its live children sorted, a round
+    re-keys the nodes on the served user's path only, and a node none of whose users can take a task leaves
+    its parent's list for good (the order of the others does not change)."""
+    tree = CapacityTree(env)
+    st = _Round(env, tree, name)
+    live: dict[Any, list] = {}
+    entry: dict[Any, tuple] = {}
+    for q, kids in tree.children.items():
+        rows = []
+        for k in kids:
+            entry[k] = (queue_key(st.snapshot(k)), tree.position[k], k)
+            rows.append(entry[k])
+        live[q] = sorted(rows, key=lambda e: (e[0], e[1]))
+    cursor = {leaf: 0 for leaf in tree.users}  # FIFO: users before the cursor can never take a task again
+
+    def drop(node: Any) -> None:
+        while node is not None:
+            parent = tree.parent[node]
+            rows = live[parent]
+            del rows[bisect_left(rows, entry[node][:2], key=lambda e: e[:2])]
+            if rows or parent is None:
+                return
+            node = parent
+
+    def descend(q: Optional[int]) -> Optional[int]:
+        for e in list(live.get(q, ())):
+            node = e[2]
+            if isinstance(node, tuple):
+                users = tree.users[node]
+                while cursor[node] < len(users) and not st.can_take(users[cursor[node]]):
+                    cursor[node] += 1
+                if cursor[node] < len(users):
+                    return users[cursor[node]]
+                drop(node)
+            else:
+                got = descend(node)
+                if got is not None:
+                    return got
+                if not live.get(node):
+                    continue  # dropped with its last child
+        return None
+
+    while True:
+        j = descend(None)
+        if j is None:
+            return st.result()
+        st.give(j)
+        for node in st.nodes_of[j]:
+            parent = tree.parent[node]
+            rows = live[parent]
+            old = entry[node]
+            i = bisect_left(rows, old[:2], key=lambda e: e[:2])
+            if i < len(rows) and rows[i][2] == node:
+                del rows[i]
+                entry[node] = (queue_key(st.snapshot(node)), old[1], node)
+                insort(rows, entry[node], key=lambda e: e[:2])
+
+
+def yarn_capacity_reference(env: Environment, yarn_11745: bool = False) -> Allocation:
+    """The literal version (every parent's child list sorted afresh every round): the test of the fast path."""
+    return _run_literal(env, "yarn-capacity@YARN-11745" if yarn_11745 else "yarn-capacity", yarn_11745)
 
 
 _SETTING = Setting(single_server=True, placement=True, external=False, bounds=True, weights=False, divisible=False,
@@ -392,7 +498,7 @@ _NOTES = ("port of the comparator's semantics (our code): the queue tree is Capa
           order=YARN_CAPACITY)
 def yarn_capacity(env: Environment, exact: bool = False) -> Allocation:
     """CapacityScheduler's utilization queue order, one container per round (module docstring)."""
-    return _run(env, "yarn-capacity", False)
+    return _run_keyed(env, "yarn-capacity")
 
 
 @register("yarn-capacity@YARN-11745", "YARN CapacityScheduler queue order before the YARN-11745 fix: the configured "
@@ -405,4 +511,4 @@ def yarn_capacity(env: Environment, exact: bool = False) -> Allocation:
           order=YARN_CAPACITY_11745)
 def yarn_capacity_11745(env: Environment, exact: bool = False) -> Allocation:
     """``yarn-capacity`` with the comparator before YARN-11745's fix."""
-    return _run(env, "yarn-capacity@YARN-11745", True)
+    return _run_literal(env, "yarn-capacity@YARN-11745", True)
