@@ -447,11 +447,9 @@ def _run_keyed(env: Environment, name: str) -> Allocation:
                     return users[cursor[node]]
                 drop(node)
             else:
-                got = descend(node)
+                got = descend(node)  # None: every child dropped, and with the last one the node itself
                 if got is not None:
                     return got
-                if not live.get(node):
-                    continue  # dropped with its last child
         return None
 
     while True:
