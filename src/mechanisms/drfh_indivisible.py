@@ -71,17 +71,81 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
         fs = {s for s in env.eligible[j] if server_fits(j, s)}
         if fs:
             fits[j] = fs
+    pick = None
     if best_fit:
         def server_key(j: int, s: int) -> Any:
             return (_h(env.demand[j], remaining[s], pooled), s)
+
+        pick, place = _best_fit_heaps(env, remaining, pooled, place)
     else:
         def server_key(j: int, s: int) -> Any:
             return s
     steps = fill_whole_tasks(fits, lambda u: (Fraction(total[u]) * share[u] / env.weight[u], u), server_key, place,
                              server_fits, user_open, MAX_STEPS,
                              f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
-                             f"scale capacities/demands down")
+                             f"scale capacities/demands down", pick_server=pick)
     return Allocation(env, tuple(tuple(Fraction(v) for v in row) for row in x), name, True, {"steps": steps})
+
+
+def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place):
+    """Best-Fit's server choice without rescanning every server at every step: eq. (9) ``H(j, l)`` changes
+    only at the server where a task was just placed, so each user keeps a heap of ``(H, l, version)`` and
+    ``place`` pushes the new key of that one server (older entries of it are skipped as stale).  The same
+    exact values as :func:`_h` (``D_j / D_{j,r0}`` is computed once per user, ``cbar_l / cbar_{l,r0}`` once
+    per server change), so the same server as the scan, ties included.  Returns ``(pick_server, place)``."""
+    import heapq
+
+    R = env.n_resources
+    ratio: dict[int, Any] = {}  # user -> (r0, D_j / D_{j,r0}) or None (demands nothing: H = 0)
+    for j in range(env.n_users):
+        d = env.demand[j]
+        r0 = next((r for r, v in enumerate(d) if v > 0), None)
+        if r0 is None or not pooled[r0]:
+            ratio[j] = None if r0 is None else (r0, None)
+            continue
+        D = [d[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(R)]
+        ratio[j] = (r0, [D[r] / D[r0] for r in range(R)])
+    version = [0] * env.n_servers
+    cbar_cache: dict[tuple[int, int], Any] = {}  # (server, r0) -> cbar / cbar_r0 (None: no r0 left)
+    heaps: dict[int, list] = {}
+
+    def key(j: int, s: int) -> Any:
+        rj = ratio[j]
+        if rj is None:
+            return Fraction(0)
+        r0, a = rj
+        if a is None:  # demands a resource the cluster has none of: as _h (never fits anywhere)
+            return _h(env.demand[j], remaining[s], pooled)
+        b = cbar_cache.get((s, r0), False)
+        if b is False:
+            rem = remaining[s]
+            c0 = rem[r0] / pooled[r0]
+            b = None if c0 == 0 else [(rem[r] / pooled[r] if pooled[r] else Fraction(0)) / c0 for r in range(R)]
+            cbar_cache[(s, r0)] = b
+        if b is None:
+            return INF
+        return sum((abs(a[r] - b[r]) for r in range(R)), Fraction(0))
+
+    def pick(j: int, fs: set) -> int:
+        h = heaps.get(j)
+        if h is None:
+            h = heaps[j] = [(key(j, s), s, version[s]) for s in fs]
+            heapq.heapify(h)
+        while True:
+            _, s, v = h[0]
+            if s in fs and v == version[s]:
+                return s
+            heapq.heappop(h)  # stale (the server changed since) or no longer fitting (never fits again)
+
+    def place_and_update(j: int, s: int) -> None:
+        place(j, s)
+        version[s] += 1
+        for r0 in {rj[0] for rj in ratio.values() if rj is not None}:
+            cbar_cache.pop((s, r0), None)
+        for u, h in heaps.items():
+            heapq.heappush(h, (key(u, s), s, version[s]))
+
+    return pick, place_and_update
 
 
 def _h(d, rem, pooled) -> Any:
