@@ -115,12 +115,65 @@ def test_a_disagreement_is_exit_3_naming_both_solvers(tmp_path, monkeypatch):
     assert not os.path.exists(tmp_path / "e" / "certificate.json")
 
 
-def test_a_cvc5_failure_is_never_certified(monkeypatch):
+@pytest.mark.parametrize("reason", ["cvc5 error: RuntimeError: out of memory", "cvc5: resourceout"])
+def test_a_cvc5_failure_is_never_certified(monkeypatch, reason):
+    """A cvc5 error or a limit it ran into on any query: not certified (exit 3), whatever the others say."""
     monkeypatch.setitem(solvers.SOLVERS, "cvc5",
-                        lambda text, names, timeout, logic, proof=False: Answer("unknown", 0.0, reason="cvc5: incomplete"))
+                        lambda text, names, timeout, logic, proof=False: Answer("unknown", 0.0, reason=reason))
     res = certify("drf", "sp", shape=Shape(2, 1, 2), timeout=60, jobs=0, method="reduction")
     assert res.verdict == "unknown"
-    assert "cvc5 did not confirm z3: z3 says unsat, cvc5 says unknown (cvc5: incomplete)" in res.note
+    assert f"cvc5 did not confirm z3: z3 says unsat, cvc5 says unknown ({reason})" in res.note
+
+
+def _first_incomplete(real):
+    """cvc5 as it is, except that the first UNSAT query (its file's comment: ``query (0, None)``) is answered
+    ``incomplete``, as cvc5's nonlinear solver does on some of Lemma L8's queries."""
+    def solve(text, names, timeout, logic, proof=False):
+        if "query (0, None)\n" in text:
+            return Answer("incomplete", 0.0, reason="cvc5: incomplete")
+        return real(text, names, timeout, logic, proof)
+    return solve
+
+
+def test_an_incomplete_cvc5_leaves_z3s_verdict_and_names_the_gap(monkeypatch):
+    """cvc5 incomplete on one of the 5 queries (and no worker to run the coverings retry in): certified by
+    z3, the agreement counted exactly -- never ``z3 and cvc5 agree``."""
+    monkeypatch.setitem(solvers.SOLVERS, "cvc5", _first_incomplete(solvers.SOLVERS["cvc5"]))
+    res = certify("drf", "sp", shape=Shape(2, 1, 2), timeout=60, jobs=0, method="reduction")
+    assert res.verdict == "certified", res.note
+    assert res.details["agreement"] == "z3; cvc5 agrees on 4 of 5 queries, incomplete on 1: QF_NRA"
+    assert "z3 and cvc5 agree" not in res.note and res.note.endswith("incomplete on 1: QF_NRA")
+    assert len(res.details["incomplete"]) == 1 and "no coverings retry" in res.details["incomplete"][0]
+
+
+def test_an_incomplete_answer_is_retried_by_coverings_in_a_worker(monkeypatch):
+    """With workers, the incomplete query goes to cvc5's coverings alone (``cvc5-cov``, the real solver),
+    which decides it: z3 and cvc5 agree on all 5."""
+    monkeypatch.setitem(solvers.SOLVERS, "cvc5", _first_incomplete(solvers.SOLVERS["cvc5"]))
+    res = certify("drf", "sp", shape=Shape(2, 1, 2), timeout=60, jobs=1, method="reduction")
+    assert res.verdict == "certified", res.note
+    assert res.details["agreement"] == "z3 and cvc5 agree"
+    assert sum(a["answers"]["cvc5"] == a["expected"] for a in res.details["answers"]) == 5
+
+
+def test_cvc5_decides_the_queries_its_incremental_mode_left_incomplete():
+    """A reduced Lemma L8 query of tsf-er on 3 x 3 x 3 + 1 (dominant case (1, 0, 0, 0, 0)), on which cvc5 1.4 in
+    incremental mode (its API's default) answers ``unknown (incomplete)``: with ``incremental=false``
+    (``solvers.CVC5_OPTIONS``) it is UNSAT, as z3 says."""
+    from verifier.engines.z3.goals import goal_of
+    from verifier.engines.z3.pool import split_jobs
+    from verifier.engines.z3.reduction import reduced_query
+    from verifier.engines.z3.specs import get_spec
+    from verifier.properties import get_property
+    import mechanisms
+
+    spec, goal = get_spec(mechanisms.get("tsf-er")), goal_of(get_property("ef"))
+    shape = Shape(3, 3, 3, 1)
+    assert spec.normalisation != "dominant"  # one domain case (None), split on the normaliser's mins
+    _, ctx = reduced_query(spec, shape, None, True, goal)
+    job = next(j for j in split_jobs(0, ctx.cons, (), 60) if j.key[1] == (1, 0, 0, 0, 0))
+    text = solvers.smt2_file(job.smt2, logic_of(job.smt2))
+    assert solvers.solve("cvc5", text, (), 60, "QF_NRA").status == "unsat"
 
 
 def test_an_unsupported_fragment_is_certified_by_z3_alone_and_says_so(monkeypatch):

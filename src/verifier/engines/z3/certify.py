@@ -158,6 +158,7 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
     a = Attempt(mech, prop_name, variant, timeout)
     a.result.details.update(cases=0, cases_pruned=0, control="")
     a.ledger = Ledger()
+    n_workers = default_jobs() if jobs is None else jobs
     try:
         with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
             res = _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
@@ -166,8 +167,7 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
             if res.verdict == "certified" and second:
                 title = f"mechverify certify {a.mech.name} --property {a.prop.name} --variant {a.variant}: " \
                         f"{shape.describe()}"
-                return second_opinion(a, a.ledger, default_jobs() if jobs is None else jobs, title, proofs,
-                                      keep_queries)
+                return second_opinion(a, a.ledger, n_workers, title, proofs, keep_queries)
             return res
     except BudgetExhausted as exc:
         return a.done("unknown", f"{exc}; not certified")

@@ -63,7 +63,7 @@ class JobResult:
     ``unsupported`` (cvc5 cannot read it)."""
 
     key: Any
-    status: str  # 'sat' | 'unsat' | 'unknown' | 'unsupported'
+    status: str  # 'sat' | 'unsat' | 'unknown' | 'incomplete' | 'unsupported'
     seconds: float
     values: dict = field(default_factory=dict)  # name -> Fraction (algebraic numbers: 40-digit approximations)
     algebraic: list = field(default_factory=list)  # names whose value was irrational (approximated)

@@ -7,8 +7,10 @@ them (``Obligation``: the query's assertions, its role, what z3 said) and every 
 obligation, as the SMT-LIB2 file ``certify --export`` writes (``solvers.smt2_file``), to cvc5 -- in the
 pool's worker processes with hard time limits, before the same deadline -- and keeps ``certified`` only if
 cvc5 answers every one as z3 did.  A disagreement, a cvc5 error or time-out is ``unknown`` with a line saying
-which solver said what; a query cvc5 cannot read (``unsupported``) leaves the verdict certified by z3 alone
-and says so (``details["agreement"]``).
+which solver said what; a query cvc5 cannot read (``unsupported``) or cannot decide (``incomplete``: its
+nonlinear procedure gave up before its limit, and so did the coverings-only retry, ``solvers.COVERINGS``)
+leaves the verdict certified by z3, and the verdict says so, with the count and the logic
+(``details["agreement"]``: ``z3; cvc5 agrees on 44 of 55 queries, incomplete on 11: QF_NRA``).
 """
 from __future__ import annotations
 
@@ -18,8 +20,10 @@ from typing import Any, Optional
 
 from mechverify.deadline import budget_note
 
+import multiprocessing as mp
+
 from .pool import BUDGET_REASON, Job, budget_cut, run_jobs
-from .solvers import logic_of, proof_holes, sha256, smt2_file, version
+from .solvers import COVERINGS, logic_of, proof_holes, sha256, smt2_file, version
 
 __all__ = ["Obligation", "Ledger", "second_opinion", "SECOND", "agreement_phrase"]
 
@@ -28,6 +32,9 @@ SECOND = "cvc5"
 
 #: roles of a query in a certificate, and the answer the verdict needs
 EXPECTED = {"query": "unsat", "pruned": "unsat", "control": "sat"}
+
+#: seconds the coverings-only retry of an ``incomplete`` answer gets per query (at most the time left)
+RETRY_SECONDS = 20.0
 
 
 @dataclass
@@ -91,8 +98,35 @@ class Ledger:
 
 
 def agreement_phrase(details: dict) -> str:
-    """``z3 and cvc5 agree`` / ``z3; cvc5: unsupported fragment (...)`` / ``z3`` (no second solver asked)."""
+    """``z3 and cvc5 agree`` / ``z3; cvc5 agrees on k of N queries, incomplete on m: QF_NRA`` / ``z3; cvc5:
+    unsupported fragment (...)`` / ``z3`` (no second solver asked)."""
     return details.get("agreement") or "z3"
+
+
+def _retry_incomplete(obs: list, n_workers: int, deadline: float, title: str) -> None:
+    """Give every obligation cvc5 answered ``incomplete`` to cvc5's coverings alone (``solvers.COVERINGS``),
+    at most :data:`RETRY_SECONDS` each and never past ``deadline``; a decided answer replaces the
+    ``incomplete`` one (``reasons`` keeps the history).  Only in worker processes: coverings ignore cvc5's
+    time limit, so only the pool's hard limit (killing the worker) bounds them; in this process
+    (``n_workers = 0``, or a daemonic process) the answer stays ``incomplete`` and says why."""
+    todo = [ob for ob in obs if ob.answers.get(SECOND) == "incomplete"]
+    if not todo:
+        return
+    if n_workers <= 0 or mp.current_process().daemon:
+        for ob in todo:
+            ob.reasons[SECOND] = "cvc5: incomplete; no coverings retry (no worker process to bound it)"
+        return
+    left = deadline - time.monotonic()
+    jobs = [Job(i, ob.text(title), (), timeout=max(0.1, min(RETRY_SECONDS, left)), logic=ob.logic, solver=COVERINGS)
+            for i, ob in enumerate(obs) if ob in todo]
+    for r in run_jobs(jobs, n_workers, deadline):
+        ob = obs[r.key]
+        ob.seconds[SECOND] = round(ob.seconds.get(SECOND, 0.0) + r.seconds, 3)
+        if r.status in ("sat", "unsat"):
+            ob.answers[SECOND] = r.status
+            ob.reasons[SECOND] = f"cvc5: incomplete, then {r.status} by coverings alone ({r.seconds:.2f} s)"
+        else:
+            ob.reasons[SECOND] = f"cvc5: incomplete; coverings alone: {r.status} ({r.reason or 'no reason'})"
 
 
 def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool = False,
@@ -117,6 +151,7 @@ def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool =
         if r.reason:
             ob.reasons[SECOND] = r.reason
         ob.proof = r.proof
+    _retry_incomplete(obs, n_workers, a.deadline, title)
     dt = time.monotonic() - t0
     solvers = [{"name": "z3", "version": version("z3")}, {"name": SECOND, "version": version(SECOND)}]
     res.details["solvers"] = solvers
@@ -127,8 +162,9 @@ def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool =
     if keep:
         res.details["ledger"] = ledger
     wrong = [ob for ob in obs if ob.answers.get(SECOND) in ("sat", "unsat") and ob.answers[SECOND] != ob.expected]
-    failed = [ob for ob in obs if ob.answers.get(SECOND) not in ("sat", "unsat", "unsupported")]
+    failed = [ob for ob in obs if ob.answers.get(SECOND) not in ("sat", "unsat", "unsupported", "incomplete")]
     unsupported = [ob for ob in obs if ob.answers.get(SECOND) == "unsupported"]
+    incomplete = [ob for ob in obs if ob.answers.get(SECOND) == "incomplete"]
     if wrong:
         ob = wrong[0]
         return a.done("unknown", f"the solvers disagree: z3 says {ob.answers['z3']}, {SECOND} says "
@@ -142,10 +178,19 @@ def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool =
         reasons = [f.reasons.get(SECOND, "") for f in failed]
         cut = any(str(w).startswith(BUDGET_REASON) for w in reasons) or budget_cut(reasons, a.deadline)
         return a.done("unknown", budget_note(line) if cut else line)
-    if unsupported:
-        ob = unsupported[0]
-        frag = f"unsupported fragment {ob.logic}: {ob.reasons.get(SECOND, '')}"
-        res.details["agreement"] = f"z3; {SECOND}: {frag} ({len(unsupported)} of {len(obs)} queries)"
+    if unsupported or incomplete:
+        gaps = []
+        if incomplete:
+            logics = ", ".join(sorted({ob.logic for ob in incomplete}))
+            gaps.append(f"{SECOND} agrees on {len(obs) - len(unsupported) - len(incomplete)} of {len(obs)} queries, "
+                        f"incomplete on {len(incomplete)}: {logics}")
+            res.details["incomplete"] = [f"{ob.stage} {ob.role} {ob.key}: {ob.reasons.get(SECOND, '')}"
+                                         for ob in incomplete]
+        if unsupported:
+            ob = unsupported[0]
+            frag = f"unsupported fragment {ob.logic}: {ob.reasons.get(SECOND, '')}"
+            gaps.append(f"{SECOND}: {frag} ({len(unsupported)} of {len(obs)} queries)")
+        res.details["agreement"] = "z3; " + "; ".join(gaps)
     else:
         res.details["agreement"] = f"z3 and {SECOND} agree"
         if proofs:
@@ -154,4 +199,5 @@ def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool =
                                      f"({sum(proof_holes(ob.proof) for ob in asked)} hole steps)")
     if not obs:
         res.details["agreement"] = "z3; no query to re-check"
-    return a.done("certified", f"{note}; {res.details['agreement']} on all {len(obs)} queries")
+    tail = f" on all {len(obs)} queries" if res.details["agreement"] == f"z3 and {SECOND} agree" else ""
+    return a.done("certified", f"{note}; {res.details['agreement']}{tail}")

@@ -8,9 +8,17 @@ worker processes look it up by the job's ``solver`` name, so a test may put a do
 SMT-LIB2 file of :func:`smt2_file` (``set-logic`` from :func:`logic_of`, the same assertions, ``check-sat``),
 which is what ``certify --export`` writes and what ``z3 FILE`` or ``cvc5 FILE`` read.
 
-Statuses: ``sat`` | ``unsat`` | ``unknown`` (with the solver's reason: a time-out, incompleteness, an
-error) | ``unsupported`` (cvc5 cannot read the query: a construct it does not parse, or a term outside the
-logic it was given -- "unsupported fragment").
+Statuses: ``sat`` | ``unsat`` | ``unknown`` (with the solver's reason: a time-out, an error) | ``incomplete``
+(cvc5 stopped before its limit and said its procedure cannot decide the query: ``UnknownExplanation.INCOMPLETE``)
+| ``unsupported`` (cvc5 cannot read the query: a construct it does not parse, or a term outside the logic it
+was given -- "unsupported fragment").
+
+cvc5's options (docs/z3.md, "Second solver and export"): ``incremental=false`` (one ``checkSat`` per
+solver; in incremental mode, cvc5 1.4's default, its nonlinear solver does not use cylindrical algebraic
+coverings and answers ``incomplete`` where coverings decide the query).  ``cvc5-cov`` (:data:`COVERINGS`) is
+the retry of an ``incomplete`` answer: coverings alone (``nl-cov``, no incremental linearisation,
+``nl-ext=none``), complete for QF_NRA but deaf to ``tlimit-per`` (it does not poll cvc5's resource manager),
+so it only runs in a worker process that the pool can kill (``second.py``).
 """
 from __future__ import annotations
 
@@ -21,13 +29,13 @@ from typing import Callable, NamedTuple, Sequence
 import z3
 
 __all__ = ["Answer", "SOLVERS", "solve", "version", "logic_of", "smt2_file", "sha256", "PROOF_FORMAT",
-           "proof_holes"]
+           "proof_holes", "COVERINGS", "CVC5_OPTIONS"]
 
 
 class Answer(NamedTuple):
     """What a solver said about one query."""
 
-    status: str  # 'sat' | 'unsat' | 'unknown' | 'unsupported'
+    status: str  # 'sat' | 'unsat' | 'unknown' | 'incomplete' | 'unsupported'
     seconds: float
     values: dict = {}  # name -> Fraction (z3's SAT models only)
     algebraic: list = []  # names whose value was irrational (approximated)
@@ -79,7 +87,17 @@ _UNSUPPORTED = ("not declared", "linear logic", "not supported", "unsupported", 
                 "Expected", "Unexpected")
 
 
-def _cvc5(text: str, names: Sequence[str], timeout: float, logic: str = "", proof: bool = False) -> Answer:
+#: cvc5's options for every query: one check per solver (non-incremental: coverings behind incremental
+#: linearisation in the nonlinear solver)
+CVC5_OPTIONS = (("incremental", "false"),)
+
+#: the retry of an ``incomplete`` answer: cylindrical algebraic coverings alone (no time limit it honours)
+COVERINGS = "cvc5-cov"
+_COVERINGS_OPTIONS = (("incremental", "false"), ("nl-cov", "true"), ("nl-ext", "none"))
+
+
+def _cvc5(text: str, names: Sequence[str], timeout: float, logic: str = "", proof: bool = False,
+          options: Sequence = CVC5_OPTIONS) -> Answer:
     """cvc5 (its Python API) on the SMT-LIB2 file ``text``: every command but ``check-sat`` is invoked as
     parsed, then one ``checkSat`` with cvc5's per-check time limit; ``proof``: an UNSAT answer comes with
     cvc5's Alethe proof."""
@@ -88,6 +106,8 @@ def _cvc5(text: str, names: Sequence[str], timeout: float, logic: str = "", proo
     t0 = time.perf_counter()
     tm = cvc5.TermManager()
     s = cvc5.Solver(tm)
+    for k, v in options:
+        s.setOption(k, v)
     s.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
     if proof:
         for k, v in _PROOF_OPTIONS:
@@ -124,11 +144,19 @@ def _cvc5(text: str, names: Sequence[str], timeout: float, logic: str = "", proo
     if r.isSat():
         return Answer("sat", dt)
     why = str(r.getUnknownExplanation()).replace("UnknownExplanation.", "").lower()
+    if why == "incomplete":
+        return Answer("incomplete", dt, reason="cvc5: incomplete")
     return Answer("unknown", dt, reason="timeout" if "timeout" in why else f"cvc5: {why}")
 
 
+def _cvc5_coverings(text: str, names: Sequence[str], timeout: float, logic: str = "", proof: bool = False) -> Answer:
+    """cvc5 with coverings alone (:data:`COVERINGS`): the retry of an ``incomplete`` answer.  Its time limit
+    is the pool's hard one (a worker killed at the job's limit): coverings do not poll ``tlimit-per``."""
+    return _cvc5(text, names, timeout, logic, proof, _COVERINGS_OPTIONS)
+
+
 #: solver name -> solve function (the pool's workers look it up by the job's ``solver``)
-SOLVERS: dict[str, Callable[..., Answer]] = {"z3": _z3, "cvc5": _cvc5}
+SOLVERS: dict[str, Callable[..., Answer]] = {"z3": _z3, "cvc5": _cvc5, COVERINGS: _cvc5_coverings}
 
 
 def solve(solver: str, text: str, names: Sequence[str], timeout: float, logic: str, proof: bool = False) -> Answer:
@@ -143,7 +171,7 @@ def version(solver: str) -> str:
     """The solver's version (``z3 4.x``, ``cvc5 1.4.x``)."""
     if solver == "z3":
         return z3.get_version_string()
-    if solver == "cvc5":
+    if solver in ("cvc5", COVERINGS):
         import cvc5
 
         return getattr(cvc5, "__version__", "") or "unknown"
