@@ -29,7 +29,11 @@ re-checked exactly.
 a Philox generator keyed by ``(seed, key(p))`` at counter ``i`` (:func:`sample_rng`) and its deviations from a ``random.Random`` seeded from the
 same generator, so a sample's outcome does not depend on which worker draws it: the counts are the same
 for any ``--jobs`` and on a Dask cluster (the chunks run on ``verifier.executors``).  ``budget`` (seconds,
-wall-clock) stops the drawing: the report says how many samples were done.
+wall-clock) stops the drawing, and an allocation or evaluation that would end after it (judged by the
+longest of its kind so far in the chunk) is not started; with a budget every mechanism takes a chunk's
+instances in turn, in blocks that start at one instance and double while they are cheap
+(:data:`BUDGET_BLOCK_SHARE`), so a cut leaves the cells with about as many samples.  The
+report says how many samples every cell finished (``done``; a cell's own ``samples`` may be a few more).
 """
 from __future__ import annotations
 
@@ -55,6 +59,10 @@ __all__ = ["wilson", "RatesReport", "CellRates", "rates", "rate_chunk", "DEFAULT
 DEFAULT_DEVIATIONS = 8
 #: samples per chunk (one unit of work handed to a worker)
 CHUNK = 250
+#: with a budget, a chunk's instances go through every mechanism in blocks (a budget cut then leaves every
+#: cell with about as many samples): one instance first, the block doubling while a block takes less than
+#: this share of the time left
+BUDGET_BLOCK_SHARE = 0.05
 #: the quantiles of the measure every cell reports
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 #: z of a two-sided 95% interval (the normal quantile 0.975)
@@ -288,7 +296,11 @@ def rate_chunk(job: dict) -> dict:
 
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)
-    t_end = time.monotonic() + job["seconds"] if job.get("seconds") is not None else None
+    t_end = None
+    if job.get("deadline") is not None:  # the coordinator's deadline (wall clock: a worker may start late)
+        t_end = time.monotonic() + max(0.0, job["deadline"] - time.time())
+    elif job.get("seconds") is not None:
+        t_end = time.monotonic() + job["seconds"]
     point = job["point"]
     draw = get_workload(job["workload"]).sampler(**point)
     start, stop = job["start"], job["stop"]
@@ -301,6 +313,7 @@ def rate_chunk(job: dict) -> dict:
         rngs.append(random.Random(int(rng.integers(2 ** 62))))
     done = len(envs)
     cells_out: list[CellRates] = []
+    work = []
     for spec in job["mechanisms"]:
         mech = _mech_of(spec)
         cells = [(get_property(p), v, CellRates(mech.name, get_property(p).name, v, dict(point),
@@ -308,18 +321,54 @@ def rate_chunk(job: dict) -> dict:
                                                 else None))
                  for p, v in spec["cells"]]
         cells_out.extend(c for _, _, c in cells)
-        with bud.user_calls(mech, job.get("budget")), bud.scope(t_end):
-            allocs = _allocate_all(mech, envs)
-            for prop, variant, cell in cells:
-                _evaluate_cell(prop, mech, variant, envs, allocs, cell, start, rngs, job["deviations"], t_end)
+        work.append((mech, [(p, v, c, {}) for p, v, c in cells], {}))
+    # without a budget the whole chunk at once (the batch path's vectors are longest); with one,
+    # blocks of instances in turn for every mechanism, so that a budget cut leaves every cell with about
+    # as many samples (not the first mechanism with all of them and the others with none)
+    block = max(1, done) if t_end is None else 1
+    b0 = 0
+    while b0 < done:
+        b1 = min(done, b0 + block)
+        t_block = time.monotonic()
+        for mech, cells, est in work:
+            with bud.user_calls(mech, job.get("budget")), bud.scope(t_end):
+                try:
+                    allocs = _allocate_all(mech, envs[b0:b1], t_end, est)
+                    for prop, variant, cell, cell_est in cells:
+                        _evaluate_cell(prop, mech, variant, envs[b0:b1], allocs, cell, start + b0, rngs[b0:b1],
+                                       job["deviations"], t_end, cell_est)
+                except bud.BudgetExhausted:
+                    pass  # every cell keeps the samples it finished (below: ``done`` is the fewest)
+        if any(c.samples < b1 for c in cells_out):
+            break  # the budget cut this block short
+        b0 = b1
+        if t_end is not None and time.monotonic() - t_block < BUDGET_BLOCK_SHARE * (t_end - time.monotonic()):
+            block *= 2  # cheap so far: longer blocks (longer vectors for the batch path)
+    if cells_out:  # the budget may cut a cell short: the chunk reports the samples EVERY cell finished
+        done = min(done, min(c.samples for c in cells_out))
     return {"point": point, "start": start, "done": done, "cells": cells_out}
 
 
-def _allocate_all(mech, envs: list) -> list:
+class _NotAllocated:
+    """An instance the budget left unallocated (the evaluation stops there)."""
+
+
+_CUT = _NotAllocated()
+
+
+def _would_overrun(t_end: Optional[float], longest: float) -> bool:
+    """The deadline has passed, or a step as long as the longest so far would end after it (not started)."""
+    return t_end is not None and time.monotonic() + longest >= t_end
+
+
+def _allocate_all(mech, envs: list, t_end: Optional[float] = None, longest: Optional[dict] = None) -> list:
     """Float allocations of every instance: the mechanism's vectorised allocator (``Mechanism.batch``) for
     the instances inside its setting, its float path for the others it leaves (``None``) and for a
     mechanism without one.  An instance the mechanism rejects is its ``InstanceError``, a failure any
-    other exception (kept in the list, counted per instance)."""
+    other exception (kept in the list, counted per instance).  The budget (``t_end``): an allocation that
+    would end after it, judged by the longest so far (``longest["alloc"]``, kept across a chunk's blocks), is
+    not started; it and every later instance are ``_CUT``."""
+    longest = {} if longest is None else longest
     out: list = [None] * len(envs)
     batch = getattr(mech, "batch", None)
     if batch is not None and envs:
@@ -336,22 +385,30 @@ def _allocate_all(mech, envs: list) -> list:
     for n, env in enumerate(envs):
         if out[n] is not None:
             continue
+        if _would_overrun(t_end, longest.get("alloc", 0.0)):
+            out[n:] = [a if a is not None else _CUT for a in out[n:]]
+            break
+        t = time.monotonic()
         try:
             out[n] = mech(env, exact=False)
         except bud.BudgetExhausted:
-            raise
+            out[n:] = [a if a is not None else _CUT for a in out[n:]]
+            break
         except Exception as exc:  # noqa: BLE001 - reported per instance, never lost
             out[n] = exc
+        longest["alloc"] = max(longest.get("alloc", 0.0), time.monotonic() - t)
     return out
 
 
 def _evaluate_cell(prop, mech, variant, envs, allocs, cell: CellRates, start: int, rngs, k_dev: int,
-                   t_end: Optional[float]) -> None:
+                   t_end: Optional[float], longest: Optional[dict] = None) -> None:
     """Every instance of one cell: the property's vectorised evaluation where it has one, else one by
     one."""
     batch = None
     premise: dict = {}
     ok = []
+    cut = next((n for n, a in enumerate(allocs) if a is _CUT), len(allocs))
+    envs, allocs = envs[:cut], allocs[:cut]  # the budget left the rest unallocated
     for n, a in enumerate(allocs):
         if not isinstance(a, BaseException):
             premise[n] = prop.applicable(mech, envs[n], variant)
@@ -360,9 +417,12 @@ def _evaluate_cell(prop, mech, variant, envs, allocs, cell: CellRates, start: in
     if not prop.needs_deviation and ok:
         batch = prop.evaluate_batch(mech, [envs[n] for n in ok], [allocs[n] for n in ok], variant)
     evs = dict(zip(ok, batch)) if batch is not None else {}
+    longest = {} if longest is None else longest  # the longest evaluation so far (kept across blocks)
     for n, env in enumerate(envs):
-        if t_end is not None and time.monotonic() >= t_end:
+        if _would_overrun(t_end, 0.0 if n in evs else longest.get("eval", 0.0)):
             return  # the budget: this cell has the samples done so far
+        t = time.monotonic()
+        snap = (len(cell.measures), cell.violations, cell.rechecked, dict(cell.unconfirmed), cell.first_violation)
         i = start + n
         a = allocs[n]
         cell.samples += 1
@@ -387,13 +447,16 @@ def _evaluate_cell(prop, mech, variant, envs, allocs, cell: CellRates, start: in
                     cell.first_violation = i if cell.first_violation is None else cell.first_violation
             else:
                 _evaluate_one(prop, mech, variant, env, a, cell, i, rngs[n], k_dev)
-        except bud.BudgetExhausted:
-            cell.samples -= 1  # cut short: not counted
+        except bud.BudgetExhausted:  # cut short: this sample is not counted at all
+            cell.samples -= 1
+            del cell.measures[snap[0]:]
+            cell.violations, cell.rechecked, cell.unconfirmed, cell.first_violation = snap[1:]
             return
         except InstanceError as exc:
             _count(cell.not_applicable, f"the mechanism rejects the instance: {str(exc).splitlines()[0][:160]}")
         except Exception as exc:  # noqa: BLE001 - counted as an error, never a verdict
             _count(cell.errors, f"evaluation failed: {_short(exc)}")
+        longest["eval"] = max(longest.get("eval", 0.0), time.monotonic() - t)
 
 
 # ------------------------------------------------------------------ the coordinator
@@ -461,7 +524,7 @@ def rates(mechs: Sequence, workload: str, props: Sequence[str], *, points: Seque
                 if left is not None and left <= 0:
                     report.stopped = True
                     break
-                job = dict(pending.pop(0), seconds=left)
+                job = dict(pending.pop(0), seconds=left, deadline=None if left is None else time.time() + left)
                 if not ex.in_process:
                     job["mechanisms"] = [dict(s, obj=None) for s in job["mechanisms"]]
                 running[ex.submit(rate_chunk, job)] = job

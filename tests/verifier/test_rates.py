@@ -157,3 +157,47 @@ def test_user_mechanism_by_reference(capsys):
     assert code == 0, err
     cell = json.loads(out)["cells"][0]
     assert cell["samples"] == 5 and cell["errors"] == {}
+
+
+def test_same_counts_with_jobs_1_and_a_dask_cluster(capsys):
+    """The CLI's counts (and every measure) are the same in this process and on a Dask cluster: 260 samples are
+    two chunks (250 + 10), drawn by whichever worker gets them."""
+    from distributed import LocalCluster
+
+    argv = ["rates", "drf-eq", "--workload", "seed004", "--rho", "0.9", "--samples", "260", "--properties",
+            "si/external", "--quiet", "--format", "json"]
+
+    def counts(text):
+        data = json.loads(text)
+        return data["samples_done"], [{k: c[k] for k in ("mechanism", "variant", "samples", "evaluated", "violations",
+                                                         "rechecked", "not_applicable", "errors", "measure",
+                                                         "first_violation_sample")} for c in data["cells"]]
+
+    code, out, err = _cli(capsys, *argv, "--jobs", "1")
+    assert code == 0, err
+    one = counts(out)
+    assert one[0] == 260 and one[1][0]["violations"] > 0  # drf-eq violates SI at rho 0.9 (the cell above)
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        code, out, err = _cli(capsys, *argv, "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    assert code == 0, err
+    assert counts(out) == one
+
+
+def test_a_budget_cut_leaves_consistent_cells():
+    """A budget far shorter than the work: the report says it stopped, every cell took about as many samples
+    (blocks in turn for every mechanism), and a cell holds exactly one measure per evaluated instance (a sample
+    cut mid-evaluation is not counted at all)."""
+    import time
+
+    mechs = [get("tsf-er-online"), get("drfh")]  # tsf-er-online: ~0.5 s per 20-server instance
+    t0 = time.monotonic()
+    rep = rates(mechs, "google2011", ["si", "po"], points=[{"servers": 20}], samples=250, seed=0, budget=2.0,
+                executor=InProcess())
+    assert time.monotonic() - t0 < 2.0 + 3.0  # the budget plus at most a few single steps
+    assert rep.stopped and rep.samples_done < 250
+    sampled = [c for c in rep.cells if c.samples]
+    assert {c.mechanism for c in sampled} == {"tsf-er-online", "drfh"}
+    for c in rep.cells:
+        assert c.samples >= rep.samples_done
+        assert len(c.measures) == c.evaluated
+        assert c.violations <= c.rechecked
