@@ -171,8 +171,10 @@ def render_rates_html(rep, figures: Optional[dict] = None) -> str:
     """One self-contained page: the tables, the figures (``{caption: svg text}``) inline, the notes."""
     body = [f"<h1>Violation rates on {esc(rep.workload)}</h1>"]
     body += [f"<p class='meta'>{esc(line)}</p>" for line in _header(rep)]
-    for caption, svg in (figures or {}).items():
-        body.append(f"<figure>{svg}<figcaption>{esc(caption)}</figcaption></figure>")
+    if figures:  # side by side where the window is wide enough
+        body.append("<style>figure.plot svg{max-width:100%;height:auto}</style><div class='tables'>" + "".join(
+            f"<figure class='plot' style='max-width:560px;margin-right:1.5em'>{svg}<figcaption>{esc(caption)}</figcaption></figure>"
+            for caption, svg in figures.items()) + "</div>")
     for point, cells in _by_point(rep):
         body.append(f"<h2>{esc(point_label(point))}</h2><table><tr>" +
                     "".join(f"<th>{esc(h)}</th>" for h in HEAD) + "</tr>")
