@@ -15,6 +15,7 @@ is left to the mechanism's own float path (``None`` in the returned list).
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Optional, Sequence
 
 import numpy as np
@@ -76,8 +77,8 @@ def _groups(envs: Sequence[Environment], key):
 
 
 def _arrays(envs: Sequence[Environment], with_external: bool):
-    def f(v):
-        return float(v)
+    def f(v):  # float(Fraction) without numbers.Rational.__float__'s detour: the same correctly rounded n / d
+        return v._numerator / v._denominator if v.__class__ is Fraction else float(v)
 
     D = np.array([[[f(v) for v in row] + ([f(v) for v in ext] if with_external else [])
                    for row, ext in zip(env.demand, env.external_demand)] for env in envs])

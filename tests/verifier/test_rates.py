@@ -201,3 +201,16 @@ def test_a_budget_cut_leaves_consistent_cells():
         assert c.samples >= rep.samples_done
         assert len(c.measures) == c.evaluated
         assert c.violations <= c.rechecked
+
+
+def test_the_chunk_stream_is_sample_rng():
+    """rate_chunk's one reused Philox generator (its counter set per sample) gives sample_rng's numbers."""
+    from verifier.rates import _Stream
+
+    point = {"rho": "0.9"}
+    stream = _Stream(3, point)
+    for i in list(range(40)) + [2 ** 40]:
+        fresh, reused = sample_rng(3, point, i), stream.at(i)
+        assert fresh.integers(0, 7, size=5).tolist() == reused.integers(0, 7, size=5).tolist()
+        assert fresh.gamma(4.0, 200.0, size=3).tolist() == reused.gamma(4.0, 200.0, size=3).tolist()
+        assert fresh.integers(2 ** 62) == reused.integers(2 ** 62)
