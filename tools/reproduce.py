@@ -74,31 +74,70 @@ def seed004_table3(samples: int, seed: int, out: str) -> str:
     return text
 
 
-def seed001_utilisation(samples: int, seed: int, out: str, servers: int = 100, users: int = 3) -> str:
-    """Pooled CPU and memory utilisation of DRFH, per-server DRF and the whole-task Best-Fit / First-Fit DRFH on
-    the Google 2011 server mix, one box per mechanism and resource."""
-    import io
+def _mean_ci(v: list) -> tuple[float, float]:
+    """Mean and the half-width of its 95% interval (normal approximation, ``1.96 s / sqrt(n)``; 0 for n = 1)."""
     import statistics
+
+    m = statistics.fmean(v)
+    return m, (1.959963984540054 * statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0)
+
+
+SEED001_MECHS = ("drfh", "per-server-drf", "drfh-best-fit", "drfh-first-fit")
+# seed 001 Sec. VI (Fig. 4's cluster): 100 servers drawn from Table I "leading to a resource pool containing
+# 52.75 CPU units and 51.32 memory units in total"
+SEED001_POOL = (52.75, 51.32)
+
+
+def seed001_utilisation(samples: int, seed: int, out: str, servers: int = 100, users: int = 3,
+                        progress=None) -> str:
+    """Pooled CPU and memory utilisation of DRFH, per-server DRF and the whole-task Best-Fit / First-Fit DRFH on
+    the Google 2011 server mix: per mechanism and resource the mean with its 95% interval and the minimum; the
+    paired comparisons the paper's statements need (DRFH minus per-server DRF, Best-Fit vs First-Fit); one box
+    per mechanism and resource (``utilisation.png``/``.svg``)."""
+    import io
+    import time
 
     from mechanisms import get
     from simulation.metrics import utilization
     from verifier.files import atomic_write_bytes, atomic_write_text
 
-    mechs = ["drfh", "per-server-drf", "drfh-best-fit", "drfh-first-fit"]
+    mechs = list(SEED001_MECHS)
     envs = _draw("google2011", {"servers": str(servers), "users": str(users)}, samples, seed)
     data = {m: {"cpu": [], "mem": []} for m in mechs}
-    for env in envs:
+    secs = {m: 0.0 for m in mechs}
+    pool = {"cpu": [], "mem": []}
+    for k, env in enumerate(envs):
+        tot = env.total_capacity()
+        pool["cpu"].append(float(tot[0]))
+        pool["mem"].append(float(tot[1]))
         for m in mechs:
+            t = time.perf_counter()
             u = utilization(env, get(m)(env, exact=False))
+            secs[m] += time.perf_counter() - t
             for r in ("cpu", "mem"):
                 data[m][r].append(float(u[r]))
+        if progress:
+            progress(f"instance {k + 1}/{samples}: " + ", ".join(f"{m} {secs[m]:.1f} s" for m in mechs))
     lines = [f"Seed 001: pooled utilisation on the Google 2011 server mix ({servers} servers drawn from Reiss et al. "
-             f"Table 1, {users} users with Alibaba 2018 task demands), {samples} instances, seed {seed}.", "",
-             "| mechanism | CPU mean | CPU min | memory mean | memory min |", "|---|---|---|---|---|"]
+             f"Table 1, {users} users with Alibaba 2018 task demands, unbounded), {samples} instances, seed {seed}; "
+             f"mean +- the half-width of its 95% interval (normal approximation).", "",
+             "| mechanism | CPU mean | CPU min | memory mean | memory min | seconds per instance |",
+             "|---|---|---|---|---|---|"]
     for m in mechs:
-        c, me = data[m]["cpu"], data[m]["mem"]
-        lines.append(f"| {m} | {statistics.fmean(c):.3f} | {min(c):.3f} | {statistics.fmean(me):.3f} | "
-                     f"{min(me):.3f} |")
+        (cm, ch), (mm, mh) = _mean_ci(data[m]["cpu"]), _mean_ci(data[m]["mem"])
+        lines.append(f"| {m} | {cm:.3f} +- {ch:.3f} | {min(data[m]['cpu']):.3f} | {mm:.3f} +- {mh:.3f} | "
+                     f"{min(data[m]['mem']):.3f} | {secs[m] / samples:.2f} |")
+    lines += ["", "Paired, per instance:", ""]
+    for a, b in (("drfh", "per-server-drf"), ("drfh-best-fit", "drfh-first-fit"), ("drfh", "drfh-best-fit")):
+        for r, name in (("cpu", "CPU"), ("mem", "memory")):
+            diff = [x - y for x, y in zip(data[a][r], data[b][r])]
+            dm, dh = _mean_ci(diff)
+            ge = sum(d >= -1e-9 for d in diff)
+            lines.append(f"- {name}: {a} minus {b}: mean {dm:+.3f} +- {dh:.3f}, min {min(diff):+.3f}, max "
+                         f"{max(diff):+.3f}; {a} >= {b} on {ge}/{samples} instances")
+    (pc, pch), (pm, pmh) = _mean_ci(pool["cpu"]), _mean_ci(pool["mem"])
+    lines += ["", f"Pooled capacity of the drawn clusters: CPU {pc:.2f} +- {pch:.2f}, memory {pm:.2f} +- {pmh:.2f} "
+              f"(seed 001's one draw: {SEED001_POOL[0]} CPU, {SEED001_POOL[1]} memory)."]
     text = "\n".join(lines) + "\n"
     atomic_write_text(os.path.join(out, "utilisation.md"), text)
     import matplotlib
@@ -119,10 +158,15 @@ def seed001_utilisation(samples: int, seed: int, out: str, servers: int = 100, u
         patch.set_facecolor("#4e79a7" if n % 2 == 0 else "#f28e2b")
     ax.set_xticks(range(len(mechs)))
     ax.set_xticklabels(labels, rotation=15)
-    ax.set_ylabel("pooled utilisation (blue CPU, orange memory)")
+    ax.set_ylabel("pooled utilisation")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.set_title("Google 2011 server mix: DRFH vs per-server DRF", fontsize=9)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(facecolor="#4e79a7", label="CPU"), Patch(facecolor="#f28e2b", label="memory")],
+              loc="lower left", fontsize=8)
+    ax.set_title(f"Google 2011 server mix ({servers} servers, {users} users, {samples} instances): "
+                 f"DRFH vs per-server DRF", fontsize=8)
     for ext in ("png", "svg"):
         buf = io.BytesIO()
         fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
@@ -137,11 +181,18 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--servers", type=int, default=100, help="seed001-utilisation: servers per instance")
+    ap.add_argument("--users", type=int, default=3, help="seed001-utilisation: users per instance")
     a = ap.parse_args()
     if a.samples < 1:
         raise SystemExit("error: --samples: must be >= 1")
-    fn = seed004_table3 if a.what == "seed004-table3" else seed001_utilisation
-    print(fn(a.samples, a.seed, a.out), end="")
+    if a.what == "seed004-table3":
+        print(seed004_table3(a.samples, a.seed, a.out), end="")
+        return
+    if not (1 <= a.servers <= 10_000 and 1 <= a.users <= 1000):
+        raise SystemExit("error: --servers must be in 1..10000 and --users in 1..1000")
+    print(seed001_utilisation(a.samples, a.seed, a.out, a.servers, a.users,
+                              progress=lambda m: print(m, file=sys.stderr, flush=True)), end="")
 
 
 if __name__ == "__main__":
