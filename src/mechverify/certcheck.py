@@ -488,6 +488,8 @@ def load_file(path: str) -> Any:
             return json.load(fh)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise Malformed(f"not a readable JSON file ({exc})") from None
+    except RecursionError:
+        raise Malformed("not a certificate: JSON nested too deep") from None
 
 
 def check_file(path: str) -> str:

@@ -142,7 +142,7 @@ def is_certificate(path: str) -> bool:
     try:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, nested too deep: not a certificate
         return False
     return isinstance(d, dict) and str(d.get("schema", "")).startswith("mechverify.certificate")
 
@@ -159,6 +159,8 @@ def load(path: str) -> dict:
         raise CertificateError(f"{path}: cannot read ({exc.strerror})") from None
     except ValueError as exc:
         raise CertificateError(f"{path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise CertificateError(f"{path}: not a certificate (JSON nested too deep)") from None
     if not isinstance(d, dict):
         raise CertificateError(f"{path}: a certificate is a JSON object")
     if d.get("schema") != SCHEMA:
