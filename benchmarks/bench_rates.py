@@ -22,8 +22,11 @@ stream (rates._Stream, 39 -> 5 us a sample), the lazy per-cell deviation Random 
     si/per-server-split only:  run 753-826 trials/s; rates 5 248 -> 7 322 samples/s: 7.0x -> 9.0x
     every SI variant:          run 848 trials/s; rates 6 639 samples/s -> 7.8x (was 3.4x under load)
     rates with 2 local workers: 1.16-1.70x one worker's samples/s.
-Still short of 10x: the rest of a sample is the workload's draw of an exact Environment and its validation
-(mechverify.model.Environment.validate, ~23% of a sample), the vectorised allocation and SI's evaluation.
+Then the screening draws skip the model's checks (deferred_validation; each candidate is validated before its
+exact re-check), quiet box (load 0.5), three runs:
+    si/per-server-split only:  run 811 trials/s; rates 8 653-9 458 samples/s -> 10.6x-11.1x
+    every SI variant:          rates 8 204 samples/s -> 10.2x
+    rates with 2 local workers: 1.66x one worker's samples/s.
 Where the time of a rates sample went before (drf x si, profiled): the workload's draw of an exact, validated
 Environment ~ 45-50%, the per-sample generator ~ 10%, the vectorised allocation and SI's numpy evaluation
 ~ 15% each.

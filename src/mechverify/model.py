@@ -36,6 +36,7 @@ Zero demands and users that can run nothing (decisions, also in docs/model.md)
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -74,6 +75,24 @@ def leontief_tasks(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
             if q < best:
                 best = q
     return best
+
+
+#: set while :func:`deferred_validation` is active (one flag: the package runs one thread per process)
+_DEFERRED = [False]
+
+
+@contextmanager
+def deferred_validation():
+    """Environments built inside skip :meth:`Environment.validate` -- for a generator that builds valid
+    instances by construction and screens many of them in floats (``rates`` with a workload's draws; the
+    workloads' tests validate their samples).  Whoever turns a result on such an environment into a verdict
+    calls ``validate()`` first (``rates`` does, before every exact re-check).  ``replace()`` validates again."""
+    old = _DEFERRED[0]
+    _DEFERRED[0] = True
+    try:
+        yield
+    finally:
+        _DEFERRED[0] = old
 
 
 @dataclass(frozen=True)
@@ -127,7 +146,8 @@ class Environment:
         # memo of derived quantities (the environment is immutable); not a dataclass field, so it
         # takes no part in ==, repr or replace()
         object.__setattr__(self, "_memo", {})
-        self.validate()
+        if not _DEFERRED[0]:
+            self.validate()
 
     def validate(self) -> None:
         """Check shapes and signs; raise ``InstanceError`` with one line naming the field."""

@@ -253,6 +253,11 @@ def _confirm(prop, mech, cell: CellRates, witness, i: int) -> bool:
     """The exact re-check of a float candidate; counts it, or records why it is not counted."""
     cell.rechecked += 1
     try:
+        witness.env.validate()  # drawn unchecked for screening (rate_chunk): checked before any verdict
+    except InstanceError as exc:
+        _count(cell.unconfirmed, f"the sampled instance is not valid: {exc}")
+        return False
+    try:
         cert = prop.recheck(mech, witness)
     except bud.BudgetExhausted:
         raise
@@ -320,7 +325,9 @@ def rate_chunk(job: dict) -> dict:
     elif job.get("seconds") is not None:
         t_end = time.monotonic() + job["seconds"]
     point = job["point"]
-    draw = get_workload(job["workload"]).sampler(**point)
+    # the workload builds valid instances by construction (its tests validate thousands of draws): screening
+    # skips the model's checks, and every candidate is validated before its exact re-check (_confirm)
+    draw = get_workload(job["workload"]).sampler(validated=False, **point)
     start, stop = job["start"], job["stop"]
     envs, rngs = [], []
     stream = _Stream(job["seed"], point)

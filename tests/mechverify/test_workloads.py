@@ -48,6 +48,32 @@ def test_the_same_generator_state_gives_the_same_environments(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_unchecked_draws_are_the_checked_ones_and_valid(name):
+    # rates screens draws built without the model's checks (deferred_validation); they must be the same
+    # environments, and valid (what rates relies on: it validates only the candidates it re-checks)
+    w = get(name)
+    checked = w.sampler(**SMALL.get(name, {}))
+    unchecked = w.sampler(validated=False, **SMALL.get(name, {}))
+    for seed in range(60):
+        env = unchecked(np.random.default_rng(seed))
+        env.validate()
+        assert env == checked(np.random.default_rng(seed))
+
+
+def test_deferred_validation_skips_the_checks_only_inside():
+    from mechverify.model import Environment, deferred_validation
+    bad = dict(resources=("r",), servers=("s",), capacity=((F(-1),),), users=("u",), demand=((F(1),),))
+    with pytest.raises(InstanceError, match="must be >= 0"):
+        Environment(**bad)
+    with deferred_validation():
+        env = Environment(**bad)
+    with pytest.raises(InstanceError, match=r"servers\[0\].capacity\[0\]: must be >= 0"):
+        env.validate()
+    with pytest.raises(InstanceError):
+        Environment(**bad)  # the flag is off again
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_every_sample_is_an_instance_the_one_parser_accepts_and_reads_back_identically(name):
     w = get(name)
     rng = np.random.default_rng(1)

@@ -16,7 +16,7 @@ from fractions import Fraction
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Optional
 
-from ..model import Environment
+from ..model import Environment, deferred_validation
 from ..numbers import InstanceError, fmt_exact, to_fraction
 
 __all__ = ["Param", "Workload", "flag"]
@@ -138,10 +138,18 @@ class Workload:
         values = self.check_params(users=users, servers=servers, rho=rho, **kw)
         return self.draw(_generator(rng), values)
 
-    def sampler(self, **kw: Any) -> Callable[[Any], Environment]:
-        """``rng -> Environment`` with the parameters checked once (for loops over many samples)."""
+    def sampler(self, *, validated: bool = True, **kw: Any) -> Callable[[Any], Environment]:
+        """``rng -> Environment`` with the parameters checked once (for loops over many samples).
+        ``validated=False``: the draws skip the model's checks (``mechverify.model.deferred_validation``: a
+        screening loop that validates what it turns into a verdict)."""
         values = self.check_params(**kw)
-        return lambda rng: self.draw(_generator(rng), values)
+        if validated:
+            return lambda rng: self.draw(_generator(rng), values)
+
+        def draw(rng) -> Environment:
+            with deferred_validation():
+                return self.draw(_generator(rng), values)
+        return draw
 
     def describe(self, **kw: Any) -> dict[str, Any]:
         """JSON-ready: name, title, provenance, the parameters (with their values for ``kw``, defaults
