@@ -30,6 +30,18 @@ def test_mesos_sorter_drf_case(tmp_path):
     assert out["shares"] == {"a": "1/20", "b": "3/50", "c": "1/100", "d": "3/100"}
 
 
+def test_yarn_capacity_utilization_ordering_case_3(tmp_path):
+    """apache/hadoop TestPriorityUtilizationQueueOrderingPolicy.testUtilizationOrdering, case 3 (the PR 7278 branch,
+    Hean-Chhinling/hadoop @ 6d5350fa): a (used .1, abs .2), b (0, abs .3), c (.2, abs .4) -> [b, a, c].  Ours: weights
+    2, 3, 4 and a filler of weight 1 on one resource of 100; a holds 2 (= .1 x .2 x 100), c 8, the filler 10."""
+    queues = [{"name": "a", "weight": 2}, {"name": "b", "weight": 3}, {"name": "c", "weight": 4}, {"name": "f", "weight": 1}]
+    users = [{"name": f"u{q}", "queue": q, "demand": [1], **({"usage": [h]} if h else {})}
+             for q, h in (("a", 2), ("b", 0), ("c", 8), ("f", 10))]
+    inst = {"resources": ["mem"], "servers": [{"name": "pool", "capacity": [100]}], "queues": queues, "users": users}
+    out = order("yarn-capacity", write(tmp_path, "cs.json", inst))
+    assert out["order"] == ["ub", "ua", "uc", "uf"]
+
+
 def test_the_state_can_come_from_an_allocation_file(tmp_path):
     """``allocate --format json`` output as the state: the same order as the instance's own usage."""
     inst = {"resources": ["cpus", "mem"], "servers": [{"name": "agent", "capacity": [100, 100]}],
