@@ -34,6 +34,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .colgen import COLGEN_MIN_COLS, ColumnGenerationSession
 from .lp import LinearProgram, LPError, LPSession
+from .numbers import FLOAT_REL
 
 __all__ = ["lex_max_min", "LexResult", "common_level_lp"]
 
@@ -82,6 +83,7 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
     else:
         session = LPSession(work, time_limit=time_limit)
     rounds, trace = 0, []
+    frozen: list = []  # floats: (row, level) frozen since the last relaxation
     limit = max_rounds if max_rounds is not None else n + 1
     x: list = []
     while active:
@@ -89,6 +91,14 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
         if rounds > limit:
             raise LPError(f"lexicographic max-min did not finish in {limit} rounds")
         res = session.solve(exact=exact)
+        if not exact and not res.ok and res.status == "infeasible" and frozen:
+            # floats: levels frozen at a float t* can sit a rounding above what is feasible once more rows
+            # bind (seen on seed004 instances of 15-20 users); relax every frozen level by the one float
+            # tolerance and solve the round again -- a screening result, the exact path decides
+            for row, lo in frozen:
+                session.set_row_bounds(row, lo - FLOAT_REL * max(1.0, abs(lo)), None)
+            frozen = []
+            res = session.solve(exact=exact)
         if res.status == "unbounded":
             raise LPError("a user's score is unbounded (zero demands without a task bound?)")
         if not res.ok:
@@ -108,9 +118,11 @@ def lex_max_min(lp: LinearProgram, scores: Sequence[Optional[Mapping[int, Any]]]
             raise LPError(f"round {rounds}: no user is blocked at level {tstar}")
         for j in blocked:
             levels[j] = tstar / scale if scale != 1 else tstar
-            lo = tstar  # floats: HiGHS feasibility tolerance absorbs rounding of t*
+            lo = tstar  # floats: HiGHS feasibility tolerance absorbs rounding of t* (else: the retry above)
             session.set_coef(row_of[j], t, 0)
             session.set_row_bounds(row_of[j], lo, None)
+            if not exact:
+                frozen.append((row_of[j], lo))
         active = [j for j in active if j not in set(blocked)]
         trace.append((rounds, tstar / scale if scale != 1 else tstar, list(blocked)))
     for j in range(n):

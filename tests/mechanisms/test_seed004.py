@@ -464,3 +464,16 @@ def test_mnw_irrational_optimum_closed_form_by_sympy():
     a = run("mnw", env, exact=True)
     for j, (lo, hi) in enumerate(a.info["bounds"]):
         assert sp.Rational(lo.numerator, lo.denominator) <= opt[j] <= sp.Rational(hi.numerator, hi.denominator)
+
+
+def test_cru_float_leximin_survives_a_level_frozen_a_rounding_too_high():
+    """A seed004 draw on which CRU's float leximin froze a level a rounding above what round 9 could still
+    reach (LP infeasible; src/mechverify/lexmaxmin.py relaxes the frozen levels by the float tolerance and
+    solves the round again).  The float screening result must then match the exact allocation's task totals."""
+    from mechverify.instances import load_environment
+    env = load_environment(str(Path(__file__).resolve().parent.parent / "data" / "seed004-cru-float-refreeze.json"))
+    cru = mechanisms.get("cru")
+    fl, ex = cru(env, exact=False), cru(env, exact=True)
+    for j in range(env.n_users):
+        got, want = sum(float(v) for v in fl.x[j]), float(sum(ex.x[j]))
+        assert abs(got - want) <= 1e-6 * max(1.0, want), (env.users[j], got, want)
