@@ -166,8 +166,11 @@ class CellRates:
         """Mean, clipped mean (the measure clipped at the property's threshold: violations count by how
         much, satisfied instances as the threshold), quantiles, and how many measures were infinite."""
         prop = get_property(self.property)
-        m = np.asarray(self.measures, dtype=float)
+        raw = np.asarray(self.measures, dtype=float)
+        m = raw[~np.isnan(raw)]  # a measure the evaluation did not give (NaN) is counted apart, never averaged
         out: dict[str, Any] = {"n": int(m.size)}
+        if raw.size > m.size:
+            out["without_measure"] = int(raw.size - m.size)
         if not m.size:
             return out
         t = float(prop.measure.threshold)
@@ -176,7 +179,10 @@ class CellRates:
         out["mean"] = float(finite.mean()) if finite.size else None
         out["clipped_mean"] = float(clipped[np.isfinite(clipped)].mean()) if np.isfinite(clipped).any() else None
         out["infinite"] = int(m.size - finite.size)
-        out["quantiles"] = {f"{q:g}": float(np.quantile(m, q)) for q in QUANTILES}
+        # linear interpolation between sample values; with infinite measures (a user with nothing envies) the
+        # sample value itself, since interpolating between two infinities gives NaN
+        how = "linear" if finite.size == m.size else "inverted_cdf"
+        out["quantiles"] = {f"{q:g}": float(np.quantile(m, q, method=how)) for q in QUANTILES}
         out["min"], out["max"] = float(m.min()), float(m.max())
         return out
 

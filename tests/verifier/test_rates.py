@@ -214,3 +214,17 @@ def test_the_chunk_stream_is_sample_rng():
         assert fresh.integers(0, 7, size=5).tolist() == reused.integers(0, 7, size=5).tolist()
         assert fresh.gamma(4.0, 200.0, size=3).tolist() == reused.gamma(4.0, 200.0, size=3).tolist()
         assert fresh.integers(2 ** 62) == reused.integers(2 ** 62)
+
+
+def test_measure_distribution_with_infinite_and_missing_measures():
+    # EF's envy ratio is inf when a user with nothing envies: quantiles are sample values there (linear
+    # interpolation between two infinities is NaN); a measure the evaluation did not give (NaN) is counted apart
+    from verifier.rates import CellRates
+    c = CellRates("m", "ef", "placement-aware", {}, measures=[1.0, float("inf"), float("inf"), float("nan"), 2.0])
+    d = c.distribution()
+    assert d["n"] == 4 and d["without_measure"] == 1 and d["infinite"] == 2
+    assert d["mean"] == 1.5 and d["min"] == 1.0 and d["max"] == float("inf")
+    # sorted 1, 2, inf, inf: the inverted-CDF median is the 2nd value (0.5 x 4 = 2)
+    assert d["quantiles"]["0.5"] == 2.0 and d["quantiles"]["0.95"] == float("inf")
+    finite = CellRates("m", "ef", "placement-aware", {}, measures=[1.0, 2.0, 3.0, 4.0]).distribution()
+    assert finite["quantiles"]["0.5"] == 2.5  # linear interpolation between 2 and 3
