@@ -110,9 +110,13 @@ MIN_MERGE = 32
 
 
 # ---------------------------------------------------------------------- the comparator
+def _isnan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
 def _java_double_compare(a: Any, b: Any) -> int:
     """``Double.compare``: a total order; NaN equals NaN and is above ``+inf``."""
-    na, nb = isinstance(a, float) and math.isnan(a), isinstance(b, float) and math.isnan(b)
+    na, nb = _isnan(a), _isnan(b)
     if na or nb:
         return (na > nb) - (na < nb)
     return (a > b) - (a < b)
@@ -174,7 +178,7 @@ def compare_queues(a: QueueSnapshot, b: QueueSnapshot, *, yarn_11745: bool = Fal
 
 def _java_double_key(v: Any) -> tuple:
     """``Double.compare``'s order as a sort key (NaN above everything)."""
-    return (1, 0) if isinstance(v, float) and math.isnan(v) else (0, v)
+    return (1, 0) if _isnan(v) else (0, v)
 
 
 def queue_key(s: QueueSnapshot) -> tuple:
@@ -376,6 +380,14 @@ class _Round:
     def snapshot(self, node: Any) -> QueueSnapshot:
         return _snapshot(self.tree, self.usage[node], node)
 
+    def run(self, pick: Callable[[Optional[int]], Optional[int]],
+            served: Callable[[int], None] = lambda j: None) -> Allocation:
+        """One task per round to ``pick(None)`` (the descent from the root) until it finds nobody."""
+        while (j := pick(None)) is not None:
+            self.give(j)
+            served(j)
+        return self.result()
+
     def result(self) -> Allocation:
         env = self.env
         x = tuple((Fraction(self.tasks[j]),) * env.n_servers for j in range(env.n_users))
@@ -403,11 +415,7 @@ def _run_literal(env: Environment, name: str, yarn_11745: bool) -> Allocation:
                     return got
         return None
 
-    while True:
-        j = descend(None)
-        if j is None:
-            return st.result()
-        st.give(j)
+    return st.run(descend)
 
 
 def _run_keyed(env: Environment, name: str) -> Allocation:
@@ -452,20 +460,17 @@ def _run_keyed(env: Environment, name: str) -> Allocation:
                     return got
         return None
 
-    while True:
-        j = descend(None)
-        if j is None:
-            return st.result()
-        st.give(j)
+    def rekey(j: int) -> None:  # the served user's path changed usage: its nodes move in their parents' lists
         for node in st.nodes_of[j]:
-            parent = tree.parent[node]
-            rows = live[parent]
+            rows = live[tree.parent[node]]
             old = entry[node]
             i = bisect_left(rows, old[:2], key=lambda e: e[:2])
             if i < len(rows) and rows[i][2] == node:
                 del rows[i]
                 entry[node] = (queue_key(st.snapshot(node)), old[1], node)
                 insort(rows, entry[node], key=lambda e: e[:2])
+
+    return st.run(descend, rekey)
 
 
 def yarn_capacity_reference(env: Environment, yarn_11745: bool = False) -> Allocation:

@@ -78,6 +78,32 @@ class _OrderProperty(Property):
         """Only policies that expose their order (``Setting.ordered``)."""
         return None if getattr(setting, "ordered", False) else _NO_FACET
 
+    def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
+        """The variant's check on the instance's state (:meth:`_find`)."""
+        why = self.applicable(mech, env, variant)
+        if why:
+            return Evaluation(None, False, note=why)
+        found = self._find(mech, env, variant)
+        if found is None:
+            return Evaluation(Fraction(0), False)
+        return Evaluation(Fraction(1), True, Witness(self.name, variant, mech.name, env, None, Fraction(1), found[0]))
+
+    def recheck(self, mech, witness):
+        """The same check, recomputed from scratch on the exact state."""
+        env = witness.env
+        if self.applicable(mech, env, witness.variant):
+            return None
+        found = self._find(mech, env, witness.variant)
+        if found is None:
+            return None
+        users, text, (gap, numbers) = found
+        return Certificate(replace(witness, users=users), Fraction(gap), Fraction(1), {"state": state_of(env)},
+                           numbers, None, "", "exact", text)
+
+    def _find(self, mech, env, variant) -> Optional[tuple[tuple[int, ...], str, tuple]]:
+        """``None``, or the failure: (users, what happened, (its size, the numbers behind it))."""
+        raise NotImplementedError
+
     def applicable(self, mech, env, variant):
         return None if _facet(mech) is not None else _NO_FACET
 
@@ -119,39 +145,18 @@ class OrderIsStrictWeak(_OrderProperty):
             return "the policy does not promise to serve within quota before borrowing (no request facet)"
         return why
 
-    def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
-        """Every pair and triple of users (strict-weak), every pair and resource (scale), every pair (quota-first)."""
-        why = self.applicable(mech, env, variant)
-        if why:
-            return Evaluation(None, False, note=why)
-        found = self._find(mech, env, variant)
-        if found is None:
-            return Evaluation(Fraction(0), False)
-        users, _ = found
-        return Evaluation(Fraction(1), True, Witness(self.name, variant, mech.name, env, None, Fraction(1), users))
-
-    def recheck(self, mech, witness):
-        """The same comparisons, recomputed from scratch."""
-        if self.applicable(mech, witness.env, witness.variant):
-            return None
-        found = self._find(mech, witness.env, witness.variant)
-        if found is None:
-            return None
-        users, text = found
-        env = witness.env
-        return Certificate(replace(witness, users=users), Fraction(1), Fraction(1), {"state": state_of(env)},
-                           {}, None, "", "exact", text)
-
-    def _find(self, mech, env, variant) -> Optional[tuple[tuple[int, ...], str]]:
+    def _find(self, mech, env, variant):
+        """Every pair and triple of users (strict-weak), every pair and resource (scale), every pair (quota-first);
+        yes/no checks: size 1, no numbers."""
         spec = _facet(mech)
-        if spec is None:
-            return None
         state = state_of(env)
         if variant == "scale":
-            return _scale_failure(spec, env, state)
-        if variant == "quota-first":
-            return _quota_first_failure(spec, env, state)
-        return _weak_order_failure(spec, env, state)
+            found = _scale_failure(spec, env, state)
+        elif variant == "quota-first":
+            found = _quota_first_failure(spec, env, state)
+        else:
+            found = _weak_order_failure(spec, env, state)
+        return None if found is None else (*found, (1, {}))
 
 
 def _comparisons(spec, env, state) -> tuple[Optional[dict], Optional[tuple[tuple[int, ...], str]]]:
@@ -255,29 +260,6 @@ class ShareFaithful(_OrderProperty):
             if not any(g is not None for g in env.queue_guarantee):
                 return "no queue with a guarantee in this instance"
         return why
-
-    def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
-        """The variant's check on the instance's state."""
-        why = self.applicable(mech, env, variant)
-        if why:
-            return Evaluation(None, False, note=why)
-        found = self._find(mech, env, variant)
-        if found is None:
-            return Evaluation(Fraction(0), False)
-        users, _, _ = found
-        return Evaluation(Fraction(1), True, Witness(self.name, variant, mech.name, env, None, Fraction(1), users))
-
-    def recheck(self, mech, witness):
-        """Recomputed from scratch on the exact state."""
-        env = witness.env
-        if self.applicable(mech, env, witness.variant):
-            return None
-        found = self._find(mech, env, witness.variant)
-        if found is None:
-            return None
-        users, text, (gap, numbers) = found
-        return Certificate(replace(witness, users=users), Fraction(gap), Fraction(1), {"state": state_of(env)},
-                           numbers, None, "", "exact", text)
 
     def _find(self, mech, env, variant):
         spec = _facet(mech)
