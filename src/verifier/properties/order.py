@@ -342,6 +342,7 @@ def _side(env, state, j: int, k: int):
 def _quota_first_failure(spec, env, state):
     J, R = env.n_users, env.n_resources
     names = env.users
+    requests = [spec.request(state, k) for k in range(J)]
     for i in range(J):
         for j in range(J):
             if i == j:
@@ -352,7 +353,7 @@ def _quota_first_failure(spec, env, state):
                 k += 1
             if k == len(pi) and k == len(pj):  # the same queue: one side, nothing to compare
                 continue
-            ri, rj = spec.request(state, i), spec.request(state, j)
+            ri, rj = requests[i], requests[j]
             la, held_a, quota_a = _side(env, state, i, k)
             if any(ri[r] > 0 and held_a[r] + ri[r] > quota_a[r] for r in range(R)):
                 continue  # i's side would borrow too
