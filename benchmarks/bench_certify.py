@@ -28,7 +28,8 @@ and every result as JSON (``--json``, written atomically).  Progress goes to std
 
 ``--second-solver`` certifies every shape twice in the same run, z3 alone (``certify(..., second=False)``)
 and z3 + cvc5 (the default: every query of a certified verdict re-checked by cvc5), and prints a second table
-with both times, cvc5's part and the ratio (docs/performance.md, "Second solver").
+with both times, cvc5's part and the ratio (docs/performance.md, "Second solver"); ``--repeat N`` alternates
+the two N times and reports medians.
 
 Measured: see docs/z3.md ("Benchmark") -- the table there is this script's output.
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -92,6 +94,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     ap.add_argument("--second-solver", action="store_true",
                     help="time every shape with and without cvc5's re-check, in the same run (second table)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="with --second-solver: time each shape this many times, alternating z3 alone and z3 + "
+                         "cvc5, and report the medians (default 1)")
     ap.add_argument("--json", default=None, help="write every result here (JSON)")
     ap.add_argument("--markdown", default=None, help="write the table here too")
     args = ap.parse_args(argv)
@@ -117,23 +122,26 @@ def main(argv=None) -> int:
             best, stop = None, None
             for step in range(1, args.max_steps + 1):
                 shape = AXES[axis](step)
-                alone = None
-                if args.second_solver:  # z3 alone first, then the same shape with cvc5's re-check
+                alone, times, cvc5 = None, [], []
+                for _ in range(args.repeat if args.second_solver else 1):
+                    if args.second_solver:  # z3 alone first, then the same shape with cvc5's re-check
+                        t0 = time.monotonic()
+                        r1 = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs,
+                                     method=args.method, second=False)
+                        alone = (r1.verdict, (alone[1] if alone else []) + [time.monotonic() - t0])
                     t0 = time.monotonic()
-                    r1 = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, method=args.method,
-                                 second=False)
-                    alone = (r1.verdict, round(time.monotonic() - t0, 2))
-                t0 = time.monotonic()
-                r = persist_result(certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs,
-                                          method=args.method), mech, store)
+                    r = certify(mech, "sp", "demand", shape, timeout=args.timeout, jobs=args.jobs, method=args.method)
+                    times.append(time.monotonic() - t0)
+                    cvc5.append(r.details.get("second_solver_seconds") or 0.0)
+                r = persist_result(r, mech, store)
                 rec = {"mechanism": name, "axis": axis, "method": r.details.get("method", args.method),
                        "shape": shape.as_dict(), "status": r.verdict,
-                       "seconds": round(time.monotonic() - t0, 2), "cases": r.details.get("cases", 0),
+                       "seconds": round(statistics.median(times), 2), "cases": r.details.get("cases", 0),
                        "queries": r.details.get("queries"), "reason": r.note,
                        "counterexample": r.counterexample}
                 if alone is not None:
-                    rec.update(z3_only_status=alone[0], z3_only_seconds=alone[1],
-                               cvc5_seconds=r.details.get("second_solver_seconds"),
+                    rec.update(z3_only_status=alone[0], z3_only_seconds=round(statistics.median(alone[1]), 2),
+                               cvc5_seconds=round(statistics.median(cvc5), 2), repeat=args.repeat,
                                agreement=r.details.get("agreement"),
                                logics=sorted({a["logic"] for a in r.details.get("answers", [])}))
                 results.append(rec)

@@ -208,8 +208,8 @@ def replay(path: str, jobs: Optional[int] = None) -> ReplayOutcome:
     the same question, builds each exported query byte for byte and rests its verdict on no query the
     certificate lacks, and still certifies; (3) z3 and cvc5 give every exported file the answer it needs."""
     from .engines.z3.pool import Job, run_jobs
-    from .engines.z3.second import EXPECTED, RETRY_SECONDS, SECOND, Obligation
-    from .engines.z3.solvers import COVERINGS, sha256
+    from .engines.z3.second import EXPECTED, SECOND, Ask, Obligation, ask_cvc5
+    from .engines.z3.solvers import sha256
 
     cert = load(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -251,22 +251,19 @@ def replay(path: str, jobs: Optional[int] = None) -> ReplayOutcome:
             fail(f"the current code's verdict rests on {len(lacking)} query(ies) the certificate lacks (first: "
                  f"{lacking[0].stage} {lacking[0].role} {lacking[0].key})")
     recorded = {q["file"]: q for q in cert["queries"]}
-    recorded_logic = {q["file"]: q["logic"] for q in cert["queries"]}
     runnable = [q for q in cert["queries"] if q["file"] in texts]
-    jl = [Job((q["file"], s), texts[q["file"]], (), timeout=float(cert["request"].get("timeout", 600.0)),
-              logic="" if q["logic"] == "ALL" else q["logic"], solver=s)
-          for q in runnable for s in ("z3", SECOND)]
+    timeout = float(cert["request"].get("timeout", 600.0))
+    logic = {q["file"]: "" if q["logic"] == "ALL" else q["logic"] for q in runnable}
     answers: dict = {}
     n_jobs = jobs if jobs is not None else _default_jobs()
-    for r in run_jobs(jl, n_jobs):
+    for r in run_jobs([Job((q["file"], "z3"), texts[q["file"]], (), timeout=timeout, logic=logic[q["file"]])
+                       for q in runnable], n_jobs):
         answers[r.key] = (r.status, r.reason)
-    # cvc5's 'incomplete' is retried with coverings alone, as when the certificate was made (second.py)
-    retry = [Job((f, SECOND), texts[f], (), timeout=min(RETRY_SECONDS, float(cert["request"].get("timeout", 600.0))),
-                 logic="" if recorded_logic[f] == "ALL" else recorded_logic[f], solver=COVERINGS)
-             for (f, s), (st, _) in answers.items() if s == SECOND and st == "incomplete"] if n_jobs > 0 else []
-    for r in run_jobs(retry, n_jobs):
-        if r.status in ("sat", "unsat"):
-            answers[r.key] = (r.status, r.reason)
+    # cvc5 as when the certificate was made: coverings first, its default, the retry of 'incomplete' (second.py)
+    asks = [Ask((q["file"], SECOND), texts[q["file"]], logic[q["file"]],
+                hint=float((q.get("seconds") or {}).get("z3", 0.0))) for q in runnable]
+    for key, rep in ask_cvc5(asks, n_jobs, None, timeout).items():
+        answers[key] = (rep.status, rep.reason)
     for q in runnable:
         need = EXPECTED[q["role"]]
         for s in ("z3", SECOND):

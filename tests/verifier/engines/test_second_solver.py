@@ -17,6 +17,8 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
+import mechanisms
+
 from verifier.cli import main
 from verifier.engines.z3 import Shape, certify, instance_query
 from verifier.engines.z3 import solvers
@@ -106,7 +108,8 @@ def test_a_changed_encoding_makes_replay_fail(exported, tmp_path, monkeypatch):
 def test_a_disagreement_is_exit_3_naming_both_solvers(tmp_path, monkeypatch):
     """cvc5 replaced (at the solver registry the workers read) by a double that answers 'sat' to everything:
     the UNSAT queries are disputed, so no 'certified'."""
-    monkeypatch.setitem(solvers.SOLVERS, "cvc5", lambda text, names, timeout, logic, proof=False: Answer("sat", 0.0))
+    for name in ("cvc5", solvers.COVERINGS):  # cvc5 as the double answers, whatever its options
+        monkeypatch.setitem(solvers.SOLVERS, name, lambda text, names, timeout, logic, proof=False: Answer("sat", 0.0))
     code, out, err = _cli("certify", "drf", "--property", "sp", "--users", "2", "--resources", "2", "--jobs", "1",
                           "--timeout", "60", "--store", str(tmp_path / "cx"), "--export", str(tmp_path / "e"))
     assert code == 3, out + err
@@ -146,14 +149,77 @@ def test_an_incomplete_cvc5_leaves_z3s_verdict_and_names_the_gap(monkeypatch):
     assert len(res.details["incomplete"]) == 1 and "no coverings retry" in res.details["incomplete"][0]
 
 
+def _slow_first_coverings(real):
+    """cvc5's coverings as they are, except that the first try of the query ``query (0, None)`` (its short
+    limit, below 5 s) runs past its limit, as coverings do on some queries: its worker must be killed."""
+    def solve(text, names, timeout, logic, proof=False):
+        if "query (0, None)\n" in text and timeout < 5:
+            import time
+            time.sleep(timeout + 30)
+        return real(text, names, timeout, logic, proof)
+    return solve
+
+
+def test_coverings_decide_first_and_cvc5s_default_is_not_asked(monkeypatch):
+    """With workers, every nonlinear query goes to coverings alone first; when they decide all of them,
+    cvc5's default procedure is never run (here it would answer ``unknown``)."""
+    monkeypatch.setitem(solvers.SOLVERS, "cvc5", lambda text, names, timeout, logic, proof=False:
+                        Answer("unknown", 0.0, reason="not to be asked"))
+    res = certify("drf", "sp", shape=Shape(2, 1, 2), timeout=60, jobs=1, method="reduction")
+    assert res.verdict == "certified", res.note
+    assert res.details["agreement"] == "z3 and cvc5 agree"
+
+
+def test_coverings_past_their_first_limit_are_killed_and_cvc5s_default_decides(monkeypatch):
+    monkeypatch.setitem(solvers.SOLVERS, solvers.COVERINGS, _slow_first_coverings(solvers.SOLVERS[solvers.COVERINGS]))
+    res = certify("drf", "sp", shape=Shape(2, 1, 2), timeout=60, jobs=1, method="reduction")
+    assert res.verdict == "certified", res.note
+    assert res.details["agreement"] == "z3 and cvc5 agree"
+    first = next(a for a in res.details["answers"] if a["key"] == "(0, None)")
+    assert first["seconds"]["cvc5"] < 25  # killed at its first limit (max(0.5 s, 4 x z3's)), not after 30 s
+
+
 def test_an_incomplete_answer_is_retried_by_coverings_in_a_worker(monkeypatch):
-    """With workers, the incomplete query goes to cvc5's coverings alone (``cvc5-cov``, the real solver),
-    which decides it: z3 and cvc5 agree on all 5."""
+    """With workers: coverings' first try runs past its short limit (killed), cvc5's default answers
+    ``incomplete``, and the retry -- coverings alone with the longer limit (the real solver) -- decides it:
+    z3 and cvc5 agree on all 5."""
     monkeypatch.setitem(solvers.SOLVERS, "cvc5", _first_incomplete(solvers.SOLVERS["cvc5"]))
+    monkeypatch.setitem(solvers.SOLVERS, solvers.COVERINGS, _slow_first_coverings(solvers.SOLVERS[solvers.COVERINGS]))
     res = certify("drf", "sp", shape=Shape(2, 1, 2), timeout=60, jobs=1, method="reduction")
     assert res.verdict == "certified", res.note
     assert res.details["agreement"] == "z3 and cvc5 agree"
     assert sum(a["answers"]["cvc5"] == a["expected"] for a in res.details["answers"]) == 5
+
+
+def test_cvc5s_first_pass_runs_ahead_of_the_vacuity_control_and_is_stopped_if_unused(monkeypatch):
+    """The full encoding starts cvc5 on its UNSAT queries while it builds the vacuity control
+    (``second.Ahead``): used when the verdict is certified, stopped -- no worker process, no thread left --
+    when it is not."""
+    import multiprocessing
+    import threading
+
+    import importlib
+
+    from verifier.engines.z3 import second
+
+    certify_module = importlib.import_module("verifier.engines.z3.certify")  # the package exports the function
+
+    started = []
+    real_ahead = second.Ahead
+
+    class Spy(real_ahead):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            started.append(self)
+    monkeypatch.setattr(second, "Ahead", Spy)
+    res = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 1, 2), timeout=120, method="encoding", jobs=2)
+    assert res.verdict == "certified" and res.details["agreement"] == "z3 and cvc5 agree", res.note
+    assert len(started) == 1 and started[0].keys  # the queries went ahead
+    monkeypatch.setattr(certify_module, "_control", lambda a, *rest: a.done("unknown", "stopped by the test"))
+    res = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 1, 2), timeout=120, method="encoding", jobs=2)
+    assert res.verdict == "unknown" and len(started) == 2 and started[1].keys
+    assert not multiprocessing.active_children()
+    assert not [t for t in threading.enumerate() if t.name == "cvc5-ahead"]
 
 
 def test_cvc5_decides_the_queries_its_incremental_mode_left_incomplete():
@@ -248,9 +314,42 @@ def test_the_json_lists_solvers_versions_and_answers(tmp_path):
     ("(declare-fun x () Real)(assert (forall ((y Real)) (> (+ x y) y)))", "LRA"),
     ("(declare-fun f (Real) Real)(assert (> (f 1.0) 1.0))", "QF_UFLRA"),
     ("(declare-fun b () (_ BitVec 4))(assert (= b #x1))", "ALL"),
+    # a quotient constant is a constant (z3's probes call it nonlinear); dividing by a variable is not linear
+    ("(declare-fun x () Real)(assert (> (* (/ 1.0 3.0) x) (- 1.0)))", "QF_LRA"),
+    ("(declare-fun x () Real)(declare-fun y () Real)(assert (> (/ x y) 1.0))", "QF_NRA"),
+    # let: a bound constant term keeps a product linear, a bound variable term does not
+    ("(declare-fun x () Real)(assert (let ((a!1 (+ 1.0 2.0))) (> (* a!1 x) 1.0)))", "QF_LRA"),
+    ("(declare-fun x () Real)(declare-fun y () Real)(assert (let ((a!1 (+ x 1.0))) (> (* a!1 y) 1.0)))", "QF_NRA"),
+    # quoted symbols with brackets, spaces and parentheses; a comment
+    ("(declare-fun |d[u1] (r 2)| () Real)(assert (> |d[u1] (r 2)| 0.0)) ; (* x y)", "QF_LRA"),
+    ("(declare-fun x () Real)(assert (> x (root-obj (+ (^ x 2) (- 2)) 1)))", "ALL"),
+    ("(declare-fun x () Real)(assert (> x 0.0))(check-sat)", "ALL"),  # a command that is not an assertion
 ])
 def test_the_logic_of_a_query(body, logic):
     assert logic_of(body) == logic
+
+
+def test_the_logic_of_a_deeply_nested_query():
+    """z3 prints shared terms as nested lets; the walk keeps its own stack (no recursion limit)."""
+    depth = 20000
+    body = "(declare-fun x () Real)(assert " + "".join(f"(let ((a!{i} (+ x 1.0))) " for i in range(depth)) + \
+        f"(> (* a!{depth - 1} 2.0) 1.0)" + ")" * depth + ")"
+    assert logic_of(body) == "QF_LRA"
+    assert logic_of(body.replace("(* a!", "(* x a!")) == "QF_NRA"
+
+
+def test_the_logic_of_every_query_of_a_certification():
+    """The logic read off the text of real queries: tsf-er's full encoding multiplies a level by a demand
+    (QF_NRA); a per-instance EF query of drfh is linear (the instance's numbers are constants)."""
+    from mechverify.instances import load_environment
+
+    res = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=120,
+                  method="encoding", jobs=0, second=False, keep_queries=True)
+    assert res.verdict == "certified", res.note
+    assert {ob.logic for ob in res.details["ledger"].obligations} == {"QF_NRA"}
+    res = instance_query("drfh", load_environment("examples/000-fig1.json"), "ef", timeout=60, jobs=0,
+                         second=False, keep_queries=True)
+    assert {ob.logic for ob in res.details["ledger"].obligations} == {"QF_LRA"}
 
 
 def test_per_instance_sp_is_reproduced_by_cvc5():

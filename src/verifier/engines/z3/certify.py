@@ -157,20 +157,21 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
     ``queries`` and the ``case_log``."""
     a = Attempt(mech, prop_name, variant, timeout)
     a.result.details.update(cases=0, cases_pruned=0, control="")
-    a.ledger = Ledger()
     n_workers = default_jobs() if jobs is None else jobs
+    title = f"mechverify certify {a.mech.name} --property {a.prop.name} --variant {a.variant}: {shape.describe()}"
+    a.ledger = Ledger(ahead=(n_workers, a.deadline, title) if second else None)
     try:
         with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
             res = _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
             if keep_queries:
                 res.details["ledger"] = a.ledger
             if res.verdict == "certified" and second:
-                title = f"mechverify certify {a.mech.name} --property {a.prop.name} --variant {a.variant}: " \
-                        f"{shape.describe()}"
                 return second_opinion(a, a.ledger, n_workers, title, proofs, keep_queries)
             return res
     except BudgetExhausted as exc:
         return a.done("unknown", f"{exc}; not certified")
+    finally:
+        a.ledger.cancel_ahead()
 
 
 def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method) -> Result:
@@ -262,7 +263,7 @@ def _by_reduction(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: in
     red = reduced(spec, g, shape, n_workers, a.deadline, timeout, split)
     res.details["reduction"] = f"{red.status}: {red.note}"
     if red.status == "certified":
-        a.ledger = red.ledger
+        a.ledger.extend(red.ledger)  # the lemma's queries (nothing was recorded before them)
         res.details["control"] = "sat (equal reports meet the reduced query with equality)"
         res.details["method"] = red.method
         res.details["queries"] = red.queries
@@ -364,6 +365,7 @@ def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: i
                 f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
         return a.done("unknown", bud.budget_note(note) if budget_cut(reasons, deadline) else note)
     a.ledger.proved(STAGE, "query", done)
+    a.ledger.start_ahead()  # cvc5 starts on the queries while the vacuity control is built
     return _control(a, g, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
 
 

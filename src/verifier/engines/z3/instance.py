@@ -101,7 +101,6 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
     store should record (nothing is stored here).  ``second``, ``proofs``, ``keep_queries``: as for
     :func:`~verifier.engines.z3.certify.certify` (a certified answer is re-checked by cvc5)."""
     a = Attempt(mech, prop_name, variant, timeout)
-    a.ledger = Ledger()
     a.result.details.update(space="", queries=0)
     mech, prop = a.mech, a.prop
     spec = get_spec(mech)
@@ -126,17 +125,20 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
         return a.done("unknown", f"too large for an exact query ({size if size < 10 ** 9 else f'{size:.1e}'} "
                                  f"variables)")
     n_workers = default_jobs() if jobs is None else jobs
+    title = f"mechverify query {mech.name} --property {prop.name} --variant {a.variant}: {env.describe()}"
+    a.ledger = Ledger(ahead=(n_workers, a.deadline, title) if second else None)
     try:
         with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
             res = _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout)
             if keep_queries:
                 res.details["ledger"] = a.ledger
             if res.verdict == "certified" and second:
-                title = f"mechverify query {mech.name} --property {prop.name} --variant {a.variant}: {env.describe()}"
                 return second_opinion(a, a.ledger, n_workers, title, proofs, keep_queries)
             return res
     except BudgetExhausted as exc:
         return a.done("unknown", str(exc))
+    finally:
+        a.ledger.cancel_ahead()
 
 
 def _answer(a: Attempt, goal: Z3Goal, spec, env: Environment, senv: SymEnv, users: list, n_workers: int,
@@ -215,6 +217,7 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
         return a.done("unknown", budget_note(note) if budget_cut(unknown, a.deadline) else note)
     ok, ctl_unknown = False, []
     a.ledger.proved(STAGE, "query", done)
+    a.ledger.start_ahead()  # cvc5 starts on the queries while the vacuity control runs
     a.ledger.planned(STAGE, "control", control)
     by_key = {j.key: j for j in control}
     gen = run_jobs(control, n_workers, a.deadline)

@@ -20,7 +20,7 @@ import z3
 
 from .solvers import solve
 
-__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs",
+__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "start_workers", "run_on", "release", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs",
            "BUDGET_REASON", "budget_cut"]
 
 GRACE = 2.0  # seconds a worker may overrun its job's own limit before it is killed
@@ -55,6 +55,7 @@ class Job:
     logic: str = "QF_NRA"
     solver: str = "z3"
     proof: bool = False
+    grace: float = GRACE  # seconds the worker may overrun ``timeout`` before it is killed
 
 
 @dataclass
@@ -105,8 +106,13 @@ def _quiet_child() -> None:  # pragma: no cover - runs in a child process
             pass
 
 
-def _worker(conn) -> None:  # pragma: no cover - runs in a child process
+def _worker(conn, preload: Sequence[str] = ()) -> None:  # pragma: no cover - runs in a child process
     _quiet_child()
+    for module in preload:  # a solver's module imported while the parent goes on (cvc5: ~0.05 s)
+        try:
+            __import__(module)
+        except ImportError:
+            pass
     while True:
         try:
             msg = conn.recv()
@@ -123,9 +129,9 @@ def _worker(conn) -> None:  # pragma: no cover - runs in a child process
 
 
 class _Worker:
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, preload: Sequence[str] = ()) -> None:
         self.parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(child, tuple(preload)), daemon=True)
         self.proc.start()
         child.close()
         self.job: Optional[Job] = None
@@ -139,12 +145,17 @@ class _Worker:
             self.proc.join(timeout=5)
             self.parent.close()
 
-    def stop(self) -> None:
-        """Ask the idle worker to exit; kill it if it does not."""
+    def ask_exit(self) -> None:
+        """Ask the idle worker to exit (:meth:`stop` waits for it)."""
         try:
             self.parent.send(None)
         except (OSError, BrokenPipeError):
             pass
+
+    def stop(self, asked: bool = False) -> None:
+        """Ask the idle worker to exit (unless ``asked`` already); kill it if it does not."""
+        if not asked:
+            self.ask_exit()
         self.proc.join(timeout=2)
         if self.proc.is_alive():
             self.proc.kill()
@@ -176,65 +187,116 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
         return
     ctx = _mp_context()
     workers: list[_Worker] = []
+    try:
+        yield from _drive(pending, workers, n_workers, deadline, lambda: _Worker(ctx))
+    finally:
+        release(workers)
+
+
+def start_workers(n_workers: int, preload: Sequence[str] = ()) -> list:
+    """``n_workers`` worker processes, forked now (in the calling thread), for :func:`run_on`; each imports the
+    modules ``preload`` first; ``[]`` in a daemonic process."""
+    if n_workers <= 0 or mp.current_process().daemon:
+        return []
+    ctx = _mp_context()
+    return [_Worker(ctx, preload) for _ in range(n_workers)]
+
+
+def run_on(workers: list, jobs: Sequence[Job], deadline: Optional[float] = None,
+           n_workers: int = 0) -> Iterator[JobResult]:
+    """:func:`run_jobs` on ``workers`` (:func:`start_workers`), which stay alive for the next call (the
+    caller releases them: :func:`release`).  ``n_workers = 0``: no process is forked (a thread may drive
+    them), a killed worker is not replaced, and the jobs left when none is are ``unknown`` ("no worker
+    left"); otherwise workers are forked while fewer than ``n_workers`` run.  Closing the generator early
+    kills the busy workers."""
+    ctx = _mp_context() if n_workers > 0 else None
+    finished = False
+    try:
+        yield from _drive(list(jobs), workers, n_workers or len(workers), deadline,
+                          (lambda: _Worker(ctx)) if ctx is not None else None)
+        finished = True
+    finally:
+        if not finished:
+            for w in [w for w in workers if w.job is not None]:
+                w.kill()
+                workers.remove(w)
+
+
+def release(workers: list) -> None:
+    """Stop the workers: a busy one is killed; the idle ones are asked to exit all at once, then joined."""
+    idle = []
+    for w in workers:
+        if w.job is not None:
+            w.kill()
+        else:
+            w.ask_exit()
+            idle.append(w)
+    for w in idle:
+        w.stop(asked=True)
+    workers.clear()
+
+
+def _drive(pending: list, workers: list, n_workers: int, deadline: Optional[float], spawn) -> Iterator[JobResult]:
+    """The pool's loop: start jobs on idle workers (``spawn()`` forks a new one while fewer than
+    ``n_workers`` run; ``None``: never), yield results as they come, kill a worker whose job overran its hard
+    limit."""
     clipped: dict = {}  # job key -> its limit is the time left before the deadline
 
     def hard_limit(w: _Worker) -> float:
-        """When a busy worker is killed: its job's limit plus :data:`GRACE`, never much past the deadline."""
-        t = w.started + w.job.timeout + GRACE
+        """When a busy worker is killed: its job's limit plus its grace (:data:`GRACE`), never much past the
+        deadline."""
+        t = w.started + w.job.timeout + w.job.grace
         return t if deadline is None else min(t, deadline + DEADLINE_GRACE)
-    try:
-        while pending or any(w.job is not None for w in workers):
-            now = time.monotonic()
-            # start jobs on idle workers
-            while pending:
-                idle = next((w for w in workers if w.job is None), None)
-                if idle is None and len(workers) < n_workers:
-                    idle = _Worker(ctx)
-                    workers.append(idle)
-                if idle is None:
-                    break
-                job = pending.pop(0)
-                left = job.timeout if deadline is None else min(job.timeout, deadline - now)
-                if left <= 0.05:
-                    yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
-                    continue
-                clipped[job.key] = left < job.timeout
-                job = Job(job.key, job.smt2, job.names, left, job.logic, job.solver, job.proof)
-                idle.job, idle.started = job, time.monotonic()
-                idle.parent.send((job.key, job.smt2, list(job.names), job.timeout, job.logic, job.solver, job.proof))
-            busy = [w for w in workers if w.job is not None]
-            if not busy:
+    while pending or any(w.job is not None for w in workers):
+        now = time.monotonic()
+        # start jobs on idle workers
+        while pending:
+            idle = next((w for w in workers if w.job is None), None)
+            if idle is None and len(workers) < n_workers and spawn is not None:
+                idle = spawn()
+                workers.append(idle)
+            if idle is None:
+                break
+            job = pending.pop(0)
+            left = job.timeout if deadline is None else min(job.timeout, deadline - now)
+            if left <= 0.05:
+                yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
                 continue
-            limit = min(hard_limit(w) for w in busy)
-            ready = mp_wait([w.parent for w in busy], timeout=max(0.0, limit - time.monotonic()))
-            for w in busy:
-                if w.parent in ready:
-                    try:
-                        key, st, dt, vals, alg, why, pf = w.parent.recv()
-                    except (EOFError, OSError):
-                        job = w.job
-                        w.kill()
-                        workers.remove(w)
-                        yield JobResult(job.key, "unknown", time.monotonic() - w.started,
-                                        reason="worker died (out of memory?)")
-                        continue
-                    w.job = None
-                    yield JobResult(key, st, dt, vals, alg, _reason(st, why, clipped.get(key, False)), pf)
-            now = time.monotonic()
-            for w in [w for w in workers if w.job is not None and now > hard_limit(w)]:
-                job = w.job
-                w.kill()
-                workers.remove(w)
-                at_deadline = deadline is not None and now >= deadline
-                yield JobResult(job.key, "unknown", now - w.started,
-                                reason=f"{BUDGET_REASON} ({job.solver} worker stopped at the deadline)" if at_deadline
-                                else "hard timeout (worker killed)")
-    finally:
-        for w in workers:
-            if w.job is not None:
-                w.kill()
-            else:
-                w.stop()
+            clipped[job.key] = left < job.timeout
+            job = Job(job.key, job.smt2, job.names, left, job.logic, job.solver, job.proof, job.grace)
+            idle.job, idle.started = job, time.monotonic()
+            idle.parent.send((job.key, job.smt2, list(job.names), job.timeout, job.logic, job.solver, job.proof))
+        busy = [w for w in workers if w.job is not None]
+        if not busy:
+            if pending and not workers:  # run_on: every worker was killed
+                for job in pending:
+                    yield JobResult(job.key, "unknown", 0.0, reason="no worker left")
+                pending.clear()
+            continue
+        limit = min(hard_limit(w) for w in busy)
+        ready = mp_wait([w.parent for w in busy], timeout=max(0.0, limit - time.monotonic()))
+        for w in busy:
+            if w.parent in ready:
+                try:
+                    key, st, dt, vals, alg, why, pf = w.parent.recv()
+                except (EOFError, OSError):
+                    job = w.job
+                    w.kill()
+                    workers.remove(w)
+                    yield JobResult(job.key, "unknown", time.monotonic() - w.started,
+                                    reason="worker died (out of memory?)")
+                    continue
+                w.job = None
+                yield JobResult(key, st, dt, vals, alg, _reason(st, why, clipped.get(key, False)), pf)
+        now = time.monotonic()
+        for w in [w for w in workers if w.job is not None and now > hard_limit(w)]:
+            job = w.job
+            w.kill()
+            workers.remove(w)
+            at_deadline = deadline is not None and now >= deadline
+            yield JobResult(job.key, "unknown", now - w.started,
+                            reason=f"{BUDGET_REASON} ({job.solver} worker stopped at the deadline)" if at_deadline
+                            else "hard timeout (worker killed)")
 
 
 def _reason(status: str, why: str, clipped: bool) -> str:

@@ -23,6 +23,7 @@ so it only runs in a worker process that the pool can kill (``second.py``).
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from typing import Callable, NamedTuple, Sequence
 
@@ -171,77 +172,194 @@ def version(solver: str) -> str:
     """The solver's version (``z3 4.x``, ``cvc5 1.4.x``)."""
     if solver == "z3":
         return z3.get_version_string()
-    if solver in ("cvc5", COVERINGS):
-        import cvc5
+    if solver in ("cvc5", COVERINGS):  # the installed distribution's version: importing cvc5 here costs ~0.08 s
+        from importlib import metadata
 
-        return getattr(cvc5, "__version__", "") or "unknown"
+        try:
+            return metadata.version("cvc5")
+        except metadata.PackageNotFoundError:
+            import cvc5
+
+            return getattr(cvc5, "__version__", "") or "unknown"
     return "unknown"
 
 
 # ---------------------------------------------------------------------- SMT-LIB2 files
-_LINEAR_OK = {z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_UMINUS, z3.Z3_OP_LE, z3.Z3_OP_LT, z3.Z3_OP_GE, z3.Z3_OP_GT,
-              z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT, z3.Z3_OP_ITE, z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_NOT,
-              z3.Z3_OP_IMPLIES, z3.Z3_OP_XOR, z3.Z3_OP_IFF, z3.Z3_OP_TRUE, z3.Z3_OP_FALSE, z3.Z3_OP_ANUM,
-              z3.Z3_OP_UNINTERPRETED}
+#: SMT-LIB2 tokens: parentheses, |quoted symbols|, "strings", comments, and everything else up to a delimiter
+_TOKEN = re.compile(r'\(|\)|\|[^|]*\||"(?:[^"]|"")*"|;[^\n]*|[^\s()|";]+')
+_INT = re.compile(r"[0-9]+$")
+_REAL = re.compile(r"[0-9]+\.[0-9]*$")
+#: interpreted symbols whose value is Boolean
+_BOOL_OPS = frozenset({"<=", "<", ">=", ">", "=", "distinct", "and", "or", "not", "=>", "xor", "is_int"})
+_SORTS = frozenset({"Int", "Real", "Bool"})
+
+
+class _Other(Exception):
+    """A construct outside quantifier-free/quantified (U)F + integer/real arithmetic: the logic is ALL."""
+
+
+def _sexprs(text: str) -> list:
+    """The top-level s-expressions of ``text``, as nested lists of tokens (comments dropped)."""
+    out: list = []
+    stack: list = [out]
+    for tok in _TOKEN.findall(text):
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            if len(stack) == 1:
+                raise _Other
+            done = stack.pop()
+            stack[-1].append(done)
+        elif tok[0] != ";":
+            stack[-1].append(tok)
+    if len(stack) != 1:
+        raise _Other
+    return out
 
 
 def logic_of(body: str) -> str:
-    """The SMT-LIB logic of the assertions ``body``: ``QF_`` (no quantifier), ``UF`` (a function symbol with
-    arguments), and ``LRA`` / ``LIA`` / ``LIRA`` / ``NRA`` / ``NIA`` / ``NIRA`` by the sorts used and whether
-    two non-constant terms are multiplied (or divided); ``ALL`` for anything else (arrays, bit-vectors,
-    algebraic-number literals, ...)."""
-    ints = reals = nonlinear = quant = uf = other = False
-    ground: dict = {}  # ast id -> the term has no constant symbol (a numeral expression)
-
-    def is_ground(e) -> bool:
-        k = e.get_id()
-        if k not in ground:
-            if z3.is_quantifier(e) or z3.is_var(e):
-                ground[k] = False
-            elif z3.is_app(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                ground[k] = False
-            else:
-                ground[k] = all(is_ground(c) for c in e.children())
-        return ground[k]
-
-    seen: set = set()
-    stack = list(z3.parse_smt2_string(body))
-    while stack:
-        e = stack.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_quantifier(e):
-            quant = True
-            stack.append(e.body())
-            continue
-        if z3.is_var(e):
-            continue
-        srt = e.sort().kind()
-        ints |= srt == z3.Z3_INT_SORT
-        reals |= srt == z3.Z3_REAL_SORT
-        if srt not in (z3.Z3_INT_SORT, z3.Z3_REAL_SORT, z3.Z3_BOOL_SORT):
-            other = True
-        k = e.decl().kind()
-        if k == z3.Z3_OP_UNINTERPRETED and e.num_args() > 0:
-            uf = True
-        elif k == z3.Z3_OP_MUL:
-            nonlinear |= sum(1 for c in e.children() if not is_ground(c)) >= 2
-        elif k in (z3.Z3_OP_DIV, z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_REM, z3.Z3_OP_POWER):
-            nonlinear |= not is_ground(e.arg(1)) or (k == z3.Z3_OP_POWER and not is_ground(e.arg(0)))
-        elif k in (z3.Z3_OP_TO_REAL, z3.Z3_OP_TO_INT, z3.Z3_OP_IS_INT):
-            ints = reals = True
-        elif k == z3.Z3_OP_ANUM:
-            other |= not (z3.is_rational_value(e) or z3.is_int_value(e))  # an algebraic-number literal
-        elif k not in _LINEAR_OK:
-            other = True
-        stack.extend(e.children())
-    if other:
+    """The SMT-LIB logic of the assertions ``body`` (declarations and ``assert`` commands, as z3 prints them),
+    read off the text: ``QF_`` (no quantifier), ``UF`` (a function symbol with arguments), and ``LRA`` /
+    ``LIA`` / ``LIRA`` / ``NRA`` / ``NIA`` / ``NIRA`` by the sorts used and whether two non-constant terms are
+    multiplied (or a term divided by a non-constant one); ``ALL`` for anything else (arrays, bit-vectors,
+    algebraic-number literals, a command other than a declaration or an assertion, ...).  A constant term
+    (numerals under ``+ - * /``) is linear wherever it stands, e.g. ``(* (/ 1.0 3.0) x)``.  A walk over the
+    s-expressions with an explicit stack (``let`` nests deeply); z3's own probes call a quotient constant
+    nonlinear, and a walk over z3's terms costs ~20x more (docs/performance.md)."""
+    try:
+        return _logic(body)
+    except _Other:
         return "ALL"
-    arith = ("N" if nonlinear else "L") + ("IRA" if ints and reals else "IA" if ints else "RA")
-    if not (ints or reals):
-        return ("" if quant else "QF_") + "UF"  # propositional (or uninterpreted) only
-    return ("" if quant else "QF_") + ("UF" if uf else "") + arith
+
+
+def _logic(body: str) -> str:
+    flags = {"int": False, "real": False, "nl": False, "quant": False, "uf": False}
+    consts: dict = {}
+    funcs: dict = {}
+    asserted = []
+    for cmd in _sexprs(body):
+        if not isinstance(cmd, list) or not cmd:
+            raise _Other
+        head = cmd[0]
+        if head == "declare-fun" and len(cmd) == 4 and isinstance(cmd[2], list):
+            if cmd[2]:
+                funcs[cmd[1]] = cmd[3]
+            else:
+                consts[cmd[1]] = cmd[3]
+        elif head == "declare-const" and len(cmd) == 3:
+            consts[cmd[1]] = cmd[2]
+        elif head == "assert" and len(cmd) == 2:
+            asserted.append(cmd[1])
+        else:
+            raise _Other
+
+    def sort_seen(sort) -> str:
+        if not isinstance(sort, str) or sort not in _SORTS:
+            raise _Other
+        if sort == "Int":
+            flags["int"] = True
+        elif sort == "Real":
+            flags["real"] = True
+        return sort
+
+    # post-order walk with an explicit stack (z3 nests lets deeply); a value is (sort, ground)
+    vals: list = []
+    for top in asserted:
+        work = [("eval", top, {})]
+        while work:
+            item = work.pop()
+            kind = item[0]
+            if kind == "eval":
+                _, t, env = item
+                if isinstance(t, str):
+                    if t in env:
+                        vals.append(env[t])
+                    elif t in consts:
+                        vals.append((sort_seen(consts[t]), False))
+                    elif _INT.match(t):
+                        vals.append((sort_seen("Int"), True))
+                    elif _REAL.match(t):
+                        vals.append((sort_seen("Real"), True))
+                    elif t in ("true", "false"):
+                        vals.append(("Bool", True))
+                    else:
+                        raise _Other
+                    continue
+                if not t or not isinstance(t[0], str):
+                    raise _Other
+                head = t[0]
+                if head == "let" and len(t) == 3 and isinstance(t[1], list):
+                    names = []
+                    for b in t[1]:
+                        if not isinstance(b, list) or len(b) != 2 or not isinstance(b[0], str):
+                            raise _Other
+                        names.append(b[0])
+                    work.append(("let", names, t[2], env))
+                    for b in reversed(t[1]):
+                        work.append(("eval", b[1], env))
+                elif head in ("forall", "exists") and len(t) == 3 and isinstance(t[1], list):
+                    flags["quant"] = True
+                    inner = dict(env)
+                    for v in t[1]:
+                        if not isinstance(v, list) or len(v) != 2 or not isinstance(v[1], str) or v[1] not in _SORTS:
+                            raise _Other
+                        inner[v[0]] = (v[1], False)
+                    work.append(("eval", t[2], inner))
+                elif head == "!" and len(t) >= 2:
+                    work.append(("eval", t[1], env))
+                else:
+                    work.append(("apply", head, len(t) - 1))
+                    for a in reversed(t[1:]):
+                        work.append(("eval", a, env))
+            elif kind == "let":
+                _, names, inner_body, env = item
+                n = len(names)
+                bound = vals[len(vals) - n:]
+                del vals[len(vals) - n:]
+                inner = dict(env)
+                inner.update(zip(names, bound))
+                work.append(("eval", inner_body, inner))
+            else:
+                _, op, n = item
+                args = vals[len(vals) - n:]
+                del vals[len(vals) - n:]
+                vals.append(_apply(op, args, funcs, flags, sort_seen))
+    if not (flags["int"] or flags["real"]):
+        return ("" if flags["quant"] else "QF_") + "UF"
+    ir = "IRA" if flags["int"] and flags["real"] else "IA" if flags["int"] else "RA"
+    return ("" if flags["quant"] else "QF_") + ("UF" if flags["uf"] else "") + ("N" if flags["nl"] else "L") + ir
+
+
+def _apply(op, args, funcs, flags, sort_seen):
+    ground = all(g for _, g in args)
+    if op in funcs:
+        flags["uf"] = True
+        for s, _ in args:
+            sort_seen(s)
+        return (sort_seen(funcs[op]), False)
+    if op in _BOOL_OPS:
+        if op == "is_int":
+            flags["int"] = flags["real"] = True
+        return ("Bool", ground)
+    if op == "ite":
+        if len(args) != 3:
+            raise _Other
+        return (args[1][0], ground)
+    num = "Real" if any(s == "Real" for s, _ in args) else "Int"
+    if op in ("+", "-"):
+        return (sort_seen(num), ground)
+    if op == "*":
+        flags["nl"] |= sum(1 for _, g in args if not g) >= 2
+        return (sort_seen(num), ground)
+    if op in ("/", "div", "mod", "rem", "^"):
+        if len(args) != 2:
+            raise _Other
+        flags["nl"] |= not args[1][1] or (op == "^" and not args[0][1])
+        return (sort_seen("Real" if op == "/" else "Int" if op in ("div", "mod") else num), ground)
+    if op in ("to_real", "to_int"):
+        flags["int"] = flags["real"] = True
+        return (sort_seen("Real" if op == "to_real" else "Int"), ground)
+    raise _Other
 
 
 def smt2_file(body: str, logic: str, comment: Sequence[str] = ()) -> str:
