@@ -320,6 +320,11 @@ def test_the_json_lists_solvers_versions_and_answers(tmp_path):
     # let: a bound constant term keeps a product linear, a bound variable term does not
     ("(declare-fun x () Real)(assert (let ((a!1 (+ 1.0 2.0))) (> (* a!1 x) 1.0)))", "QF_LRA"),
     ("(declare-fun x () Real)(declare-fun y () Real)(assert (let ((a!1 (+ x 1.0))) (> (* a!1 y) 1.0)))", "QF_NRA"),
+    # a let inside a let rebinds a name only in its own body
+    ("(declare-fun x () Real)(declare-fun y () Real)"
+     "(assert (let ((a!1 x)) (and (let ((a!1 2.0)) (> (* a!1 y) 1.0)) (> (* a!1 y) 0.0))))", "QF_NRA"),
+    ("(declare-fun x () Real)(declare-fun y () Real)"
+     "(assert (let ((a!1 2.0)) (and (let ((a!1 x)) (> (* a!1 1.0) 1.0)) (> (* a!1 y) 0.0))))", "QF_LRA"),
     # quoted symbols with brackets, spaces and parentheses; a comment
     ("(declare-fun |d[u1] (r 2)| () Real)(assert (> |d[u1] (r 2)| 0.0)) ; (* x y)", "QF_LRA"),
     ("(declare-fun x () Real)(assert (> x (root-obj (+ (^ x 2) (- 2)) 1)))", "ALL"),

@@ -194,6 +194,9 @@ _BOOL_OPS = frozenset({"<=", "<", ">=", ">", "=", "distinct", "and", "or", "not"
 _SORTS = frozenset({"Int", "Real", "Bool"})
 
 
+_UNBOUND = object()  # a name no enclosing let or quantifier binds
+
+
 class _Other(Exception):
     """A construct outside quantifier-free/quantified (U)F + integer/real arithmetic: the logic is ALL."""
 
@@ -262,15 +265,23 @@ def _logic(body: str) -> str:
             flags["real"] = True
         return sort
 
-    # post-order walk with an explicit stack (z3 nests lets deeply); a value is (sort, ground)
+    # post-order walk with an explicit stack (z3 nests lets deeply); a value is (sort, ground); ``env`` holds
+    # the names bound by the enclosing lets and quantifiers, each binding undone after its body ("restore")
     vals: list = []
+    env: dict = {}
+
+    def bind(pairs) -> tuple:
+        old = tuple((n, env.get(n, _UNBOUND)) for n, _ in pairs)
+        env.update(pairs)
+        return ("restore", old)
+
     for top in asserted:
-        work = [("eval", top, {})]
+        work: list = [("eval", top)]
         while work:
             item = work.pop()
             kind = item[0]
             if kind == "eval":
-                _, t, env = item
+                t = item[1]
                 if isinstance(t, str):
                     if t in env:
                         vals.append(env[t])
@@ -294,31 +305,35 @@ def _logic(body: str) -> str:
                         if not isinstance(b, list) or len(b) != 2 or not isinstance(b[0], str):
                             raise _Other
                         names.append(b[0])
-                    work.append(("let", names, t[2], env))
-                    for b in reversed(t[1]):
-                        work.append(("eval", b[1], env))
+                    work.append(("let", names, t[2]))
+                    for b in reversed(t[1]):  # the bound terms, in the enclosing scope
+                        work.append(("eval", b[1]))
                 elif head in ("forall", "exists") and len(t) == 3 and isinstance(t[1], list):
                     flags["quant"] = True
-                    inner = dict(env)
                     for v in t[1]:
                         if not isinstance(v, list) or len(v) != 2 or not isinstance(v[1], str) or v[1] not in _SORTS:
                             raise _Other
-                        inner[v[0]] = (v[1], False)
-                    work.append(("eval", t[2], inner))
+                    work.append(bind([(v[0], (v[1], False)) for v in t[1]]))
+                    work.append(("eval", t[2]))
                 elif head == "!" and len(t) >= 2:
-                    work.append(("eval", t[1], env))
+                    work.append(("eval", t[1]))
                 else:
                     work.append(("apply", head, len(t) - 1))
                     for a in reversed(t[1:]):
-                        work.append(("eval", a, env))
+                        work.append(("eval", a))
             elif kind == "let":
-                _, names, inner_body, env = item
+                _, names, inner_body = item
                 n = len(names)
                 bound = vals[len(vals) - n:]
                 del vals[len(vals) - n:]
-                inner = dict(env)
-                inner.update(zip(names, bound))
-                work.append(("eval", inner_body, inner))
+                work.append(bind(list(zip(names, bound))))
+                work.append(("eval", inner_body))
+            elif kind == "restore":
+                for name, value in item[1]:
+                    if value is _UNBOUND:
+                        env.pop(name, None)
+                    else:
+                        env[name] = value
             else:
                 _, op, n = item
                 args = vals[len(vals) - n:]
