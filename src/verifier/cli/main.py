@@ -42,7 +42,7 @@ def build_parser(load_all: bool = True) -> argparse.ArgumentParser:
         epilog="Instances are JSON (see README.md). Every reported violation is re-checked in exact arithmetic.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (configure, _, help_) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_, description=help_)
+        p = sub.add_parser(name, help=help_.replace("%", "%%"), description=help_)  # help is %-formatted
         configure(p)
     return parser
 
