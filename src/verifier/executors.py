@@ -152,6 +152,30 @@ class LocalPool(Executor):
             pool.shutdown(wait=True)
 
 
+def _refused(scheduler: Any, timeout: float) -> None:
+    """A ``tcp://HOST:PORT`` nobody listens on is an error at once (Dask's client retries a refused
+    connection until its timeout, 10 s); anything else (a cluster object, another protocol, a slow network)
+    is left to the client."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if not isinstance(scheduler, str) or not scheduler.startswith("tcp://"):
+        return
+    try:
+        host, port = urlsplit(scheduler).hostname, urlsplit(scheduler).port
+    except ValueError:
+        return
+    if not host or not port:
+        return
+    try:
+        socket.create_connection((host, port), timeout=min(timeout, 5.0)).close()
+    except ConnectionRefusedError as exc:
+        raise ExecutorError(f"--scheduler: cannot connect to {scheduler!r} (connection refused: "
+                            f"no scheduler listens there)") from exc
+    except OSError:
+        return  # unreachable, a time-out, a name that does not resolve: the client says what it finds
+
+
 class DaskCluster(Executor):
     """``--executor dask --scheduler tcp://HOST:PORT``: cells are Dask tasks (``retries=1``; a worker that
     dies has its task rescheduled on another by the scheduler).  ``slots`` = the cluster's worker threads
@@ -164,6 +188,7 @@ class DaskCluster(Executor):
             from distributed import Client
         except ImportError as exc:  # pragma: no cover - a dependency
             raise ExecutorError(f"--executor dask: the 'distributed' package is not installed ({exc})") from exc
+        _refused(scheduler, timeout)
         try:
             self.client = Client(scheduler, timeout=f"{timeout}s", set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:

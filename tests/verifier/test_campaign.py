@@ -82,7 +82,7 @@ def _wait_for(lines, needle: str, timeout: float = 120) -> None:
 
 def test_kill_9_then_rerun_completes_with_the_same_verdicts(tmp_path):
     camp, store = tmp_path / "campaign", tmp_path / "store"
-    args = ["audit", "--mechanisms", ",".join(MECHS), "--properties", ",".join(PROPS), "--trials", "100",
+    args = ["audit", "--mechanisms", ",".join(MECHS), "--properties", ",".join(PROPS), "--trials", "40",
             "--budget", "600", "--store", str(store), "--campaign", str(camp), "--format", "json",
             "--fail-on", "never"]
     proc, lines = _start(*args, "--jobs", "2")
@@ -99,7 +99,7 @@ def test_kill_9_then_rerun_completes_with_the_same_verdicts(tmp_path):
     assert f"{len(finished)} finished earlier" in again.stderr or "settled by replayed" in again.stderr
     resumed = json.loads(again.stdout)
     reference = run_audit(budget=600, seed=0, store_dir=str(tmp_path / "ref"), only=MECHS, properties=PROPS,
-                          max_trials=100)
+                          max_trials=40)
 
     def table(data):
         return {(c["mechanism"], c["property"]): c["verdict"] for t in data["tables"] for c in t["cells"]}
