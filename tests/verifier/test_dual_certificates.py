@@ -158,6 +158,31 @@ def test_check_writes_certificates_and_verify_accepts_and_rejects(cli, tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == f"{len(STORED)} accepted, 0 rejected"
 
 
+def test_replay_checks_lp_certificate_files_too(tmp_path):
+    """``replay FILE`` on an LP certificate runs the solver-free checker (as ``verify-certificate``): a stored
+    one is accepted, a perturbed one rejected (exit 1), and a mix with counterexamples is one line, exit 2."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from verifier.cli import main
+
+    def replay(*paths):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["replay", *paths])
+        return code, out.getvalue(), err.getvalue()
+
+    good = STORED[0]
+    code, out, _ = replay(good)
+    assert code == 0 and out.strip().endswith("1 accepted, 0 rejected")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_perturbed(_load(os.path.basename(good)), "primal")))
+    code, out, _ = replay(good, str(bad))
+    assert code == 1 and "REJECTED" in out and out.strip().endswith("1 accepted, 1 rejected")
+    code, out, err = replay(good, os.path.join(ROOT, "counterexamples"))
+    assert code == 2 and out == "" and err.strip().count("\n") == 0 and "replayed separately" in err
+
+
 def test_certificates_flag_is_checked_before_any_work(cli, tmp_path):
     f = tmp_path / "file"
     f.write_text("")

@@ -97,20 +97,22 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", default=["counterexamples"],
                    help="counterexample files or directories (default: counterexamples), or a certificate "
-                        "(DIR/certificate.json written by certify/query --export)")
+                        "(DIR/certificate.json written by certify/query --export), or LP certificate files "
+                        "(check --certificates; a directory of them: verify-certificate DIR)")
     p.add_argument("--jobs", type=int, default=None,
                    help="a certificate's solver processes (default: CPU count)")
     p.add_argument("--quiet", action="store_true", help="print only failures and the summary")
 
 
-@command("replay", "re-verify stored counterexamples exactly, or an exported certificate; non-zero exit if any no "
-                   "longer holds")(_configure_replay)
+@command("replay", "re-verify stored counterexamples exactly, or an exported or LP certificate; non-zero exit if "
+                   "any no longer holds")(_configure_replay)
 def cmd_replay(args: argparse.Namespace) -> int:
     """``replay``: re-verify stored counterexamples exactly, or check exported certificates
     (``verifier.certificates.replay``); exit 1 if one no longer holds, 2 for a malformed certificate."""
     import os
 
     from ..certificates import CertificateError, is_certificate
+    from ..dual_certificates import is_lp_certificate
     from ..certificates import replay as replay_certificate
     from ..store import find_files, replay
 
@@ -119,6 +121,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             raise CliError(f"{p}: no such file or directory")
     if args.jobs is not None and args.jobs < 0:
         raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
+    lp = [p for p in args.paths if is_lp_certificate(p)]
+    if lp:  # exact LP certificates (check --certificates): the solver-free checker, as verify-certificate
+        if len(lp) != len(args.paths):
+            raise CliError("paths: LP certificates, exported certificates and counterexamples are replayed "
+                           "separately")
+        from .verify_certificate import verify_lp_certificates
+
+        return verify_lp_certificates(lp, args.quiet)
     certs = [p for p in args.paths if is_certificate(p)]
     if certs:
         if len(certs) != len(args.paths):
