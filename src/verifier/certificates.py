@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .files import atomic_write_json, atomic_write_text
+from .files import atomic_write_json, atomic_write_text, json_tag
 
 __all__ = ["SCHEMA", "CERTIFICATE", "CertificateError", "export", "load", "is_certificate", "replay",
            "ReplayOutcome", "certificate_schema", "PROOF_CHECKER"]
@@ -133,18 +133,9 @@ def export(res, directory: str, request: dict, env=None) -> str:
 def is_certificate(path: str) -> bool:
     """Is ``path`` a file meant as a certificate (named ``certificate.json``, or JSON whose ``schema`` is a
     certificate's)?"""
-    if not os.path.isfile(path):
-        return False
-    if os.path.basename(path) == CERTIFICATE:
+    if os.path.isfile(path) and os.path.basename(path) == CERTIFICATE:
         return True
-    if not path.endswith(".json"):
-        return False
-    try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, nested too deep: not a certificate
-        return False
-    return isinstance(d, dict) and str(d.get("schema", "")).startswith("mechverify.certificate")
+    return json_tag(path, "schema").startswith("mechverify.certificate")
 
 
 def load(path: str) -> dict:

@@ -106,18 +106,11 @@ def point_to(results, written: Written) -> None:
 
 def is_lp_certificate(path: str) -> bool:
     """Is ``path`` a JSON file whose ``format`` is an LP certificate's (``certcheck.FORMAT``, any version)?"""
-    import json
-
     from mechverify.certcheck import FORMAT
 
-    if not (os.path.isfile(path) and path.endswith(".json")):
-        return False
-    try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(d, dict) and str(d.get("format", "")).split("/")[0] == FORMAT.split("/")[0]
+    from .files import json_tag
+
+    return json_tag(path, "format").split("/")[0] == FORMAT.split("/")[0]
 
 
 def certificate_files(paths) -> list[str]:

@@ -162,7 +162,8 @@ def _refused(scheduler: Any, timeout: float) -> None:
     if not isinstance(scheduler, str) or not scheduler.startswith("tcp://"):
         return
     try:
-        host, port = urlsplit(scheduler).hostname, urlsplit(scheduler).port
+        url = urlsplit(scheduler)
+        host, port = url.hostname, url.port
     except ValueError:
         return
     if not host or not port:

@@ -89,3 +89,16 @@ def _write_unnamed(directory: str, path: str, data: bytes) -> bool:
 def atomic_write_json(path: str, data: Any) -> None:
     """:func:`atomic_write_text` of indented JSON."""
     atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+
+
+def json_tag(path: str, key: str) -> str:
+    """The top-level ``key`` of the JSON file ``path`` as text ("" when the file is not a ``*.json`` file, not
+    readable, not JSON, nested too deep or not an object): what a certificate file says it is."""
+    if not (os.path.isfile(path) and path.endswith(".json")):
+        return ""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return ""
+    return str(d.get(key, "")) if isinstance(d, dict) else ""

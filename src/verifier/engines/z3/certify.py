@@ -24,7 +24,7 @@ from .domain import MAX_VARIABLES, Domain, Shape, build_domain, case_key, domina
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, confirm
 from .pool import Job, budget_cut, default_jobs, run_jobs, split_jobs, to_smt2
-from .second import Ledger, second_opinion
+from .second import Ledger, settle
 from .specs import Spec, encoded, get_spec, not_covered
 from .validate import random_env, validate_spec
 
@@ -159,19 +159,11 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
     a.result.details.update(cases=0, cases_pruned=0, control="")
     n_workers = default_jobs() if jobs is None else jobs
     title = f"mechverify certify {a.mech.name} --property {a.prop.name} --variant {a.variant}: {shape.describe()}"
-    a.ledger = Ledger(ahead=(n_workers, a.deadline, title) if second else None)
     try:
-        with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
-            res = _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method)
-            if keep_queries:
-                res.details["ledger"] = a.ledger
-            if res.verdict == "certified" and second:
-                return second_opinion(a, a.ledger, n_workers, title, proofs, keep_queries)
-            return res
+        return settle(a, lambda: _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method),
+                      n_workers, title, second, proofs, keep_queries)
     except BudgetExhausted as exc:
         return a.done("unknown", f"{exc}; not certified")
-    finally:
-        a.ledger.cancel_ahead()
 
 
 def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method) -> Result:

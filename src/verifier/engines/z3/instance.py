@@ -18,14 +18,13 @@ from mechverify.model import Environment
 from mechverify.utility import utility
 
 from ...properties import PROPERTIES
-from ...properties import budget as bud
 from ...properties.base import READINGS, Deviation, Report, Witness
 from ...results import Result
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, evaluator, first_confirmed, rationalisations
 from .domain import MAX_VARIABLES
 from .pool import Job, JobResult, budget_cut, default_jobs, run_jobs, to_smt2
-from .second import Ledger, second_opinion
+from .second import settle
 from .specs import get_spec, not_covered
 from .symbolic import Ctx, SymEnv
 from .validate import validate_spec
@@ -126,19 +125,11 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
                                  f"variables)")
     n_workers = default_jobs() if jobs is None else jobs
     title = f"mechverify query {mech.name} --property {prop.name} --variant {a.variant}: {env.describe()}"
-    a.ledger = Ledger(ahead=(n_workers, a.deadline, title) if second else None)
     try:
-        with bud.scope(a.deadline):  # every enumeration and LP solve below stops at the deadline
-            res = _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout)
-            if keep_queries:
-                res.details["ledger"] = a.ledger
-            if res.verdict == "certified" and second:
-                return second_opinion(a, a.ledger, n_workers, title, proofs, keep_queries)
-            return res
+        return settle(a, lambda: _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout),
+                      n_workers, title, second, proofs, keep_queries)
     except BudgetExhausted as exc:
         return a.done("unknown", str(exc))
-    finally:
-        a.ledger.cancel_ahead()
 
 
 def _answer(a: Attempt, goal: Z3Goal, spec, env: Environment, senv: SymEnv, users: list, n_workers: int,

@@ -26,7 +26,7 @@ from mechverify.deadline import budget_note
 from .pool import BUDGET_REASON, Job, budget_cut, release, run_jobs, run_on, start_workers
 from .solvers import COVERINGS, logic_of, proof_holes, sha256, smt2_file, version
 
-__all__ = ["Obligation", "Ledger", "second_opinion", "SECOND", "agreement_phrase"]
+__all__ = ["Obligation", "Ledger", "second_opinion", "settle", "SECOND", "agreement_phrase"]
 
 #: the second solver
 SECOND = "cvc5"
@@ -283,6 +283,26 @@ def ask_cvc5(asks: list, n_workers: int, deadline: Optional[float], timeout: flo
         return out
     finally:
         release(procs)
+
+
+def settle(a, compute, n_workers: int, title: str, second: bool, proofs: bool = False, keep: bool = False) -> Any:
+    """The envelope of ``certify`` and ``query``: ``a.ledger`` made (with cvc5's workers starting when
+    ``second``), ``compute()`` run under the attempt's deadline, the ledger kept (``keep``), a certified result
+    given to :func:`second_opinion`; the workers stopped whatever happens (``BudgetExhausted`` is the
+    caller's)."""
+    from ...properties import budget as bud
+
+    a.ledger = Ledger(ahead=(n_workers, a.deadline, title) if second else None)
+    try:
+        with bud.scope(a.deadline):  # every enumeration and LP solve stops at the deadline
+            res = compute()
+            if keep:
+                res.details["ledger"] = a.ledger
+            if res.verdict == "certified" and second:
+                return second_opinion(a, a.ledger, n_workers, title, proofs, keep)
+            return res
+    finally:
+        a.ledger.cancel_ahead()
 
 
 def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool = False,
