@@ -5,6 +5,10 @@ instances, the first user of ``order(empty state)`` is the user the mechanism se
 ``k`` steps of the mechanism the first user of the facet's order in that state, among the users that can take
 a task (bound not reached, the task fits on an eligible server), is the mechanism's next choice.  The
 mechanism's steps are recorded from the real run (its task counts are watched, nothing is re-implemented).
+``volcano-hdrf``'s facet is upstream's comparator, not repaired, which is cyclic where ``compareQueues`` ties
+queues of different depths: there the next choice is the least user among those that can take a task
+wherever one precedes all the others, and otherwise the one the module's rule names
+(``mechanisms.volcano_hdrf.next_user``).
 
 For ``armada-drf`` the facet is upstream's order at the start of a scheduling round, before any job is
 dropped (src/mechanisms/armada_drf.py): its first user that still has a job is the next one the loop TRIES, as
@@ -84,8 +88,17 @@ def replay(name, env, steps):
         st = Allocation(env, tuple(tuple(row) for row in x), "state", True)
         order = spec.order(st)
         assert sorted(order) == list(range(env.n_users))
-        first = next(u for u in order if can_take(env, st, u))
-        assert first == j, (env, x, order)
+        if name == "volcano-hdrf":
+            cand = [u for u in range(env.n_users) if can_take(env, st, u)]
+            least = [u for u in cand if all(u == v or spec.compare(st, u, v) < 0 for v in cand)]
+            if least:
+                assert least == [j], (env, x, order)
+            else:  # upstream's comparator is cyclic on these users: the module's rule
+                nodes, leaves = vh.hdrf_tree(env, [int(sum(row)) for row in x])
+                assert vh.next_user(env, nodes, leaves, cand) == j, (env, x)
+        else:
+            first = next(u for u in order if can_take(env, st, u))
+            assert first == j, (env, x, order)
         x[j][s] += 1
     st = Allocation(env, tuple(tuple(row) for row in x), "state", True)
     assert not any(can_take(env, st, u) for u in range(env.n_users))  # the mechanism stopped where it had to
