@@ -56,7 +56,9 @@ The tournament (``runTournament``, ``entryComparer.less``)
 Each ClusterQueue nominates its head; each Cohort, bottom-up, keeps the best of its children's nominees by
 ``less`` and passes it up; the root's winner is popped.  ``less(a, b, cohort)`` compares the DRS values of the
 cohort's CHILDREN that contain ``a`` and ``b``, each taken after simulating the admission of its own nominee
-(``computeDRS``), by: (1) not borrowing, on a resource the nominee requests, at that child
+(``computeDRS``: the nominee's ASSIGNMENT usage, which is empty for a NoFit nominee -- a request above the root's
+subtree quota on some resource gets no flavour -- so such a nominee enters without its request,
+:func:`nominee_requests`), by: (1) not borrowing, on a resource the nominee requests, at that child
 (``FairSharingPrioritizeNonBorrowing``, on by default; PR 10149), (2) ``CompareDRS``, (3) priority (none in
 our model: all equal), (4) FIFO (declaration order).  Preemptor-first is off by default and there is no
 preemption here.  Open upstream (issue 13320): step (1) penalises a workload whose own ClusterQueue is within
@@ -66,7 +68,8 @@ The ORDER in a state (``OrderSpec``; the facet the ``order`` command and the ord
 -------------------------------------------------------------------------------------------------
 A state (an :class:`Allocation`, the current allocation) gives every node its usage (``x_j d_j`` summed).
 Every user is read as a NOMINEE whose request is its whole workload ``floor(n_j) d_j`` (whether or not it
-already holds tasks: the question answered is "whose workload is admitted next").
+already holds tasks: the question answered is "whose workload is admitted next"), or nothing when that workload
+is NoFit (:func:`nominee_requests`).
 
 * ``compare(state, i, j)``: the same ClusterQueue: FIFO (only the head competes); otherwise ``less`` at the
   lowest common ancestor Cohort of their ClusterQueues, as the tournament compares them there.  Never 0 for
@@ -92,7 +95,10 @@ heads not yet popped with the usage as it is (``computeDRS`` at each pop); a pop
 it fits (the pool: ``total usage + request <= c``; with unlimited borrowing Kueue's own check is the root's
 subtree quota, which is at least ``c``), else it is set aside for good (usage only grows: it would never fit
 later; BestEffortFIFO lets the next workload of its ClusterQueue be the head of the next cycle).  No
-preemption (Kueue's default policies are ``Never``).  The heads are nominated afresh each cycle, so a
+preemption (Kueue's default policies are ``Never``).  Not modelled here (it is in
+:mod:`mechanisms.kueue_scheduling`): a head that does not fit but whose ClusterQueue's nominal quota covers it is
+Preempt mode upstream, and with ``reclaimWithinCohort: Never`` ``reserveCapacityForUnreclaimablePreempt`` reserves
+its request for the rest of its cycle, which can delay another head of that cycle by one cycle.  The heads are nominated afresh each cycle, so a
 ClusterQueue admits at most one workload per cycle.  One server (the pool), whole workloads, no placement
 constraints, no external resources, no user weights, every user bounded (``floor(n_j)`` pods).  The instance's
 state (``usage``) is not read: an allocation starts from an empty cluster.  Each pop costs
@@ -142,7 +148,8 @@ from .z3spec import Z3Spec
 
 __all__ = ["COMMIT", "PRE_6617", "PRE_10149", "PRE_4962", "MAX_INT64", "DRS", "dominant_resource_share",
            "compare_drs", "integer_drs", "milli_value", "CohortTree", "Policy", "POLICIES", "compare_users",
-           "user_share", "queue_share", "queue_borrows", "served_order", "kueue_drs_fast", "kueue_drs_reference"]
+           "user_share", "queue_share", "queue_borrows", "served_order", "kueue_drs_fast", "kueue_drs_reference",
+           "nominee_requests"]
 
 COMMIT = "ff69552e79ad21652c36caa97038382e55625cf7"
 #: the parent of PR 6617's merge (5106fb28c3): the integer DRS of issue 6577
@@ -419,8 +426,18 @@ def _requests(env: Environment) -> list[tuple]:
     return out
 
 
+def nominee_requests(tree: CohortTree, requests: Sequence[Sequence[Any]]) -> list[tuple]:
+    """The request each workload enters the tournament with (``computeDRS`` simulates the head's ASSIGNMENT
+    usage, ``entry.assignmentUsage``): its workload, or nothing when it is NoFit -- a request above the root's
+    subtree quota (``potentialAvailable``) on some resource gets no flavour (``flavorassigner.go``
+    ``fitsResourceQuota``, ``findFlavorForPodSets``), so it enters with its node's usage as it is, not
+    borrowing."""
+    zero = tuple(_ZERO for _ in tree.lendable)
+    return [zero if any(v > tree.lendable[r] for r, v in enumerate(req)) else tuple(req) for req in requests]
+
+
 class _View:
-    """A state on the tree: every node's usage and every user's request."""
+    """A state on the tree: every node's usage and every user's request as a nominee."""
 
     def __init__(self, state: Allocation) -> None:
         env = state.env
@@ -446,7 +463,7 @@ class _View:
                 for r in range(R):
                     u[r] = u[r] + amounts[r]
                 n = tree.parent[n]
-        self.request = _requests(env)
+        self.request = nominee_requests(tree, _requests(env))
         self.keys: dict = {}  # (policy, node, user) -> tournament key (a sort asks for each many times)
 
     def key(self, policy: "Policy", n: int, j: int) -> tuple:
@@ -621,6 +638,7 @@ def _cycles(env: Environment, policy: Policy, usage: list, admit: bool,
     R = env.n_resources
     cap = env.capacity[0]
     requests = _requests(env)
+    nominees = nominee_requests(tree, requests)
     total = list(usage[0])
     queues = {cq: deque(js) for cq, js in tree.members.items()}
     popped: list[int] = []
@@ -631,7 +649,7 @@ def _cycles(env: Environment, policy: Policy, usage: list, admit: bool,
         if not heads:
             break
         cycles += 1
-        t = tournament(tree, policy, usage, requests, heads)
+        t = tournament(tree, policy, usage, nominees, heads)
         while True:
             j = t.winner()
             if j is None:

@@ -230,7 +230,8 @@ def test_volcano_saturates_a_job_that_holds_a_resource_of_total_zero():
       r0, which is not "demanding" (it is in no total): a is saturated, so A is, and B beats it: b first.
       state a 1, b 0: Armada: costs 0 (r0's total is 0), proposed costs 0 = 0, name "A": a first.  Volcano:
       b first.  (Mesos: b first too, but by its count tie-break: A counts 1, B 0.)
-    Without r0 a holds nothing, is not saturated, and Volcano orders by path: a first, as the others.
+    Without r0 a holds nothing, is not saturated, and Volcano's tie goes to the queue created first (A): a first,
+    as the others.
     These are the smallest, and feasible states never separate the three (above)."""
     assert smallest("mesos-drf", "volcano-hdrf", False) == ((2, 2, 1, 1, 2), "two", (0, 1), ((1, 0), (0, 0)),
                                                             (1, 1), (-1, 1))
@@ -251,8 +252,8 @@ def test_yarn_reads_an_unsorted_ratio_row_past_a_resource_of_capacity_zero():
     one task each.  Usage ratios a (1, 0/0 = NaN, 0), b (0, NaN, 1).  YARN sorts each row by DESCENDING usage
     ratio with ``signum(o2[0] - o1[0])``: every comparison with the NaN gives 0, so Java's TimSort sees one
     ascending run and leaves both rows as they are; position 0 compares a's 1 with b's 0: b first.
-    Mesos, Volcano and Armada: equal shares 1 (r1 skipped or 0), ties broken by count / name / queue name:
-    a first.  Without r1 YARN sorts the rows to (1, 0) and (1, 0), ties, and takes a by start time."""
+    Mesos, Volcano and Armada: equal shares 1 (r1 skipped or 0), ties broken by count / creation (a's job is
+    the older) / queue name: a first.  Without r1 YARN sorts the rows to (1, 0) and (1, 0), ties, and takes a by start time."""
     need("yarn-drf")
     for p in PORTED:
         assert smallest(p, "yarn-drf", True) == ((3, 0, 2, 2, 2), "flat", (1, 0, 1), ((1, 0, 0), (0, 0, 1)),
@@ -267,7 +268,7 @@ def test_yarn_reads_an_unsorted_ratio_row_past_a_resource_of_capacity_zero():
 def test_yarn_puts_a_holder_of_a_resource_of_total_zero_last():
     """Infeasible, docs/conventions.md (Y2): r0 capacity 1, r1 capacity 0; flat; a <0, 1>, b <0, 0>.
       state a 1, b 0: YARN: a's ratio of r1 is 1/0 = inf, its sorted row (inf, 0); b's (0, NaN): b first.
-      Volcano (same queue: flat shares 0 = 0, name) and Armada (costs 0, name "a"): a first.
+      Volcano (same queue: flat shares 0 = 0, a created first) and Armada (costs 0, name "a"): a first.
       state a 1, b 1: Mesos (shares 0, counts 1 = 1, name): a first; YARN: b first.
     Without r1 a holds nothing: YARN ties and takes a by start time."""
     need("yarn-drf")
@@ -279,37 +280,33 @@ def test_yarn_puts_a_holder_of_a_resource_of_total_zero_last():
                                                         (1, 1), (-1, 1))
 
 
-def test_kueue_counts_borrowing_on_a_resource_it_skips():
-    """Feasible (the empty state), docs/conventions.md (K), when ``kueue-drs`` is registered: r0 capacity 0, r1
-    capacity 1; a <1, 0>, b <0, 0>.  a's workload (9 pods) would borrow 9 of r0 (its quota is 0); the DRS skips
-    r0 (lendable 0: ratio 0), but the tournament's first criterion -- not borrowing on a requested resource
-    (``IsBorrowingOn``) -- still sees it: b, which borrows nothing, first.
-      a in A, b in B: Mesos, Volcano, Armada, YARN: all shares 0, a first by path / name.
-      a at the root, b in A (one queue): Mesos ("*" < "A") and Volcano (a user at the root goes first): a first.
-    Without r0 a borrows nothing and Kueue takes a first (FIFO / names).  When b borrows too (b <0, 1> and r1
-    capacity 2: 9 > 2), a's DRS 0 beats b's 4500 and Kueue agrees with the others again."""
+def test_kueue_enters_a_nofit_workload_without_its_request():
+    """docs/conventions.md (K), when ``kueue-drs`` is registered: r0 capacity 0, r1 capacity 1; a <1, 0> in A,
+    b <0, 0> in B, the empty state.  a's workload (9 pods) requests 9 of r0, more than the root's subtree quota
+    (0): upstream's flavour assigner gives it NoFit and no flavour (``flavorassigner.go`` ``fitsResourceQuota``,
+    ``findFlavorForPodSets``), so ``computeDRS`` simulates no usage for it (``entry.assignmentUsage``,
+    ``scheduler.go`` 647-649): a does not borrow, its DRS is A's (0), it ties with b and FIFO takes a -- as every
+    other policy does (all shares 0; path, creation or name).  (The port took a's request into the tournament
+    before, saw a borrowing r0 and put b first: a split of our making, not upstream's.)  No enumerated state
+    separates Kueue from Armada, feasible or not (nor from Mesos, which orders like Armada on all of them)."""
     need("kueue-drs")
-    two = ((0, 1), ((1, 0), (0, 0)), "two", (0, 0))
-    got = signs(*two)
-    assert got["kueue-drs"] == 1 and all(v == -1 for n, v in got.items() if n != "kueue-drs")
-    for p in ("armada-drf", "yarn-drf"):
-        if p in REGISTERED:
-            assert smallest(p, "kueue-drs", True) == ((2, 2, 1, 1, 0), "two", (0, 1), ((1, 0), (0, 0)), (0, 0),
-                                                      (-1, 1))
-    for p in ("mesos-drf", "volcano-hdrf"):
-        assert smallest(p, "kueue-drs", True) == ((2, 1, 1, 1, 0), "root+queue", (0, 1), ((1, 0), (0, 0)),
-                                                  (0, 0), (-1, 1))
-    assert signs((0, 2), ((1, 0), (0, 1)), "two", (0, 0))["kueue-drs"] == -1
+    assert set(signs((0, 1), ((1, 0), (0, 0)), "two", (0, 0)).values()) == {-1}
+    if "armada-drf" in REGISTERED:
+        for feasible in (True, False):
+            assert smallest("armada-drf", "kueue-drs", feasible) is None
 
 
 def test_a_zero_demand_is_seen_only_by_policies_that_read_the_next_request():
     """docs/conventions.md, "Zero demands": one pool of 1, a <1>, b <0> (bounded), the empty state.  Armada: b's
-    proposed cost 0 < a's 1: b first; Kueue in two queues: a's workload would borrow, b's not: b first.
-    Mesos, Volcano, YARN: shares 0 = 0, a by name / start time.  Every capacity is positive: the split is the
+    proposed cost 0 < a's 1: b first; Kueue in two queues, with a pool of 9 so that a's workload (9 pods) is
+    not NoFit: it would borrow, b's not: b first (with the pool of 1 a is NoFit, enters without its request and
+    goes first by FIFO, as the others).
+    Mesos, Volcano, YARN: shares 0 = 0, a by name / creation / start time.  Every capacity is positive: the split is the
     design (the next request counts), not a convention for a zero total."""
     flat = signs((1,), ((1,), (0,)), "flat", (0, 0))
     assert flat["armada-drf"] == 1 and flat["mesos-drf"] == flat["volcano-hdrf"] == -1
     if "yarn-drf" in REGISTERED:
         assert flat["yarn-drf"] == -1
     if "kueue-drs" in REGISTERED:
-        assert signs((1,), ((1,), (0,)), "two", (0, 0))["kueue-drs"] == 1
+        assert signs((9,), ((1,), (0,)), "two", (0, 0))["kueue-drs"] == 1
+        assert signs((1,), ((1,), (0,)), "two", (0, 0))["kueue-drs"] == -1
