@@ -1,5 +1,7 @@
-"""Kueue's fair-sharing PREEMPTION step and its scheduling loop on a cohort tree, exactly (``Fraction``s), with
-the version before PR 6925 as a switch.
+"""Kueue's fair-sharing PREEMPTION step on a cohort tree (``fairPreemptions``: which admitted workloads a pending
+workload may evict), exactly (``Fraction``s), with the version before PR 6925 as a switch.  The scheduling loop
+that calls it (queue heads, the sticky preemptor, requeues, the admission tournament, evictions) is
+:mod:`mechanisms.kueue_scheduling`.
 
 Source (read, not copied; our code follows the semantics): kubernetes-sigs/kueue @
 ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.kueue_drs.COMMIT`),
@@ -14,12 +16,10 @@ ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.kueue_drs.COMMIT`),
   descent), ``target.go`` (``ComputeShares``, ``ComputeTargetShareAfterRemoval``), ``least_common_ancestor.go``;
 * ``pkg/scheduler/preemption/common/ordering.go`` (``CandidatesOrdering``) and ``preemption_policy.go``
   (``SatisfiesPreemptionPolicy``);
-* ``pkg/scheduler/scheduler.go``: ``schedule``, ``nominate``, ``processEntry``, ``updateAssignmentIfNeeded``,
-  ``fits`` (one scheduling cycle: a preemptor evicts its targets and stays pending; it is admitted in a later
-  cycle if it still wins and fits); ``pkg/scheduler/flavorassigner/flavorassigner.go`` (``fitsResourceQuota``:
-  Fit / Preempt / NoFit per resource); ``pkg/cache/scheduler/resource_node.go`` (``available``,
-  ``potentialAvailable``); ``pkg/features/kube_features.go`` (defaults: ``FairSharingPreemptWithinNominal`` on,
-  ``RecomputeAssignmentUponPreemptionTargetsOverlap`` on, ``PrioritizePreemptorWorkloads`` off).
+* ``pkg/scheduler/flavorassigner/flavorassigner.go`` (``fitsResourceQuota``: Fit / Preempt / NoFit per
+  resource; a Preempt whose oracle finds no candidate is still Preempt, ``preemptionMode.flavorAssignmentMode``);
+  ``pkg/cache/scheduler/resource_node.go`` (``available``, ``potentialAvailable``); ``pkg/features/
+  kube_features.go`` (defaults: ``FairSharingPreemptWithinNominal`` on).
 
 The DRS, the tree's subtree quotas and the admission tournament are :mod:`mechanisms.kueue_drs`'s
 (``dominant_resource_share``, ``DRS``, ``CohortTree``, ``Policy``, its heap tournament): not a second DRS.
@@ -33,23 +33,9 @@ The model (every convention upstream leaves open is stated)
   up whole: a Cohort's usage is the sum of its children's, ``available(cq) = max(0, root subtree quota - root
   usage)`` and ``potentialAvailable(cq)`` is the root's subtree quota.  No TAS, one pod set, no partial admission.
 * A :class:`Workload` has a ClusterQueue, a request per resource and a priority.  Its index is its creation
-  order (its UID order too).  Queue order in a ClusterQueue (BestEffortFIFO with priority sorting): higher
-  priority first, then creation order.  A preempted workload keeps its creation timestamp.
-* A STATE is the tuple of admitted workloads in ADMISSION order (the quota-reservation time that
-  ``CandidatesOrdering`` reads: "admitted more recently first"); workloads admitted in one cycle get increasing
-  times in pop order.
-* One scheduling cycle (:func:`schedule`): every ClusterQueue nominates its HEAD: its first pending workload in
-  queue order that either fits or gets preemption targets in the cycle's snapshot (BestEffortFIFO's steady
-  state: workloads before it were tried and parked as inadmissible; any admission or eviction in the cohort
-  requeues them, and every cycle here starts from such a change).  The heads are popped by kueue_drs's
-  tournament on the snapshot's usage plus what this cycle has already reserved; ties in the tournament go to
-  priority, then creation order.  ``processEntry``: a Fit head is admitted if it fits with this cycle's
-  preemption victims removed; a Preempt head whose targets overlap this cycle's victims is re-assigned on the
-  snapshot without them (``RecomputeAssignmentUponPreemptionTargetsOverlap``: Fit there -> DeferredFit,
-  reserves and waits); otherwise, if it fits with the victims and its targets removed, its targets are evicted
-  (it reserves for the rest of the cycle and stays pending).  Evictions complete before the next cycle.  A head
-  in Preempt mode with no targets does not occur (it is parked: ``reserveCapacityForUnreclaimablePreempt`` is
-  not modelled).
+  order (its UID order too).  A preempted workload keeps its creation timestamp.
+* ``admitted`` lists the admitted workloads in ADMISSION order (the quota-reservation time that
+  ``CandidatesOrdering`` reads: "admitted more recently first").
 * ``ChildCQs``/``ChildCohorts`` iterate in declaration order (upstream: the snapshot's order); with that order
   ``nextTarget``'s ``>=`` between Cohorts of equal DRS picks the LAST such Cohort, as upstream's loop does.
 * The version before PR 6925 (``drs="pre-6925"``, :data:`PRE_6925`, issue 6774): the DRS was an ``int``
@@ -63,15 +49,14 @@ The model (every convention upstream leaves open is stated)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Iterator, Optional, Sequence
 
-from .kueue_drs import (COMMIT, DRS, MAX_INT64, CohortTree, Policy, _Tournament,
-                        dominant_resource_share, integer_drs)
+from .kueue_drs import COMMIT, DRS, MAX_INT64, CohortTree, Policy, dominant_resource_share, integer_drs
 
 __all__ = ["COMMIT", "PRE_6925", "Node", "Workload", "Config", "Tree", "Share", "node_share", "get_targets",
-           "schedule", "CycleResult", "run", "Outcome"]
+           "needs_preemption", "fits", "ADMISSION", "PIN", "NO_STICKY", "HISTORIC_6925"]
 
 #: the parent of PR 6925's merge (efc4a1bc10): the int DRS of issue 6774
 PRE_6925 = "efc4a1bc10eacdd8a86129ccae34eadf3dd75424^"
@@ -102,21 +87,69 @@ class Workload:
 
 @dataclass(frozen=True)
 class Config:
-    """The ClusterQueues' preemption policies (the same on every ClusterQueue) and the Configuration's
-    strategies.  ``reclaim``: ``Never``, ``LowerPriority``, ``Any``; ``within``: ``Never``, ``LowerPriority``,
-    ``LowerOrNewerEqualPriority``; ``strategies``: one of upstream's three valid lists; ``within_nominal``: the
-    feature gate ``FairSharingPreemptWithinNominal`` (on by default); ``drs``: ``"exact"`` (the pin) or
-    ``"pre-6925"``."""
+    """One Kueue configuration: the ClusterQueues' preemption policies (the same on every ClusterQueue), the
+    Configuration's strategies, the queueing strategy and the version switches.
+
+    * ``reclaim``: ``Never``, ``LowerPriority``, ``Any``; ``within``: ``Never``, ``LowerPriority``,
+      ``LowerOrNewerEqualPriority`` (``overrides``: per ClusterQueue, :meth:`policy`); ``strategies``: one of
+      upstream's three valid lists; ``within_nominal``: the feature gate ``FairSharingPreemptWithinNominal`` (on
+      by default);
+    * ``queueing``: the ClusterQueues' ``queueingStrategy``, ``BestEffortFIFO`` (upstream's default) or
+      ``StrictFIFO`` (:mod:`mechanisms.kueue_scheduling`);
+    * ``drs``: ``"exact"`` (the pin) or ``"pre-6925"`` (the int DRS of issue 6774);
+    * ``sticky_head``: PR 7157's preemptor workload, sticky at its ClusterQueue's head under BestEffortFIFO (on
+      at the pin); ``equivalence_hashing``: ``SchedulingEquivalenceHashing`` (PR 9698; on by default at the pin);
+    * ``requeue_timing``: not a Kueue setting but the model's timing convention for the requeue of inadmissible
+      workloads an eviction triggers (upstream: a batch period after it, while cycles go on):
+      ``"eager"`` (before the next cycle) or ``"idle"`` (only once no heap holds a workload: every cycle that can
+      run before it has run) -- :mod:`mechanisms.kueue_scheduling`.
+
+    :data:`PIN`, :data:`NO_STICKY` and :data:`HISTORIC_6925` are the three versions the tests and the cycle
+    search name."""
 
     reclaim: str = "Any"
     within: str = "Never"
     strategies: tuple = (S2A, S2B)
     within_nominal: bool = True
+    queueing: str = "BestEffortFIFO"
     drs: str = "exact"
+    sticky_head: bool = True
+    equivalence_hashing: bool = True
+    overrides: tuple = ()
+    requeue_timing: str = "eager"
+
+    def policy(self, tree: "Tree", cq: int) -> tuple[str, str]:
+        """(reclaimWithinCohort, withinClusterQueue) of ClusterQueue ``cq``: ``overrides`` holds (ClusterQueue
+        name, reclaim, within) triples for ClusterQueues whose policies differ from the others'."""
+        for name, reclaim, within in self.overrides:
+            if tree.names[cq] == name:
+                return reclaim, within
+        return self.reclaim, self.within
 
     def __post_init__(self) -> None:
         if self.strategies not in ((S2A,), (S2B,), (S2A, S2B)):
             raise ValueError(f"strategies {self.strategies}: upstream accepts only [S2-a], [S2-b], [S2-a, S2-b]")
+        if self.queueing not in ("BestEffortFIFO", "StrictFIFO"):
+            raise ValueError(f"queueing {self.queueing!r}: BestEffortFIFO or StrictFIFO")
+        if self.drs not in ("exact", "pre-6925"):
+            raise ValueError(f"drs {self.drs!r}: exact or pre-6925")
+        if self.requeue_timing not in ("eager", "idle"):
+            raise ValueError(f"requeue_timing {self.requeue_timing!r}: eager or idle")
+
+    def version(self, **switches: Any) -> "Config":
+        """This configuration's policies at another version (:data:`PIN`, :data:`NO_STICKY`,
+        :data:`HISTORIC_6925`)."""
+        return replace(self, **switches)
+
+
+#: the pin's code paths
+PIN: dict = {"drs": "exact", "sticky_head": True, "equivalence_hashing": True}
+#: the pin with PR 7157's sticky preemptor head taken out (a counterfactual at the pin, not a historic release:
+#: everything else, later PRs included, is the pin's) -- the loop PR 7157 removed (kueue 6929, 7101, 6947)
+NO_STICKY: dict = {"drs": "exact", "sticky_head": False, "equivalence_hashing": True}
+#: before PR 6925 (September 2025): the int DRS, and neither PR 7157's sticky head (October 2025) nor PR 9698's
+#: equivalence hashing (March 2026) existed yet
+HISTORIC_6925: dict = {"drs": "pre-6925", "sticky_head": False, "equivalence_hashing": False}
 
 
 class Tree(CohortTree):
@@ -246,7 +279,7 @@ class _Pre6925PriorityKey(_Pre6925Policy, _PriorityKey):
     pass
 
 
-_ADMISSION = {"exact": _PriorityKey("kueue-drs"), "pre-6925": _Pre6925PriorityKey("kueue-drs@6774", integer=True,
+ADMISSION = {"exact": _PriorityKey("kueue-drs"), "pre-6925": _Pre6925PriorityKey("kueue-drs@6774", integer=True,
                                                                                  borrow_check=None)}
 
 
@@ -265,7 +298,7 @@ def _available(tree: Tree, usage: Sequence[Sequence[Any]], r: int) -> Any:
     return max(_ZERO, tree.lendable[r] - usage[0][r])
 
 
-def _fits(tree: Tree, usage: Sequence[Sequence[Any]], j: int) -> bool:
+def fits(tree: Tree, usage: Sequence[Sequence[Any]], j: int) -> bool:
     """``workloadFits`` / ``ClusterQueueSnapshot.Fits`` without limits: every requested amount is available."""
     return all(v <= _available(tree, usage, r) for r, v in enumerate(tree.requests[j]) if v > 0)
 
@@ -367,17 +400,18 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
     if not need:
         return []
     pcq = tree.workloads[preemptor].cq
+    reclaim, within = cfg.policy(tree, pcq)  # findCandidates reads the preemptor's ClusterQueue's policies
     uses = lambda c: any(tree.requests[c][r] > 0 for r in need)  # noqa: E731  WorkloadUsesResources
     cands: list[int] = []
-    if cfg.within != "Never":
-        cands += [c for c in admitted if tree.workloads[c].cq == pcq and _satisfies(cfg.within, tree, preemptor, c)
+    if within != "Never":
+        cands += [c for c in admitted if tree.workloads[c].cq == pcq and _satisfies(within, tree, preemptor, c)
                   and uses(c)]
-    if cfg.reclaim != "Never":
+    if reclaim != "Never":
         for cq in tree.cqs:
             if cq == pcq or not any(usage[cq][r] > tree.quota[cq][r] for r in need):  # cqIsBorrowing
                 continue
             cands += [c for c in admitted if tree.workloads[c].cq == cq
-                      and _satisfies(cfg.reclaim, tree, preemptor, c) and uses(c)]
+                      and _satisfies(reclaim, tree, preemptor, c) and uses(c)]
     if not cands:
         return []
     cands = _candidates_order(tree, preemptor, cands, admitted)
@@ -386,14 +420,14 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
 
     def fits_fs() -> bool:  # workloadFitsForFairSharing
         tree.add(usage, preemptor, -1)
-        ok = _fits(tree, usage, preemptor)
+        ok = fits(tree, usage, preemptor)
         tree.add(usage, preemptor, 1)
         return ok
 
     within_nominal = cfg.within_nominal and not any(usage[pcq][r] > tree.quota[pcq][r] for r in need)
     targets: list[int] = []
     retry: list[int] = []
-    fits = False
+    found = False
     ordering = _Ordering(tree, cfg, usage, preemptor, cands, order)
     for tcq in ordering.targets():  # runFirstFsStrategy
         if tcq == pcq or within_nominal:
@@ -401,7 +435,7 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
             tree.add(usage, c, -1)
             targets.append(c)
             if fits_fs():
-                fits = True
+                found = True
                 break
             continue
         a_p, a_t = ordering.almost_lcas(tcq)
@@ -420,12 +454,12 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
                 tree.add(usage, c, -1)
                 targets.append(c)
                 if fits_fs():
-                    fits = True
+                    found = True
                 break
             retry.append(c)
-        if fits:
+        if found:
             break
-    if not fits and len(cfg.strategies) > 1:  # runSecondFsStrategy: S2-b, one candidate per ClusterQueue
+    if not found and len(cfg.strategies) > 1:  # runSecondFsStrategy: S2-b, one candidate per ClusterQueue
         ordering = _Ordering(tree, cfg, usage, preemptor, retry, order)
         for tcq in ordering.targets():
             a_p, a_t = ordering.almost_lcas(tcq)
@@ -435,141 +469,17 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
                 tree.add(usage, c, -1)
                 targets.append(c)
                 if fits_fs():
-                    fits = True
+                    found = True
                     break
             ordering.drop(tcq)
     tree.add(usage, preemptor, -1)
-    if not fits:
+    if not found:
         return []
     for i in range(len(targets) - 2, -1, -1):  # fillBackWorkloads (allowBorrowing: true)
         tree.add(usage, targets[i], 1)
-        if _fits(tree, usage, preemptor):
+        if fits(tree, usage, preemptor):
             targets[i] = targets[-1]
             targets.pop()
         else:
             tree.add(usage, targets[i], -1)
     return targets
-
-
-# ---------------------------------------------------------------------- the scheduling loop
-@dataclass(frozen=True)
-class CycleResult:
-    state: tuple
-    admitted: tuple = ()
-    preempted: tuple = ()  # (preemptor, targets) per issued preemption
-    heads: tuple = ()
-
-
-def _nominate(tree: Tree, cfg: Config, state: Sequence[int], present: Sequence[int], usage: list) -> dict:
-    """Every ClusterQueue's head (module docstring): ``{cq: (workload, targets or None for Fit)}``."""
-    adm = set(state)
-    heads: dict[int, tuple] = {}
-    for cq in tree.cqs:
-        pend = sorted((j for j in present if tree.workloads[j].cq == cq and j not in adm),
-                      key=lambda j: (-tree.priority[j], j))
-        for j in pend:
-            need = needs_preemption(tree, usage, j)
-            if need is None:
-                continue
-            if not need:
-                heads[cq] = (j, None)
-                break
-            t = get_targets(tree, cfg, state, j, usage)
-            if t:
-                heads[cq] = (j, tuple(t))
-                break
-    return heads
-
-
-def schedule(tree: Tree, cfg: Config, state: Sequence[int], present: Optional[Sequence[int]] = None) -> CycleResult:
-    """One scheduling cycle on the state (admitted workloads in admission order) with the workloads
-    ``present`` (default: all) -- module docstring."""
-    present = range(len(tree.workloads)) if present is None else present
-    usage = tree.usage(state)
-    heads = _nominate(tree, cfg, state, present, usage)
-    snap = [list(row) for row in usage]  # the snapshot: + what this cycle reserves
-    t = _Tournament(tree, _ADMISSION[cfg.drs], snap, tree.requests, {cq: h[0] for cq, h in heads.items()})
-    victims: list[int] = []
-    admitted: list[int] = []
-    preempted: list[tuple] = []
-    while True:
-        j = t.winner()
-        if j is None:
-            break
-        cq = tree.workloads[j].cq
-        targets = heads[cq][1]
-        reserve = False
-        if targets is not None and set(targets) & set(victims):  # overlap: recompute without the victims
-            without = [list(row) for row in snap]
-            for v in victims:
-                tree.add(without, v, -1)
-            rest = [a for a in state if a not in victims]
-            need = needs_preemption(tree, without, j)
-            if need is None:
-                targets = ()
-            elif not need:
-                targets, reserve = None, True  # DeferredFit: reserve, wait for the evictions
-            else:
-                targets = tuple(get_targets(tree, cfg, rest, j, without))
-        if targets is not None and (not targets or set(targets) & set(victims)):
-            t.remove(cq)
-            continue
-        if reserve:
-            tree.add(snap, j, 1)  # DeferredFit: cq.AddUsage before any fit check
-            t.remove(cq)
-            continue
-        sim = [list(row) for row in snap]
-        for v in set(victims) | set(targets or ()):
-            tree.add(sim, v, -1)
-        if _fits(tree, sim, j):
-            tree.add(snap, j, 1)  # cq.AddUsage
-            if targets:
-                victims += targets
-                preempted.append((j, targets))
-            else:
-                admitted.append(j)
-        t.remove(cq)
-    gone = set(victims)
-    new = tuple(a for a in state if a not in gone) + tuple(admitted)
-    return CycleResult(new, tuple(admitted), tuple(preempted),
-                       tuple(h[0] for h in heads.values()))
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """``kind``: ``"stable"`` (a cycle changes nothing and preempts nothing), ``"cycle"`` (a state repeats with
-    a preemption in between: ``loop`` are the cycles' results from the first repeated state on), ``"stall"``
-    (a state repeats without preemption, not a fixpoint: cannot happen, admissions only add), ``"limit"``."""
-
-    kind: str
-    steps: int
-    loop: tuple = ()
-    trace: tuple = ()
-
-
-def run(tree: Tree, cfg: Config, arrivals: bool = False, max_steps: int = 10_000) -> Outcome:
-    """Kueue's loop from the empty cluster: all workloads pending at once (``arrivals=False``), or created one
-    at a time in creation order, each after the previous has settled (``arrivals=True``)."""
-    J = len(tree.workloads)
-    stages = [list(range(k + 1)) for k in range(J)] if arrivals else [list(range(J))]
-    state: tuple = ()
-    steps = 0
-    trace: list = []
-    for present in stages:
-        seen = {state: len(trace)}
-        while True:
-            steps += 1
-            if steps > max_steps:
-                return Outcome("limit", steps, (), tuple(trace))
-            res = schedule(tree, cfg, state, present)
-            trace.append(res)
-            if res.state == state and not res.preempted:
-                break
-            if res.state in seen:
-                loop = tuple(trace[seen[res.state]:])
-                if any(r.preempted for r in loop):
-                    return Outcome("cycle", steps, loop, tuple(trace))
-                return Outcome("stall", steps, loop, tuple(trace))
-            seen[res.state] = len(trace)
-            state = res.state
-    return Outcome("stable", steps, (), tuple(trace))

@@ -1,12 +1,15 @@
-"""A bounded search for preemption CYCLES in Kueue's fair sharing on cohort trees (kubernetes-sigs/kueue @
+"""A bounded search for preemption LOOPS in Kueue's fair sharing on cohort trees (kubernetes-sigs/kueue @
 ff69552e79ad21652c36caa97038382e55625cf7, ``site/content/en/docs/concepts/fair_sharing.md``, "Limitations":
 "A proof that a chain of preemptions won't cause a cycle is needed for the Hierarchical case").
 
-The dynamics are :mod:`mechanisms.kueue_preemption`'s (Kueue's scheduling loop: heads nominated, popped by the
-admission tournament, a preemptor evicts its targets, the evicted workloads are pending again); a CYCLE is a
-state (the admitted workloads in admission order) that repeats with at least one preemption in between.  Every
-configuration is run from the empty cluster twice: all workloads created at once, and created one at a time
-(each after the previous has settled).
+The dynamics are :mod:`mechanisms.kueue_scheduling`'s (Kueue's queue manager and scheduling cycle: heaps,
+inadmissible workloads, the sticky preemptor head, requeue reasons, the admission tournament, evictions).  A LOOP
+is a repeated STATE of the whole scheduler (admitted workloads in admission order, every pending workload's place,
+the preemptor workloads, the bulk-moved equivalence classes) with something done in between; the dynamics are
+deterministic, so a repeated state repeats forever.  Loops are classified (:func:`mechanisms.kueue_scheduling.
+classify`): a CHAIN (every preemptor of the loop is admitted in it: preemptions answer preemptions, the case of
+upstream's proof) or STARVED (some preemptor never is).  Every configuration is run from the empty cluster twice:
+all workloads created at once, and created one at a time (each after the previous has settled).
 
 The space (``space``):
 
@@ -17,15 +20,22 @@ The space (``space``):
 * 1..``max_workloads`` workloads, each in one ClusterQueue, request in {1, 2, 3} per resource (with 2
   resources: {0, 1, 2, 3}, not all 0), priority in {0, 1}; their index is their creation order;
 * the policies: reclaimWithinCohort in {Any, LowerPriority}, withinClusterQueue in {Never, LowerPriority,
-  LowerOrNewerEqualPriority}, the three valid strategy lists, FairSharingPreemptWithinNominal on/off, with
-  the pin's exact DRS (``--drs pre-6925``: the int DRS before PR 6925).
+  LowerOrNewerEqualPriority}, the three valid strategy lists, FairSharingPreemptWithinNominal on/off
+  (``--policies default``: upstream's defaults with reclaimWithinCohort Any); BestEffortFIFO
+  (``--queueing StrictFIFO`` for the other); the version (``--version``): the pin, the pin without PR 7157's
+  sticky head (``no-sticky``), or before PR 6925 (``pre-6925``).
 
 A LAYER is (tree shape, number of resources, number of workloads).  Layers run smallest first; a layer whose
-size is at most ``per_layer`` is enumerated EXHAUSTIVELY (configurations that only relabel identical
-workloads of one ClusterQueue are one: requests and priorities are sorted within a ClusterQueue when its
-workloads are consecutive -- they are, by construction, in creation order), a larger one is SAMPLED
-(``per_layer`` configurations, uniformly, seeded by the layer: deterministic).  The budget stops the search
-between two configurations; the report says which layers were finished.
+size is at most ``per_layer`` is enumerated EXHAUSTIVELY, a larger one is SAMPLED (``per_layer``
+configurations, uniformly, seeded by the layer: deterministic).  Exhaustive enumeration skips a configuration
+whose sibling ClusterQueues' (quota, weight) pairs are not sorted: permuting sibling ClusterQueues with their
+workloads is a symmetry of the model (target candidates, the tournament and its ties are ordered by workload,
+never by a ClusterQueue's position; only Cohorts' positions break ties, and Cohorts are never permuted).  The
+budget stops the search between two configurations; the report lists every layer as EXHAUSTIVE or SAMPLED (n),
+with its loops by kind, and says where the budget cut.  "No chain" is a claim about exhaustive layers only.
+
+Each kind's smallest loop is then minimised (:func:`minimise`): coordinates are lowered one at a time (smaller
+quotas, weights, requests and priorities, policies towards the defaults) while the loop keeps its kind.
 
 Run: ``python -m verifier.preemption_cycles --max-queues 4 --max-workloads 6 --budget 600``.
 """
@@ -41,12 +51,16 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterator, Optional, Sequence
 
-from mechanisms.kueue_preemption import S2A, S2B, Config, Node, Outcome, Tree, Workload, run
+from mechanisms.kueue_preemption import HISTORIC_6925, NO_STICKY, PIN, S2A, S2B, Config, Node, Tree, Workload
+from mechanisms.kueue_scheduling import Outcome, run
 
 from .properties.budget import deadline_after, expired
 
-__all__ = ["shapes", "Layer", "layers", "Finding", "classify", "search", "describe", "summary", "two_cycle_query",
-           "POLICIES", "DEFAULT_POLICY", "main"]
+__all__ = ["shapes", "Layer", "layers", "Finding", "search", "minimise", "describe", "summary", "two_cycle_query",
+           "POLICIES", "DEFAULT_POLICY", "VERSIONS", "main"]
+
+#: ``--version``: the code paths each name selects (mechanisms.kueue_preemption)
+VERSIONS = {"pin": PIN, "no-sticky": NO_STICKY, "pre-6925": HISTORIC_6925}
 
 QUOTAS = (0, 1, 2)
 WEIGHTS = (Fraction(0), Fraction(1, 2), Fraction(1), Fraction(2))
@@ -153,10 +167,8 @@ class Layer:
         return Tree(nodes, [f"r{r}" for r in range(R)], wls), cfg
 
     def canonical(self, coords: Sequence[int]) -> bool:
-        """Skip a relabelling: consecutive workloads of one ClusterQueue with the same priority are
-        interchangeable only if identical, so nothing is skipped there; two leaves that are siblings are
-        interchangeable with their quotas, weights and workloads: we keep the configuration whose sibling
-        ClusterQueues' (quota, weight) tuples are sorted."""
+        """Keep one configuration per permutation of sibling ClusterQueues (module docstring): the one whose
+        sibling ClusterQueues' (quota, weight) coordinates are sorted."""
         ps, R = self.parents, self.n_resources
         N = len(ps)
         leaf_sig = {}
@@ -191,12 +203,24 @@ def layers(max_queues: int, max_workloads: int, resources: Sequence[int] = (1, 2
 
 
 # ---------------------------------------------------------------------- the search
+@dataclass(frozen=True)
+class Variant:
+    """What every configuration of a search shares: the version (:data:`VERSIONS`) and the queueing strategy."""
+
+    version: str = "pin"
+    queueing: str = "BestEffortFIFO"
+
+    def apply(self, cfg: Config) -> Config:
+        return cfg.version(queueing=self.queueing, **VERSIONS[self.version])
+
+
 @dataclass
 class Finding:
     layer: Layer
     coords: tuple
     arrivals: bool
     outcome: Outcome
+    variant: Variant = Variant()
 
     @property
     def length(self) -> int:
@@ -204,16 +228,20 @@ class Finding:
 
     @property
     def kind(self) -> str:
-        """``"chain"``: every preemptor of the loop is admitted within the loop (preemptions answer
-        preemptions, the case upstream's proof addresses); ``"starved"``: some preemptor is never admitted
-        in the loop -- its victims come back through admission (the tournament) and it preempts them again."""
-        return classify(self.outcome.loop)
+        return self.outcome.loop_kind or "none"
+
+    def build(self) -> tuple[Tree, Config]:
+        tree, cfg = self.layer.build(self.coords)
+        return tree, self.variant.apply(cfg)
 
 
-def classify(loop: Sequence) -> str:
-    admitted = {j for r in loop for j in r.admitted}
-    preemptors = {p for r in loop for p, _ in r.preempted}
-    return "chain" if preemptors <= admitted else "starved"
+@dataclass
+class LayerReport:
+    layer: Layer
+    exhaustive: bool
+    configurations: int
+    loops: dict = field(default_factory=dict)  # kind -> count
+    finished: bool = True
 
 
 @dataclass
@@ -221,48 +249,55 @@ class Report:
     configurations: int = 0
     runs: int = 0
     seconds: float = 0.0
-    layers_done: list = field(default_factory=list)  # (layer, exhaustive, configurations)
-    layer_cut: Optional[tuple] = None  # (layer, configurations run) when the budget stopped inside a layer
+    layers: list = field(default_factory=list)  # LayerReport, in the order run
     findings: list = field(default_factory=list)
     limits: int = 0
 
+    @property
+    def layer_cut(self) -> Optional[LayerReport]:
+        return next((lr for lr in self.layers if not lr.finished), None)
+
+
+def _run_both(tree: Tree, cfg: Config, max_steps: int) -> Iterator[tuple[bool, Outcome]]:
+    for arrivals in (False, True):
+        yield arrivals, run(tree, cfg, arrivals=arrivals, max_steps=max_steps)
+
 
 def search(max_queues: int = 4, max_workloads: int = 6, budget: Optional[float] = 60.0, per_layer: int = 2000,
-           drs: str = "exact", resources: Sequence[int] = (1, 2), stop_at_first: bool = False,
-           max_steps: int = 500, policies: tuple = POLICIES, priorities: tuple = PRIORITIES,
-           weights: tuple = WEIGHTS) -> Report:
-    """Run every layer (module docstring) within ``budget`` seconds; the findings are kept smallest first."""
+           variant: Variant = Variant(), resources: Sequence[int] = (1, 2), stop_at_first: bool = False,
+           max_steps: int = 500, space: Optional[dict] = None) -> Report:
+    """Run every layer (module docstring) within ``budget`` seconds; the findings are kept smallest first.
+    ``space`` narrows the value sets: ``policies``, ``priorities``, ``weights``."""
+    space = space or {}
     deadline = deadline_after(budget)
     rep = Report()
     t0 = time.monotonic()
-    for L in layers(max_queues, max_workloads, resources, policies, priorities, weights):
+    for L in layers(max_queues, max_workloads, resources, space.get("policies", POLICIES),
+                    space.get("priorities", PRIORITIES), space.get("weights", WEIGHTS)):
         exhaustive, confs = L.configurations(per_layer)
-        n = 0
-        cut = False
+        lr = LayerReport(L, exhaustive, 0)
+        rep.layers.append(lr)
         for coords in confs:
             if expired(deadline):
-                cut = True
+                lr.finished = False
                 break
             tree, cfg = L.build(coords)
-            if drs != "exact":
-                cfg = Config(cfg.reclaim, cfg.within, cfg.strategies, cfg.within_nominal, drs)
-            n += 1
+            cfg = variant.apply(cfg)
+            lr.configurations += 1
             rep.configurations += 1
-            for arrivals in (False, True):
+            for arrivals, out in _run_both(tree, cfg, max_steps):
                 rep.runs += 1
-                out = run(tree, cfg, arrivals=arrivals, max_steps=max_steps)
-                if out.kind == "limit":
-                    rep.limits += 1
-                if out.kind == "cycle":
-                    rep.findings.append(Finding(L, tuple(coords), arrivals, out))
+                rep.limits += out.kind == "limit"
+                if out.kind == "loop":
+                    f = Finding(L, tuple(coords), arrivals, out, variant)
+                    rep.findings.append(f)
+                    lr.loops[f.kind] = lr.loops.get(f.kind, 0) + 1
                     if stop_at_first:
+                        lr.finished = False
                         rep.seconds = time.monotonic() - t0
-                        rep.layer_cut = (L, n)
                         return rep
-        if cut:
-            rep.layer_cut = (L, n)
+        if not lr.finished:
             break
-        rep.layers_done.append((L, exhaustive, n))
     rep.seconds = time.monotonic() - t0
     rep.findings.sort(key=_smallest)
     return rep
@@ -272,45 +307,85 @@ def _smallest(f: Finding) -> tuple:
     return (len(f.layer.parents) + f.layer.n_workloads, f.layer.n_resources, f.length, f.coords)
 
 
+def minimise(f: Finding, max_steps: int = 500) -> Finding:
+    """Lower the coordinates of ``f`` one at a time (each to its smallest value that keeps a loop of the same
+    kind, for the same creation mode), until no coordinate can be lowered: smaller quotas, weights (0 first),
+    requests, priorities and ClusterQueues, and policies towards :data:`POLICIES`' first (the defaults)."""
+    kind, coords = f.kind, list(f.coords)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(coords)):
+            for v in range(coords[i]):
+                trial = coords[:i] + [v] + coords[i + 1:]
+                tree, cfg = f.layer.build(trial)
+                out = run(tree, f.variant.apply(cfg), arrivals=f.arrivals, max_steps=max_steps)
+                if out.kind == "loop" and out.loop_kind == kind:
+                    coords, changed = trial, True
+                    f = Finding(f.layer, tuple(coords), f.arrivals, out, f.variant)
+                    break
+    return f
+
+
 def describe(f: Finding) -> dict:
-    """A finding as plain data: the tree, the workloads, the policy, the loop."""
-    tree, cfg = f.layer.build(f.coords)
+    """A finding as plain data: the tree, the workloads, the policy, every cycle from the empty cluster (heads in
+    processing order with their nomination and outcome), and where the loop starts."""
+    tree, cfg = f.build()
     nm = lambda j: tree.workloads[j].name  # noqa: E731
+    out = f.outcome
+    start = len(out.trace) - len(out.loop)
     return {
         "shape": shape_text(f.layer.shape),
         "nodes": [{"name": n.name, "parent": None if n.parent is None else tree.nodes[n.parent].name,
                    "kind": tree.kind[i], "quota": [str(q) for q in n.quota], "weight": str(n.weight)}
                   for i, n in enumerate(tree.nodes)],
-        "workloads": [{"name": w.name, "cq": tree.nodes[w.cq].name, "request": list(w.request),
+        "workloads": [{"name": w.name, "cq": tree.nodes[w.cq].name, "request": [str(r) for r in w.request],
                        "priority": w.priority} for w in tree.workloads],
         "policy": {"reclaimWithinCohort": cfg.reclaim, "withinClusterQueue": cfg.within,
                    "strategies": list(cfg.strategies), "FairSharingPreemptWithinNominal": cfg.within_nominal,
-                   "drs": cfg.drs},
+                   "queueingStrategy": cfg.queueing, "version": f.variant.version},
         "created": "one at a time" if f.arrivals else "all at once",
         "kind": f.kind,
-        "loop": [{"admitted after": [nm(j) for j in r.state], "admitted": [nm(j) for j in r.admitted],
-                  "preemptions": [[nm(p), [nm(t) for t in ts]] for p, ts in r.preempted]}
-                 for r in f.outcome.loop],
+        "loop_starts_at_cycle": start + 1,
+        "cycles": [{"cycle": k + 1,
+                    "heads": [{"workload": nm(h.workload), "sticky": h.sticky, "mode": h.mode,
+                               "outcome": h.reason, "targets": [nm(t) for t in h.targets]} for h in r.heads],
+                    "admitted after": [nm(j) for j in r.state.admitted],
+                    "inadmissible after": sorted(nm(j) for j in r.state.inadmissible),
+                    "preemptors after": [nm(j) for _, j in r.state.preemptor]}
+                   for k, r in enumerate(out.trace)],
     }
 
 
-def summary(rep: Report, args: dict) -> dict:
+def _layer_line(lr: LayerReport) -> dict:
+    L = lr.layer
+    how = "EXHAUSTIVE" if lr.exhaustive and lr.finished else (
+        f"SAMPLED ({lr.configurations})" if lr.finished else f"CUT ({lr.configurations} run)")
+    return {"shape": shape_text(L.shape), "resources": L.n_resources, "workloads": L.n_workloads, "how": how,
+            "loops": dict(lr.loops)}
+
+
+def summary(rep: Report, args: dict, minimise_smallest: bool = True) -> dict:
+    """The report as plain data; with ``minimise_smallest`` the smallest chain and the smallest starved loop
+    are minimised (:func:`minimise`) and described."""
+    smallest = {}
+    for kind in ("chain", "starved", "stall"):
+        f = next((f for f in rep.findings if f.kind == kind), None)
+        if f is not None:
+            smallest[kind] = describe(minimise(f) if minimise_smallest else f)
+    exhaustive = [lr for lr in rep.layers if lr.exhaustive and lr.finished]
     return {
         "bounds": args,
         "configurations": rep.configurations, "runs": rep.runs, "seconds": round(rep.seconds, 1),
         "step_limit_hits": rep.limits,
-        "layers_finished": len(rep.layers_done),
-        "layers_exhaustive": sum(1 for _, e, _ in rep.layers_done if e),
-        "layer_cut": None if rep.layer_cut is None else {
-            "shape": shape_text(rep.layer_cut[0].shape), "resources": rep.layer_cut[0].n_resources,
-            "workloads": rep.layer_cut[0].n_workloads, "configurations_run": rep.layer_cut[1]},
-        "largest_finished": None if not rep.layers_done else {
-            "queues": max(len(L.parents) - 1 for L, _, _ in rep.layers_done),
-            "workloads": max(L.n_workloads for L, _, _ in rep.layers_done)},
-        "cycles": len(rep.findings),
-        "cycles_by_kind": {k: sum(1 for f in rep.findings if f.kind == k) for k in ("chain", "starved")},
-        "smallest": describe(rep.findings[0]) if rep.findings else None,
-        "smallest_chain": next((describe(f) for f in rep.findings if f.kind == "chain"), None),
+        "layers": [_layer_line(lr) for lr in rep.layers],
+        "layers_exhaustive": len(exhaustive),
+        "layers_sampled": sum(1 for lr in rep.layers if not lr.exhaustive and lr.finished),
+        "layer_cut": None if rep.layer_cut is None else _layer_line(rep.layer_cut),
+        "loops": len(rep.findings),
+        "loops_by_kind": {k: sum(1 for f in rep.findings if f.kind == k) for k in ("chain", "starved", "stall")},
+        "chains_in_exhaustive_layers": sum(lr.loops.get("chain", 0) for lr in exhaustive),
+        "smallest": smallest,
     }
 
 
@@ -322,27 +397,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--per-layer", type=int, default=2000,
                     help="a layer at most this big is enumerated, a bigger one sampled this many times")
     ap.add_argument("--resources", default="1,2")
-    ap.add_argument("--drs", choices=("exact", "pre-6925"), default="exact")
+    ap.add_argument("--version", choices=tuple(VERSIONS), default="pin")
+    ap.add_argument("--queueing", choices=("BestEffortFIFO", "StrictFIFO"), default="BestEffortFIFO")
     ap.add_argument("--policies", choices=("all", "default"), default="all")
     ap.add_argument("--priorities", default="0,1", help="the workloads' priorities, e.g. 0 for all equal")
     ap.add_argument("--weights", default="0,1/2,1,2", help="the non-root nodes' fair-sharing weights")
     ap.add_argument("--stop-at-first", action="store_true")
+    ap.add_argument("--no-minimise", action="store_true", help="describe the smallest loops as found")
     a = ap.parse_args(argv)
-    wts = tuple(Fraction(x) for x in a.weights.split(","))
-    res = tuple(int(x) for x in a.resources.split(","))
+    try:
+        wts = tuple(Fraction(x) for x in a.weights.split(","))
+        res = tuple(int(x) for x in a.resources.split(","))
+        prios = tuple(int(x) for x in a.priorities.split(","))
+    except ValueError as e:
+        ap.error(f"--weights/--resources/--priorities: {e}")
+    if a.budget is not None and a.budget <= 0 or a.per_layer < 1 or a.max_queues < 1 or a.max_workloads < 1:
+        ap.error("--budget, --per-layer, --max-queues and --max-workloads must be positive")
+    if not set(res) <= {1, 2} or any(w < 0 for w in wts):
+        ap.error("--resources takes 1 and/or 2; --weights must be >= 0")
     pols = POLICIES if a.policies == "all" else DEFAULT_POLICY
-    prios = tuple(int(x) for x in a.priorities.split(","))
-    rep = search(a.max_queues, a.max_workloads, a.budget, a.per_layer, a.drs, res, a.stop_at_first,
-                 policies=pols, priorities=prios, weights=wts)
+    rep = search(a.max_queues, a.max_workloads, a.budget, a.per_layer, Variant(a.version, a.queueing), res,
+                 a.stop_at_first, space={"policies": pols, "priorities": prios, "weights": wts})
     print(json.dumps(summary(rep, {"max_queues": a.max_queues, "max_workloads": a.max_workloads,
                                    "budget": a.budget, "per_layer": a.per_layer, "resources": list(res),
-                                   "drs": a.drs, "policies": a.policies, "priorities": list(prios),
-                                   "weights": [str(w) for w in wts]}), indent=1))
+                                   "version": a.version, "queueing": a.queueing, "policies": a.policies,
+                                   "priorities": list(prios), "weights": [str(w) for w in wts]},
+                             not a.no_minimise), indent=1))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ---------------------------------------------------------------------- z3: a 2-cycle of fair-sharing preemptions
@@ -362,7 +443,7 @@ def two_cycle_query(n_resources: int = 2, weights: Sequence[Fraction] = (Fractio
     ``dominantResourceShare``'s: ``max_r max(0, usage_r - subtreeQuota_r) x 1000 / lendable_r / weight``, over
     resources with ``lendable_r > 0`` (the root's subtree quota).  The ordering of targets, the other
     candidates and the admission tournament are NOT encoded (a relaxation: unsat is a proof for the shape; a
-    model is a candidate for :func:`mechanisms.kueue_preemption.run`).  Returns ``{"sat": ..., "model": ...,
+    model is a candidate for :func:`mechanisms.kueue_scheduling.run`).  Returns ``{"sat": ..., "model": ...,
     "pairs": ...}``."""
     import z3
 
@@ -440,3 +521,7 @@ def two_cycle_query(n_resources: int = 2, weights: Sequence[Fraction] = (Fractio
             if res != z3.unsat:
                 out["unknown"] = out.get("unknown", 0) + 1
     return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,7 +12,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechanisms.kueue_preemption import (S2A, S2B, Config, Node, Tree, Workload, get_targets, run, schedule)
+from mechanisms.kueue_preemption import S2A, S2B, Config, Node, Tree, Workload, get_targets
 
 BASE = {"all": (None, 0, 1), "a": ("all", 3, 1), "b": ("all", 3, 1), "c": ("all", 3, 1),
         "preemptible": ("all", 0, 1)}
@@ -107,40 +107,34 @@ def test_upstream_fair_preemption_cases(name):
     assert got == want
 
 
-def _weight0_cluster():
-    """The integration test "should not cause an infinite preemption cycle": Cohort top-cohort (8 CPU), two
-    ClusterQueues of weight 0 and quota 0 (reclaimWithinCohort Any); wlA1 (priority 9001) and wlA2 (100) in
-    cq-a, 4 CPU each, then wlB1 (100, 4 CPU) in cq-b."""
-    nodes = [Node("top-cohort", None, (8,)), Node("cq-a", 0, (0,), F(0)), Node("cq-b", 0, (0,), F(0))]
-    wls = [Workload("wlA1", 1, (4,), 9001), Workload("wlA2", 1, (4,), 100), Workload("wlB1", 2, (4,), 100)]
-    return Tree(nodes, ["cpu"], wls)
-
-
-def test_weight0_integration_case_settles_at_the_pin():
-    """Upstream expects wlB1 to preempt wlA2 (the lower priority), then wlA1 and wlB1 to run, no more
-    preemptions."""
-    out = run(_weight0_cluster(), Config(), arrivals=True)
-    assert out.kind == "stable"
-    assert [p for r in out.trace for p in r.preempted] == [(2, (1,))]
-    assert set(out.trace[-1].state) == {0, 2}
-
-
-def test_weight0_loop_before_pr6925_is_found():
-    """Before PR 6925 both weight-0 queues had the int share MaxInt: wlA2 (earlier FIFO, equal priority) wins the
-    tie against its preemptor wlB1 and is admitted back; wlB1 preempts it again: issue 6774's loop."""
-    out = run(_weight0_cluster(), Config(drs="pre-6925"), arrivals=True)
-    assert out.kind == "cycle"
-    assert [(r.state, r.preempted) for r in out.loop] == [((0,), ((2, (1,)),)), ((0, 1), ())]
-
-
-def test_one_cycle_preemptor_waits_for_eviction():
-    """processEntry: a preemptor evicts its targets and is admitted in a LATER cycle."""
-    tree = _weight0_cluster()
-    r = schedule(tree, Config(), (0, 1))
-    assert r.state == (0,) and r.preempted == ((2, (1,)),) and r.admitted == ()
-    assert schedule(tree, Config(), r.state).admitted == (2,)
-
-
-def test_strategies_list_is_validated():
-    with pytest.raises(ValueError):
+def test_configuration_is_validated():
+    with pytest.raises(ValueError, match="strategies"):
         Config(strategies=(S2B, S2A))
+    with pytest.raises(ValueError, match="queueing"):
+        Config(queueing="FIFO")
+    with pytest.raises(ValueError, match="drs"):
+        Config(drs="6925")
+    with pytest.raises(ValueError, match="requeue_timing"):
+        Config(requeue_timing="late")
+
+
+def _issue_14543():
+    """kueue issue 14543's two ``TestFairPreemptions`` cases (commit 7e9aaf4b of the reporter's fork, on top of
+    the pin's test file): Cohort loop-cohort (no quota), ClusterQueues cq-preemptor and cq-target (10 CPU each,
+    withinClusterQueue LowerOrNewerEqualPriority, reclaimWithinCohort Any, both strategies); every workload has
+    priority 0; w-incoming (8) was created an hour before w-preemptor (6); w-target requests 13."""
+    nodes = [Node("loop-cohort", None, (0,)), Node("cq-preemptor", 0, (10,)), Node("cq-target", 0, (10,))]
+    wls = [Workload("w-incoming", 1, (8,)), Workload("w-preemptor", 1, (6,)), Workload("w-target", 2, (13,))]
+    return Tree(nodes, ["cpu"], wls), Config(within="LowerOrNewerEqualPriority")
+
+
+def test_issue_14543_fill_back_invalidates_the_share():
+    """Half 1: w-preemptor and w-target admitted, w-incoming (cq-preemptor) preempts w-target.  Half 2:
+    w-preemptor and w-incoming admitted, w-target preempts w-incoming (upstream's expected target in both).
+    Half 1's preemption is unfair: runFirstFsStrategy takes w-preemptor first (same ClusterQueue, newer, equal
+    priority), which lowers cq-preemptor's share so that w-target passes S2-a; fillBackWorkloads then puts
+    w-preemptor back: cq-preemptor with w-incoming holds 14 (share 4 x 1000 / 20 = 200), above cq-target's 150
+    with w-target."""
+    tree, cfg = _issue_14543()
+    assert [tree.workloads[j].name for j in get_targets(tree, cfg, (2, 1), 0)] == ["w-target"]
+    assert [tree.workloads[j].name for j in get_targets(tree, cfg, (1, 0), 2)] == ["w-incoming"]
