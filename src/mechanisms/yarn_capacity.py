@@ -11,7 +11,9 @@ Sources (read, not copied; our code follows the semantics):
   has the bug (:data:`UPSTREAM_11745`);
 * the fix, YARN-11745 (https://issues.apache.org/jira/browse/YARN-11745), pull requests 7278 (trunk) and 7310
   (branch-3.4), read in the pull request's branch Hean-Chhinling/hadoop @ 6d5350fa3b4897d624dc14b15992b9e453eb554b
-  (the same file; ``PriorityQueueResourcesForSorting`` snapshots, and ``&&`` -> ``||`` in the tie-break) and its
+  (the same file: the queues are sorted through ``PriorityQueueResourcesForSorting`` snapshots -- YARN-10178's,
+  which the file's comment credits and ee91492f does not have yet -- and YARN-11745's fix is ``&&`` -> ``||`` in
+  the tie-break; the fixed file sorts with ``Stream.sorted``, the same TimSort as ``Collections.sort``) and its
   tests in ``TestPriorityUtilizationQueueOrderingPolicy.java`` (``testUtilizationOrdering``,
   ``testComparatorClassDoesNotViolateTimSortContract``), replayed in tests/mechanisms/test_yarn_capacity.py;
 * apache/hadoop ``hadoop-yarn-common .../util/resource/DominantResourceCalculator.java`` @
