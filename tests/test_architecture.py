@@ -47,21 +47,22 @@ def _rank(module: str) -> int:
     return rank
 
 
-def _modules():
-    for pkg in PACKAGES:
-        base = os.path.join(SRC, pkg)
+def _modules(src: str = SRC, packages: tuple = PACKAGES):
+    for pkg in packages:
+        base = os.path.join(src, pkg)
         assert os.path.isdir(base), base
         for dirpath, _, files in os.walk(base):
             for f in files:
                 if f.endswith(".py"):
                     path = os.path.join(dirpath, f)
-                    rel = os.path.relpath(path, SRC)[:-3].replace(os.sep, ".")
+                    rel = os.path.relpath(path, src)[:-3].replace(os.sep, ".")
                     name = rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
                     yield name, path, f == "__init__.py"
 
 
 def _imports(name: str, path: str, is_pkg: bool):
-    """(imported module, module level?) for every import statement of the file."""
+    """(imported module, module level?) for every import statement of the file; ``from pkg import x`` names
+    ``pkg.x`` (resolved to ``pkg`` by :func:`_graph` when ``x`` is not a module of ``pkg``)."""
     with open(path, encoding="utf-8") as fh:
         tree = ast.parse(fh.read(), path)
     top = {id(n) for n in tree.body}
@@ -77,11 +78,8 @@ def _imports(name: str, path: str, is_pkg: bool):
                 mod = f"{base}.{node.module}" if node.module else base
             else:
                 mod = node.module or ""
-            if node.module is None or node.level and not node.module:
-                for a in node.names:  # from . import x: x may be a module
-                    yield f"{mod}.{a.name}", id(node) in top
-            else:
-                yield mod, id(node) in top
+            for a in node.names:
+                yield f"{mod}.{a.name}", id(node) in top
 
 
 def _ours(mod: str) -> bool:
@@ -104,22 +102,22 @@ def test_no_import_goes_up_a_layer():
     assert not bad, "\n".join(bad)
 
 
-def _graph(module_level_only: bool) -> dict[str, set[str]]:
-    """Module -> the modules of ours it imports (at module level only, or anywhere: inside functions too)."""
+def _graph(module_level_only: bool, src: str = SRC, packages: tuple = PACKAGES) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (at module level only, or anywhere: inside functions too).
+    Every edge counts: a package importing its own submodules, and the package's lazy facade (its
+    ``__getattr__`` importing the Python API) too."""
     graph: dict[str, set[str]] = {}
-    names = {n for n, _, _ in _modules()}
-    for name, path, is_pkg in _modules():
+    mods = list(_modules(src, packages))
+    names = {n for n, _, _ in mods}
+    for name, path, is_pkg in mods:
         deps = set()
         for mod, top in _imports(name, path, is_pkg):
-            if (top or not module_level_only) and _ours(mod):
+            if (top or not module_level_only) and mod.split(".")[0] in packages:
                 while mod not in names and "." in mod:  # `from pkg.mod import name`: the module
                     mod = mod.rpartition(".")[0]
-                if mod in names and mod != name and not name.startswith(mod + "."):
+                if mod in names and mod != name:
                     deps.add(mod)
         graph[name] = deps
-    # a package's __init__ importing its own submodules is not a cycle with them
-    for name in graph:
-        graph[name] = {d for d in graph[name] if not d.startswith(name + ".")}
     return graph
 
 
@@ -167,6 +165,23 @@ def test_no_import_cycle_through_function_level_imports():
 def test_the_cycle_check_can_fail():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_a_planted_facade_cycle_is_found(tmp_path):
+    """The shape of the cycle this test once missed: a package whose ``__getattr__`` lazily imports its facade,
+    the facade importing a lower module, and that module importing a name from the package itself."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("VERSION = 1\n\ndef __getattr__(name):\n    from . import api\n"
+                                     "    return getattr(api, name)\n")
+    (pkg / "api.py").write_text("from .low import run\n")
+    (pkg / "low.py").write_text("def run():\n    from pkg import VERSION\n    return VERSION\n")
+    (pkg / "leaf.py").write_text("X = 1\n")
+    graph = _graph(module_level_only=False, src=str(tmp_path), packages=("pkg",))
+    assert graph == {"pkg": {"pkg.api"}, "pkg.api": {"pkg.low"}, "pkg.low": {"pkg"}, "pkg.leaf": set()}
+    assert _cycles(graph) == ["pkg -> pkg.api -> pkg.low -> pkg"]
+    (pkg / "low.py").write_text("from pkg.leaf import X\n")  # importing a leaf module instead: no cycle
+    assert _cycles(_graph(module_level_only=False, src=str(tmp_path), packages=("pkg",))) == []
 
 
 def test_the_layer_check_can_fail():

@@ -73,6 +73,6 @@ def allocate(mech: Mechanism | str, env: Environment, exact: bool = False) -> Al
 
 
 def _ensure_loaded() -> None:
-    import mechanisms  # noqa: F401  (importing the package registers every mechanism)
-
+    # the built-in mechanisms are registered by the package's __init__, which Python has run before this
+    # submodule could be imported; the installed plugins' entry points are read here, once
     load_entry_points()

@@ -15,7 +15,7 @@ from .model import Environment  # noqa: F401
 from .numbers import InstanceError, fmt, fmt_exact, to_fraction  # noqa: F401
 from .utility import true_tasks, utilities, utility  # noqa: F401
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401
 
 #: the Python API (``mechverify.api``), loaded on first use: it sits above the verifier, which imports this core
 _API = ("load", "environment", "instance", "mechanism_of", "allocate", "check", "run", "replay")

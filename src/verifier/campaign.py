@@ -243,7 +243,7 @@ class Campaign:
 
 def config_of(**kw: Any) -> dict:
     """A campaign's configuration: what the command was asked (plus the code version)."""
-    from mechverify import __version__
+    from mechverify.version import __version__
 
     kw["version"] = __version__
     return kw

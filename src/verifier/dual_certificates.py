@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from mechverify import certcheck
+import mechverify.certcheck as certcheck
 from mechverify.deadline import BudgetExhausted
 from mechverify.lp import LPError
 from mechverify.lp_certificates import level_certificate

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Optional, Sequence
 
-from mechverify import __version__
+from mechverify.version import __version__
 from mechverify.allocation import Allocation
 from mechverify.instances import loads_instance, parse_environment
 from mechverify.numbers import InstanceError, json_number, to_fraction
