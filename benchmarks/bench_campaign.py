@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from verifier.audit import run_audit  # noqa: E402
 from verifier.campaign import Outcome, Task, execute, failed  # noqa: E402
 from verifier.executors import DaskCluster, InProcess, LocalPool  # noqa: E402
+from verifier.config import RunConfig
 
 
 def _noop(task: Task) -> Outcome:
@@ -32,8 +33,7 @@ def _noop(task: Task) -> Outcome:
 def _audit(executor, mechs, props, trials):
     with tempfile.TemporaryDirectory() as store:
         t0 = time.perf_counter()
-        res = run_audit(budget=3600, seed=0, store_dir=store, fresh=True, only=mechs, properties=props,
-                        max_trials=trials, executor=executor)
+        res = run_audit(RunConfig(budget=3600, seed=0, store=store, trials=trials, executor=executor), fresh=True, only=mechs, properties=props)
         wall = time.perf_counter() - t0
     ev = [e for c in res["cells"] for e in c.evidence]
     verdicts = {(e.mechanism, e.property, e.variant): e.verdict for e in ev}
@@ -99,12 +99,12 @@ def main() -> None:
         n = args.noop_cells
         tasks = [Task(mechs[0], "ef", f"noop-{i}") for i in range(n)]
         t0 = time.perf_counter()
-        execute(tasks, executor=InProcess(), budget=3600, store_dir=None, fn=_noop)
+        execute(tasks, RunConfig(executor=InProcess(), budget=3600, store=None), fn=_noop)
         local = (time.perf_counter() - t0) / n
         ex = DaskCluster(cluster)
         ex.slots = 1  # one cell at a time: the round trip of each
         t0 = time.perf_counter()
-        got, _ = execute(tasks, executor=ex, budget=3600, store_dir=None, fn=_noop)
+        got, _ = execute(tasks, RunConfig(executor=ex, budget=3600, store=None), fn=_noop)
         dask = (time.perf_counter() - t0) / n
         assert len(got) == n
     print(f"  Dask executor overhead: {(dask - local) * 1000:.1f} ms per cell (round trip of {n} empty cells, one "

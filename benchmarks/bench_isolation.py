@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 import time
+from verifier.config import RunConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,7 +28,7 @@ def one_pass(prop: str, trials: int, isolated: bool) -> tuple[float, int, int]:
     worker = mech.func.worker
     calls0 = worker.calls
     t0 = time.perf_counter()
-    rep = run_mechanism(mech, [prop], budget=600, max_trials=trials, store_dir=None)
+    rep = run_mechanism(mech, [prop], RunConfig(budget=600, trials=trials, store=None))
     took = time.perf_counter() - t0
     (cell,) = [r for r in rep.results if r.property == prop]
     return took, cell.trials, worker.calls - calls0

@@ -37,6 +37,8 @@ import argparse
 import os
 import sys
 import time
+from verifier.rates import Sampling
+from verifier.config import RunConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -48,8 +50,7 @@ def bench_run(mech: str, prop: str, trials: int, seed: int) -> tuple[int, float]
     from verifier.run import run_mechanism
 
     props, variants = parse_cells(prop)
-    rep = run_mechanism(get(mech), props, budget=600, seed=seed, store_dir=None, max_trials=trials,
-                        variants=variants)
+    rep = run_mechanism(get(mech), props, RunConfig(budget=600, seed=seed, store=None, trials=trials), variants=variants)
     n = sum(r.trials or 0 for r in rep.results)
     s = sum(r.seconds or 0.0 for r in rep.results)
     for r in rep.results:
@@ -67,8 +68,7 @@ def bench_rates(mech: str, prop: str, workload: str, point: dict, samples: int, 
 
     props, variants = parse_cells(prop)
     t0 = time.perf_counter()
-    rep = rates([get(mech)], workload, props, points=[point], samples=samples, seed=seed, variants=variants,
-                executor=make_executor("local", jobs))
+    rep = rates([get(mech)], Sampling(workload, samples, points=[point]), props, RunConfig(seed=seed, executor=make_executor("local", jobs)), variants=variants)
     dt = time.perf_counter() - t0
     return rep.samples_done, dt, rep
 

@@ -207,8 +207,13 @@ def fails(prop, mech, env, variant, dev=None, *, measure, gap, utilities=None, m
 
 
 def verdict(prop, mech, env, variant, budget=5.0):
+    from verifier.check import Allocations
+    from verifier.config import RunConfig
+    from verifier.planning import Cell
+
     alloc_exact = mech(env, exact=True) if mech.setting.exact else None
-    return check_property(mech, env, get_property(prop), variant, budget, 0, alloc_exact, mech(env, exact=False))
+    return check_property(mech, env, Cell(mech, get_property(prop), variant), RunConfig(budget=budget),
+                          Allocations(alloc_exact, mech(env, exact=False)))
 
 
 # Ghodsi et al.'s DRF example (seed 000 Sec. II-A cites DRF [4]): one server <9 CPU, 18 GB>,

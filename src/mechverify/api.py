@@ -114,33 +114,36 @@ def allocate(mech: MechanismLike, env: InstanceLike, exact: bool = True) -> Allo
 
 
 def check(mech: MechanismLike, env: InstanceLike, properties: Union[None, str, Sequence[str]] = None, *,
-          budget: float = 10.0, seed: int = 0, tolerance: Optional[float] = None) -> list:
+          tolerance: Optional[float] = None, **options: Any) -> list:
     """Every property's verdict on one instance (``verifier.check.check_instance``, as ``python -m verifier
     check``): a list of ``Result``.  ``env``: a path, a dict in the instance format or an ``Environment``;
     ``properties``: ``None`` (all; a user's mechanism: ``runs`` first), a name (``"si"``, ``"sp/demand"``) or a
-    list of names.  ``budget``: wall-clock seconds for the whole call, as the CLI's ``--budget``."""
-    from verifier.check import check_instance
+    list of names.  ``options`` are the run configuration's (``verifier.config.RunConfig``): ``budget``
+    (wall-clock seconds for the whole call, as the CLI's ``--budget``; default 10), ``seed``, ..."""
+    from verifier.check import DEFAULT_CHECK_BUDGET, check_instance
+    from verifier.config import RunConfig
 
+    config = RunConfig.of(**dict({"budget": DEFAULT_CHECK_BUDGET}, **options))
     names, variants = _cells(properties)
-    return check_instance(mechanism_of(mech, tolerance), instance(env), names, budget=budget, seed=seed,
-                          variants=variants or None)
+    return check_instance(mechanism_of(mech, tolerance), instance(env), names, config, variants or None)
 
 
-def run(mech: MechanismLike, properties: Union[None, str, Sequence[str]] = None, *, budget: float = 60.0,
-        seed: int = 0, trials: Optional[int] = None, store: Optional[str] = None, tolerance: Optional[float] = None,
-        progress: Optional[Callable[[str], None]] = None) -> Any:
+def run(mech: MechanismLike, properties: Union[None, str, Sequence[str]] = None, *,
+        tolerance: Optional[float] = None, **options: Any) -> Any:
     """Search the properties of the mechanism (``verifier.run.run_mechanism``, as ``python -m verifier run``:
-    the same orchestrator and budget split, its cells run in this process):
-    a ``RunReport`` whose ``results`` hold one ``Result`` per cell (``print(report)``: the text table; a
-    notebook shows the HTML report).  ``properties``: ``None`` (all; a user's mechanism: ``runs`` first), a
-    name (``"ef"``, ``"sp/demand"``) or a list of names.  ``budget``: wall-clock seconds for the whole call
-    (every cell together), as the CLI's ``--budget``.  Violations are minimised, and stored under ``store``
-    (a directory; ``None``: not stored)."""
-    from verifier.run import run_mechanism
+    the same planner, orchestrator and budget split; its cells run in this process unless ``executor`` says
+    otherwise): a ``RunReport`` whose ``results`` hold one ``Result`` per cell (``print(report)``: the text
+    table; a notebook shows the HTML report).  ``properties``: ``None`` (all; a user's mechanism: ``runs``
+    first), a name (``"ef"``, ``"sp/demand"``) or a list of names.  ``options`` are the run configuration's
+    (``verifier.config.RunConfig``): ``budget`` (wall-clock seconds for the whole call, every cell together, as
+    the CLI's ``--budget``; default 60), ``seed``, ``trials`` (candidates per cell), ``store`` (a directory
+    violations are minimised and stored in; default ``None``: not stored), ``progress`` (a line printer), ..."""
+    from verifier.config import RunConfig
+    from verifier.run import DEFAULT_BUDGET, run_mechanism
 
+    config = RunConfig.of(**dict({"budget": DEFAULT_BUDGET, "store": None}, **options))
     names, variants = _cells(properties)
-    return run_mechanism(mechanism_of(mech, tolerance), names, budget=budget, seed=seed, store_dir=store,
-                         max_trials=trials, progress=progress, variants=variants or None)
+    return run_mechanism(mechanism_of(mech, tolerance), names, config, variants or None)
 
 
 def replay(path: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]] = "counterexamples") -> Any:

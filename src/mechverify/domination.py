@@ -6,18 +6,31 @@ violation) and by the seed-004 domination factor (``simulation.metrics``).  It i
 LPs by column generation, ``mechverify.colgen``).  ``integral=True`` asks the same question among
 whole-task allocations: every ``y[j,s]`` integer, a MIP of the same LP layer (whose exact form is an
 integral ``y`` verified in rationals; its optimality is HiGHS's).
+
+A MIP can take far longer than its time limit says (HiGHS checks its clock between nodes, and one node of a
+hard model can be long): within a deadline scope (``mechverify.deadline``) the MIP therefore runs in a worker
+process (``mechverify.isolation.Worker``, one per process, kept between calls) that is killed at the deadline,
+so a command keeps its budget whatever one solve does; outside a scope, and with ``MECHVERIFY_IN_PROCESS=1``,
+it runs here.  LPs always run here: their calls cost microseconds and stop at the deadline themselves.
 """
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 from .colgen import COLGEN_MIN_COLS, ColumnGenerationSession
+from .deadline import BudgetExhausted, call_limit_scope, current, scope, seconds_left
 from .lp import solve
 from .model import Environment
 from .polytope import TaskPolytope
 
-__all__ = ["dominating_allocation", "domination_lp"]
+__all__ = ["dominating_allocation", "domination_lp", "MIP_GRACE", "DEFAULT_MIP_LIMIT"]
+
+#: seconds a MIP in its worker may run past its own time limit before it is killed (and fails)
+MIP_GRACE = 2.0
+#: a MIP's time limit when the caller gives none (the deadline, when earlier, ends it first)
+DEFAULT_MIP_LIMIT = 60.0
 
 
 def domination_lp(env: Environment, utils: Sequence[Any], mode: str) -> Optional[tuple[TaskPolytope, dict[int, int]]]:
@@ -51,6 +64,16 @@ def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exa
     ``integral``: ``y`` integer (whole tasks; a MIP, never column generation; the task bounds ``n_j``
     then act as ``floor(n_j)``).  ``time_limit``: seconds for the solver (within any deadline scope); a
     MIP that does not finish in time is a failure ``(None, None)``."""
+    if integral and seconds_left() is not None:
+        from .isolation import in_process
+
+        if not in_process():
+            return _isolated_mip(env, utils, mode, exact, time_limit)
+    return _dominating(env, utils, mode, exact, support, integral, time_limit)
+
+
+def _dominating(env: Environment, utils: Sequence[Any], mode: str, exact: bool,
+                support: Optional[Sequence[Sequence[Any]]], integral: bool, time_limit: Optional[float]):
     built = domination_lp(env, utils, mode)
     if built is None:
         return None, None
@@ -70,3 +93,33 @@ def dominating_allocation(env: Environment, utils: Sequence[Any], mode: str, exa
     if not res.ok:
         return None, None
     return res.objective, poly.matrix(res.x, exact)
+
+
+def _mip_in_worker(deadline: Optional[float], env: Environment, utils: Sequence[Any], mode: str, exact: bool,
+                   time_limit: Optional[float]):
+    """The MIP, in the worker process: under the caller's deadline (a scope does not cross a fork)."""
+    with scope(deadline):
+        return _dominating(env, utils, mode, exact, None, True, time_limit)
+
+
+_WORKER: list = []  # this process's MIP worker (made at the first MIP under a deadline)
+
+
+def _isolated_mip(env: Environment, utils: Sequence[Any], mode: str, exact: bool, time_limit: Optional[float]):
+    """:func:`_dominating` with ``integral=True`` in the worker process, killed at the deadline (module
+    docstring): ``BudgetExhausted`` when the deadline comes first, ``(None, None)`` when the solve overruns
+    its own limit by :data:`MIP_GRACE` or its process dies (no answer: solver trouble, never a verdict)."""
+    from .isolation import UserCodeFailure, Worker
+
+    if not _WORKER or _WORKER[0][0] != os.getpid():
+        _WORKER[:] = [(os.getpid(), Worker(_mip_in_worker, label="a MIP solve"))]
+    worker = _WORKER[0][1]
+    limit = (time_limit if time_limit is not None else DEFAULT_MIP_LIMIT) + MIP_GRACE
+    with call_limit_scope(limit, override=True):
+        try:
+            return worker(current(), env, list(utils), mode, exact, time_limit)
+        except UserCodeFailure:
+            left = seconds_left()
+            if left is not None and left <= 0:  # the solve ended at the deadline in its process
+                raise BudgetExhausted("a MIP solve") from None
+            return None, None

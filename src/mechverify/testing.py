@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Sequence, Union
 
-__all__ = ["assert_property", "DEFAULT_BUDGET", "counterexample_text", "PASSING"]
+__all__ = ["assert_property", "DEFAULT_BUDGET", "counterexample_text"]
 
 #: seconds for a whole ``assert_property`` call when ``budget`` is not given (every variant together;
 #: ``--mechverify-budget`` sets it for a session)
@@ -49,27 +49,26 @@ def counterexample_text(result) -> str:
     return "\n".join(lines)
 
 
-#: verdicts that let a test pass ("unknown" too with ``allow_unknown=True``)
-PASSING = ("not_refuted", "certified", "satisfied", "not_applicable")
-
-
-def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, budget: Optional[float] = None, seed: int = 0,
-                    variant: Optional[str] = None, trials: Optional[int] = None, store: Optional[str] = None,
-                    tolerance: Optional[float] = None, allow_unknown: bool = False) -> list:
+def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, variant: Optional[str] = None,
+                    allow_unknown: bool = False, tolerance: Optional[float] = None, **options: Any) -> list:
     """Search ``prop`` for ``mechanism`` (a registered name, a reference, a ``Mechanism`` or a function) and
     return the ``Result``s when every verdict is "no violation found", "certified" or "not applicable";
     otherwise fail (``AssertionError``) with the minimal exact counterexample, or with what was not decided.
 
     ``prop``: a property (``"sp"``: every variant the mechanism's setting allows), a property/variant
     (``"sp/demand"``), or a list of them; ``variant`` picks one variant of a single property.  A user's
-    mechanism (a reference or a function) is first searched for failures (property ``runs``: an exception or
-    an invalid output), which fail the test too.  An ``unknown`` verdict (e.g. the budget ran out before a
-    variant was searched) fails unless ``allow_unknown=True``.
+    mechanism (a reference or a function) is first searched for its own failures (``Property.mechanism_failure``:
+    property ``runs``, an exception or an invalid output), which fail the test too.  An ``unknown`` verdict
+    (e.g. the budget ran out before a variant was searched) fails unless ``allow_unknown=True``.
 
-    ``budget``: wall-clock seconds for the whole call -- every variant (and ``runs``) together, as the CLI's
-    ``--budget`` (default :data:`DEFAULT_BUDGET`); ``trials`` bounds the candidates per variant
-    (reproducible); ``store`` a directory to keep the counterexample in."""
+    ``options`` are the run configuration's (``verifier.config.RunConfig``): ``budget`` (wall-clock seconds for
+    the whole call -- every variant, and ``runs``, together -- as the CLI's ``--budget``; default
+    :data:`DEFAULT_BUDGET`), ``seed``, ``trials`` (candidates per variant: reproducible), ``store`` (a directory
+    to keep the counterexample in; default: not stored)."""
+    from verifier.config import RunConfig
+    from verifier.planning import plan
     from verifier.properties import get_property, parse_cells
+    from verifier.results import Verdict, verdict_text
     from verifier.run import run_mechanism
 
     from .api import mechanism_of
@@ -80,35 +79,28 @@ def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, budget: 
         if len(names) != 1:
             raise ValueError(f"variant: applies to one property, got {', '.join(names)}")
         p = get_property(names[0])
-        v = p.variant_of(variant)
-        why = p.variant_possible(mech.setting, v)
-        if why:
-            raise ValueError(f"variant: {p.name}/{v} cannot be checked for {mech.name}: {why}")
-        variants = {p.name: [v]}
-    for name, vs in variants.items():
-        p = get_property(name)
-        for v in vs:
-            why = p.variant_possible(mech.setting, v)
-            if why:
-                raise ValueError(f"variant: {p.name}/{v} cannot be checked for {mech.name}: {why}")
-    if mech.is_users and "runs" not in names:
-        names = ["runs"] + names
-    seconds = DEFAULT_BUDGET if budget is None else float(budget)
-    rep = run_mechanism(mech, names, budget=seconds, seed=seed, store_dir=store, max_trials=trials,
-                        variants=variants or None)
+        variants = {p.ref: [p.variant_of(variant)]}
+    planned = plan([mech], names, variants)
+    asked = {get_property(n).name for n in names}
+    for s in planned.skipped:
+        if s.prop.name in asked and s.variant in variants.get(s.prop.ref, ()):
+            raise ValueError(f"variant: {s.prop.name}/{s.variant} cannot be checked for {mech.name}: {s.reason}")
+    config = RunConfig.of(**dict({"budget": DEFAULT_BUDGET, "store": None}, **options))
+    if config.budget is None:
+        config = config.but(budget=DEFAULT_BUDGET)
+    seconds = config.budget
+    rep = run_mechanism(mech, names, config, variants or None)
     results = list(rep.results)
     for r in results:  # a failure of the mechanism first: the other verdicts mean little after it
-        if r.property == "runs" and r.verdict == "violated" and r.certificate is not None:
+        if r.mechanism_failed and r.certificate is not None:
             raise AssertionError(f"{mech.name} fails (an exception or an invalid output) before "
-                                 f"{', '.join(n for n in names if n != 'runs')} could be judged:\n"
-                                 + counterexample_text(r))
+                                 f"{', '.join(n for n in names if not get_property(n).mechanism_failure)}"
+                                 f" could be judged:\n" + counterexample_text(r))
     for r in results:
-        if r.verdict == "violated" and r.certificate is not None:
+        if r.verdict is Verdict.VIOLATED and r.certificate is not None:
             raise AssertionError(counterexample_text(r))
-    bad = [r for r in results if r.verdict not in PASSING and not (allow_unknown and r.verdict == "unknown")]
+    bad = [r for r in results if not r.verdict.passing and not (allow_unknown and not r.verdict.decided)]
     if bad:
-        from verifier.results import verdict_text
-
         raise AssertionError(f"{mech.name}: not established within the budget ({seconds:g} s for the whole call) -- "
                              + "; ".join(f"{r.property}/{r.variant}: {verdict_text(r)}" for r in bad)
                              + " (a larger budget, or allow_unknown=True to accept it)")

@@ -23,43 +23,31 @@ resumable with a campaign directory); cells the budget does not reach are ``unkn
 from __future__ import annotations
 
 import copy
+import json
 import time
+from importlib import resources
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from . import claims as claims_mod
-from .properties import DEFAULT_PROPERTIES, PROPERTIES, USER_PROPERTIES, get_property
-from .results import Result, verdict_text
-from .campaign import BUDGET_NOTE, Campaign, Task, execute
-from .executors import Executor
-from .run import DEVIATION_WEIGHT
+from .properties import DEFAULT_PROPERTIES, USER_PROPERTIES, get_property
+from .results import Result, Verdict, verdict_text
+from . import planning
+from .campaign import BUDGET_NOTE, Task, execute
+from .config import RunConfig
+from .planning import DEVIATION_WEIGHT
 from .properties import budget as bud
-from .store import DEFAULT_DIR, index, load_witness, replay
+from .store import index, load_witness, replay
 
 __all__ = ["TABLES", "AuditCell", "run_audit", "layout", "DEFAULT_AUDIT_BUDGET"]
 
 DEFAULT_AUDIT_BUDGET = 300.0
 
-# (table id, title, [(column label, [registered names or 'prefix*'])], [properties])
+#: the seed papers' tables (``audit_tables.json``, data): (table id, title, [(column label, [registered names or
+#: 'prefix*'])], [properties])
 TABLES: list[tuple[str, str, list[tuple[str, list[str]]], list[str]]] = [
-    ("002-table-1", "000/002 Table I -- heterogeneous servers with placement constraints",
-     [("C-DRFH", ["c-drfh"]), ("TSF", ["tsf"]), ("PS-DSF", ["psdsf*"])], ["si", "ef", "sp", "po", "bf"]),
-    ("004-table-2", "004 Table 2 -- CRU, MNW, DRF-alpha, TSF-alpha, DRF-ER, TSF-ER",
-     [("CRU", ["cru"]), ("MNW", ["mnw"]), ("DRF-alpha", ["drf-alpha", "drf-eq", "drf-cpu", "drf-mem"]),
-      ("TSF-alpha", ["tsf-alpha", "tsf-eq", "tsf-cpu", "tsf-mem"]), ("DRF-ER", ["drf-er"]),
-      ("TSF-ER", ["tsf-er", "tsf-er-maxmin"])], ["ef", "po", "sp", "si"]),
-    ("003-table-1", "003 Table 1 -- LMM-MMS's row", [("LMM-MMS", ["lmm-mms*"])], ["po", "si", "ef", "gsp"]),
-    ("001-claims", "001 -- DRFH's propositions (and its LP (7) form, per-server DRF)",
-     [("DRFH", ["drfh"]), ("DRFH LP (7)", ["drfh-lp7"]), ("per-server DRF", ["per-server-drf"])],
-     ["ef", "po", "sp", "single-server-drf", "srf", "bf", "pm", "si"]),
-    ("policies", "Hierarchical and production policies -- H-DRF (SoCC 2013), Volcano, Mesos, YARN, Kueue, Armada, on "
-     "queue trees and whole tasks (each cell under the reading its setting calls for: docs/properties.md)",
-     [("naive H-DRF", ["naive-hdrf"]), ("naive H-DRF (fractional)", ["naive-hdrf-fractional"]), ("H-DRF", ["hdrf"]), ("H-DRF (whole tasks)", ["hdrf-tasks"]),
-      ("Volcano drf", ["volcano-hdrf"]), ("Mesos DRF", ["mesos-drf"]), ("YARN DRF", ["yarn-drf"]),
-      ("YARN capacity", ["yarn-capacity"]),
-      ("Kueue DRS", ["kueue-drs"]), ("Armada", ["armada-drf"])],
-     ["hsi", "si", "ef", "sp", "po", "bf", "order", "share"]),
-]
+    (t["id"], t["title"], [(c["label"], c["mechanisms"]) for c in t["columns"]], t["properties"])
+    for t in json.loads(resources.files(__package__).joinpath("audit_tables.json").read_text(encoding="utf-8"))]
 
 
 @dataclass
@@ -72,7 +60,7 @@ class AuditCell:
     mechanism: Optional[str]
     property: str
     claims: list = field(default_factory=list)  # [(status, source)], papers may disagree
-    verdict: str = "unknown"  # violated | certified | not_refuted | unknown | not_registered | not_applicable
+    verdict: str = Verdict.UNKNOWN  # violated | certified | not_refuted | unknown | not_registered | not_applicable
     refuted: bool = False
     evidence: list[Result] = field(default_factory=list)  # per variant
     also: list[str] = field(default_factory=list)  # violations of variants the claim does not cover
@@ -95,19 +83,19 @@ class AuditCell:
         mark = {"holds": "✓", "fails": "✗", None: "–", "disputed": "✓/✗"}[self.claimed]
         if self.verdict == "not_registered":
             return "not registered"
-        v = {"violated": "violated", "certified": "certified", "not_refuted": "not refuted",
-             "unknown": "unknown", "not_applicable": "n/a"}[self.verdict]
-        if self.claimed == "disputed" and self.verdict in ("violated", "not_refuted"):
+        v = {Verdict.VIOLATED: Verdict.VIOLATED, Verdict.CERTIFIED: Verdict.CERTIFIED, Verdict.NOT_REFUTED: "not refuted",
+             Verdict.UNKNOWN: Verdict.UNKNOWN, Verdict.NOT_APPLICABLE: "n/a"}[self.verdict]
+        if self.claimed == "disputed" and self.verdict in (Verdict.VIOLATED, Verdict.NOT_REFUTED):
             v = ("violated (**refutes ✓**, confirms ✗)" if self.refuted else
-                 "violated outside ✓'s assumptions" if self.verdict == "violated" else
+                 "violated outside ✓'s assumptions" if self.verdict is Verdict.VIOLATED else
                  "no violation found (✓ not refuted, ✗ not reproduced)")
         elif self.refuted:
             v = "**REFUTED**"
         elif self.outside:
             v = "violated outside the paper's assumptions"
-        elif self.claimed == "fails" and self.verdict == "violated":
+        elif self.claimed == "fails" and self.verdict is Verdict.VIOLATED:
             v = "confirmed" if self.confirmed else "violated outside the claim's assumptions"
-        elif self.claimed == "fails" and self.verdict == "not_refuted":
+        elif self.claimed == "fails" and self.verdict is Verdict.NOT_REFUTED:
             v = "not reproduced"
         return f"{mark} → {v}"
 
@@ -128,7 +116,7 @@ def _resolve(patterns: Sequence[str], names: Sequence[str]) -> list[str]:
 
 def _file_outcomes(claims, path: str) -> list[str]:
     """Per claim: what the stored counterexample at ``path`` means for it (inside its assumptions?)."""
-    return claims_mod.outcomes(claims, "violated", load_witness(path))
+    return claims_mod.outcomes(claims, Verdict.VIOLATED, load_witness(path))
 
 
 def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tuple[str, Optional[str]]], list[str]]]:
@@ -169,22 +157,18 @@ def layout(only: Optional[Sequence[str]] = None) -> list[tuple[str, str, list[tu
     return tables
 
 
-def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: str = DEFAULT_DIR,
-              fresh: bool = False, only: Optional[Sequence[str]] = None,
-              progress: Optional[Callable[[str], None]] = None, keep_all: bool = False,
-              properties: Optional[Sequence[str]] = None, max_trials: Optional[int] = None,
-              executor: Optional[Executor] = None, campaign: Optional[Campaign] = None,
-              deadline: Optional[float] = None) -> dict[str, Any]:
-    """Fill every table cell: replay stored evidence, search the rest; all within ``budget`` wall-clock
-    seconds (and before ``deadline``, a ``time.monotonic()`` value, when given).
-
-    ``properties``: only these rows; ``max_trials``: at most this many candidates per searched variant
-    (reproducible); ``executor`` (default: this process) and ``campaign`` (a resumable directory): how the
-    searches run (``verifier.campaign``)."""
+def run_audit(config: RunConfig = RunConfig(budget=DEFAULT_AUDIT_BUDGET), only: Optional[Sequence[str]] = None,
+              properties: Optional[Sequence[str]] = None, fresh: bool = False) -> dict[str, Any]:
+    """Fill every table cell: replay stored evidence, search the rest; all within ``config``'s budget and
+    deadline (``verifier.config.RunConfig``: its store -- replayed and written --, seed, trials, executor,
+    campaign directory and progress printer).  ``only``: these mechanisms (names or references); ``properties``:
+    only these rows; ``fresh``: ignore the stored counterexamples."""
     from mechanisms import get
 
     t0 = time.perf_counter()
-    end = bud.earliest(bud.now() + budget, deadline)
+    cfg = config.start()
+    seed, store_dir, progress = cfg.seed, cfg.store, cfg.progress
+    end = cfg.deadline
     tables = layout(only)
     if properties:
         # a user's property (a reference) is a row of every table; the built-in ones only where the table has it
@@ -205,9 +189,9 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                     continue
                 mech = get(name)
                 prop = get_property(p)
-                variants = [v for v in prop.variants if not prop.variant_possible(mech.setting, v)]
+                variants = [c.variant for c in planning.plan([mech], [prop]).of(mech).cells if c.prop is prop]
                 if not variants:
-                    cell.verdict = "not_applicable"
+                    cell.verdict = Verdict.NOT_APPLICABLE
                     continue
                 claims = [(v, claims_mod.claims_for(mech, p, v)) for v in variants]
                 for _, cs in claims:
@@ -228,13 +212,13 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
                             break
                         partial = partial or (path, outs)
                     if hit:
-                        ev.verdict, ev.counterexample, ev.outcomes = "violated", hit[0], hit[1]
+                        ev.verdict, ev.counterexample, ev.outcomes = Verdict.VIOLATED, hit[0], hit[1]
                         ev.details["source"] = "stored counterexample, replayed exactly"
                     else:
                         if partial:  # violated, but outside a claim's assumptions: search inside them too
                             ev.details.update({"stored_outside": partial[0], "stored_outcomes": partial[1]})
                         ev.details["searched"] = True
-                        todo.append((cell, v, DEVIATION_WEIGHT if get_property(p).needs_deviation else 1.0))
+                        todo.append((cell, v, DEVIATION_WEIGHT if prop.needs_deviation else 1.0))
                     cell.evidence.append(ev)
     if progress:
         settled = sum(1 for c in cells for e in c.evidence if not e.details.get("searched"))
@@ -243,7 +227,7 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
     tasks: list[Task] = []
     by_key: dict[str, list[AuditCell]] = {}  # a mechanism in two tables: one search, both cells
     for cell, v, w in todo:
-        t = Task(cell.mechanism, cell.property, v, seed=seed, max_trials=max_trials, weight=w, command="audit")
+        t = Task(cell.mechanism, cell.property, v, seed=seed, max_trials=cfg.trials, weight=w, command="audit")
         if t.key not in by_key:
             tasks.append(t)
         by_key.setdefault(t.key, []).append(cell)
@@ -254,43 +238,41 @@ def run_audit(budget: float = DEFAULT_AUDIT_BUDGET, seed: int = 0, store_dir: st
 
     def _settle(cell: AuditCell, variant: str, r: Result) -> None:
         k = next(k for k, e in enumerate(cell.evidence) if e.variant == variant)
-        source = "certifier" if r.verdict == "certified" else "search" if r.note != BUDGET_NOTE else "not searched"
+        source = "certifier" if r.verdict is Verdict.CERTIFIED else "search" if r.note != BUDGET_NOTE else "not searched"
         r.details = dict(cell.evidence[k].details, source=source)
         cell.evidence[k] = r
         stored_outside = r.details.get("stored_outside")
-        if r.verdict != "violated" and stored_outside:
+        if r.verdict is not Verdict.VIOLATED and stored_outside:
             # the search found nothing inside the claims' assumptions; the stored violation outside stands
             r.details["search_text"] = verdict_text(r)
             r.details["source"] = (f"stored counterexample, replayed exactly (outside a claim's assumptions); "
                                    f"search inside them: {verdict_text(r)}")
-            r.verdict, r.counterexample = "violated", stored_outside
+            r.verdict, r.counterexample = Verdict.VIOLATED, stored_outside
             r.outcomes = r.details["stored_outcomes"]
-        elif r.verdict == "violated" and r.counterexample:
+        elif r.verdict is Verdict.VIOLATED and r.counterexample:
             ok = replay(r.counterexample).ok  # a refutation must be backed by a replayable file
             r.details["replays"] = ok
             if not ok:
-                r.verdict, r.note = "unknown", "the stored counterexample did not replay"
+                r.verdict, r.note = Verdict.UNKNOWN, "the stored counterexample did not replay"
 
-    _, interrupted = execute(tasks, executor=executor, budget=max(0.0, end - bud.now()), store_dir=store_dir,
-                             keep_all=keep_all,
-                             campaign=campaign, progress=progress, on_result=settle)
+    _, interrupted = execute(tasks, cfg.but(budget=max(0.0, bud.left(end))), settle)
     for cell in cells:
-        if cell.verdict in ("not_registered", "not_applicable"):
+        if cell.verdict in ("not_registered", Verdict.NOT_APPLICABLE):
             continue
         covered = [e for e in cell.evidence if e.details["covered_by_claim"]] or cell.evidence
         vs = [e.verdict for e in covered]
-        if "violated" in vs:
-            cell.verdict = "violated"
-        elif vs and all(v == "certified" for v in vs):
-            cell.verdict = "certified"
-        elif "not_refuted" in vs or "certified" in vs:
-            cell.verdict = "not_refuted"
+        if Verdict.VIOLATED in vs:
+            cell.verdict = Verdict.VIOLATED
+        elif vs and all(v is Verdict.CERTIFIED for v in vs):
+            cell.verdict = Verdict.CERTIFIED
+        elif Verdict.NOT_REFUTED in vs or Verdict.CERTIFIED in vs:
+            cell.verdict = Verdict.NOT_REFUTED
         else:
-            cell.verdict = "unknown"
+            cell.verdict = Verdict.UNKNOWN
         cell.refuted = any(e.refuted for e in covered)
-        cell.outside = (cell.verdict == "violated" and not cell.refuted and "holds" in cell.statuses)
+        cell.outside = (cell.verdict is Verdict.VIOLATED and not cell.refuted and "holds" in cell.statuses)
         cell.confirmed = any(o == "confirmed" for e in covered for o in e.outcomes)
         cell.also = [f"{cell.property}/{e.variant} violated ({e.counterexample}), not covered by the claim"
-                     for e in cell.evidence if not e.details["covered_by_claim"] and e.verdict == "violated"]
-    return {"tables": tables, "cells": cells, "seed": seed, "budget": budget, "store": store_dir,
+                     for e in cell.evidence if not e.details["covered_by_claim"] and e.verdict is Verdict.VIOLATED]
+    return {"tables": tables, "cells": cells, "seed": seed, "budget": cfg.budget, "store": store_dir,
             "seconds": round(time.perf_counter() - t0, 3), "fresh": fresh, "interrupted": interrupted}

@@ -38,12 +38,13 @@ from typing import Any, Callable, Optional, Sequence
 
 from . import claims as claims_mod
 from .cell import run_cell, search_provenance, z3_certifier
-from .executors import Executor, InProcess
+from .config import RunConfig
+from .executors import InProcess
 from .files import atomic_write_json
 from .properties import get_property
 from .properties import budget as bud
-from .record import record
-from .results import Result, describe_size, verdict_text
+from .record import OUTCOMES_ONLY, Storing, record
+from .results import Result, Verdict, describe_size, verdict_text
 from .store import load_witness
 
 __all__ = ["Task", "Outcome", "run_task", "Campaign", "CampaignError", "execute", "result_to_dict",
@@ -69,7 +70,9 @@ class Task:
     seed: int = 0
     max_trials: Optional[int] = None
     weight: float = 1.0
-    budget: float = 0.0  # seconds, set when the cell is handed out
+    budget: float = 0.0  # seconds, set when the cell is handed out: the cell's share (its loops stop there)
+    deadline_left: Optional[float] = None  # seconds left to the COMMAND's deadline at hand-out (every solve and
+    # call of the cell stops there: a worker makes its own deadline of it, two machines' clocks being unrelated)
     certify: bool = False
     command: Optional[str] = None
     domain: Any = None  # ``run``'s search domain (None: the mechanism's setting)
@@ -82,6 +85,15 @@ class Task:
     def key(self) -> str:
         """``mechanism/property/variant``."""
         return f"{self.mechanism}/{self.property}/{self.variant}"
+
+    @classmethod
+    def of(cls, cell, config) -> "Task":
+        """The task of a planned cell (``verifier.planning.Cell``) under a run configuration
+        (``verifier.config.RunConfig``)."""
+        m = cell.mechanism
+        return cls(m.ref, cell.prop.ref, cell.variant, seed=config.seed, max_trials=config.trials,
+                   weight=cell.weight, certify=config.certify, command=config.command, domain=config.domain,
+                   tolerance=m.tolerance, call_limit=m.call_limit, mech=m, certifier=config.certifier)
 
 
 @dataclass
@@ -114,13 +126,15 @@ def run_task(task: Task) -> Outcome:
         sys.set_int_max_str_digits(0)
     try:
         mech = task_mechanism(task)
-        r = run_cell(mech, task.property, task.variant, budget=task.budget, seed=task.seed, store_dir=None,
-                     max_trials=task.max_trials, certifier=(task.certifier or z3_certifier) if task.certify else None,
-                     domain=task.domain, command=task.command)
+        config = RunConfig(budget=task.budget, deadline=bud.deadline_after(task.deadline_left), seed=task.seed,
+                           trials=task.max_trials, store=None, certify=task.certify,
+                           certifier=(task.certifier or z3_certifier) if task.certify else None, domain=task.domain,
+                           command=task.command)
+        r = run_cell(mech, task.property, task.variant, config)
     except Exception as exc:  # noqa: BLE001 - reported as a failed cell, never lost
         return Outcome(failed(task, f"{WORKER_ERROR}{type(exc).__name__}: {exc}"))
     prov = None
-    if r.verdict == "violated":
+    if r.verdict is Verdict.VIOLATED:
         prov = search_provenance(mech.name, r.engine, task.seed, r.trials, r.time_to_first, task.command)
     return Outcome(r, prov)
 
@@ -132,12 +146,13 @@ def failed(task: Task, note: str) -> Result:
         cs, name = claims_mod.claims_for(mech, task.property, task.variant), mech.name
     except Exception:  # noqa: BLE001 - the cell's own names may be what failed
         cs, name = [], task.mechanism
-    return record(Result(name, task.property, task.variant, verdict="unknown", note=note), None, claims=cs)
+    return record(Result(name, task.property, task.variant, verdict=Verdict.UNKNOWN, note=note), None, OUTCOMES_ONLY,
+                  claims=cs)
 
 
 # ------------------------------------------------------------------ results as JSON (the campaign files)
 _FIELDS = ("verdict", "outcomes", "counterexample", "stored_new", "trials", "seconds", "wall_seconds",
-           "time_to_first", "wall_to_first", "engine", "note", "domain", "size", "minimality", "certified",
+           "time_to_first", "wall_to_first", "engine", "note", "domain", "size", "minimality", Verdict.CERTIFIED,
            "details")
 
 
@@ -174,7 +189,7 @@ def result_from_dict(d: dict, mech) -> Optional[Result]:
         if k in d:
             setattr(r, k, d[k])
     r.claims = claims_mod.claims_for(mech, r.property, r.variant)
-    if r.verdict == "violated":
+    if r.verdict is Verdict.VIOLATED:
         try:
             cert = get_property(r.property).recheck(mech, load_witness(r.counterexample))
         except Exception:  # noqa: BLE001 - a file that is gone or does not re-check
@@ -270,18 +285,19 @@ def _eta(t0: float, done: int, total: int, deadline: Optional[float] = None) -> 
     return f", ETA {int(eta)} s"  # whole seconds, rounded down: never more than is left
 
 
-def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budget: float, store_dir: Optional[str],
-            keep_all: bool = False, campaign: Optional[Campaign] = None,
-            progress: Optional[Callable[[str], None]] = None, on_result: Optional[Callable[[Task, Result], None]] = None,
-            fn: Callable[[Task], Outcome] = run_task, deadline: Optional[float] = None) -> tuple[dict[str, Result], bool]:
-    """Run ``tasks`` within ``budget`` seconds (and before ``deadline``, a ``time.monotonic()`` value: the
-    command's, when it started earlier); see the module docstring.  Returns ``({task.key: result},
-    interrupted)``.  Ctrl-C / SIGTERM stop it: the workers are stopped and the cells that finished are
-    returned.  A task's ``mech`` and ``certifier`` objects go to an in-process executor only; another
-    executor's workers look the mechanism up by ``task.mechanism``."""
+def execute(tasks: Sequence[Task], config: RunConfig, on_result: Optional[Callable[[Task, Result], None]] = None,
+            fn: Callable[[Task], Outcome] = run_task) -> tuple[dict[str, Result], bool]:
+    """Run ``tasks`` within ``config``'s budget and deadline (``verifier.config.RunConfig``: its executor --
+    default: this process --, store, campaign directory and progress printer); see the module docstring.
+    Returns ``({task.key: result}, interrupted)``.  Ctrl-C / SIGTERM stop it: the workers are stopped and the
+    cells that finished are returned.  A task's ``mech`` and ``certifier`` objects go to an in-process executor
+    only; another executor's workers look the mechanism up by ``task.mechanism``."""
+    budget, store_dir, keep_all, campaign, progress = (config.budget, config.store, config.keep_all,
+                                                         config.campaign, config.progress)
+    executor = config.executor
     ex = executor or InProcess()
     t0 = time.monotonic()
-    deadline = bud.earliest(t0 + budget, deadline)
+    deadline = config.start().deadline
     results: dict[str, Result] = {}
     if campaign is not None:
         campaign.start()
@@ -297,7 +313,8 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
     total, resumed = len(tasks), len(results)
     if progress:
         progress(f"campaign: {total} cells, {resumed} finished earlier, {len(pending)} to run "
-                 f"({ex.describe()}; --budget {budget:g} s wall-clock)")
+                 f"({ex.describe()}; --budget {budget:g} s wall-clock)" if budget is not None else
+                 f"campaign: {total} cells, {resumed} finished earlier, {len(pending)} to run ({ex.describe()})")
     running: dict[Any, tuple[Task, int]] = {}
     interrupted = False
 
@@ -311,14 +328,14 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
     try:
         def dispatch() -> None:
             while pending and len(running) < ex.slots:
-                left = deadline - time.monotonic()
+                left = bud.left(deadline)
                 if left <= 0:
                     return
                 t = pending.pop(0)
                 w_left = t.weight + sum(p.weight for p in pending)
                 share = min(left, left * min(ex.slots, len(pending) + 1) * t.weight / w_left)
-                t = replace(t, budget=share, call_limit=t.call_limit if t.call_limit is not None
-                            else bud.call_limit_for(budget))
+                t = replace(t, budget=share, deadline_left=None if deadline is None else left,
+                            call_limit=t.call_limit if t.call_limit is not None else bud.call_limit_for(budget))
                 if progress:
                     progress(f"[start] {t.mechanism} {t.property}/{t.variant} (up to {share:.1f} s)")
                 running[ex.submit(fn, t if ex.in_process else replace(t, mech=None, certifier=None))] = (t, 1)
@@ -345,14 +362,14 @@ def execute(tasks: Sequence[Task], *, executor: Optional[Executor] = None, budge
                 else:
                     r = value.result
                     try:  # THE one writer: the worker's minimised certificate through the store gate
-                        record(r, task_mechanism(t), root=store_dir, provenance=value.provenance, minimise=False,
-                               minimality=r.minimality, keep_all=keep_all)
+                        record(r, task_mechanism(t), Storing(root=store_dir, provenance=value.provenance, minimise=False,
+                                                             minimality=r.minimality, keep_all=keep_all))
                     except Exception as exc:  # noqa: BLE001 - a cell never takes the campaign down
                         r = failed(t, f"{STORE_ERROR}{type(exc).__name__}: {exc}")
                 finish(t, r)
                 if progress:
                     extra = ""
-                    if r.verdict == "violated" and r.size:
+                    if r.verdict is Verdict.VIOLATED and r.size:
                         extra = f"; minimal: {describe_size(r.size)}"
                     done = len(results)
                     progress(f"{_bar(done, total)}[{done}/{total}] {t.mechanism} {t.property}/{t.variant} -> "

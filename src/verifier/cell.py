@@ -17,9 +17,9 @@ from .engines import strategies as strat
 from .engines.search import SearchResult, search
 from .properties import get_property
 from .properties import budget as bud
-from .record import record
-from .results import Result
-from .store import DEFAULT_DIR
+from .config import RunConfig
+from .record import OUTCOMES_ONLY, Storing, record
+from .results import Result, Verdict
 
 __all__ = ["run_cell", "not_reached", "search_provenance", "z3_certifier", "Certifier", "MINIMISE_RESERVE"]
 
@@ -39,7 +39,7 @@ def z3_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[
     if variant not in SUPPORTED.get(prop_name, ()):
         return None
     res = certify(mech, prop_name, variant, Shape(users=2, servers=1, resources=2), timeout=budget)
-    if res.verdict != "certified":
+    if res.verdict is not Verdict.CERTIFIED:
         return None
     return {"domain": res.domain, "method": res.details.get("method", "full encoding"),
             "solvers": res.details.get("agreement", "z3"), "note": f"z3: {res.note}"}
@@ -69,46 +69,40 @@ def search_provenance(mechanism: str, engine: str, seed: int, trials: int, secon
 def not_reached(mech, prop_name: str, variant: str, detail: str = "not reached") -> Result:
     """The result of a cell the budget did not let run: ``unknown`` with note ``budget: <detail>``."""
     prop = get_property(prop_name)
-    claims = claims_mod.claims_for(mech, prop.name, variant)
-    return record(Result(mech.name, prop.name, variant, verdict="unknown", note=bud.budget_note(detail)), mech,
-                  claims=claims_mod.claims_for(mech, prop.name, variant))
+    return record(Result(mech.name, prop.name, variant, verdict=Verdict.UNKNOWN, note=bud.budget_note(detail)), mech,
+                  OUTCOMES_ONLY, claims=claims_mod.claims_for(mech, prop.name, variant))
 
 
-def run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int = 0,
-             store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
-             minimize_budget: Optional[float] = None, certifier: Optional[Certifier] = None,
-             domain: Optional[strat.Domain] = None, command: Optional[str] = None, keep_all: bool = False,
-             deadline: Optional[float] = None) -> Result:
-    """Search one cell; a violation is minimised and stored through the store gate (``command`` goes into
-    the stored provenance).
+def run_cell(mech, prop_name: str, variant: str, config: RunConfig) -> Result:
+    """Search one cell; a violation is minimised and stored through the store gate (``config.command`` goes
+    into the stored provenance).
 
-    ``budget`` (wall-clock seconds) and ``deadline`` (absolute, ``verifier.properties.budget``) bound the
-    whole cell -- certifier, search, shrinking, minimisation and storing; :data:`MINIMISE_RESERVE` of it is
-    kept for minimising a violation (one that could not be minimised in time is stored all the same, its
-    ``minimality`` record saying so).  A cell whose deadline has passed is ``unknown: budget ...``.
+    ``config.budget`` (the cell's share, wall-clock seconds) bounds the cell's loops -- certifier, search,
+    shrinking, minimisation and storing; ``config.deadline`` (absolute, ``verifier.properties.budget``: the
+    command's) bounds every solve and every call of user code in them too (the cell runs inside a deadline
+    scope: one step cannot take the command past its budget, whatever it is).  :data:`MINIMISE_RESERVE` of the
+    share is kept for minimising a violation (one that could not be minimised in time is stored all the same,
+    its ``minimality`` record saying so).  A cell whose deadline has passed is ``unknown: budget ...``.
 
     When a claim states standing assumptions (``Claim.domain``, e.g. positive demands), the search first
     looks INSIDE them (60% of the budget) -- only such a violation can refute or confirm the claim -- and
     then in the mechanism's whole setting; a violation found there is reported, and the claim is marked
     as not refuted by it."""
-    with bud.user_calls(mech, budget):
-        return _run_cell(mech, prop_name, variant, budget=budget, seed=seed, store_dir=store_dir,
-                         max_trials=max_trials, minimize_budget=minimize_budget, certifier=certifier, domain=domain,
-                         command=command, keep_all=keep_all, deadline=deadline)
+    budget = config.budget if config.budget is not None else bud.left(config.deadline)
+    end = bud.earliest(clock() + budget, config.deadline)
+    with bud.user_calls(mech, budget), bud.scope(config.deadline):
+        return _run_cell(mech, prop_name, variant, config, budget, end)
 
 
-def _run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int, store_dir: Optional[str],
-              max_trials: Optional[int], minimize_budget: Optional[float], certifier: Optional[Certifier],
-              domain: Optional[strat.Domain], command: Optional[str], keep_all: bool,
-              deadline: Optional[float]) -> Result:
+def _run_cell(mech, prop_name: str, variant: str, config: RunConfig, budget: float, end: float) -> Result:
+    seed, max_trials, certifier, domain = config.seed, config.trials, config.certifier, config.domain
     t0 = clock()
-    end = bud.earliest(t0 + budget, deadline)
     if end <= t0:
         return not_reached(mech, prop_name, variant)
     prop = get_property(prop_name)
     claims = claims_mod.claims_for(mech, prop.name, variant)
     cell = Result(mech.name, prop.name, variant, claims=claims)
-    store: dict[str, Any] = {}  # how record() stores a violation
+    store: dict[str, Any] = {}  # how record() stores a violation (``record.Storing``)
     if certifier is not None:
         _certified(cell, mech, prop.name, variant, min(budget, end - clock()), certifier)
     search_end = end - MINIMISE_RESERVE * (end - t0)
@@ -133,7 +127,7 @@ def _run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int, s
             cell.domain = dict(res.domain)
             if scoped is not None:
                 cell.domain["claim_assumptions"] = list(scoped.domain)
-        if res.verdict == "violated":
+        if res.verdict is Verdict.VIOLATED:
             dom_used, accept_used = dom, accept
             if label == "setting" and scoped is not None:
                 cell.domain["violation_found_in"] = "the mechanism's whole setting (outside the claim's assumptions)"
@@ -142,27 +136,27 @@ def _run_cell(mech, prop_name: str, variant: str, *, budget: float, seed: int, s
             break
     assert res is not None
     cell.trials, cell.engine = trials, res.engine
-    if res.verdict == "violated" and res.certificate is not None:
+    if res.verdict is Verdict.VIOLATED and res.certificate is not None:
         cell.time_to_first = (clock() - t0) - (res.seconds - (res.time_to_first or 0)) if len(phases) > 1 \
             else res.time_to_first
-        store = {"provenance": search_provenance(mech.name, res.engine, seed, trials, cell.time_to_first, command),
-                 "minimize_budget": minimize_budget if minimize_budget is not None else min(15.0, max(3.0, budget)),
-                 "domain": dom_used, "accept": accept_used}
-        cell.verdict, cell.certificate = "violated", res.certificate
+        store = {"provenance": search_provenance(mech.name, res.engine, seed, trials, cell.time_to_first,
+                                                 config.command),
+                 "minimize_budget": min(15.0, max(3.0, budget)), "domain": dom_used, "accept": accept_used}
+        cell.verdict, cell.certificate = Verdict.VIOLATED, res.certificate
         if res.note:
             cell.note = res.note
     else:
         cell.measure = res.worst
         if cell.certified:
-            cell.verdict = "certified"
+            cell.verdict = Verdict.CERTIFIED
             cell.note = "; ".join(x for x in (cell.certified.get("note", ""),
                                               f"search: no violation in {trials} trials") if x)
-        elif trials and res.verdict == "unknown":  # the claim's phase evaluated candidates, the last did not
-            cell.verdict, cell.note = "not_refuted", ""
+        elif trials and res.verdict is Verdict.UNKNOWN:  # the claim's phase evaluated candidates, the last did not
+            cell.verdict, cell.note = Verdict.NOT_REFUTED, ""
         else:
             cell.verdict = res.verdict
             cell.note = res.note
-    record(cell, mech, root=store_dir, keep_all=keep_all, deadline=end, **store)
+    record(cell, mech, Storing(root=config.store, keep_all=config.keep_all, deadline=end, **store))
     cell.seconds = clock() - t0
     cell.wall_seconds = cell.seconds
     cell.wall_to_first = res.wall_to_first

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import random
-from typing import Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
 
 from mechanisms.registry import SettingError
 from mechverify.lp import LPError
@@ -39,13 +40,19 @@ from mechverify.model import Environment
 
 from . import claims as claims_mod
 from .exact import known_allocation
-from .properties import DEFAULT_PROPERTIES, USER_PROPERTIES, Property, get_property
+from . import planning
+from .config import RunConfig
+from .planning import Cell
+from .properties import Property
 from .properties import budget as bud
 from .properties.runs import failure_text
-from .record import record
-from .results import Result
+from .record import OUTCOMES_ONLY, record
+from .results import Result, Verdict
 
-__all__ = ["check_property", "check_instance", "refuted_claims", "EXACT_FACTOR"]
+__all__ = ["check_property", "check_instance", "refuted_claims", "Allocations", "EXACT_FACTOR", "DEFAULT_CHECK_BUDGET"]
+
+#: seconds for a whole ``check`` when no budget is given (the CLI's default ``--budget``)
+DEFAULT_CHECK_BUDGET = 10.0
 
 #: the exact allocation is attempted only while more than this many float allocations' time is left
 EXACT_FACTOR = 4.0
@@ -56,19 +63,28 @@ INSTANCE_WEIGHT, DEVIATION_WEIGHT = 3.0, 1.0
 DEVIATION_ROOM = 1.25
 
 
-def check_property(mech, env: Environment, prop: Property, variant: str, budget: float, seed: int,
-                   alloc_exact=None, alloc_float=None, *, deadline: Optional[float] = None,
-                   alloc_seconds: Optional[float] = None, exact_note: str = "",
-                   sampler: Optional["DeviationSampler"] = None, max_trials: Optional[int] = None) -> Result:
-    """One property/variant on ``env`` within ``budget`` wall-clock seconds (and before ``deadline``);
-    ``alloc_seconds``: how long one allocation of ``mech`` on ``env`` took (deviations are tried only
-    while one more fits); ``exact_note``: why ``alloc_exact`` is missing (see the module docstring);
-    ``sampler``: a deviation property's :class:`DeviationSampler` from an earlier call, to go on where
-    that one stopped (the result then covers both); ``max_trials``: stop after this many deviations."""
-    end = bud.earliest(bud.now() + budget, deadline)
-    res = _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds, exact_note,
-                          sampler, max_trials)
-    return record(res, mech, minimise=False)  # the claims' outcomes: check keeps the instance it was given
+@dataclass(frozen=True)
+class Allocations:
+    """The mechanism's allocations of the instance a check judges: ``exact`` (``None`` when not computed:
+    ``exact_note`` says why) and ``float``, and ``seconds`` one allocation took (deviations are tried only while
+    one more fits)."""
+
+    exact: Any = None
+    float: Any = None
+    seconds: Optional[float] = None
+    exact_note: str = ""
+
+
+def check_property(mech, env: Environment, cell: Cell, config: RunConfig, allocs: Allocations = Allocations(),
+                   sampler: Optional["DeviationSampler"] = None) -> Result:
+    """One planned cell (``verifier.planning.Cell``) on ``env`` within ``config.budget`` wall-clock seconds (and
+    before ``config.deadline``), at most ``config.trials`` deviations; ``allocs``: the mechanism's allocations
+    of ``env``; ``sampler``: a deviation property's :class:`DeviationSampler` from an earlier call, to go on
+    where that one stopped (the result then covers both)."""
+    end = bud.earliest(bud.now() + (config.budget if config.budget is not None else bud.left(config.deadline)),
+                       config.deadline)
+    res = _check_property(mech, env, cell.prop, cell.variant, end, config.seed, allocs, sampler, config.trials)
+    return record(res, mech, OUTCOMES_ONLY)  # the claims' outcomes: check keeps the instance it was given
 
 
 def refuted_claims(res: Result) -> list:
@@ -82,25 +98,24 @@ def _new_result(mech, env, prop, variant) -> Result:
                   details={"outside": [claims_mod.assumption_broken(c, env) for c in claims]})
 
 
-def _check_property(mech, env, prop, variant, end, seed, alloc_exact, alloc_float, alloc_seconds,
-                    exact_note, sampler=None, max_trials=None) -> Result:
+def _check_property(mech, env, prop, variant, end, seed, allocs: Allocations, sampler=None, max_trials=None) -> Result:
     t0 = bud.now()
     res = _new_result(mech, env, prop, variant)
     reason = prop.applicable(mech, env, variant)
     if reason:
-        res.verdict, res.note = "not_applicable", reason
+        res.verdict, res.note = Verdict.NOT_APPLICABLE, reason
         return res
     try:
         with bud.scope(end):
             if not prop.needs_deviation:
-                _instance(mech, env, prop, variant, res, alloc_exact, alloc_float, exact_note)
+                _instance(mech, env, prop, variant, res, allocs.exact, allocs.float, allocs.exact_note)
             else:
                 sampler = sampler or DeviationSampler(mech, env, prop, variant, seed)
-                _deviations(mech, env, prop, variant, res, end, alloc_float, alloc_seconds, sampler, max_trials)
+                _deviations(mech, env, prop, variant, res, end, allocs.float, allocs.seconds, sampler, max_trials)
     except bud.BudgetExhausted as exc:
-        res.verdict, res.note = "unknown", str(exc)
+        res.verdict, res.note = Verdict.UNKNOWN, str(exc)
     except (LPError, ArithmeticError) as exc:
-        res.verdict, res.note = "unknown", f"solver trouble: {exc}"
+        res.verdict, res.note = Verdict.UNKNOWN, f"solver trouble: {exc}"
     res.seconds = bud.now() - t0
     if sampler is not None:
         sampler.seconds += res.seconds
@@ -114,17 +129,17 @@ def _instance(mech, env, prop, variant, res: Result, alloc_exact, alloc_float, e
     res.trials = 1
     res.measure = ev.measure
     if ev.measure is None and not ev.violated:
-        res.verdict, res.note = "not_applicable" if "applicable" in ev.note else "unknown", ev.note
+        res.verdict, res.note = Verdict.NOT_APPLICABLE if "applicable" in ev.note else Verdict.UNKNOWN, ev.note
     elif ev.violated:
         cert = prop.recheck(mech, ev.witness)
         if cert is not None:
-            res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
+            res.verdict, res.certificate, res.measure = Verdict.VIOLATED, cert, cert.measure
         else:
-            res.verdict = "unknown"
+            res.verdict = Verdict.UNKNOWN
             res.note = "a float candidate did not survive the exact re-check" if not use_exact else \
                 "candidate could not be certified (interval too wide)"
     else:
-        res.verdict = "satisfied" if use_exact else "not_refuted"
+        res.verdict = Verdict.SATISFIED if use_exact else Verdict.NOT_REFUTED
         if not use_exact:
             res.note = "allocation not exact: float evaluation only" + (f" ({exact_note})" if exact_note else "")
 
@@ -184,7 +199,7 @@ def _deviations(mech, env, prop, variant, res: Result, end, alloc_float, alloc_s
         if ev.violated:
             if bud.left(end) < 2 * step:  # the exact re-check runs the mechanism twice more, exactly
                 res.trials = smp.trials
-                res.verdict = "unknown"
+                res.verdict = Verdict.UNKNOWN
                 res.note = bud.budget_note(f"a float candidate ({dev.describe(env)}) could not be re-checked "
                                            f"exactly in the {max(0.0, bud.left(end)):.1f} s left")
                 smp.listed = True  # nothing to go on with: this candidate decides the cell
@@ -192,22 +207,22 @@ def _deviations(mech, env, prop, variant, res: Result, end, alloc_float, alloc_s
             cert = prop.recheck(mech, ev.witness)
             if cert is not None:
                 res.trials = smp.trials
-                res.verdict, res.certificate, res.measure = "violated", cert, cert.measure
+                res.verdict, res.certificate, res.measure = Verdict.VIOLATED, cert, cert.measure
                 smp.listed = True
                 return
             smp.rejected += 1
     res.trials = smp.trials
     if smp.trials == 0 and cut is not None:
-        res.verdict = "unknown"
+        res.verdict = Verdict.UNKNOWN
         res.note = bud.budget_note(f"the first deviation's allocation did not finish in the {cut:.1f} s left for "
                                    f"{prop.name}/{variant}")
         return
     if smp.trials == 0 and not smp.listed:
-        res.verdict = "unknown"
+        res.verdict = Verdict.UNKNOWN
         res.note = bud.budget_note(f"one allocation took {step:.1f} s, more than the {max(0.0, bud.left(end)):.1f} s "
                                    f"left for {prop.name}/{variant}" if alloc_seconds else "no deviation tried")
         return
-    res.verdict = "not_refuted"
+    res.verdict = Verdict.NOT_REFUTED
     res.measure = smp.worst
     kind = "misreports" if prop.hints_for(variant).deviation != "leave" else "departures"
     notes = [f"sampled {kind}: {smp.trials} structured deviations by {len(smp.users)} of {env.n_users} users, "
@@ -217,26 +232,25 @@ def _deviations(mech, env, prop, variant, res: Result, end, alloc_float, alloc_s
     res.note = "; ".join(notes)
 
 
-def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] = None, budget: float = 10.0,
-                   seed: int = 0, variants: Optional[dict[str, Sequence[str]]] = None,
-                   deadline: Optional[float] = None) -> list[Result]:
-    """Check every requested property (default: all; a user's mechanism: ``runs`` first) and each of its
-    variants on ``env`` within ``budget`` wall-clock seconds in total (and before ``deadline``); see the
-    module docstring.  When a user's mechanism fails on ``env`` (raises, or returns no valid allocation),
-    ``runs`` reports it and the other properties are "unknown" -- there is no allocation to judge."""
+def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] = None,
+                   config: RunConfig = RunConfig(budget=DEFAULT_CHECK_BUDGET),
+                   variants: Optional[dict[str, Sequence[str]]] = None) -> list[Result]:
+    """Check every planned property (``verifier.planning``: default all; a user's mechanism: ``runs`` first)
+    and each of its variants on ``env`` within ``config.budget`` wall-clock seconds in total (and before
+    ``config.deadline``); see the module docstring.  When a user's mechanism fails on ``env`` (raises, or
+    returns no valid allocation), ``runs`` reports it and the other properties are "unknown" -- there is no
+    allocation to judge."""
+    cfg = config.start()
+    budget = cfg.budget if cfg.budget is not None else bud.left(cfg.deadline)
     with bud.user_calls(mech, budget):
-        return _check_instance(mech, env, properties, budget, seed, variants, deadline)
+        return _check_instance(mech, env, planning.plan([mech], properties, variants, every_variant=True).cells,
+                               cfg, budget)
 
 
-def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]], budget: float, seed: int,
-                    variants: Optional[dict[str, Sequence[str]]], deadline: Optional[float]) -> list[Result]:
-    end = bud.earliest(bud.now() + budget, deadline)
-    names = list(properties or DEFAULT_PROPERTIES)
-    if mech.is_users:  # a user's mechanism failing is a finding whatever was asked (``run.plan``)
-        names = USER_PROPERTIES + [n for n in names if get_property(n).name not in USER_PROPERTIES]
-    props = [get_property(n) for n in names]
+def _check_instance(mech, env: Environment, planned: Sequence[Cell], cfg: RunConfig, budget: float) -> list[Result]:
+    end, seed = cfg.deadline, cfg.seed
     mech.setting.check(env, mech.name)
-    cells = [(p, p.variant_of(v)) for p in props for v in (variants or {}).get(p.name, list(p.variants))]
+    cells = [(c.prop, c.variant) for c in planned]
     t = bud.now()
     try:
         alloc_float = mech(env, exact=False)
@@ -246,8 +260,8 @@ def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]],
         if not mech.is_users:
             raise
         failed = failure_text(exc)
-        return [check_property(mech, env, p, v, max(0.0, bud.left(end)), seed, None, None, deadline=end)
-                if p.name == "runs" else _failed(mech, env, p, v, failed) for p, v in cells]
+        return [check_property(mech, env, c, cfg.but(budget=max(0.0, bud.left(end))))
+                if c.prop.mechanism_failure else _failed(mech, env, c.prop, c.variant, failed) for c in planned]
     t_alloc = bud.now() - t
     alloc_exact, exact_note = None, ""
     wants_exact = any(not p.needs_deviation and not p.applicable(mech, env, v) for p, v in cells)
@@ -281,9 +295,9 @@ def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]],
             share = _cell_share(left, weights[i], rest, pace, p.needs_deviation)
             if left <= 0 and weights[i]:
                 r = _new_result(mech, env, p, v)
-                r.verdict, r.note = "unknown", bud.budget_note(
+                r.verdict, r.note = Verdict.UNKNOWN, bud.budget_note(
                     f"not reached (one allocation took {t_alloc:.1f} s)")
-                out[i] = record(r, mech, minimise=False)
+                out[i] = record(r, mech, OUTCOMES_ONLY)
                 continue
             if p.needs_deviation:
                 samplers[i] = DeviationSampler(mech, env, p, v, seed)
@@ -291,17 +305,17 @@ def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]],
                     # the pace is still the first (cold) allocation's, and it leaves no room; but a
                     # deviation's LPs start from that allocation's basis (same layout) and may take a
                     # fraction of it: measure one, with all the time left (the deadline stops it)
-                    r = check_property(mech, env, p, v, left, seed, alloc_exact, alloc_float, deadline=end,
-                                       alloc_seconds=0.0, exact_note=exact_note, sampler=samplers[i], max_trials=1)
+                    r = check_property(mech, env, planned[i], cfg.but(budget=left, trials=1),
+                                       Allocations(alloc_exact, alloc_float, 0.0, exact_note), samplers[i])
                     measured = True
-                    if not r.trials or r.verdict == "violated" or samplers[i].listed:
+                    if not r.trials or r.verdict is Verdict.VIOLATED or samplers[i].listed:
                         out[i] = r
                         continue
                     pace = r.seconds / r.trials
                     left = bud.left(end)
                     share = _cell_share(left, weights[i], rest, pace, True)
-            out[i] = r = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
-                                        alloc_seconds=pace, exact_note=exact_note, sampler=samplers.get(i))
+            out[i] = r = check_property(mech, env, planned[i], cfg.but(budget=share, trials=None),
+                                        Allocations(alloc_exact, alloc_float, pace, exact_note), samplers.get(i))
             if p.needs_deviation and r.trials:  # the pace of deviations so far (warm-started LPs make a
                 pace, measured = r.seconds / r.trials, True  # misreport cheaper than the first allocation)
         # time the later cells did not use goes back to the deviation cells the budget stopped early
@@ -312,8 +326,8 @@ def _check_instance(mech, env: Environment, properties: Optional[Sequence[str]],
             smp = samplers[i]
             share = max(DEVIATION_ROOM * pace, bud.left(end) / (len(more) + 1))
             # the sampler carries the first pass over: the new result covers both passes
-            out[i] = check_property(mech, env, p, v, share, seed, alloc_exact, alloc_float, deadline=end,
-                                    alloc_seconds=pace, exact_note=exact_note, sampler=smp)
+            out[i] = check_property(mech, env, planned[i], cfg.but(budget=share, trials=None),
+                                    Allocations(alloc_exact, alloc_float, pace, exact_note), smp)
             if smp.trials:
                 pace = smp.seconds / smp.trials
     return [out[i] for i in range(len(cells))]
@@ -333,5 +347,5 @@ def _cell_share(left: float, weight: float, rest: float, pace: float, deviation:
 def _failed(mech, env, prop, variant, failure: str) -> Result:
     """A property that cannot be judged: the user's mechanism fails on the instance (property ``runs``)."""
     r = _new_result(mech, env, prop, variant)
-    r.verdict, r.note = "unknown", f"the mechanism fails on this instance ({failure})"
-    return record(r, mech, minimise=False)
+    r.verdict, r.note = Verdict.UNKNOWN, f"the mechanism fails on this instance ({failure})"
+    return record(r, mech, OUTCOMES_ONLY)

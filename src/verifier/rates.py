@@ -42,13 +42,15 @@ import random
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from mechverify.numbers import InstanceError
 
-from .executors import Executor, InProcess
+from . import planning
+from .config import RunConfig
+from .executors import InProcess
 from .properties import get_property
 from .properties import budget as bud
 
@@ -494,33 +496,34 @@ def _evaluate_cell(prop, mech, variant, envs, allocs, cell: CellRates, start: in
 # ------------------------------------------------------------------ the coordinator
 def plan(mechs: Sequence, props: Sequence[str], variants: Optional[dict] = None):
     """Per mechanism, the (property ref, variant) cells to sample, and the skipped ones with the reason
-    (``Property.variant_possible`` for the mechanism's setting)."""
-    out, skipped = [], []
-    for mech in mechs:
-        cells = []
-        for ref in props:
-            prop = get_property(ref)
-            for v in prop.variants:
-                if variants and ref in variants and v not in variants[ref]:
-                    continue
-                why = prop.variant_possible(mech.setting, v)
-                if why:
-                    skipped.append((mech.name, prop.name, v, why))
-                else:
-                    cells.append((prop.ref, v))
-        out.append((mech, cells))
-    return out, skipped
+    (``verifier.planning.plan``: the variants the mechanism's setting allows; the properties asked only)."""
+    p = planning.plan(mechs, props, variants, failures_first=False)
+    out = [(m, [(c.prop.ref, c.variant) for c in p.of(m).cells]) for m in mechs]
+    return out, [(s.mechanism.name, s.prop.name, s.variant, s.reason) for s in p.skipped]
 
 
-def rates(mechs: Sequence, workload: str, props: Sequence[str], *, points: Sequence[dict] = ({},),
-          samples: int, seed: int = 0, deviations: int = DEFAULT_DEVIATIONS, variants: Optional[dict] = None,
-          budget: Optional[float] = None, executor: Optional[Executor] = None, chunk: int = CHUNK,
-          progress: Optional[Callable[[str], None]] = None) -> RatesReport:
-    """Sample ``samples`` instances of ``workload`` at each of ``points`` (keyword arguments of its
-    ``sample``, e.g. ``{"rho": 0.7}``) and count every mechanism x property x variant (module docstring).
-    ``budget``: wall-clock seconds (None: no limit)."""
+@dataclass(frozen=True)
+class Sampling:
+    """What ``rates`` draws: ``samples`` instances of the workload model ``workload`` at each of ``points``
+    (keyword arguments of its ``sample``, e.g. ``{"rho": 0.7}``), ``deviations`` per deviation property and
+    sample, in chunks of ``chunk`` samples (one chunk is one job of the executor)."""
+
+    workload: str
+    samples: int
+    points: Sequence[dict] = ({},)
+    deviations: int = DEFAULT_DEVIATIONS
+    chunk: int = CHUNK
+
+
+def rates(mechs: Sequence, sampling: Sampling, props: Sequence[str], config: RunConfig = RunConfig(),
+          variants: Optional[dict] = None) -> RatesReport:
+    """Draw ``sampling`` and count every mechanism x property x variant (module docstring) within ``config``
+    (``verifier.config.RunConfig``: its budget -- ``None``: no limit --, seed, executor and progress)."""
     from mechverify.workloads import get as get_workload
 
+    workload, points, samples, deviations, chunk = (sampling.workload, sampling.points, sampling.samples,
+                                                    sampling.deviations, sampling.chunk)
+    seed, budget, executor, progress = config.seed, config.budget, config.executor, config.progress
     if samples < 1:
         raise InstanceError(f"samples: must be >= 1 (got {samples})")
     if deviations < 1:

@@ -7,6 +7,7 @@ Renderers (``verifier/report/``) turn results into text, Markdown, JSON and HTML
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Optional
 
 from mechverify.model import describe_shape
@@ -14,17 +15,46 @@ from mechverify.numbers import fmt
 
 from .claims import REFUTED
 
-__all__ = ["VERDICTS", "Result", "verdict_text", "is_noise", "describe_size"]
+__all__ = ["Verdict", "VERDICTS", "Result", "verdict_text", "is_noise", "describe_size"]
+
+
+class Verdict(str, Enum):
+    """What a question established: THE verdict vocabulary (its values are what files and JSON say).  A
+    ``str`` subclass, so a verdict read from a file compares equal to its member; inside the verifier the
+    members are used, never the strings."""
+
+    VIOLATED = "violated"
+    CERTIFIED = "certified"
+    SATISFIED = "satisfied"
+    NOT_REFUTED = "not_refuted"
+    NOT_APPLICABLE = "not_applicable"
+    VACUOUS = "vacuous"
+    UNKNOWN = "unknown"
+
+    __str__ = str.__str__  # "violated", in text and f-strings alike
+    __format__ = str.__format__
+
+    @property
+    def decided(self) -> bool:
+        """Did the question get an answer?  ``unknown`` did not; every other verdict did (``not applicable``
+        answers that the property does not apply)."""
+        return self is not Verdict.UNKNOWN
+
+    @property
+    def passing(self) -> bool:
+        """A verdict a test or a CI job may pass on (no violation established, nothing left undecided)."""
+        return self in (Verdict.NOT_REFUTED, Verdict.CERTIFIED, Verdict.SATISFIED, Verdict.NOT_APPLICABLE)
+
 
 #: verdict -> what it means
 VERDICTS = {
-    "violated": "an exact counterexample (re-checked in rational arithmetic)",
-    "certified": "proved on a stated domain (z3)",
-    "satisfied": "an instance property checked exactly on this instance",
-    "not_refuted": "no violation found in N trials / T s (not a proof)",
-    "not_applicable": "the property's premise fails",
-    "vacuous": "the certification's vacuity control is UNSAT: nothing was proved",
-    "unknown": "nothing could be established (the note says why)",
+    Verdict.VIOLATED: "an exact counterexample (re-checked in rational arithmetic)",
+    Verdict.CERTIFIED: "proved on a stated domain (z3)",
+    Verdict.SATISFIED: "an instance property checked exactly on this instance",
+    Verdict.NOT_REFUTED: "no violation found in N trials / T s (not a proof)",
+    Verdict.NOT_APPLICABLE: "the property's premise fails",
+    Verdict.VACUOUS: "the certification's vacuity control is UNSAT: nothing was proved",
+    Verdict.UNKNOWN: "nothing could be established (the note says why)",
 }
 
 
@@ -40,7 +70,7 @@ class Result:
     mechanism: str
     property: str
     variant: str
-    verdict: str = "unknown"
+    verdict: Verdict = Verdict.UNKNOWN
     claims: list = field(default_factory=list)
     outcomes: list = field(default_factory=list)
     certificate: Any = None
@@ -59,6 +89,33 @@ class Result:
     minimality: Optional[dict] = None
     certified: Optional[dict] = None
     details: dict = field(default_factory=dict)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "verdict":  # a name read from a file or a campaign: resolved once, here
+            value = Verdict(value)
+        object.__setattr__(self, name, value)
+
+    @property
+    def prop(self):
+        """The property object (``verifier.properties``; resolved from the name once per result)."""
+        got = self.__dict__.get("_prop")
+        if got is None or got.name != self.property:
+            from .properties import get_property
+
+            got = get_property(self.property)
+            object.__setattr__(self, "_prop", got)
+        return got
+
+    def __getstate__(self) -> dict:  # the property object is resolved again where the result is read
+        return {k: v for k, v in self.__dict__.items() if k != "_prop"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    @property
+    def mechanism_failed(self) -> bool:
+        """A certified failure of the mechanism itself (``Property.mechanism_failure``)."""
+        return self.verdict is Verdict.VIOLATED and self.prop.mechanism_failure
 
     def __repr__(self) -> str:
         return f"<Result {self.mechanism} {self.property}/{self.variant}: {verdict_text(self)}>"
@@ -102,9 +159,9 @@ def is_noise(measure: Any) -> bool:
 
 def verdict_text(r: Result) -> str:
     """What the verdict means, in words (never a bare 'holds')."""
-    if r.verdict == "violated":
+    if r.verdict is Verdict.VIOLATED:
         return f"violated (counterexample {r.counterexample or 'not stored'})"
-    if r.verdict == "certified":
+    if r.verdict is Verdict.CERTIFIED:
         dom = (r.certified or {}).get("domain")
         if isinstance(dom, dict) and isinstance(dom.get("shape"), dict):
             sh = dom["shape"]
@@ -114,15 +171,15 @@ def verdict_text(r: Result) -> str:
             who = (r.certified or {}).get("solvers") or "z3"
             return f"certified for domain D ({who}{', ' + how if how else ''}): {text}"
         return f"certified for domain D: {dom}" if dom else "certified"
-    if r.verdict == "not_refuted":
+    if r.verdict is Verdict.NOT_REFUTED:
         mv = 0 if is_noise(r.measure) else r.measure
         m = "" if mv is None else f"; worst measure {fmt(mv)}"
         return f"no violation found in {r.trials} trials / {r.seconds:.1f} s{m}"
-    if r.verdict == "satisfied":
+    if r.verdict is Verdict.SATISFIED:
         return "satisfied on this instance (exact check)"
-    if r.verdict == "not_applicable":
+    if r.verdict is Verdict.NOT_APPLICABLE:
         return f"not applicable ({r.note or 'premise fails'})"
-    if r.verdict == "vacuous":
+    if r.verdict is Verdict.VACUOUS:
         return f"vacuous -- the vacuity control is UNSAT, so nothing is certified ({r.note})"
     return f"unknown: {r.note or 'no reason given'}"
 

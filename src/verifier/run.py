@@ -21,21 +21,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Optional, Sequence
 
-from .campaign import Campaign, Task, execute
-from .cell import MINIMISE_RESERVE, Certifier, not_reached, run_cell, search_provenance, z3_certifier  # noqa: F401
+from . import planning
+from .campaign import Task, execute
+from .cell import MINIMISE_RESERVE, not_reached, run_cell, search_provenance, z3_certifier  # noqa: F401
+from .config import RunConfig
 from .engines import strategies as strat
-from .executors import Executor, InProcess
-from .properties import DEFAULT_PROPERTIES, USER_PROPERTIES, get_property
-from .results import Result
-from .store import DEFAULT_DIR
+from .executors import InProcess
+from .planning import DEVIATION_WEIGHT
+from .properties import DEFAULT_PROPERTIES
+from .results import Result, Verdict
 
 __all__ = ["RunReport", "run_mechanism", "run_cell", "plan", "not_reached", "DEFAULT_BUDGET", "DEFAULT_PROPERTIES",
            "DEVIATION_WEIGHT", "MINIMISE_RESERVE", "z3_certifier", "search_provenance"]
 
 DEFAULT_BUDGET = 60.0
-DEVIATION_WEIGHT = 2.0
 
 
 @dataclass
@@ -46,7 +47,7 @@ class RunReport:
     title: str
     setting: str
     seed: int
-    budget: float
+    budget: Optional[float]
     domain: dict
     results: list[Result]
     skipped: list[tuple[str, str, str]]  # (property, variant, reason)
@@ -68,7 +69,7 @@ class RunReport:
         return render_html(self)
 
     def __repr__(self) -> str:
-        violated = [f"{r.property}/{r.variant}" for r in self.results if r.verdict == "violated"]
+        violated = [f"{r.property}/{r.variant}" for r in self.results if r.verdict is Verdict.VIOLATED]
         refuted = sum(1 for r in self.results if r.refuted)
         return (f"<RunReport {self.mechanism}: {len(self.results)} cells, {len(violated)} violated"
                 f"{' (' + ', '.join(violated) + ')' if violated else ''}, {refuted} claims REFUTED"
@@ -76,58 +77,33 @@ class RunReport:
 
 
 def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
-    """Cells to search and the ones skipped (with the reason).  A user's mechanism (``mech.is_users``:
-    ``mechanisms.references``) is first searched for failures (property ``runs``), whichever properties
-    were asked for: a mechanism that crashes, loops or returns garbage is a finding under ``--properties ef``
-    too."""
-    cells, skipped = [], []
-    names = list(properties or DEFAULT_PROPERTIES)
-    if mech.is_users:  # a user's mechanism failing is a finding whatever was asked: ``runs`` is always searched, first
-        names = USER_PROPERTIES + [n for n in names if get_property(n).name not in USER_PROPERTIES]
-    for name in names:
-        prop = get_property(name)
-        for v in prop.variants:
-            why = prop.variant_possible(mech.setting, v)
-            if why:
-                skipped.append((prop.name, v, why))
-            else:
-                cells.append((prop.ref, v))  # a user's property: its reference
-    return cells, skipped
+    """``(cells, skipped)`` of :func:`verifier.planning.plan` for one mechanism, as ``(property ref, variant)``
+    pairs and ``(property, variant, reason)`` rows."""
+    p = planning.plan([mech], properties)
+    return [(c.prop.ref, c.variant) for c in p.cells], [s.row() for s in p.skipped]
 
 
-def run_mechanism(mech, properties: Optional[Sequence[str]] = None, *, budget: float = DEFAULT_BUDGET,
-                  seed: int = 0, store_dir: Optional[str] = DEFAULT_DIR, max_trials: Optional[int] = None,
-                  certify: bool = False, certifier: Optional[Certifier] = None,
-                  progress: Optional[Callable[[str], None]] = None,
-                  domain: Optional[strat.Domain] = None, keep_all: bool = False,
-                  deadline: Optional[float] = None, variants: Optional[dict[str, Sequence[str]]] = None,
-                  executor: Optional[Executor] = None, campaign: Optional[Campaign] = None,
-                  command: Optional[str] = None) -> RunReport:
-    """Search every planned cell of ``mech`` within ``budget`` wall-clock seconds (and before ``deadline``,
-    a ``time.monotonic()`` value: the command's, when it started earlier) as a campaign on ``executor``
-    (default: this process) -- see the module docstring.  ``certify=True`` first asks ``certifier``
-    (default: the z3 layer, :func:`z3_certifier`; another certifier runs in-process only).  ``variants``
-    (``{property: [variant, ...]}``, ``verifier.properties.parse_cells``) keeps only those variants of the
-    properties it names; the budget is shared by the cells kept.  ``campaign``: a resumable campaign
-    directory (``run --campaign``)."""
+def run_mechanism(mech, properties: Optional[Sequence[str]] = None, config: RunConfig = RunConfig(budget=DEFAULT_BUDGET),
+                  variants: Optional[dict[str, Sequence[str]]] = None) -> RunReport:
+    """Search every planned cell of ``mech`` (:func:`verifier.planning.plan`; ``variants``, ``{property:
+    [variant, ...]}`` as ``verifier.properties.parse_cells`` gives it, keeps only those variants of the
+    properties it names) as a campaign within ``config`` (``verifier.config.RunConfig``: its budget and
+    deadline, executor -- default: this process --, store, seed, trials, ...) -- see the module docstring.
+    ``config.certify`` first asks ``config.certifier`` (default: the SMT layer, :func:`z3_certifier`; another
+    certifier runs in-process only)."""
     w0 = time.perf_counter()
-    ex = executor or InProcess()
-    if not ex.in_process and certifier is not None:
+    cfg = config.start()
+    ex = cfg.executor or InProcess()
+    if not ex.in_process and cfg.certifier is not None:
         raise ValueError("certifier: another certifier than the z3 layer's runs in-process only")
     if not ex.in_process and not mech.reference and mech.origin == "function":
         raise ValueError(f"mechanism {mech.name}: a function that cannot be imported by name runs in-process only")
-    cells, skipped = plan(mech, properties)
-    if variants:
-        cells = [(p, v) for p, v in cells if p not in variants or v in variants[p]]
-        skipped = [(p, v, why) for p, v, why in skipped if p not in variants or v in variants[p]]
-    base_dom = domain if domain is not None else strat.domain_for(mech.setting)
-    report = RunReport(mech.name, mech.title, mech.setting.describe(), seed, budget, base_dom.describe(), [],
-                       list(skipped), user=mech.is_users)
-    tasks = [Task(mech.ref, p, v, seed=seed, max_trials=max_trials, certify=certify, domain=domain, command=command,
-                  tolerance=mech.tolerance, call_limit=mech.call_limit, mech=mech, certifier=certifier,
-                  weight=DEVIATION_WEIGHT if get_property(p).needs_deviation else 1.0) for p, v in cells]
-    got, report.interrupted = execute(tasks, executor=ex, budget=budget, store_dir=store_dir, keep_all=keep_all,
-                                      campaign=campaign, progress=progress, deadline=deadline)
+    p = planning.plan([mech], properties, variants)
+    base_dom = cfg.domain if cfg.domain is not None else strat.domain_for(mech.setting)
+    report = RunReport(mech.name, mech.title, mech.setting.describe(), cfg.seed, cfg.budget, base_dom.describe(), [],
+                       [s.row() for s in p.skipped], user=mech.is_users)
+    tasks = [Task.of(c, cfg) for c in p.cells]
+    got, report.interrupted = execute(tasks, cfg.but(executor=ex))
     report.results = [got[t.key] for t in tasks if t.key in got]
     if report.interrupted:
         report.skipped += [(t.property, t.variant, "interrupted") for t in tasks if t.key not in got]

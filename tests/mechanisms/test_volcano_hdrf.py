@@ -42,6 +42,7 @@ from mechanisms.volcano_hdrf import (UPSTREAM, compare_queues, compare_users, hd
 from mechverify.instances import load_environment, parse_environment
 from tests.helpers import ROOT
 from verifier.check import check_instance
+from verifier.config import RunConfig
 
 COMMIT = "ed72c7c815a9fd547a787134676f73d42e9d049c"
 EXAMPLE = os.path.join(ROOT, "examples", "volcano-hdrf-rescaling.json")
@@ -291,7 +292,7 @@ def test_order_property_finds_the_cycle():
     twin = cycle_env(4, usage=[1, 1, 1])
     assert (env.queues, env.queue_weight, env.user_queue, env.demand, env.usage, env.capacity) == \
         (twin.queues, twin.queue_weight, twin.user_queue, twin.demand, twin.usage, twin.capacity)
-    results = {r.variant: r for r in check_instance(mechanisms.get("volcano-hdrf"), env, ["order"], budget=60)}
+    results = {r.variant: r for r in check_instance(mechanisms.get("volcano-hdrf"), env, ["order"], RunConfig(budget=60))}
     r = results["strict-weak"]
     assert r.verdict == "violated" and r.certificate.witness.users == (0, 1, 2), r
     assert r.certificate.summary == "uq before um before up, but compare(uq, up) = 1: not transitive"

@@ -4,6 +4,7 @@ interpreter's start-up (measured here, not assumed); misreports of large instanc
 users; EF's float screening of many users gives the same verdict and measure as every pair one by one."""
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from verifier.run import run_cell, run_mechanism
 from verifier.store import find_files, load_witness
 
 from tests.helpers import ROOT, example
+from verifier.config import RunConfig
 
 
 def _passed() -> float:
@@ -36,10 +38,10 @@ def test_search_past_its_deadline_is_unknown_budget():
 
 
 def test_run_cell_and_run_past_the_deadline_report_unknown_budget(tmp_path):
-    cell = run_cell(get("c-drfh"), "bf", "per-server", budget=30, store_dir=str(tmp_path), deadline=_passed())
+    cell = run_cell(get("c-drfh"), "bf", "per-server", RunConfig(budget=30, store=str(tmp_path), deadline=_passed()))
     assert cell.verdict == "unknown" and cell.note == "budget: not reached"
     assert cell.claims  # the claims are still named (bf/per-server: 000/002 say it fails)
-    rep = run_mechanism(get("c-drfh"), ["sp", "bf"], budget=30, store_dir=str(tmp_path), deadline=_passed())
+    rep = run_mechanism(get("c-drfh"), ["sp", "bf"], RunConfig(budget=30, store=str(tmp_path), deadline=_passed()))
     assert rep.results and all(r.verdict == "unknown" and r.note.startswith("budget") for r in rep.results)
     assert not find_files([str(tmp_path)])
 
@@ -57,7 +59,7 @@ def test_minimise_past_its_deadline_returns_the_certificate_as_found():
 
 def test_check_past_its_deadline_is_unknown_budget_except_where_the_premise_fails():
     env = example("000-fig1.json")
-    results = check_instance(get("c-drfh"), env, budget=30, deadline=_passed())
+    results = check_instance(get("c-drfh"), env, None, RunConfig(budget=30, deadline=_passed()))
     assert results
     for r in results:
         assert r.verdict in ("unknown", "not_applicable"), (r.property, r.variant, r.verdict)
@@ -163,7 +165,8 @@ def test_a_deviation_cut_by_the_deadline_keeps_the_deviations_finished():
     keeps the deviations it finished and says the budget ended them -- nothing is reported as a crash."""
     import dataclasses
 
-    from verifier.check import check_property
+    from verifier.check import Allocations, check_property
+    from verifier.planning import Cell
 
     base = get("c-drfh")
     env = example("000-fig1.json")
@@ -178,10 +181,12 @@ def test_a_deviation_cut_by_the_deadline_keeps_the_deviations_finished():
                 raise bud.BudgetExhausted("an LP solve stopped at the deadline (test)")
             return base.func(e, exact)
         return dataclasses.replace(base, func=func)
-    res = check_property(cut_at(3), env, get_property("sp"), "demand", 30, 0, None, truthful, alloc_seconds=0.0)
+    res = check_property(cut_at(3), env, Cell(cut_at(3), get_property("sp"), "demand"), RunConfig(budget=30),
+                         Allocations(None, truthful, 0.0))
     assert res.verdict == "not_refuted" and res.trials == 2, (res.verdict, res.trials, res.note)
     assert res.note.endswith("then the budget ended"), res.note
-    res = check_property(cut_at(1), env, get_property("sp"), "demand", 30, 0, None, truthful, alloc_seconds=0.0)
+    res = check_property(cut_at(1), env, Cell(cut_at(1), get_property("sp"), "demand"), RunConfig(budget=30),
+                         Allocations(None, truthful, 0.0))
     assert res.verdict == "unknown" and res.trials == 0
     assert res.note.startswith("budget: the first deviation's allocation did not finish"), res.note
 
@@ -192,13 +197,15 @@ def test_a_stopped_deviation_cell_goes_on_where_it_stopped():
     reach (the one cut by the deadline included), each once -- together exactly the full list."""
     import dataclasses
 
-    from verifier.check import DeviationSampler, check_property
+    from verifier.check import Allocations, DeviationSampler, check_property
+    from verifier.planning import Cell
 
     base = get("c-drfh")
     env = example("000-fig1.json")
     truthful = base(env, exact=False)
     sp = get_property("sp")
-    whole = check_property(base, env, sp, "demand", 30, 0, None, truthful, alloc_seconds=0.0)
+    cell, allocs = Cell(base, sp, "demand"), Allocations(None, truthful, 0.0)
+    whole = check_property(base, env, cell, RunConfig(budget=30), allocs)
     assert whole.verdict == "not_refuted" and whole.note.endswith("all that were listed") and whole.trials > 3
     calls = []
 
@@ -208,10 +215,9 @@ def test_a_stopped_deviation_cell_goes_on_where_it_stopped():
             raise bud.BudgetExhausted("an LP solve stopped at the deadline (test)")
         return base.func(e, exact)
     smp = DeviationSampler(base, env, sp, "demand", 0)
-    first = check_property(dataclasses.replace(base, func=cut_third), env, sp, "demand", 30, 0, None, truthful,
-                           alloc_seconds=0.0, sampler=smp)
+    first = check_property(dataclasses.replace(base, func=cut_third), env, cell, RunConfig(budget=30), allocs, smp)
     assert first.trials == 2 and first.note.endswith("then the budget ended")
-    second = check_property(base, env, sp, "demand", 30, 0, None, truthful, alloc_seconds=0.0, sampler=smp)
+    second = check_property(base, env, cell, RunConfig(budget=30), allocs, smp)
     assert second.verdict == "not_refuted" and second.trials == whole.trials
     assert second.note == whole.note and second.measure == whole.measure
 
@@ -233,6 +239,35 @@ def test_a_slow_first_allocation_does_not_keep_check_from_trying_a_deviation():
             time.sleep(1.2)
         return base.func(e, exact)
     mech = dataclasses.replace(base, func=slow_first)
-    (res,) = check_instance(mech, env, properties=["sp"], budget=2.0, variants={"sp": ["demand"]})
+    (res,) = check_instance(mech, env, ["sp"], RunConfig(budget=2.0), variants={"sp": ["demand"]})
     assert res.verdict == "not_refuted" and res.trials > 1, (res.verdict, res.trials, res.note)
     assert res.seconds < 1.0  # within the 0.8 s the first allocation left
+
+
+def test_a_mip_that_ignores_its_time_limit_does_not_break_the_audit_budget(monkeypatch, tmp_path, capsys):
+    """``audit --budget 5`` ends within the budget + 10% even when a MIP never returns: the whole-task PO cells'
+    MIPs run in a worker process killed at the deadline (``mechverify.domination``), in the campaign's worker
+    processes too (they are forked from here, with the planted MIP).  Once, a cell given 0.8 s ran a 20 s MIP
+    hundreds of times: its worker had no deadline."""
+    import time
+
+    from mechverify import domination
+    from verifier.cli.main import main
+
+    real = domination._dominating
+
+    def never_returns(env, utils, mode, exact, support, integral, time_limit):
+        if integral:
+            time.sleep(3600)  # a MIP that ignores its own time limit
+        return real(env, utils, mode, exact, support, integral, time_limit)
+
+    monkeypatch.setattr(domination, "_dominating", never_returns)
+    t0 = time.monotonic()
+    code = main(["audit", "--budget", "5", "--mechanisms", "armada-drf,hdrf-tasks", "--properties", "po",
+                 "--store", str(tmp_path), "--fresh", "--quiet", "--jobs", "2", "--format", "json"])
+    elapsed = time.monotonic() - t0
+    assert elapsed <= 5 * 1.1, elapsed
+    out = json.loads(capsys.readouterr().out)
+    verdicts = {(c["mechanism"], e["variant"]): e["verdict"] for t in out["tables"] for c in t["cells"]
+                for e in c["evidence"]}
+    assert verdicts[("armada-drf", "whole-task")] == "unknown" and code == 0

@@ -21,6 +21,7 @@ from verifier.executors import DaskCluster, InProcess, LocalPool
 from verifier.store import find_files, replay
 
 from tests.helpers import ROOT
+from verifier.config import RunConfig
 
 MECHS, PROPS = ["drf", "tsf", "c-drfh"], ["si", "ef", "bf"]
 
@@ -37,8 +38,7 @@ def _table(result) -> dict:
 
 def _audit(tmp_path, name, executor, trials=40):
     store = tmp_path / name
-    res = run_audit(budget=600, seed=0, store_dir=str(store), only=MECHS, properties=PROPS, max_trials=trials,
-                    executor=executor)
+    res = run_audit(RunConfig(budget=600, seed=0, store=str(store), trials=trials, executor=executor), only=MECHS, properties=PROPS)
     assert not res["interrupted"]
     for path in find_files([str(store)]):
         assert replay(path).ok
@@ -98,8 +98,7 @@ def test_kill_9_then_rerun_completes_with_the_same_verdicts(tmp_path):
     assert again.returncode == 0, again.stderr
     assert f"{len(finished)} finished earlier" in again.stderr or "settled by replayed" in again.stderr
     resumed = json.loads(again.stdout)
-    reference = run_audit(budget=600, seed=0, store_dir=str(tmp_path / "ref"), only=MECHS, properties=PROPS,
-                          max_trials=40)
+    reference = run_audit(RunConfig(budget=600, seed=0, store=str(tmp_path / "ref"), trials=40), only=MECHS, properties=PROPS)
 
     def table(data):
         return {(c["mechanism"], c["property"]): c["verdict"] for t in data["tables"] for c in t["cells"]}
@@ -123,7 +122,7 @@ def test_another_configuration_is_refused(tmp_path, cli):
 
 def test_a_failing_cell_is_reported(tmp_path):
     tasks = [Task("drf", "ef", "no-such-variant", max_trials=5), Task("drf", "ef", "literal", max_trials=40)]
-    got, interrupted = execute(tasks, executor=LocalPool(2), budget=120, store_dir=str(tmp_path))
+    got, interrupted = execute(tasks, RunConfig(executor=LocalPool(2), budget=120, store=str(tmp_path)))
     assert not interrupted
     bad, good = got[tasks[0].key], got[tasks[1].key]
     assert bad.verdict == "unknown" and bad.note.startswith("worker error: "), bad.note
@@ -140,7 +139,7 @@ def _die_once(marker: str, task: Task) -> Outcome:
 
 def test_a_dying_worker_has_its_cell_retried(tmp_path):
     task = Task("drf", "ef", "literal", max_trials=40)
-    got, _ = execute([task], executor=LocalPool(2), budget=120, store_dir=str(tmp_path),
+    got, _ = execute([task], RunConfig(executor=LocalPool(2), budget=120, store=str(tmp_path)),
                      fn=functools.partial(_die_once, str(tmp_path / "died")))
     assert (tmp_path / "died").exists()  # the first attempt died...
     assert got[task.key].verdict == "violated"  # ...the retry finished the cell
@@ -156,7 +155,7 @@ def test_cells_after_the_budget_are_unknown_not_lost(tmp_path):
     # the first cell gets the whole budget (one slot) and then sleeps past it: the second is never started
     # (a cell handed 0.2 s after a sleep, as this test once did, could miss its violation on a loaded box)
     tasks = [Task("drf", "ef", "literal", max_trials=40), Task("drf", "si", "bounded", max_trials=3)]
-    got, _ = execute(tasks, executor=InProcess(), budget=2.0, store_dir=None,
+    got, _ = execute(tasks, RunConfig(executor=InProcess(), budget=2.0, store=None),
                      fn=functools.partial(_then_sleep, 2.5))
     assert got[tasks[0].key].verdict == "violated"
     assert got[tasks[1].key].verdict == "unknown" and got[tasks[1].key].note == BUDGET_NOTE

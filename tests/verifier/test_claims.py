@@ -5,6 +5,7 @@ from mechanisms.registry import DOMAIN_CONDITIONS, Claim
 from verifier import claims
 from verifier.engines.strategies import Domain
 from verifier.properties import PROPERTIES
+from verifier.config import RunConfig
 
 
 def test_every_claim_names_a_property_variant_and_known_assumptions():
@@ -60,8 +61,8 @@ def test_check_and_run_report_the_same_claims_for_every_mechanism():
         dom = domain_for(mech.setting)
         env = decode_environment(dom, 2, dom.min_servers, dom.min_resources, 0, b"")  # the simplest instance
         by_check = {(r.property, r.variant): [(c.status, c.source) for c in r.claims]
-                    for r in check_instance(mech, env, budget=0.3)}
-        rep = run_mechanism(mech, budget=5, max_trials=1, store_dir=None)
+                    for r in check_instance(mech, env, None, RunConfig(budget=0.3))}
+        rep = run_mechanism(mech, None, RunConfig(budget=5, trials=1, store=None))
         assert rep.results
         for r in rep.results:
             assert by_check[(r.property, r.variant)] == [(c.status, c.source) for c in r.claims], \

@@ -31,6 +31,7 @@ from mechanisms.volcano_hdrf import volcano_hdrf_reference
 from mechverify.instances import load_environment
 from verifier.check import check_instance
 from tests.helpers import ROOT, run_cli
+from verifier.config import RunConfig
 
 STARVATION = os.path.join(ROOT, "examples", "hdrf-starvation.json")
 ISSUE_1661 = os.path.join(ROOT, "examples", "volcano-1661.json")
@@ -38,7 +39,7 @@ REPORT_1661 = os.path.join(ROOT, "examples", "volcano-1661-report.json")
 
 
 def hsi(name, path):
-    (r,) = check_instance(mechanisms.get(name), load_environment(path), ["hsi"], budget=60)
+    (r,) = check_instance(mechanisms.get(name), load_environment(path), ["hsi"], RunConfig(budget=60))
     return r
 
 

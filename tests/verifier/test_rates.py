@@ -14,6 +14,8 @@ from verifier.cli.main import main
 from verifier.executors import InProcess, LocalPool
 from verifier.properties import get_property
 from verifier.rates import rates, sample_rng, wilson
+from verifier.rates import Sampling
+from verifier.config import RunConfig
 
 SEED004_09 = {"rho": "0.9"}
 
@@ -38,17 +40,16 @@ def _counts(rep):
 
 def test_same_counts_with_one_or_two_workers():
     mechs = [get("drf-eq"), get("tsf-er")]
-    kw = dict(points=[SEED004_09], samples=24, seed=3, chunk=6)
-    one = rates(mechs, "seed004", ["si"], executor=InProcess(), **kw)
-    two = rates(mechs, "seed004", ["si"], executor=LocalPool(2), **kw)
+    sampling = Sampling("seed004", 24, points=[SEED004_09], chunk=6)
+    one = rates(mechs, sampling, ["si"], RunConfig(seed=3, executor=InProcess()))
+    two = rates(mechs, sampling, ["si"], RunConfig(seed=3, executor=LocalPool(2)))
     assert _counts(one) == _counts(two)
     assert one.samples_done == two.samples_done == 24
 
 
 def test_a_known_violating_cell_every_violation_exact():
     # seed 004 Thm 3 / Fig. 3: DRF-alpha (equal external split) violates SI; at rho = 0.9 on the seed's workload
-    rep = rates([get("drf-eq")], "seed004", ["si"], points=[SEED004_09], samples=20, seed=0,
-                variants={"si": ["external"]})
+    rep = rates([get("drf-eq")], Sampling("seed004", 20, points=[SEED004_09]), ["si"], RunConfig(seed=0), variants={"si": ["external"]})
     c = rep.cell("drf-eq", "si", "external")
     assert c.violations > 0
     assert c.rechecked == c.violations and not c.unconfirmed  # every counted one confirmed exactly
@@ -60,20 +61,20 @@ def test_a_known_violating_cell_every_violation_exact():
 
 def test_a_cell_that_cannot_fail_has_no_violation():
     # DRF is envy-free on one pool (seed 000 Sec. II-A, Ghodsi et al.): 0 violations whatever the sample
-    rep = rates([get("drf")], "uniform", ["ef"], points=[{"servers": "1"}], samples=200, seed=1)
+    rep = rates([get("drf")], Sampling("uniform", 200, points=[{"servers": "1"}]), ["ef"], RunConfig(seed=1))
     for c in rep.cells:
         assert c.evaluated == 200 and c.violations == 0
 
 
 def test_a_rejected_instance_is_not_applicable():
-    rep = rates([get("drf")], "seed004", ["si"], points=[SEED004_09], samples=5, variants={"si": ["external"]})
+    rep = rates([get("drf")], Sampling("seed004", 5, points=[SEED004_09]), ["si"], variants={"si": ["external"]})
     c = rep.cells[0]
     assert c.samples == 5 and c.evaluated == 0 and c.violations == 0
     assert sum(c.not_applicable.values()) == 5 and "rejects the instance" in next(iter(c.not_applicable))
 
 
 def test_deviation_properties_are_lower_bounds():
-    rep = rates([get("drf")], "uniform", ["sp"], points=[{"servers": "1"}], samples=4, deviations=2,
+    rep = rates([get("drf")], Sampling("uniform", 4, points=[{"servers": "1"}], deviations=2), ["sp"],
                 variants={"sp": ["demand"]})
     from verifier.report.rates import cell_to_json
 
@@ -191,8 +192,7 @@ def test_a_budget_cut_leaves_consistent_cells():
 
     mechs = [get("tsf-er-online"), get("drfh")]  # tsf-er-online: ~0.5 s per 20-server instance
     t0 = time.monotonic()
-    rep = rates(mechs, "google2011", ["si", "po"], points=[{"servers": 20}], samples=250, seed=0, budget=2.0,
-                executor=InProcess())
+    rep = rates(mechs, Sampling("google2011", 250, points=[{"servers": 20}]), ["si", "po"], RunConfig(seed=0, budget=2.0, executor=InProcess()))
     assert time.monotonic() - t0 < 2.0 + 3.0  # the budget plus at most a few single steps
     assert rep.stopped and rep.samples_done < 250
     sampled = [c for c in rep.cells if c.samples]

@@ -9,6 +9,7 @@ import pytest
 
 import mechanisms
 from verifier.run import run_mechanism
+from verifier.config import RunConfig
 
 CASES = [
     # (buggy version, fixed policy, property, variant, seed, trials)
@@ -23,8 +24,7 @@ CASES = [
 
 
 def _search(name, prop, variant, trials, seed=0):
-    rep = run_mechanism(mechanisms.get(name), [prop], variants={prop: [variant]}, budget=60, seed=seed, store_dir=None,
-                        max_trials=trials)
+    rep = run_mechanism(mechanisms.get(name), [prop], RunConfig(budget=60, seed=seed, store=None, trials=trials), variants={prop: [variant]})
     (r,) = [r for r in rep.results if r.property == prop and r.variant == variant]
     return r
 

@@ -16,6 +16,7 @@ from verifier.run import run_mechanism
 from verifier.store import find_files, replay
 
 from tests.helpers import ROOT, run_cli
+from verifier.config import RunConfig
 
 GREEDY = "examples/my_mechanisms.py:greedy"
 FIG1 = "examples/001-fig1.json"
@@ -52,7 +53,7 @@ def test_replay_says_when_the_source_changed_or_is_gone(tmp_path):
     src = tmp_path / "mine.py"
     shutil.copy(os.path.join(ROOT, "examples", "my_mechanisms.py"), src)
     store = str(tmp_path / "store")
-    report = run_mechanism(get(f"{src}:greedy"), ["ef"], budget=20, max_trials=200, store_dir=store)
+    report = run_mechanism(get(f"{src}:greedy"), ["ef"], RunConfig(budget=20, trials=200, store=store))
     # a user's mechanism: runs/any is searched first (greedy never fails), then ef
     assert [(r.property, r.verdict) for r in report.results] == [("runs", "not_refuted"), ("ef", "violated")]
     (path,) = find_files([store])
@@ -80,11 +81,11 @@ def _drf_perturbed(rel):
 
 def test_float_noise_is_never_a_violation_and_real_errors_are():
     noisy = _drf_perturbed(1e-12)
-    report = run_mechanism(noisy, ["sp", "ef", "si", "po"], budget=60, max_trials=150, store_dir=None)
+    report = run_mechanism(noisy, ["sp", "ef", "si", "po"], RunConfig(budget=60, trials=150, store=None))
     assert [r.verdict for r in report.results] and all(r.verdict != "violated" for r in report.results), report
     # the same mechanism off by 1e-3 (far above the 1e-9 tolerance) is caught, with the margin stated
     wrong = _drf_perturbed(1e-3)
-    report = run_mechanism(wrong, ["ef"], budget=60, max_trials=150, store_dir=None)
+    report = run_mechanism(wrong, ["ef"], RunConfig(budget=60, trials=150, store=None))
     runs, r = report.results  # runs/any first: a user's mechanism is always searched for failures
     # 1e-3 more for every other user overfills the pool by far more than the tolerance: invalid output
     assert runs.property == "runs" and runs.verdict == "violated" and "not feasible" in runs.certificate.exception

@@ -256,8 +256,8 @@ def cmd_order(args: argparse.Namespace) -> int:
     def num(v):
         return fmt_exact(v) if not isinstance(v, float) else ("inf" if v == float("inf") else repr(v))
 
-    out: dict[str, Any] = {"policy": m.name, "order": [env.users[j] for j in order],
-                           "shares": {env.users[j]: num(spec.share(state, j)) for j in range(env.n_users)}}
+    out: dict[str, Any] = dict(policy=m.name, order=[env.users[j] for j in order],
+                               shares={env.users[j]: num(spec.share(state, j)) for j in range(env.n_users)})
     if spec.queue_share is not None and env.n_queues:
         out["queue_shares"] = {env.queues[q]: num(spec.queue_share(state, q)) for q in range(env.n_queues)}
     out["ties"] = [[env.users[a], env.users[b]] for a, b in zip(order, order[1:]) if spec.compare(state, a, b) == 0]

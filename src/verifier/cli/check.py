@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (MECHANISM_HELP, CliError, add_mechanism_options, announce_store, command, finding_exit,
+from .common import (MECHANISM_HELP, CliError, FailOn, add_mechanism_options, announce_store, command, finding_exit,
                      mechanism_and_properties, output_dir)
 
 
@@ -29,19 +29,20 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
                    help="write an exact LP certificate (primal, dual multipliers, the claim) for every verdict that "
                         "rests on an LP (PO: the domination LP) to DIR; made first, within the budget; "
                         "'verify-certificate DIR' checks them without a solver (docs/certificates.md)")
-    add_mechanism_options(p, fail_on="violated")
+    add_mechanism_options(p, fail_on=FailOn.VIOLATED)
 
 
 @command("check", "every property's verdict for a mechanism on one instance")(_configure_check)
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: every property's verdict on one instance; violations can be stored (``--store``)."""
-    from ..properties.budget import deadline_after
+    from ..config import RunConfig
 
-    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
+    config = RunConfig(budget=args.budget, seed=args.seed).start()  # the whole command's limit starts now
+    deadline = config.deadline
     from mechverify.instances import load_environment
 
     from ..check import check_instance
-    from ..record import record
+    from ..record import Storing, record
     from ..report import check_line, check_result_to_json
 
     mech, props = mechanism_and_properties(args)
@@ -55,7 +56,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         from ..dual_certificates import write_certificates
 
         written = write_certificates(mech, env, props, args.instance, args.certificates, deadline, args.budget)
-    results = check_instance(mech, env, props, budget=args.budget, seed=args.seed, deadline=deadline)
+    results = check_instance(mech, env, props, config)
     if written is not None:
         from ..dual_certificates import point_to
 
@@ -65,9 +66,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             if r.certificate is not None:
                 # the instance as the user gave it (what the printed verdict describes): not minimised, and
                 # stored even where a smaller counterexample of the cell is stored already
-                record(r, mech, root=args.store, provenance={"kind": "check", "instance": args.instance,
-                                                             "seed": args.seed}, minimise=False,
-                       minimality={"status": "the instance given to check (not minimised)"}, keep_all=True)
+                record(r, mech, Storing(root=args.store, provenance={"kind": "check", "instance": args.instance,
+                                                                     "seed": args.seed}, minimise=False,
+                                        minimality={"status": "the instance given to check (not minimised)"},
+                                        keep_all=True))
     if args.format == "json":
         doc = {"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                "budget": args.budget, "results": [check_result_to_json(r) for r in results]}

@@ -7,12 +7,15 @@ import math
 import os
 import signal
 import sys
+from enum import Enum
 from typing import Callable, Optional
+from ..results import Verdict
+
 
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
            "TERMINATED", "MECHANISM_HELP", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
            "progress_printer", "add_tolerance", "with_tolerance", "with_user_options", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
-           "add_fail_on", "check_executor_options", "executor_from"]
+           "add_fail_on", "check_executor_options", "executor_from", "FailOn"]
 
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
 EXIT_USAGE = 2
@@ -103,9 +106,20 @@ def output_dir(path: Optional[str], flag: str) -> Optional[str]:
     return path
 
 
-def add_fail_on(p: argparse.ArgumentParser, default: str) -> None:
+class FailOn(str, Enum):
+    """``--fail-on``: what makes a command exit 1 (for CI gates)."""
+
+    REFUTED = "refuted"  # a registered claim refuted, or the mechanism failing (``Property.mechanism_failure``)
+    VIOLATED = Verdict.VIOLATED.value  # any violation
+    NEVER = "never"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+def add_fail_on(p: argparse.ArgumentParser, default: FailOn) -> None:
     """``--fail-on refuted|violated|never``: what makes the command exit 1 (for CI gates)."""
-    p.add_argument("--fail-on", choices=["refuted", "violated", "never"], default=default,
+    p.add_argument("--fail-on", choices=list(FailOn), type=FailOn, default=default,
                    help=f"exit 1 when a registered claim is REFUTED or the mechanism crashed (property runs) "
                         f"('refuted'), when any property is violated ('violated'), or never (default: {default}); "
                         f"2 = usage or input error, 3 = solver trouble")
@@ -158,7 +172,7 @@ def with_user_options(mech, args: argparse.Namespace):
     return dataclasses.replace(mech, call_limit=float(limit))
 
 
-def add_mechanism_options(p: argparse.ArgumentParser, fail_on: str) -> None:
+def add_mechanism_options(p: argparse.ArgumentParser, fail_on: FailOn) -> None:
     """``--fail-on`` (default ``fail_on``), ``--tolerance`` and ``--call-limit``: the options of a command that
     judges one mechanism (check, run)."""
     add_fail_on(p, fail_on)
@@ -201,12 +215,11 @@ def executor_from(args: argparse.Namespace, cells: int):
         raise CliError(str(exc)) from exc
 
 
-def finding_exit(fail_on: str, results) -> int:
+def finding_exit(fail_on: FailOn, results) -> int:
     """0, or :data:`EXIT_FINDING` when ``results`` contain what ``--fail-on`` names."""
-    if fail_on == "violated" and any(r.verdict == "violated" for r in results):
+    if fail_on is FailOn.VIOLATED and any(r.verdict is Verdict.VIOLATED for r in results):
         return EXIT_FINDING
-    if fail_on in ("refuted", "violated") and any(r.refuted or (r.property == "runs" and r.verdict == "violated")
-                                                  for r in results):
+    if fail_on is not FailOn.NEVER and any(r.refuted or r.mechanism_failed for r in results):
         return EXIT_FINDING
     return 0
 

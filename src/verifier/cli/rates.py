@@ -109,15 +109,16 @@ def parse_args(args: argparse.Namespace):
                   "measure distributions, every counted violation re-checked exactly")(_configure)
 def cmd_rates(args: argparse.Namespace) -> int:
     """``rates``: sample, count, print (and write with ``--out``)."""
-    from ..rates import CHUNK, rates
+    from ..config import RunConfig
+    from ..rates import CHUNK, Sampling, rates
     from ..report.rates import rates_to_json, render_rates_markdown, render_rates_text, write_rates
 
     mechs, work, points, props, variants = parse_args(args)
     chunks = len(points) * -(-args.samples // CHUNK)
     executor = executor_from(args, chunks)
-    rep = rates(mechs, work.name, props, points=points, samples=args.samples, seed=args.seed,
-                deviations=args.deviations, variants=variants, budget=args.budget, executor=executor,
-                progress=progress_printer(args.quiet))
+    rep = rates(mechs, Sampling(work.name, args.samples, points, args.deviations), props,
+                RunConfig(budget=args.budget, seed=args.seed, executor=executor, progress=progress_printer(args.quiet)),
+                variants)
     if args.format == "json":
         print(json.dumps(rates_to_json(rep), indent=1))
     elif args.format == "md":

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, add_fail_on, add_keep_all,
+from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, FailOn, add_fail_on, add_keep_all,
                      add_mechanism_options, announce_store, command, finding_exit, interrupted_exit,
                      mechanism_and_properties, non_negative_seed, output_dir, parse_properties, positive_seconds,
                      progress_printer)
@@ -72,15 +72,15 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="also ask the registered certifiers (z3 layer) to prove properties on bounded domains")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_campaign_options(p)
-    add_mechanism_options(p, fail_on="refuted")
+    add_mechanism_options(p, fail_on=FailOn.REFUTED)
 
 
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
 def cmd_run(args: argparse.Namespace) -> int:
     """``run``: search every property of one mechanism; print and write the report."""
-    from ..properties.budget import deadline_after, left
+    from ..config import RunConfig
 
-    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
+    config = RunConfig(budget=args.budget).start()  # the whole command's wall-clock limit starts now
     from ..report import render_markdown, render_table, report_to_json, terminal_width, use_color, write_reports
     from ..run import plan, run_mechanism
 
@@ -100,11 +100,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = executor_from(args, len(plan(mech, props)[0]))
     if not args.no_store:
         announce_store(args.store, args.quiet)
-    rep = run_mechanism(mech, props, budget=max(0.0, left(deadline)), seed=args.seed,
-                        store_dir=None if args.no_store else args.store, max_trials=args.trials,
-                        certify=args.certify, executor=executor, campaign=camp,
-                        progress=progress_printer(args.quiet), keep_all=args.keep_all)
-    rep.budget = args.budget  # what was asked for (the search had what was left of it after start-up)
+    rep = run_mechanism(mech, props, config.but(seed=args.seed, store=None if args.no_store else args.store,
+                                                trials=args.trials, certify=args.certify, executor=executor,
+                                                campaign=camp, progress=progress_printer(args.quiet),
+                                                keep_all=args.keep_all))
     if args.format == "json":
         print(json.dumps(report_to_json(rep), indent=1))
     elif args.format == "md":
@@ -150,15 +149,15 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
                         "searches exactly reproducible, whatever the executor and the number of workers)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_campaign_options(p)
-    add_fail_on(p, "refuted")
+    add_fail_on(p, FailOn.REFUTED)
 
 
 @command("audit", "regenerate the seed papers' property tables: verdict and evidence per cell")(_configure_audit)
 def cmd_audit(args: argparse.Namespace) -> int:
     """``audit``: regenerate the seed papers' property tables with evidence per cell."""
-    from ..properties.budget import deadline_after
+    from ..config import RunConfig
 
-    deadline = deadline_after(args.budget)  # the whole command's wall-clock limit
+    config = RunConfig(budget=args.budget).start()  # the whole command's wall-clock limit starts now
     from ..audit import run_audit
     from ..report import audit_to_json, render_audit_latex, render_audit_markdown, write_audit
 
@@ -183,10 +182,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
                      store=os.path.abspath(args.store))
     executor = executor_from(args, 10 ** 6)
     announce_store(args.store, args.quiet)
-    result = run_audit(budget=args.budget, seed=args.seed, store_dir=args.store, fresh=args.fresh,
-                       only=only, progress=progress_printer(args.quiet), keep_all=args.keep_all,
-                       properties=props, max_trials=args.trials, executor=executor, campaign=camp,
-                       deadline=deadline)
+    result = run_audit(config.but(seed=args.seed, store=args.store, progress=progress_printer(args.quiet),
+                                  keep_all=args.keep_all, trials=args.trials, executor=executor, campaign=camp),
+                       only, props, args.fresh)
     if args.format == "json":
         print(json.dumps(audit_to_json(result), indent=1))
     elif args.format == "latex":

@@ -11,11 +11,11 @@ from typing import Optional
 from mechverify.model import describe_shape
 
 from .. import report
-from ..results import Result
+from ..results import Result, Verdict
 from .common import (MECHANISM_HELP, CliError, add_keep_all, announce_store, check_executor_options, command,
                      executor_from, interrupted_exit, output_dir, positive_seconds, progress_printer)
 
-EXIT = {"certified": 0, "violated": 1, "vacuous": 3, "unknown": 3}
+EXIT = {Verdict.CERTIFIED: 0, Verdict.VIOLATED: 1, Verdict.VACUOUS: 3, Verdict.UNKNOWN: 3}
 
 
 def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[dict] = None,
@@ -29,11 +29,11 @@ def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[
     engine's.  ``deadline`` (the command's ``--timeout``, ``verifier.properties.budget``) ends minimisation:
     a violation not minimised in time is stored all the same, its ``minimality`` record saying so."""
     from ..claims import assumption_broken, claims_for
-    from ..record import record
+    from ..record import Storing, record
 
     claims = claims_for(mech, res.property, res.variant)
     domain, accept = None, None
-    if res.verdict == "violated" and res.certificate is not None:
+    if res.verdict is Verdict.VIOLATED and res.certificate is not None:
         w = res.certificate.witness
         inside = [c for c in claims if assumption_broken(c, w.env, w.deviation) is None]
         if inside:
@@ -42,8 +42,8 @@ def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[
             from ..engines.strategies import Domain
             domain = Domain(zero_demands=False, zero_capacities=False)
     measure, size = res.measure, res.size  # as found on the instance or domain asked about (like ``note``)
-    record(res, mech, claims=claims, root=root, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
-           domain=domain, accept=accept, keep_all=keep_all, deadline=deadline)
+    record(res, mech, Storing(root=root, provenance=dict(res.details.get("provenance", {}), **(provenance or {})),
+                              domain=domain, accept=accept, keep_all=keep_all, deadline=deadline), claims=claims)
     res.measure, res.size = measure, size
     return res
 
@@ -108,7 +108,7 @@ def _export(args: argparse.Namespace, res: Result, request: dict, env=None) -> N
 
     if not args.export:
         return
-    if res.verdict != "certified":
+    if res.verdict is not Verdict.CERTIFIED:
         print(f"--export: nothing written to {args.export} (the verdict is {res.verdict}, not certified)",
               file=sys.stderr)
         return

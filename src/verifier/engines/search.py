@@ -45,6 +45,7 @@ from ..properties.base import Certificate, Property
 from ..properties.runs import failure_text
 from . import strategies as strat
 from .strategies.domain import property_of
+from ..results import Verdict
 
 __all__ = ["SearchResult", "search", "env_key", "measure_float", "BATCH", "PER_USER"]
 
@@ -163,7 +164,7 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     hints = prop.hints_for(variant)
     dom = domain if domain is not None else strat.domain_for(mech.setting)
     dom_n, _ = strat.narrow(dom, prop, variant)
-    res = SearchResult(mech.name, prop.name, variant, "unknown", domain=_domain_dict(dom_n, hints.premise_note))
+    res = SearchResult(mech.name, prop.name, variant, Verdict.UNKNOWN, domain=_domain_dict(dom_n, hints.premise_note))
     t0, w0 = clock(), time.perf_counter()
     use_opt = optimizer and hints.optimizer
     hyp_budget = budget * (1 - optimizer_share) if use_opt else budget
@@ -323,22 +324,22 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
     res.seconds = clock() - t0
     res.wall_seconds = time.perf_counter() - w0
     if found is not None:
-        res.verdict, res.certificate = "violated", found
+        res.verdict, res.certificate = Verdict.VIOLATED, found
     elif res.trials == 0 and res.errors:  # the mechanism (or the property) failed on every candidate
-        res.verdict = "unknown"
+        res.verdict = Verdict.UNKNOWN
         res.note = (f"every call failed ({res.errors} candidates; first: {res.first_error})"
                     + ("; see runs" if mech.is_users else ""))
     elif res.trials == 0 and clock() >= end:
-        res.verdict = "unknown"
+        res.verdict = Verdict.UNKNOWN
         res.note = bud.budget_note(f"no candidate evaluated within {max(0.0, end - t0):.2g} s")
     elif res.trials == 0:
-        res.verdict = "unknown"
+        res.verdict = Verdict.UNKNOWN
         why = res.note or ("the premise never held" if res.inapplicable else "no valid candidate")
         if res.errors:
             why += f"; {res.errors} candidates raised errors (first: {res.first_error})"
         res.note = f"no candidate could be evaluated ({why})"
     else:
-        res.verdict = "not_refuted"
+        res.verdict = Verdict.NOT_REFUTED
         notes = []
         if res.outside:
             notes.append(f"{res.outside} generated instances were outside the mechanism's domain "

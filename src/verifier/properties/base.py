@@ -268,6 +268,12 @@ class Property:
     #: the users it names, what the encoding must give, the goal formula; docs/z3.md, "Goals"); ``None``: the
     #: z3 engine does not handle the property
     z3: Optional[str] = None
+    #: a violation is the MECHANISM failing (an exception, a time-out, an invalid output: property ``runs``),
+    #: not a property of its allocations.  The policy every entry point follows for such a property lives here,
+    #: once: a user's mechanism is searched for it FIRST, whatever was asked (``verifier.planning``); its
+    #: violation fails the command under ``--fail-on refuted`` too, and a test (``assert_property``) reports it
+    #: before anything else, since the other verdicts of the call mean little after it
+    mechanism_failure: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -66,6 +66,7 @@ class Runs(Property):
     variants = {"any": "the mechanism raises, or returns something outside chi(E), on the instance"}
     default_variant = "any"
     hints = Hints()
+    mechanism_failure = True
 
     def evaluate(self, mech, env: Environment, variant: str, deviation=None, exact: bool = False,
                  alloc: Optional[Allocation] = None) -> Evaluation:

@@ -10,7 +10,7 @@ from mechverify.numbers import FLOAT_REL, InstanceError, fmt, fmt_exact
 
 from ..properties import get_property
 from ..properties.base import MARGIN, Measure
-from ..results import Result, describe_size, verdict_text
+from ..results import Result, Verdict, describe_size, verdict_text
 
 __all__ = ["domain_text", "detail", "measure_of", "measure_text", "verdict_words", "num_text", "is_within_tolerance",
            "TOLERANCE_TEXT", "ClaimWords", "claim_words", "runs_findings", "closing_line"]
@@ -50,7 +50,7 @@ def claim_words(rep: Any) -> ClaimWords:
 def runs_findings(results: Any) -> list:
     """The cells where a user's mechanism failed (property ``runs`` violated: an exception or an invalid
     output) -- ``run`` exits 1 for them."""
-    return [r for r in results if r.property == "runs" and r.verdict == "violated"]
+    return [r for r in results if r.mechanism_failed]
 
 
 def closing_line(rep: Any) -> str:
@@ -76,7 +76,7 @@ def domain_text(d: dict) -> str:
 
 def detail(r: Result) -> str:
     """The details line of a violated cell: size, minimality, time to first, summary."""
-    if r.verdict != "violated":
+    if r.verdict is not Verdict.VIOLATED:
         return ""
     bits = []
     if r.size:
@@ -155,7 +155,7 @@ def measure_text(prop: str, m: Any) -> str:
 
 def verdict_words(r: Result) -> str:
     """:func:`verdict_text`, with a float-noise worst measure printed as the threshold (tolerance stated)."""
-    if r.verdict == "not_refuted" and is_within_tolerance(r.property, r.measure):
+    if r.verdict is Verdict.NOT_REFUTED and is_within_tolerance(r.property, r.measure):
         return f"no violation found in {r.trials} trials / {r.seconds:.1f} s; " \
                f"worst measure {measure_text(r.property, r.measure)}"
     return verdict_text(r)

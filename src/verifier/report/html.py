@@ -22,7 +22,7 @@ from mechverify.model import Environment
 from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks
 
-from ..results import Result
+from ..results import Result, Verdict
 from ..store import read as read_stored
 from .citations import SEEDS, codes_in
 from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_of, measure_text,
@@ -439,7 +439,7 @@ def render_html(rep) -> str:
         cls = "refuted" if r.refuted else r.verdict
         anchor = f"ce-{k + 1}"
         verdict = esc(verdict_words(r))
-        if r.verdict == "violated":
+        if r.verdict is Verdict.VIOLATED:
             file_link = (f" [<a href='{esc(link_name(r.counterexample))}'>JSON</a>]" if r.counterexample else "")
             verdict = f"<a href='#{anchor}'>violated</a> (counterexample {len(sections) + 1}){file_link}"
         rows.append(f"<tr class='{cls}'><td>{esc(r.property)}/{esc(r.variant)}</td>"
@@ -482,15 +482,15 @@ def render_html(rep) -> str:
 
 def _detail_without_summary(r: Result) -> str:
     """The details column: size, minimality, time to first (the summary is in the counterexample section)."""
-    if r.verdict != "violated" or r.certificate is None:
+    if r.verdict is not Verdict.VIOLATED or r.certificate is None:
         return detail(r)
     full, summary = detail(r), r.certificate.summary
     return full[: -len(summary)].rstrip("; ") if summary and full.endswith(summary) else full
 
 
 # ---------------------------------------------------------------------- audit
-_VERDICT_WORD = {"violated": "violated", "certified": "certified", "not_refuted": "not refuted",
-                 "unknown": "unknown", "not_applicable": "n/a", "not_registered": "not registered"}
+_VERDICT_WORD = {Verdict.VIOLATED: Verdict.VIOLATED, Verdict.CERTIFIED: Verdict.CERTIFIED, Verdict.NOT_REFUTED: "not refuted",
+                 Verdict.UNKNOWN: Verdict.UNKNOWN, Verdict.NOT_APPLICABLE: "n/a", "not_registered": "not registered"}
 
 
 def render_audit_html(result: dict[str, Any]) -> str:
@@ -525,7 +525,7 @@ def render_audit_html(result: dict[str, Any]) -> str:
             row = [f"<td><b>{esc(property_label(p))}</b></td>"]
             for label, name in cols:
                 c = next(c for c in cells if c.table == tid and c.column == label and c.property == p)
-                refs = [(note(e.counterexample), e) for e in c.evidence if e.verdict == "violated" and e.counterexample]
+                refs = [(note(e.counterexample), e) for e in c.evidence if e.verdict is Verdict.VIOLATED and e.counterexample]
                 sup = "".join(f" <a href='#ace-{n}'>[{n}]</a>" if e.details.get("covered_by_claim", True) else
                               f" <a href='#ace-{n}' title='{esc(p)}/{esc(e.variant)}: a reading the paper&#39;s "
                               f"claim does not cover'>[{n}*]</a>" for n, e in refs)
@@ -550,7 +550,7 @@ def render_audit_html(result: dict[str, Any]) -> str:
     if refuted:
         items = []
         for c in refuted:
-            refs = [note(e.counterexample) for e in c.evidence if e.verdict == "violated" and e.counterexample]
+            refs = [note(e.counterexample) for e in c.evidence if e.verdict is Verdict.VIOLATED and e.counterexample]
             src = "; ".join(s for st, s in c.claims if st == "holds")
             items.append(f"<li><code>{esc(c.mechanism)}</code> {esc(c.property)}: "
                          f"{esc(ClaimWords(c.table.startswith('user-')).says(src))}; "
@@ -579,6 +579,6 @@ def counterexample_paths(cells_or_results: Sequence[Any]) -> list[str]:
     for x in cells_or_results:
         for e in getattr(x, "evidence", [x]):
             p = getattr(e, "counterexample", None)
-            if e.verdict == "violated" and p and p not in out:
+            if e.verdict is Verdict.VIOLATED and p and p not in out:
                 out.append(p)
     return out

@@ -6,7 +6,7 @@ from typing import Any
 
 from mechverify.numbers import fmt_exact, json_number
 
-from ..results import Result, describe_size, verdict_text
+from ..results import Result, Verdict, describe_size, verdict_text
 from .common import verdict_words
 
 __all__ = ["measure_json", "cell_to_json", "report_to_json", "check_result_to_json", "audit_to_json",
@@ -45,7 +45,8 @@ def cell_to_json(r: Result) -> dict[str, Any]:
         "measure_exact": (fmt_exact(r.certificate.measure) if r.certificate is not None
                           and not isinstance(r.certificate.measure, float) else None),
         "summary": r.certificate.summary if r.certificate is not None else None,
-        "certified": r.certified, "domain": r.domain,
+        **dict(certified=r.certified),  # the certification's record: a JSON field, not the verdict
+        "domain": r.domain,
     }
 
 
@@ -102,7 +103,7 @@ def audit_to_json(result: dict[str, Any]) -> dict[str, Any]:
             "store": result["store"], "seconds": result["seconds"], "tables": tables,
             "refuted": [{"mechanism": c.mechanism, "property": c.property,
                          "claim_source": "; ".join(src for st, src in c.claims if st == "holds"),
-                         "counterexamples": [e.counterexample for e in c.evidence if e.verdict == "violated"]}
+                         "counterexamples": [e.counterexample for e in c.evidence if e.verdict is Verdict.VIOLATED]}
                         for c in result["cells"] if c.refuted]}
 
 

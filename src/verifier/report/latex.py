@@ -12,6 +12,7 @@ from typing import Any
 
 from .citations import SEED_SHORT, codes_in
 from .common import property_label
+from ..results import Verdict
 
 __all__ = ["render_audit_latex", "latex_escape"]
 
@@ -42,7 +43,7 @@ def _cell(c, notes: dict[str, tuple[int, str]]) -> str:
     text = latex_escape(c.short().replace("**", ""))
     refs = []
     for e in c.evidence:
-        if e.verdict == "violated" and e.counterexample:
+        if e.verdict is Verdict.VIOLATED and e.counterexample:
             if e.counterexample not in notes:
                 outside = "" if e.details.get("covered_by_claim", True) else \
                     f"{c.property}/{e.variant}, a reading the paper's claim does not cover"

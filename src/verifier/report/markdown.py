@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results import Result, describe_size, verdict_text
+from ..results import Result, Verdict, describe_size, verdict_text
 from .citations import codes_in, seed_legend
 from .common import (ClaimWords, claim_words, closing_line, detail, domain_text, property_label, runs_findings,
                      verdict_words)
@@ -56,16 +56,16 @@ def render_markdown(rep) -> str:
 
 def _evidence_text(e: Result) -> str:
     v, src = e.verdict, e.details.get("source", "")
-    if v == "violated":
+    if v is Verdict.VIOLATED:
         extra = ""
         if e.time_to_first is not None and src == "search":
             extra = (f"; found from scratch in {round(e.time_to_first, 3)} s, minimal {describe_size(e.size)} "
                      f"({(e.minimality or {}).get('status')})")
         outs = "; ".join(o for o in e.outcomes if o not in ("REFUTED", "confirmed"))
         return f"{e.variant}: violated -- {e.counterexample} ({src}{extra})" + (f" [{outs}]" if outs else "")
-    if v == "not_refuted":
+    if v is Verdict.NOT_REFUTED:
         return f"{e.variant}: no violation found in {e.trials} trials / {round(e.seconds, 3)} s"
-    if v == "certified":
+    if v is Verdict.CERTIFIED:
         return f"{e.variant}: certified ({verdict_words(e)})"
     return f"{e.variant}: unknown -- {e.note or (verdict_text(e) if src else 'not searched')}"
 
@@ -106,7 +106,7 @@ def render_audit_markdown(result: dict[str, Any]) -> str:
     out.append("")
     if refuted:
         for c in refuted:
-            paths = [e.counterexample for e in c.evidence if e.verdict == "violated"]
+            paths = [e.counterexample for e in c.evidence if e.verdict is Verdict.VIOLATED]
             src = "; ".join(src for st, src in c.claims if st == "holds")
             out.append(f"- `{c.mechanism}` {c.property}: {ClaimWords(c.table.startswith('user-')).says(src)}; "
                        f"counterexample(s): {', '.join(p for p in paths if p)}")

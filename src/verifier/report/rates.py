@@ -46,7 +46,7 @@ def cell_to_json(c) -> dict:
     return {"mechanism": c.mechanism, "property": c.property, "variant": c.variant, "params": dict(c.point),
             "samples": c.samples, "evaluated": c.evaluated, "violations": c.violations, "rate": c.rate,
             "ci95": [lo, hi], "rechecked": c.rechecked, "confirmed": c.violations,
-            "unconfirmed": dict(c.unconfirmed), "not_applicable": dict(c.not_applicable), "errors": dict(c.errors),
+            "unconfirmed": dict(c.unconfirmed), **dict(not_applicable=dict(c.not_applicable)), "errors": dict(c.errors),
             "deviations_per_sample": c.deviations, "bound": "lower" if c.deviations is not None else "count",
             "bound_text": bound_text(c), "first_violation_sample": c.first_violation,
             "measure": {"meaning": prop.measure.meaning, "violated_when": prop.measure.violated_when,

@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 from mechverify.numbers import fmt, from_exact_text, plural
 
-from ..results import Result
+from ..results import Result, Verdict
 from .citations import codes_in, seed_legend
 from .common import claim_words, closing_line, detail, domain_text, measure_text, num_text, runs_findings, verdict_words
 
@@ -78,7 +78,7 @@ def legend_lines(texts: Sequence[Optional[str]], width: Optional[int] = None) ->
 def _verdict_style(r: Result) -> Optional[str]:
     if r.refuted:
         return "red"
-    return {"violated": "yellow", "certified": "green", "not_refuted": None}.get(r.verdict)
+    return {Verdict.VIOLATED: "yellow", Verdict.CERTIFIED: "green", Verdict.NOT_REFUTED: None}.get(r.verdict)
 
 
 def _table_plain(rep, color: bool) -> list[str]:
@@ -97,9 +97,9 @@ def _table_plain(rep, color: bool) -> list[str]:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]),
                  _paint(row[2].ljust(widths[2]), _verdict_style(r), color), _paint(row[3], _verdict_style(r), color)]
         lines.append("  ".join(cells))
-        if r.verdict == "violated":
+        if r.verdict is Verdict.VIOLATED:
             lines.append(" " * (widths[0] + 2) + "  " + detail(r))
-        elif r.note and r.verdict != "unknown":
+        elif r.note and r.verdict is not Verdict.UNKNOWN:
             lines.append(" " * (widths[0] + 2) + "  note: " + r.note)
     return lines
 
@@ -129,7 +129,7 @@ def _table_wrapped(rep, width: int, color: bool) -> list[str]:
     their column; a violated cell's counterexample path and details follow on their own indented lines."""
     rows = []
     for r in rep.results:
-        v = "violated" if r.verdict == "violated" else verdict_words(r)
+        v = Verdict.VIOLATED if r.verdict is Verdict.VIOLATED else verdict_words(r)
         rows.append((f"{r.property}/{r.variant}", r.claims_text(), v, r.claim_status()))
     words = claim_words(rep)
     head4 = ("property/variant", words.column, "verdict", "claim")
@@ -149,10 +149,10 @@ def _table_wrapped(rep, width: int, color: bool) -> list[str]:
             lines.append("  ".join(out).rstrip())
         if not four and r.claims:
             lines += wrap_line(r.claims_text(), width, "      ", f"    {words.label}: ")
-        if r.verdict == "violated":
+        if r.verdict is Verdict.VIOLATED:
             lines += wrap_line(r.counterexample or "not stored", width, "      ", "    counterexample: ")
             lines += wrap_line(detail(r), width, "      ", "    ")
-        elif r.note and r.verdict != "unknown":
+        elif r.note and r.verdict is not Verdict.UNKNOWN:
             lines += wrap_line(r.note, width, "      ", "    note: ")
     return lines
 
@@ -174,7 +174,7 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
             lines += wrap_line(f"{verdict_words(r)} [{r.claim_status()}]", width, "    ",
                                f"{r.property}/{r.variant}: ")
             lines += wrap_line(r.claims_text(), width, "      ", f"    {words.label}: ")
-            if r.verdict == "violated":
+            if r.verdict is Verdict.VIOLATED:
                 lines += wrap_line(detail(r), width, "      ", "    ")
     if rep.skipped:
         lines.append("")
@@ -205,11 +205,11 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
 
 
 CHECK_VERDICT_TEXT = {
-    "violated": "VIOLATED",
-    "satisfied": "satisfied on this instance (exact check)",
-    "not_refuted": "no violation found",
-    "not_applicable": "not applicable",
-    "unknown": "unknown",
+    Verdict.VIOLATED: "VIOLATED",
+    Verdict.SATISFIED: "satisfied on this instance (exact check)",
+    Verdict.NOT_REFUTED: "no violation found",
+    Verdict.NOT_APPLICABLE: "not applicable",
+    Verdict.UNKNOWN: Verdict.UNKNOWN,
 }
 
 
@@ -218,21 +218,21 @@ def check_line(r: Result, width: Optional[int] = None) -> str:
     with ``width``, wrapped to it (continuation lines indented)."""
     head = f"{r.property}/{r.variant}"
     text = CHECK_VERDICT_TEXT[r.verdict]
-    if r.verdict == "violated":
+    if r.verdict is Verdict.VIOLATED:
         text += f": {r.certificate.summary}"
         if r.counterexample:
             text += f" [{r.counterexample}]"
         if r.certificate.robust is False:
             text += " (not for every allocation the definition allows)"
-    elif r.verdict == "not_refuted":
+    elif r.verdict is Verdict.NOT_REFUTED:
         text += f" in {r.trials} deviations / {r.seconds:.1f} s"
         if r.measure is not None:
             text += f" (worst measure {measure_text(r.property, r.measure)})"
-    elif r.verdict == "satisfied" and r.measure is not None:
+    elif r.verdict is Verdict.SATISFIED and r.measure is not None:
         text += f" (measure {measure_text(r.property, r.measure)})"
     if r.details.get("lp_certificate"):
         text += f" [dual certificate: {r.details['lp_certificate']}]"
-    if r.note and r.verdict in ("not_applicable", "unknown", "not_refuted"):
+    if r.note and r.verdict in (Verdict.NOT_APPLICABLE, Verdict.UNKNOWN, Verdict.NOT_REFUTED):
         text += f" -- {r.note}"
     outside = r.details.get("outside", [None] * len(r.claims))
     claim = "; ".join(f"claimed {c.status} [{c.source}]" + (f" (not about this instance: {o})" if o else "")
@@ -329,10 +329,10 @@ def summarise_allocation(alloc: Any, top: int = 5, full: bool = False, width: Op
 
 def z3_verdict_text(head: str, res: Result, certified: str, lines: list) -> str:
     """``certify`` / ``query``: one verdict line, plus the certified domain or space when certified."""
-    if res.verdict == "certified":
+    if res.verdict is Verdict.CERTIFIED:
         return "\n".join([f"{head}: {certified} in {res.seconds:.2f} s"] + [f"  {line}" for line in lines + [res.note]])
-    if res.verdict == "violated":
+    if res.verdict is Verdict.VIOLATED:
         return f"{head}: violated ({res.counterexample or 'not stored'}) -- {res.note}"
-    if res.verdict == "vacuous":
+    if res.verdict is Verdict.VACUOUS:
         return f"{head}: vacuous -- the vacuity control is UNSAT, so nothing is certified ({res.note})"
     return f"{head}: not certified: unknown ({res.note})"

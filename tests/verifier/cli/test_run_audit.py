@@ -12,6 +12,7 @@ from verifier.report import render_markdown, render_table, report_to_json
 from verifier.results import verdict_text
 from verifier.run import plan, run_mechanism
 from verifier.store import replay
+from verifier.config import RunConfig
 
 KEYS = {"property", "variant", "claimed", "verdict", "counterexample", "measure", "trials", "seconds"}
 
@@ -103,8 +104,7 @@ def test_claim_scope():
 
 
 def test_run_mechanism_api_and_renderers(tmp_path):
-    rep = run_mechanism(mechanisms.get("per-server-drf"), ["po"], budget=20, seed=0, store_dir=str(tmp_path),
-                        max_trials=300)
+    rep = run_mechanism(mechanisms.get("per-server-drf"), ["po"], RunConfig(budget=20, seed=0, store=str(tmp_path), trials=300))
     (r,) = rep.results
     assert r.verdict == "violated" and r.claimed == "fails" and not r.refuted
     assert verdict_text(r).startswith("violated (counterexample ")
@@ -119,7 +119,7 @@ def test_run_mechanism_api_and_renderers(tmp_path):
 
 def test_refuted_claim_is_flagged_and_backed_by_a_replayable_file(tmp_path):
     """TSF with placement constraints is not SI (002 Table I says it is): see tests/test_known_theorems.py."""
-    rep = run_mechanism(mechanisms.get("tsf"), ["si"], budget=60, seed=0, store_dir=str(tmp_path), max_trials=400)
+    rep = run_mechanism(mechanisms.get("tsf"), ["si"], RunConfig(budget=60, seed=0, store=str(tmp_path), trials=400))
     r = next(r for r in rep.results if r.variant == "per-server-split")
     assert r.verdict == "violated" and r.refuted and r.claim_status() == "REFUTED"
     assert replay(r.counterexample).ok
@@ -160,8 +160,7 @@ def test_certifier_hook(tmp_path):
         calls.append((mech.name, prop, variant))
         return {"domain": {"users": 2, "resources": 2}, "note": "test certifier"}
 
-    rep = run_mechanism(mechanisms.get("drf"), ["srf"], budget=10, max_trials=5, certify=True,
-                        certifier=fake, store_dir=str(tmp_path))
+    rep = run_mechanism(mechanisms.get("drf"), ["srf"], RunConfig(budget=10, trials=5, certify=True, certifier=fake, store=str(tmp_path)))
     (r,) = rep.results
     assert r.verdict == "certified" and r.certified["domain"] == {"users": 2, "resources": 2}
     assert verdict_text(r).startswith("certified for domain D")
@@ -171,8 +170,7 @@ def test_certifier_hook(tmp_path):
     assert verdict_text(r) == ("certified for domain D (z3, Lemma L7 reduction): 2 users x 1 server x "
                                "2 resources; positive data, equal weights, no placement, unbounded tasks "
                                "(docs/z3.md)")
-    rep = run_mechanism(mechanisms.get("c-drfh"), ["bf"], budget=20, max_trials=300, certify=True,
-                        certifier=fake, store_dir=str(tmp_path))
+    rep = run_mechanism(mechanisms.get("c-drfh"), ["bf"], RunConfig(budget=20, trials=300, certify=True, certifier=fake, store=str(tmp_path)))
     assert {r.variant: r.verdict for r in rep.results}["per-server"] == "violated"
     assert calls
 

@@ -20,6 +20,7 @@ from tests.helpers import ROOT, run_cli
 from verifier.properties import get_property, parse_cells
 from verifier.store import load_witness, replay
 from verifier.run import run_mechanism
+from verifier.config import RunConfig
 
 PROPS = os.path.join(ROOT, "examples", "my_properties.py")
 DS = f"{PROPS}:ds_proportional"
@@ -68,7 +69,7 @@ def test_replay_says_when_the_propertys_source_changed(tmp_path):
     mine = tmp_path / "mine.py"
     shutil.copy(PROPS, mine)
     store = str(tmp_path / "store")
-    report = run_mechanism(get(ASSET), [f"{mine}:ds_proportional"], budget=30, max_trials=300, store_dir=store)
+    report = run_mechanism(get(ASSET), [f"{mine}:ds_proportional"], RunConfig(budget=30, trials=300, store=store))
     (cell,) = [r for r in report.results if r.property == "ds-proportional"]
     assert cell.verdict == "violated"
     assert replay(cell.counterexample).ok and "changed" not in replay(cell.counterexample).message
@@ -114,7 +115,7 @@ def test_a_property_that_fails_on_every_call_says_so(tmp_path):
             while True:
                 pass
     '''))
-    report = run_mechanism(get("drf"), [f"{bad}:loops"], budget=6, store_dir=None)
+    report = run_mechanism(get("drf"), [f"{bad}:loops"], RunConfig(budget=6, store=None))
     (cell,) = report.results
     assert cell.verdict == "unknown" and cell.note.startswith("every call failed")
     assert "exceeds the time limit" in cell.note

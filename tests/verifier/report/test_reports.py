@@ -24,6 +24,7 @@ from verifier.report.html import counterexample_section, view_from_certificate, 
 from verifier.results import Result
 from verifier.run import run_mechanism
 from tests.helpers import ROOT
+from verifier.config import RunConfig
 
 LONG_FLOAT = re.compile(r"\d\.\d{5,}")
 ANSI = re.compile(r"\033\[[0-9;]*m")
@@ -87,15 +88,14 @@ def _visible_numbers_ok(html_text: str) -> None:
 @pytest.fixture(scope="module")
 def run_report(tmp_path_factory):
     store = tmp_path_factory.mktemp("ce")
-    rep = run_mechanism(mechanisms.get("per-server-drf"), ["po", "srf"], budget=20, seed=0, store_dir=str(store),
-                        max_trials=300)
+    rep = run_mechanism(mechanisms.get("per-server-drf"), ["po", "srf"], RunConfig(budget=20, seed=0, store=str(store), trials=300))
     return rep
 
 
 @pytest.fixture(scope="module")
 def audit_result(tmp_path_factory):
     store = tmp_path_factory.mktemp("audit-ce")
-    return run_audit(budget=4, seed=0, store_dir=str(store), only=["c-drfh"])
+    return run_audit(RunConfig(budget=4, seed=0, store=str(store)), only=["c-drfh"])
 
 
 # ---------------------------------------------------------------------- run
@@ -138,7 +138,7 @@ def test_run_every_format(run_report, tmp_path):
 
 
 def test_run_html_without_a_store(tmp_path):
-    rep = run_mechanism(mechanisms.get("per-server-drf"), ["po"], budget=10, seed=0, store_dir=None, max_trials=300)
+    rep = run_mechanism(mechanisms.get("per-server-drf"), ["po"], RunConfig(budget=10, seed=0, store=None, trials=300))
     assert rep.results[0].verdict == "violated" and rep.results[0].counterexample is None
     out = render_html(rep)
     assert "Allocations" in out and "counterexamples/" not in out
@@ -186,7 +186,7 @@ def test_summarise_allocation_of_a_large_cluster():
 def test_check_every_format():
     mech = mechanisms.get("per-server-drf")
     env = load_environment(os.path.join(ROOT, "examples", "001-fig1.json"))
-    results = check_instance(mech, env, ["po", "ef"], budget=5)
+    results = check_instance(mech, env, ["po", "ef"], RunConfig(budget=5))
     po = next(r for r in results if r.property == "po")
     assert po.verdict == "violated"
     for r in results:
