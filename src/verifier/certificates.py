@@ -78,8 +78,8 @@ def export(res, directory: str, request: dict, env=None) -> str:
     ``request``: the question as asked (``command``, ``timeout``, and ``shape``/``method`` for certify,
     ``users``/``joint`` for query); ``env``: a query's instance (written
     beside, ``instance.json``).  Returns the path of ``certificate.json``."""
-    from .engines.z3.second import SECOND
-    from .engines.z3.solvers import proof_holes, sha256
+    from .engines.smt.second import SECOND
+    from .engines.smt.solvers import proof_holes, sha256
 
     ledger = res.details.get("ledger")
     if res.verdict != "certified" or ledger is None:
@@ -177,7 +177,7 @@ def _regenerate(cert: dict, directory: str, jobs: Optional[int]):
     its result, with the queries it built (``details["ledger"]``)."""
     from mechanisms import get
 
-    from .engines.z3 import Shape, certify, instance_query
+    from .engines.smt import Shape, certify, instance_query
 
     req = cert["request"]
     mech = get(cert["mechanism"])
@@ -198,9 +198,9 @@ def replay(path: str, jobs: Optional[int] = None) -> ReplayOutcome:
     :class:`CertificateError`): (1) every exported file has the recorded sha256; (2) the current code, asked
     the same question, builds each exported query byte for byte and rests its verdict on no query the
     certificate lacks, and still certifies; (3) z3 and cvc5 give every exported file the answer it needs."""
-    from .engines.z3.pool import Job, run_jobs
-    from .engines.z3.second import EXPECTED, SECOND, Ask, Obligation, ask_cvc5
-    from .engines.z3.solvers import sha256
+    from .engines.smt.pool import Job, run_jobs
+    from .engines.smt.second import EXPECTED, SECOND, Ask, Obligation, ask_cvc5
+    from .engines.smt.solvers import sha256
 
     cert = load(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -274,6 +274,6 @@ def replay(path: str, jobs: Optional[int] = None) -> ReplayOutcome:
 
 
 def _default_jobs() -> int:
-    from .engines.z3.pool import default_jobs
+    from .engines.smt.pool import default_jobs
 
     return default_jobs()
