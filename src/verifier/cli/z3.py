@@ -100,11 +100,11 @@ def _check_export(args: argparse.Namespace) -> None:
 
 
 def _export(args: argparse.Namespace, res: Result, request: dict, env=None) -> None:
-    """Write the certificate of a certified result (``verifier.certificates``); a line on stderr says where,
-    or why nothing was written."""
+    """Write the SMT export of a certified result (``verifier.artifacts.smt_export``); a line on stderr says
+    where, or why nothing was written."""
     import sys
 
-    from ..certificates import export
+    from ..artifacts.smt_export import export
 
     if not args.export:
         return

@@ -300,7 +300,7 @@ class Property:
         return None
 
     def lp_certificate(self, mech, env: Environment, variant: str, alloc: Allocation) -> tuple[Optional[dict], str]:
-        """The exact LP certificate (``mechverify.certcheck``'s form, docs/certificates.md) of the verdict on
+        """The exact LP certificate (``mechverify.lp_certificate_checker``'s form, docs/certificates.md) of the verdict on
         ``alloc``, the mechanism's exact allocation on ``env``: ``(certificate, "")``, or ``(None, why not)``.
         Default: the verdict rests on no LP (``(None, "")``)."""
         return None, ""
