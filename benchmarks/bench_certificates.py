@@ -1,6 +1,6 @@
 """Time of the exact LP certificates (docs/certificates.md): making one (the mechanism's exact allocation,
 then the exact domination / level LP with duals, then the checker's own pass) and checking one
-(``mechverify.certcheck`` alone), on the seed examples and random clusters (``make_cluster``).  Run on demand:
+(``mechverify.lp_certificate_checker`` alone), on the seed examples and random clusters (``make_cluster``).  Run on demand:
 
     python benchmarks/bench_certificates.py [--repeat 3]
 
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_cluster import make_instance  # noqa: E402
 
 from mechanisms import get  # noqa: E402
-from mechverify import certcheck  # noqa: E402
+from mechverify import lp_certificate_checker  # noqa: E402
 from mechverify.instances import load_environment, parse_environment  # noqa: E402
 from mechverify.lp_certificates import level_certificate, pareto_certificate  # noqa: E402
 
@@ -58,8 +58,8 @@ def main(argv=None) -> int:
         if po is None or lv is None:
             print(f"{name} {label}: no certificate ({why or why2})")
             continue
-        cp, _ = _best(lambda: certcheck.check_certificate(po), args.repeat)
-        cl, _ = _best(lambda: certcheck.check_certificate(lv), args.repeat)
+        cp, _ = _best(lambda: lp_certificate_checker.check_certificate(po), args.repeat)
+        cl, _ = _best(lambda: lp_certificate_checker.check_certificate(lv), args.repeat)
         print(f"{name:10s} {label:29s} {env.describe():29s} {ta:7.3f}  {tp:6.3f}  {tl:6.3f}  {cp:9.3f}  "
               f"{cl:12.3f}  {len(json.dumps(po)) / 1024:5.0f}  {len(json.dumps(lv)) / 1024:8.0f}")
     return 0

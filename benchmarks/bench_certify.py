@@ -4,8 +4,8 @@ Not a test; run on demand (it takes long):
     python benchmarks/bench_certify.py [--timeout 600] [--mechanisms drf,tsf-er] [--axes users,resources]
                                        [--max-steps 8] [--json OUT.json] [--markdown OUT.md]
 
-For every mechanism with a symbolic encoding (``verifier/engines/z3/specs.py``) and every AXIS, shapes
-grow one step at a time; each is given to ``verifier.engines.z3.certify`` with ``--timeout`` seconds
+For every mechanism with a symbolic encoding (``verifier/engines/smt/specs.py``) and every AXIS, shapes
+grow one step at a time; each is given to ``verifier.engines.smt.certify`` with ``--timeout`` seconds
 (all worker processes: one per core) and the walk along that axis stops at the first shape that is
 not certified (unknown, vacuous or violated).  Axes (users x servers x resources + external):
 
@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import mechanisms  # noqa: E402
 from verifier.files import atomic_write_text  # noqa: E402
 from verifier.cli.z3 import persist_result  # noqa: E402
-from verifier.engines.z3 import Shape, certify, encoded  # noqa: E402
+from verifier.engines.smt import Shape, certify, encoded  # noqa: E402
 
 AXES = {
     "users": lambda n: Shape(users=n + 1, servers=1, resources=2),

@@ -2,7 +2,8 @@
 
 It is the top of the layers (docs/architecture.md): a facade over the mechanism layer and the verifier,
 returning the same objects the CLI prints (``Allocation``, ``verifier.results.Result``,
-``verifier.run.RunReport``, ``verifier.store.ReplayResult``), each with a short ``repr``.
+``verifier.run.RunReport``, ``verifier.results.ArtifactResult``, ``verifier.artifacts.Replay``), each with a
+short ``repr``.
 
     >>> import mechverify as mv
     >>> env = mv.load("examples/001-fig1.json")
@@ -12,6 +13,7 @@ returning the same objects the CLI prints (``Allocation``, ``verifier.results.Re
     >>> print(report)                                 # the CLI's text table (a notebook shows the HTML report)
     >>> report.results[0].certificate                 # the exact numbers of a violation
     >>> mv.replay("counterexamples")                  # every stored file under the folder, as the CLI's replay
+    >>> mv.replay("certificates/tsf-000-fig1-po.json")  # an LP certificate (or an export's certificate.json)
 
 A mechanism argument is a registered name, a reference (``package.module:function``,
 ``path/to/file.py:function``), a ``mechanisms.Mechanism``, or a plain function ``f(env)`` (with or without
@@ -146,17 +148,21 @@ def run(mech: MechanismLike, properties: Union[None, str, Sequence[str]] = None,
     return run_mechanism(mechanism_of(mech, tolerance), names, config, variants or None)
 
 
-def replay(path: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]] = "counterexamples") -> Any:
-    """Re-verify stored counterexamples exactly (``verifier.store.replay``), as ``python -m verifier replay``:
-    one file gives its ``ReplayResult`` (``.ok``, ``.message``); a directory (every counterexample file under
-    it) or a list of paths gives a list of them.  ``FileNotFoundError`` for a path that does not exist."""
-    from verifier.store import find_files
-    from verifier.store import replay as _replay
+def replay(path: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]] = "counterexamples", *,
+           jobs: Optional[int] = None) -> Any:
+    """Replay artifact files against the current code (``verifier.artifacts.replay``), exactly as
+    ``python -m verifier replay``: stored counterexamples (files, or every one under a directory), an SMT
+    export (``DIR/certificate.json`` of ``certify``/``query --export``; ``jobs``: its solver processes) or
+    exact LP certificate files -- one kind per call.  One file gives its ``ArtifactResult`` (``.ok``,
+    ``.status`` accepted / rejected / malformed, ``.message``, ``.report``: the lines the CLI prints,
+    ``.exit_code``); a directory or a list of paths gives the ``Replay`` of them (a sequence of
+    ``ArtifactResult``, with the CLI's ``.exit_code``, ``.summary`` and ``.lines()``).
+    ``FileNotFoundError`` for a path that does not exist; ``verifier.artifacts.ReplayError`` (a ``ValueError``)
+    for paths that mix kinds."""
+    from verifier.artifacts import replay as _replay
 
     paths = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
-    for p in paths:
-        if not os.path.exists(p):
-            raise FileNotFoundError(f"{p}: no such file or directory")
+    done = _replay(paths, jobs=jobs)
     if isinstance(path, (str, os.PathLike)) and not os.path.isdir(paths[0]):
-        return _replay(paths[0])
-    return [_replay(f) for f in find_files(paths)]
+        return done.results[0]
+    return done

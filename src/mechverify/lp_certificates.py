@@ -1,4 +1,5 @@
-"""Exact LP certificates from the one LP layer, in the form :mod:`mechverify.certcheck` checks.
+"""Exact LP certificates from the one LP layer, in the form the independent checker
+:mod:`mechverify.lp_certificate_checker` checks.
 
 The producing side: the LPs are built by the project's own builders (``domination.domination_lp``,
 ``lexmaxmin.common_level_lp`` over ``polytope.TaskPolytope``), solved exactly (``lp.solve(exact=True)``:
@@ -7,7 +8,7 @@ the checker names the rows it re-derives from the instance.  Every certificate i
 checker before it is returned: one that the checker does not accept is never written (``None`` and the
 checker's reason instead) -- a bug in either side shows up as a refusal, never as a certificate.
 
-Multipliers are stored in the checker's form (``certcheck``'s docstring): ``lambda_i >= 0`` for the row
+Multipliers are stored in the checker's form (``lp_certificate_checker``'s docstring): ``lambda_i >= 0`` for the row
 written ``a_i^T y <= b_i``, and for a ``>=`` row for ``-a_i^T y <= -b_i``.  The LP layer's exact duals are
 ``d objective / d b_i`` of a maximisation, so a ``<=`` row's multiplier is its dual and a ``>=`` row's
 is minus its dual.
@@ -17,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
-from . import certcheck
+from . import lp_certificate_checker as checker
 from .allocation import Allocation
 from .domination import domination_lp
 from .lexmaxmin import common_level_lp
@@ -29,15 +30,15 @@ from .utility import utility
 
 __all__ = ["pareto_certificate", "level_certificate", "unreachable_from_level", "NORMALISERS"]
 
-NORMALISERS = tuple(certcheck.NORMALISERS)
+NORMALISERS = tuple(checker.NORMALISERS)
 
 
 def _row_names(env: Environment, poly: TaskPolytope) -> dict[int, str]:
     """chi(E)'s rows of ``poly`` under the checker's names."""
-    names = {i: certcheck.row_name("cap", env.servers[s], env.resources[r]) for (s, r), i in poly.capacity_rows.items()}
-    names.update({i: certcheck.row_name("tdm", env.servers[s]) for s, i in poly.tdm_rows.items()})
-    names.update({i: certcheck.row_name("ext", env.external[k]) for k, i in poly.external_rows.items()})
-    names.update({i: certcheck.row_name("bound", env.users[j]) for j, i in poly.bound_rows.items()})
+    names = {i: checker.row_name("cap", env.servers[s], env.resources[r]) for (s, r), i in poly.capacity_rows.items()}
+    names.update({i: checker.row_name("tdm", env.servers[s]) for s, i in poly.tdm_rows.items()})
+    names.update({i: checker.row_name("ext", env.external[k]) for k, i in poly.external_rows.items()})
+    names.update({i: checker.row_name("bound", env.users[j]) for j, i in poly.bound_rows.items()})
     return names
 
 
@@ -58,15 +59,15 @@ def _matrix(x: Sequence[Sequence[Any]]) -> list:
 def _finish(cert: dict) -> tuple[Optional[dict], str]:
     """The checker's rows added for a reader, then the checker's verdict on the whole certificate."""
     try:
-        cert["lp"] = certcheck.lp_of(cert).to_json()
-        cert["claim"]["statement"] = certcheck.check_certificate(cert)
-    except certcheck.CertificateError as exc:
+        cert["lp"] = checker.lp_of(cert).to_json()
+        cert["claim"]["statement"] = checker.check_certificate(cert)
+    except checker.LPCertificateError as exc:
         return None, f"the checker does not accept it ({exc})"
     return cert, ""
 
 
 def _base(env: Environment, kind: str, mode: str, about: dict) -> dict:
-    return {"format": certcheck.FORMAT, "claim": {"kind": kind, **about}, "instance": env.to_dict(),
+    return {"format": checker.FORMAT, "claim": {"kind": kind, **about}, "instance": env.to_dict(),
             "feasible_set": {"mode": mode, "placement": True, "external": True, "bounds": True}}
 
 
@@ -88,12 +89,12 @@ def pareto_certificate(env: Environment, alloc: Allocation, mode: str,
     if not res.ok or res.row_dual is None:
         return None, f"the exact domination LP gave no duals ({res.status}{', ' + res.method if res.method else ''})"
     names = _row_names(env, poly)
-    names.update({i: certcheck.row_name("target", env.users[j]) for j, i in targets.items()})
+    names.update({i: checker.row_name("target", env.users[j]) for j, i in targets.items()})
     total = sum(u, Fraction(0))
     kind = "dominated" if res.objective > total else "pareto-optimal"
     cert = _base(env, kind, mode, dict(about or {}))
     cert["allocation"] = _matrix(alloc.x)
-    cert["primal"] = {certcheck.col_name(env.users[j], env.servers[s]): fmt_exact(res.x[c])
+    cert["primal"] = {checker.col_name(env.users[j], env.servers[s]): fmt_exact(res.x[c])
                       for (j, s), c in poly.var.items() if res.x[c]}
     cert["dual"] = _multipliers(poly.lp, res.row_dual, names)
     cert["optimum"] = fmt_exact(res.objective)
@@ -108,12 +109,12 @@ def level_certificate(env: Environment, alloc: Allocation, mode: str, normaliser
     ``lexmaxmin.common_level_lp``, with the exact allocation ``alloc`` (whose ``info["normaliser"]`` holds
     its ``N_j``) as the primal.  ``normaliser``: the checker's name of the ``N_j`` formula
     (:data:`NORMALISERS`).  Returns ``(certificate, "")`` or ``(None, why not)``."""
-    if normaliser not in certcheck.NORMALISERS:
+    if normaliser not in checker.NORMALISERS:
         return None, f"the checker does not re-derive the normaliser {normaliser!r}"
     norms = (alloc.info or {}).get("normaliser")
     if not alloc.exact or norms is None or len(norms) != env.n_users:
         return None, "the allocation is not exact or carries no normalisers"
-    derived = certcheck.normalisers(env, normaliser)
+    derived = checker.normalisers(env, normaliser)
     infinite = [env.users[j] for j, N in enumerate(norms) if N is None or is_inf(N) or derived[j] is None]
     if infinite:  # the mechanism then uses its fallback (docs/model.md), which the checker does not re-derive
         return None, f"the normaliser of {', '.join(infinite)} is infinite (a fallback the checker does not re-derive)"
@@ -127,7 +128,7 @@ def level_certificate(env: Environment, alloc: Allocation, mode: str, normaliser
     if not res.ok or res.row_dual is None:
         return None, f"the exact level LP gave no duals ({res.status})"
     names = _row_names(env, poly)
-    names.update({i: certcheck.row_name("level", env.users[j]) for j, i in row_of.items()})
+    names.update({i: checker.row_name("level", env.users[j]) for j, i in row_of.items()})
     cert = _base(env, "level", mode, {"normaliser": normaliser, **(about or {})})
     cert["allocation"] = _matrix(alloc.x)
     cert["normalisers"] = {env.users[j]: fmt_exact(N) for j, N in enumerate(norms)}
@@ -158,11 +159,11 @@ def unreachable_from_level(level_cert: dict, factor: Fraction) -> tuple[Optional
             j = env.users.index(u)
             wN = env.weight[j] * Fraction(level_cert["normalisers"][u])
             targets[u] = fmt_exact(L * wN)
-            ray[certcheck.row_name("target", u)] = fmt_exact(Fraction(v) / wN)
+            ray[checker.row_name("target", u)] = fmt_exact(Fraction(v) / wN)
         else:
             ray[name] = v
     about = {k: v for k, v in level_cert["claim"].items() if k not in ("kind", "statement", "normaliser")}
-    cert = {"format": certcheck.FORMAT, "claim": {"kind": "unreachable", **about,
+    cert = {"format": checker.FORMAT, "claim": {"kind": "unreachable", **about,
                                                   "derived_from": f"level {fmt_exact(t_star)} x {fmt_exact(factor)}"},
             "instance": env_data, "feasible_set": dict(level_cert["feasible_set"]), "targets": targets, "ray": ray}
     return _finish(cert)

@@ -34,7 +34,7 @@ Certifier = Callable[[Any, str, str, float], Optional[dict]]
 def z3_certifier(mech, prop_name: str, variant: str, budget: float) -> Optional[dict]:
     """``run --certify``: certify the smallest shape (2 users, 1 server, 2 resources) when the z3 layer
     covers the cell; only a real certificate is reported."""
-    from .engines.z3 import SUPPORTED, Shape, certify
+    from .engines.smt import SUPPORTED, Shape, certify
 
     if variant not in SUPPORTED.get(prop_name, ()):
         return None

@@ -1,8 +1,12 @@
-"""THE result record and verdict vocabulary of ``check``, ``run``, ``audit``, ``certify`` and ``query``.
+"""THE result record and verdict vocabulary of ``check``, ``run``, ``audit``, ``certify`` and ``query``, and
+the one result of replaying an artifact file.
 
 One :class:`Result` per (mechanism, property, variant) question.  Its ``verdict`` is one of
 :data:`VERDICTS`; :func:`verdict_text` says in words what was established -- never a bare "holds".
 Renderers (``verifier/report/``) turn results into text, Markdown, JSON and HTML.
+
+One :class:`ArtifactResult` per replayed artifact file -- a stored counterexample, an SMT export, an exact LP
+certificate (``verifier.artifacts``) --: its status is one of :data:`ARTIFACT_STATUSES`.
 """
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from mechverify.numbers import fmt
 
 from .claims import REFUTED
 
-__all__ = ["Verdict", "VERDICTS", "Result", "verdict_text", "is_noise", "describe_size"]
+__all__ = ["Verdict", "VERDICTS", "Result", "verdict_text", "is_noise", "describe_size", "ARTIFACT_STATUSES",
+           "ACCEPTED", "REJECTED", "MALFORMED", "ArtifactResult"]
 
 
 class Verdict(str, Enum):
@@ -187,3 +192,49 @@ def verdict_text(r: Result) -> str:
 def describe_size(size: dict) -> str:
     """A counterexample's size (``engines.minimize.size_of``) in words: ``3 users x 1 server x 2 resources``."""
     return describe_shape(size["users"], size["servers"], size["resources"], size.get("external", 0))
+
+
+ACCEPTED, REJECTED, MALFORMED = "accepted", "rejected", "malformed"
+#: an artifact file's replay status -> what it means, and the exit code of ``python -m verifier replay``
+ARTIFACT_STATUSES = {
+    ACCEPTED: ("it still shows what it claims, checked against the current code", 0),
+    REJECTED: ("it no longer does: a counterexample that no longer holds (or cannot be read back), an SMT query "
+               "edited or built differently now, LP certificate numbers that fail", 1),
+    MALFORMED: ("not an artifact of its kind (an SMT export or LP certificate file missing a field, not JSON, "
+                "...): the replay stops there", 2),
+}
+
+
+@dataclass(frozen=True)
+class ArtifactResult:
+    """What replaying one artifact file established (``verifier.artifacts``: every kind's ``replay`` returns
+    one).  ``kind``: ``counterexample``, ``smt-export`` or ``lp-certificate``; ``status``: one of
+    :data:`ARTIFACT_STATUSES`; ``lines``: what it shows, or why not, one line per finding (without the
+    path); ``where``: the failing part when the kind names one (an LP certificate's row or column);
+    ``report``: the lines ``python -m verifier replay`` prints for it (a malformed file: its one line on
+    stderr)."""
+
+    kind: str
+    path: str
+    status: str
+    lines: tuple = ()
+    report: tuple = ()
+    where: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Accepted: the file still shows what it claims."""
+        return self.status == ACCEPTED
+
+    @property
+    def message(self) -> str:
+        """Its lines as one line."""
+        return "; ".join(self.lines)
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code it means (:data:`ARTIFACT_STATUSES`): 0 accepted, 1 rejected, 2 malformed."""
+        return ARTIFACT_STATUSES[self.status][1]
+
+    def __repr__(self) -> str:
+        return f"<ArtifactResult {self.kind} {self.status} {self.path}: {self.message[:120]}>"

@@ -35,11 +35,12 @@ from .properties import Deviation, Witness, get_property
 from .claims import claim_record
 from .files import atomic_write_json
 from .properties.base import Certificate
+from .results import ACCEPTED, REJECTED, ArtifactResult
 
 SCHEMA = "mechverify.counterexample/1"
 DEFAULT_DIR = "counterexamples"
 
-__all__ = ["certificate_to_dict", "persist", "Persisted", "replay", "ReplayResult", "identity_hash", "index", "load",
+__all__ = ["certificate_to_dict", "persist", "Persisted", "replay", "identity_hash", "index", "load",
            "load_witness", "read", "StoredFile", "find_files"]
 
 
@@ -233,18 +234,6 @@ def _locked(directory: str):
         os.close(fd)  # closing releases the lock
 
 
-@dataclass
-class ReplayResult:
-    """Outcome of replaying one file: ``ok`` and a one-line message."""
-
-    path: str
-    ok: bool
-    message: str
-
-    def __repr__(self) -> str:
-        return f"<ReplayResult {'ok' if self.ok else 'FAIL'} {self.path}: {self.message[:120]}>"
-
-
 @dataclass(frozen=True)
 class StoredFile:
     """A stored counterexample file as read back (:func:`read`): its text as written and its content."""
@@ -316,31 +305,39 @@ def witness_from(d: dict[str, Any]) -> Witness:
     return Witness(d["property"], d["variant"], d["mechanism"], env, dev, None, users)
 
 
-def replay(path: str) -> ReplayResult:
+def _replayed(path: str, ok: bool, message: str) -> ArtifactResult:
+    """A counterexample file's replay (kind ``counterexample``): accepted, or rejected with why -- a file that
+    cannot be read back is rejected too (it no longer shows its violation; a replay goes on past it) -- and
+    its report line."""
+    return ArtifactResult("counterexample", path, ACCEPTED if ok else REJECTED, (message,),
+                          (f"{'ok  ' if ok else 'FAIL'} {path}: {message}",))
+
+
+def replay(path: str) -> ArtifactResult:
     """Re-verify a stored counterexample from scratch (see the module docstring)."""
     try:
         d = load(path)
     except (OSError, ValueError, RecursionError) as exc:  # RecursionError: absurdly nested JSON
-        return ReplayResult(path, False, f"cannot read: {type(exc).__name__}: {str(exc)[:200]}")
+        return _replayed(path, False, f"cannot read: {type(exc).__name__}: {str(exc)[:200]}")
     if not isinstance(d, dict):
-        return ReplayResult(path, False, f"not a counterexample file (a JSON {type(d).__name__})")
+        return _replayed(path, False, f"not a counterexample file (a JSON {type(d).__name__})")
     try:
         if d.get("schema") != SCHEMA:
-            return ReplayResult(path, False, f"unknown schema {d.get('schema')!r}")
+            return _replayed(path, False, f"unknown schema {d.get('schema')!r}")
         expected_id = f"{d['property']}-{identity_hash(d)}"
         if d.get("id") != expected_id or not os.path.basename(path).startswith(expected_id):
-            return ReplayResult(path, False, f"content does not match its id/name (expected {expected_id})")
+            return _replayed(path, False, f"content does not match its id/name (expected {expected_id})")
         mech, changed = _mechanism_of(d)
         prop, prop_changed = _property_of(d)
         changed += prop_changed
         witness = witness_from(d)
         cert = prop.recheck(mech, witness)
     except _CannotLoad as exc:
-        return ReplayResult(path, False, str(exc))
+        return _replayed(path, False, str(exc))
     except Exception as exc:  # replay must report, not crash
-        return ReplayResult(path, False, f"error while re-checking: {type(exc).__name__}: {exc}")
+        return _replayed(path, False, f"error while re-checking: {type(exc).__name__}: {exc}")
     if cert is None:
-        return ReplayResult(path, False, "no longer a violation (exact re-check failed)" + changed)
+        return _replayed(path, False, "no longer a violation (exact re-check failed)" + changed)
     fresh = certificate_to_dict(cert, d.get("provenance", {}), d.get("minimality"), d.get("claim"))
     for key in ("gap", "measure", "utilities", "allocations", "method"):
         if fresh[key] != d.get(key):
@@ -348,9 +345,9 @@ def replay(path: str) -> ReplayResult:
                 changed += (" [the split over servers differs from the stored one (both feasible, equal totals: "
                             "the mechanism's LP has several optimal splits); gap and utilities are equal]")
                 continue
-            return ReplayResult(path, False, f"stored {key} differs from the exact recomputation: "
+            return _replayed(path, False, f"stored {key} differs from the exact recomputation: "
                                              f"stored {json.dumps(d.get(key))[:200]}, recomputed {json.dumps(fresh[key])[:200]}")
-    return ReplayResult(path, True, f"violation confirmed exactly (gap {fresh['gap']}): {fresh['summary']}{changed}")
+    return _replayed(path, True, f"violation confirmed exactly (gap {fresh['gap']}): {fresh['summary']}{changed}")
 
 
 def _another_split(cert: Any, mech: Any, fresh: dict, stored: Any) -> bool:

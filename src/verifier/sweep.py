@@ -52,7 +52,7 @@ def certify_cell(cell: ShapeCell) -> Result:
     "unknown" result, never lost."""
     from mechanisms import get
 
-    from .engines.z3 import Shape, certify
+    from .engines.smt import Shape, certify
 
     try:
         users, servers, resources, external = cell.shape

@@ -297,7 +297,7 @@ def test_lexmaxmin_float_levels_are_the_scores_own():
 def test_one_spelling_of_a_shape():
     """Environment.describe, the z3 Shape, the report's size and the certify header share it."""
     from verifier.results import describe_size
-    from verifier.engines.z3 import Shape
+    from verifier.engines.smt import Shape
     assert describe_shape(2, 1, 2, 1) == "2 users x 1 server x 2 resources + 1 external"
     assert describe_shape(1, 3, 1) == "1 user x 3 servers x 1 resource"
     assert Shape(users=3, servers=1, resources=2).describe() == "3 users x 1 server x 2 resources"

@@ -1,12 +1,12 @@
-"""CLI commands ``check`` (every property on one instance) and ``replay`` (re-verify stored
-counterexamples)."""
+"""CLI commands ``check`` (every property on one instance) and ``replay`` (replay artifacts: stored
+counterexamples, SMT exports, LP certificates; ``verifier.artifacts``)."""
 from __future__ import annotations
 
 import argparse
 import json
 
-from .common import (MECHANISM_HELP, CliError, FailOn, add_mechanism_options, announce_store, command, finding_exit,
-                     mechanism_and_properties, output_dir)
+from .common import (MECHANISM_HELP, FailOn, add_mechanism_options, announce_store, command, finding_exit,
+                     mechanism_and_properties, output_dir, replay_artifacts)
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
@@ -53,12 +53,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     env = load_environment(args.instance)
     written = None
     if args.certificates:  # first, within the budget: check then runs in the time left
-        from ..dual_certificates import write_certificates
+        from ..artifacts.lp_certificate import write_certificates
 
         written = write_certificates(mech, env, props, args.instance, args.certificates, deadline, args.budget)
     results = check_instance(mech, env, props, config)
     if written is not None:
-        from ..dual_certificates import point_to
+        from ..artifacts.lp_certificate import point_to
 
         point_to(results, written)
     if args.store:
@@ -109,51 +109,7 @@ def _configure_replay(p: argparse.ArgumentParser) -> None:
 @command("replay", "re-verify stored counterexamples exactly, or an exported or LP certificate; non-zero exit if "
                    "any no longer holds")(_configure_replay)
 def cmd_replay(args: argparse.Namespace) -> int:
-    """``replay``: re-verify stored counterexamples exactly, or check exported certificates
-    (``verifier.certificates.replay``); exit 1 if one no longer holds, 2 for a malformed certificate."""
-    import os
-
-    from ..certificates import CertificateError, is_certificate
-    from ..dual_certificates import is_lp_certificate
-    from ..certificates import replay as replay_certificate
-    from ..store import find_files, replay
-
-    for p in args.paths:
-        if not os.path.exists(p):
-            raise CliError(f"{p}: no such file or directory")
-    if args.jobs is not None and args.jobs < 0:
-        raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
-    lp = [p for p in args.paths if is_lp_certificate(p)]
-    if lp:  # exact LP certificates (check --certificates): the solver-free checker, as verify-certificate
-        if len(lp) != len(args.paths):
-            raise CliError("paths: LP certificates, exported certificates and counterexamples are replayed "
-                           "separately")
-        from .verify_certificate import verify_lp_certificates
-
-        return verify_lp_certificates(lp, args.quiet)
-    certs = [p for p in args.paths if is_certificate(p)]
-    if certs:
-        if len(certs) != len(args.paths):
-            raise CliError("paths: certificates and counterexamples are replayed separately")
-        bad = 0
-        for p in certs:
-            try:
-                r = replay_certificate(p, jobs=args.jobs)
-            except CertificateError as exc:
-                raise CliError(str(exc)) from None
-            bad += not r.ok
-            for line in r.lines:
-                print(f"{'ok  ' if r.ok else 'FAIL'} {p}: {line}")
-        print(f"{len(certs) - bad} certificate(s) hold, {bad} do not")
-        return 1 if bad else 0
-    files = find_files(args.paths)
-    bad = 0
-    for f in files:
-        r = replay(f)
-        if not r.ok:
-            bad += 1
-            print(f"FAIL {f}: {r.message}")
-        elif not args.quiet:
-            print(f"ok   {f}: {r.message}")
-    print(f"{len(files) - bad} passed, {bad} failed")
-    return 1 if bad else 0
+    """``replay``: replay artifact files of one kind -- stored counterexamples, an SMT export
+    (``DIR/certificate.json``), exact LP certificates -- with ``verifier.artifacts.replay`` (as
+    ``mechverify.replay``); exit 1 if one no longer holds, 2 for a malformed export or LP certificate."""
+    return replay_artifacts(args.paths, args.quiet, args.jobs)

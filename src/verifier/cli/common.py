@@ -15,7 +15,7 @@ from ..results import Verdict
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
            "TERMINATED", "MECHANISM_HELP", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
            "progress_printer", "add_tolerance", "with_tolerance", "with_user_options", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
-           "add_fail_on", "check_executor_options", "executor_from", "FailOn"]
+           "add_fail_on", "check_executor_options", "executor_from", "FailOn", "replay_artifacts"]
 
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
 EXIT_USAGE = 2
@@ -222,6 +222,32 @@ def finding_exit(fail_on: FailOn, results) -> int:
     if fail_on is not FailOn.NEVER and any(r.refuted or r.mechanism_failed for r in results):
         return EXIT_FINDING
     return 0
+
+
+def replay_artifacts(paths, quiet: bool = False, jobs: Optional[int] = None, kind=None) -> int:
+    """``replay`` and ``verify-certificate``: ``verifier.artifacts.replay`` of ``paths`` (``kind``: that kind
+    only), each file's lines printed as it is known, then the summary; a malformed file's one line goes to
+    stderr and ends it.  Returns the batch's exit code (0 accepted, 1 rejected, 2 malformed)."""
+    from ..artifacts import MALFORMED, ReplayError, kind_of, replay
+
+    for p in paths:
+        if not os.path.exists(p):
+            raise CliError(f"{p}: no such file or directory")
+    if jobs is not None and jobs < 0:
+        raise CliError(f"--jobs: must be >= 0 (got {jobs})")
+    try:
+        kind = kind or kind_of(paths)
+
+        def show(r) -> None:
+            for line in (r.report if r.status == MALFORMED else kind.shown(r, quiet)):
+                print(line, file=sys.stderr if r.status == MALFORMED else sys.stdout)
+
+        done = replay(paths, jobs=jobs, kind=kind, on_result=show)
+    except ReplayError as exc:
+        raise CliError(str(exc)) from None
+    if done.summary:
+        print(done.summary)
+    return done.exit_code
 
 
 #: set when SIGTERM arrived (the interruption then exits 143 instead of 130)

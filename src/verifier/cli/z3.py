@@ -100,11 +100,11 @@ def _check_export(args: argparse.Namespace) -> None:
 
 
 def _export(args: argparse.Namespace, res: Result, request: dict, env=None) -> None:
-    """Write the certificate of a certified result (``verifier.certificates``); a line on stderr says where,
-    or why nothing was written."""
+    """Write the SMT export of a certified result (``verifier.artifacts.smt_export``); a line on stderr says
+    where, or why nothing was written."""
     import sys
 
-    from ..certificates import export
+    from ..artifacts.smt_export import export
 
     if not args.export:
         return
@@ -119,7 +119,7 @@ def _export(args: argparse.Namespace, res: Result, request: dict, env=None) -> N
 
 def _certified_text(res: Result, what: str, method: Optional[str] = None) -> str:
     """``certified for domain D (z3 and cvc5 agree, METHOD)``: who certified it (``details["agreement"]``)."""
-    from ..engines.z3.second import agreement_phrase
+    from ..engines.smt.second import agreement_phrase
 
     return f"certified {what} ({agreement_phrase(res.details)}{', ' + method if method else ''})"
 
@@ -141,7 +141,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from mechanisms import get
 
     from ..properties import get_property
-    from ..engines.z3 import SUPPORTED, Shape, certify
+    from ..engines.smt import SUPPORTED, Shape, certify
 
     mech = _encoded(get(args.mechanism), "certify")
     prop = get_property(args.property)
@@ -226,7 +226,7 @@ def _shapes(args: argparse.Namespace) -> list[tuple]:
     """The shapes of ``--users/--servers/--resources/--external`` (every combination), validated before
     any work: each count (``Shape``), at most :data:`MAX_SHAPES` shapes, and no shape larger than a z3
     question may be (``MAX_VARIABLES``: z3 holds every term in memory)."""
-    from ..engines.z3.domain import MAX_VARIABLES, Shape
+    from ..engines.smt.domain import MAX_VARIABLES, Shape
 
     axes = {k: _counts(getattr(args, k), f"--{k}") for k in _AXES}
     swept = [k for k in _AXES if len(axes[k]) > 1]
@@ -380,7 +380,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     from mechverify.instances import load_environment
 
     from ..properties import get_property
-    from ..engines.z3 import instance_query
+    from ..engines.smt import instance_query
 
     mech = _encoded(get(args.mechanism), "query")
     prop = get_property(args.property)

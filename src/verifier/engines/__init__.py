@@ -6,7 +6,8 @@
   shrinking toward a small certified counterexample;
 * ``optimize``   -- multi-start local search over misreports (``Hints.optimizer``), seeded from Hypothesis
   finds;
-* ``minimize``   -- greedy delta debugging of a certificate to a 1-minimal one (returns, never stores).
+* ``minimize``   -- greedy delta debugging of a certificate to a 1-minimal one (returns, never stores);
+* ``smt``        -- the SMT engine: z3 encodings answered by z3 and cvc5 (``certify``, ``query``).
 
 Engines read a property's ``Hints`` (``verifier.properties.base``), never its name.
 """

@@ -18,7 +18,7 @@ optimiser, the minimiser, z3).  It offers
 
 Facets every layer reads instead of switching on the name: ``measure`` (a :class:`Measure`: what the
 measure means, its threshold and direction -- the reports print it), ``hints`` (the search engines) and,
-optionally, ``z3`` (the module of its z3 goal, ``verifier/engines/z3/goals/``; docs/z3.md, "Goals").
+optionally, ``z3`` (the module of its z3 goal, ``verifier/engines/smt/goals/``; docs/z3.md, "Goals").
 Measures, their orientation and violation thresholds are listed in docs/properties.md.
 """
 from __future__ import annotations
@@ -264,7 +264,7 @@ class Property:
     measure: Measure = MARGIN  # what the measure means, its threshold and direction (the reports print it)
     hints: Hints = Hints()  # for every variant ...
     variant_hints: dict[str, Hints] = {}  # ... except these
-    #: the module of the property's z3 goal (``verifier.engines.z3.goals.<module>``, which defines ``GOAL``:
+    #: the module of the property's z3 goal (``verifier.engines.smt.goals.<module>``, which defines ``GOAL``:
     #: the users it names, what the encoding must give, the goal formula; docs/z3.md, "Goals"); ``None``: the
     #: z3 engine does not handle the property
     z3: Optional[str] = None
@@ -306,7 +306,7 @@ class Property:
         return None
 
     def lp_certificate(self, mech, env: Environment, variant: str, alloc: Allocation) -> tuple[Optional[dict], str]:
-        """The exact LP certificate (``mechverify.certcheck``'s form, docs/certificates.md) of the verdict on
+        """The exact LP certificate (``mechverify.lp_certificate_checker``'s form, docs/certificates.md) of the verdict on
         ``alloc``, the mechanism's exact allocation on ``env``: ``(certificate, "")``, or ``(None, why not)``.
         Default: the verdict rests on no LP (``(None, "")``)."""
         return None, ""

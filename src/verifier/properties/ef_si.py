@@ -157,7 +157,7 @@ class EnvyFreeness(Property):
     }
     default_variant = "placement-aware"
     hints = Hints(min_users=2, uses_users=True)
-    z3 = "verifier.engines.z3.goals.ef"  # its z3 goal (docs/z3.md, "Goals")
+    z3 = "verifier.engines.smt.goals.ef"  # its z3 goal (docs/z3.md, "Goals")
 
     def claim_variants(self, mech):
         """The seeds' EF compares bundles a user could use: ``placement-aware`` ("literal" coincides with it
@@ -331,7 +331,7 @@ class SharingIncentive(Property):
     }
     default_variant = "per-server-split"
     hints = Hints(uses_users=True)
-    z3 = "verifier.engines.z3.goals.si"  # its z3 goal (docs/z3.md, "Goals")
+    z3 = "verifier.engines.smt.goals.si"  # its z3 goal (docs/z3.md, "Goals")
     variant_hints = {
         "external": Hints(uses_users=True, min_external=1, premise_note="at least one external resource"),
         "bounded": Hints(uses_users=True, require_bounds=True, premise_note="at least one finite task bound"),

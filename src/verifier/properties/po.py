@@ -85,7 +85,7 @@ class ParetoOptimality(Property):
                     "whole-task mechanisms",
     }
     default_variant = FRACTIONAL
-    z3 = "verifier.engines.z3.goals.po"  # its z3 goal (docs/z3.md, "Goals"): the fractional reading
+    z3 = "verifier.engines.smt.goals.po"  # its z3 goal (docs/z3.md, "Goals"): the fractional reading
 
     def variant_possible(self, setting, variant):
         """One reading per kind of mechanism: ``whole-task`` for indivisible tasks, else ``fractional``."""

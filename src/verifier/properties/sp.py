@@ -93,7 +93,7 @@ class StrategyProofness(Property):
     }
     default_variant = "demand"
     hints = Hints(deviation="demand", optimizer=True)
-    z3 = "verifier.engines.z3.goals.sp"  # its z3 goal (docs/z3.md, "Goals")
+    z3 = "verifier.engines.smt.goals.sp"  # its z3 goal (docs/z3.md, "Goals")
     variant_hints = {"eligible": Hints(deviation="eligible", optimizer=True),
                      "tasks": Hints(deviation="tasks", optimizer=True)}
 

@@ -139,7 +139,7 @@ _CERTIFY_TOP = ("cases", "cases_pruned", "control", "case_log", "provenance", "l
 
 def _solvers_json(d: dict) -> dict:
     """The solvers behind a certified verdict: their names and versions, whether they agree, and each
-    one's answer per query (``verifier.engines.z3.second``)."""
+    one's answer per query (``verifier.engines.smt.second``)."""
     return {"solvers": d.get("solvers", [{"name": "z3"}]), "agreement": d.get("agreement"),
             "answers": d.get("answers", [])}
 

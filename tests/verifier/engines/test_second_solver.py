@@ -20,9 +20,9 @@ import pytest
 import mechanisms
 
 from verifier.cli import main
-from verifier.engines.z3 import Shape, certify, instance_query
-from verifier.engines.z3 import solvers
-from verifier.engines.z3.solvers import Answer, logic_of
+from verifier.engines.smt import Shape, certify, instance_query
+from verifier.engines.smt import solvers
+from verifier.engines.smt.solvers import Answer, logic_of
 
 
 def _cli(*args):
@@ -95,7 +95,7 @@ def test_a_weakened_query_makes_replay_fail(exported, tmp_path):
 def test_a_changed_encoding_makes_replay_fail(exported, tmp_path, monkeypatch):
     """The current code builds a different query (here: every query gets one more, harmless, declaration)
     while the exported files are untouched: replay compares the rebuilt queries (exit 1)."""
-    from verifier.engines.z3 import pool
+    from verifier.engines.smt import pool
 
     d = _copy(exported[0], tmp_path)
     real = pool.to_smt2
@@ -200,9 +200,9 @@ def test_cvc5s_first_pass_runs_ahead_of_the_vacuity_control_and_is_stopped_if_un
 
     import importlib
 
-    from verifier.engines.z3 import second
+    from verifier.engines.smt import second
 
-    certify_module = importlib.import_module("verifier.engines.z3.certify")  # the package exports the function
+    certify_module = importlib.import_module("verifier.engines.smt.certify")  # the package exports the function
 
     started = []
     real_ahead = second.Ahead
@@ -226,10 +226,10 @@ def test_cvc5_decides_the_queries_its_incremental_mode_left_incomplete():
     """A reduced Lemma L8 query of tsf-er on 3 x 3 x 3 + 1 (dominant case (1, 0, 0, 0, 0)), on which cvc5 1.4 in
     incremental mode (its API's default) answers ``unknown (incomplete)``: with ``incremental=false``
     (``solvers.CVC5_OPTIONS``) it is UNSAT, as z3 says."""
-    from verifier.engines.z3.goals import goal_of
-    from verifier.engines.z3.pool import split_jobs
-    from verifier.engines.z3.reduction import reduced_query
-    from verifier.engines.z3.specs import get_spec
+    from verifier.engines.smt.goals import goal_of
+    from verifier.engines.smt.pool import split_jobs
+    from verifier.engines.smt.reduction import reduced_query
+    from verifier.engines.smt.specs import get_spec
     from verifier.properties import get_property
     import mechanisms
 

@@ -12,8 +12,8 @@ import pytest
 import mechanisms
 from mechverify.instances import parse_environment
 from verifier.store import replay
-from verifier.engines.z3 import Shape, certify, encoded
-from verifier.engines.z3.validate import random_env, validate_spec
+from verifier.engines.smt import Shape, certify, encoded
+from verifier.engines.smt.validate import random_env, validate_spec
 
 # ---------------------------------------------------------------------- Lemma L1 (docs/z3.md)
 # Scale invariance of a report: if user j reports lambda * d_j (and lambda * d_er_j), the mechanism gives
@@ -110,7 +110,7 @@ def test_wrong_encoding_is_never_certified(monkeypatch):
     but u1 reporting (1, 1) gets 2/3 task, all of which its true demand can run) and skip the
     cross-check.  z3 must find a 'gain' that the exact re-check of the real mechanism rejects -- so the
     verdict is unknown, never certified -- which also shows the pooled SP query can be satisfied."""
-    from verifier.engines.z3 import specs
+    from verifier.engines.smt import specs
 
     monkeypatch.setitem(specs.NORMALISERS, "eta", lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60,
@@ -134,7 +134,7 @@ def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
     """CRU on seed 004 App. 9.1's truthful instance: z3's misreport of A passes the exact re-check."""
     from mechverify.instances import load_environment
     from verifier.cli.z3 import persist_result
-    from verifier.engines.z3 import instance_query
+    from verifier.engines.smt import instance_query
 
     env = load_environment("examples/004-app91-truthful.json")
     r = instance_query("cru", env, "sp", users=[0], timeout=60, jobs=1)
@@ -150,7 +150,7 @@ def test_instance_query_sp_violation_rechecks_and_is_stored(tmp_path):
 
 def test_instance_query_ef_si_po():
     from mechverify.instances import load_environment
-    from verifier.engines.z3 import instance_query
+    from verifier.engines.smt import instance_query
 
     env = load_environment("examples/004-fig2.json")
     for prop in ("ef", "po"):
@@ -185,7 +185,7 @@ def test_lemma_l7_certifies_two_servers_two_resources(name, lemmas):
 
 def test_direct_l7_query_on_two_servers_for_a_monopoly_sum_normaliser(monkeypatch):
     """The direct S-server L7 query (what L9 is tried before) still certifies tsf-er on 2 x 2 x 2."""
-    from verifier.engines.z3 import specs
+    from verifier.engines.smt import specs
     monkeypatch.setattr(specs.Spec, "per_server", property(lambda self: False))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=2, resources=2), timeout=120,
                 method="reduction")
@@ -213,8 +213,8 @@ def test_lemma_l9_scales_to_many_servers_and_refuses_a_bad_per_server_term(monke
     """Through L9, tsf-er SP on 2 x 5 x 5 + 1 (the direct L7 query: unknown at 600 s, docs/z3.md) is a
     one-server question.  With a manipulable per-server term (d[r2] c[s,r1] instead of min_r c/d) the
     one-server inequality is SAT, L9 gives no verdict, the direct query is SAT too: not certified."""
-    from verifier.engines.z3 import specs
-    from verifier.engines.z3.symbolic import vmul, vsum
+    from verifier.engines.smt import specs
+    from verifier.engines.smt.symbolic import vmul, vsum
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(2, 5, 5, 1), timeout=120, method="reduction")
     assert r.verdict == "certified" and r.details["method"] == "Lemmas L7 + L9 reduction", r.note
     assert "any number of users and servers" in r.note
@@ -229,7 +229,7 @@ def test_lemma_l9_scales_to_many_servers_and_refuses_a_bad_per_server_term(monke
 def test_lemma_l7_premise_failure_is_no_verdict(monkeypatch):
     """With a normaliser that violates (L7) (N_j = d_j[r2]) the reduced query is SAT: that is NOT a
     violation of SP (the lemma is only sufficient), so method='reduction' gives unknown."""
-    from verifier.engines.z3 import specs
+    from verifier.engines.smt import specs
 
     monkeypatch.setitem(specs.NORMALISERS, "eta", lambda ctx, senv, j, tag: (senv.demand[j][1], F(1)))
     r = certify(mechanisms.get("tsf-er"), "sp", "demand", Shape(users=2, servers=1, resources=2), timeout=60,
@@ -269,7 +269,7 @@ def test_dominant_cases_are_one_per_orbit(shape):
     permutation (the representatives must be pairwise inequivalent and as many as the orbits)."""
     import itertools
 
-    from verifier.engines.z3.domain import dominant_cases
+    from verifier.engines.smt.domain import dominant_cases
 
     J, R, K = shape.users, shape.resources, shape.external
     orbits = set()
@@ -291,7 +291,7 @@ def test_lemma_l8_certifies_ef_and_rejects_a_wrong_normaliser(monkeypatch):
     """Lemma L8: EF of a common-level mechanism on D iff rho_12 N(d_2) <= N(d_1).  tsf-er is certified
     on 3 x 3 x 3 + 1 (the full encoding is far from that); with the normaliser N = d[r2] the reduced
     query is SAT, and the exact re-check of the REAL mechanism rejects the candidate: not certified."""
-    from verifier.engines.z3 import specs
+    from verifier.engines.smt import specs
 
     r = certify(mechanisms.get("tsf-er"), "ef", "placement-aware", Shape(3, 3, 3, 1), timeout=120,
                 method="reduction")
@@ -313,7 +313,7 @@ def test_certify_cli_names_the_bad_shape_field():
 # ---------------------------------------------------------------------- size and time limits of per-instance queries
 def test_case_counts_match_the_enumerations():
     """The counts the size guard uses equal the enumerated cases (an upper bound for 2 targets of 4+)."""
-    from verifier.engines.z3.encoders import (common_level_case_count, common_level_cases, leximin_case_count,
+    from verifier.engines.smt.encoders import (common_level_case_count, common_level_cases, leximin_case_count,
                                               leximin_cases)
     for p in range(6):
         for t in range(p + 1):
@@ -326,7 +326,7 @@ def test_case_counts_match_the_enumerations():
 def test_instance_query_too_large_is_unknown_at_once():
     """20 users x 10 servers with placement: the leximin cases alone are ~10^20; the query answers
     unknown at once (it used to run out of memory enumerating them)."""
-    from verifier.engines.z3 import instance_query
+    from verifier.engines.smt import instance_query
     env = random_env(Shape(20, 10, 2), random.Random(3), placement=True)
     r = instance_query("tsf", env, "sp", timeout=60, jobs=1)
     assert r.verdict == "unknown" and r.note.startswith("too large for an exact query (") and r.seconds < 10, r
@@ -335,7 +335,7 @@ def test_instance_query_too_large_is_unknown_at_once():
 def test_instance_query_honours_its_timeout_while_building():
     """The 120-server cluster: the cross-check and the query building stop at the deadline."""
     from mechverify.instances import load_environment
-    from verifier.engines.z3 import instance_query
+    from verifier.engines.smt import instance_query
     r = instance_query("tsf", load_environment("examples/002-fig5-cluster.json"), "sp", timeout=3, jobs=1)
     # (a cross-check that z3 leaves undecided within its own per-check limit is reported as such)
     assert r.verdict == "unknown" and r.seconds < 15, (r.note, r.seconds)
@@ -348,7 +348,7 @@ def test_the_engine_reads_facets_not_names(monkeypatch):
     answered with its own reason."""
     import dataclasses
 
-    from verifier.engines.z3 import goal_of
+    from verifier.engines.smt import goal_of
     from verifier.properties import PROPERTIES
     from verifier.properties.ef_si import EnvyFreeness
 

@@ -9,10 +9,10 @@ import pytest
 
 import mechanisms
 from mechverify.deadline import BudgetExhausted
-from verifier.engines.z3 import Shape, certify
-from verifier.engines.z3.certify import _least_image, enumerate_cases
-from verifier.engines.z3.domain import MAX_VARIABLES, canonical, case_key, map_side
-from verifier.engines.z3.specs import get_spec
+from verifier.engines.smt import Shape, certify
+from verifier.engines.smt.certify import _least_image, enumerate_cases
+from verifier.engines.smt.domain import MAX_VARIABLES, canonical, case_key, map_side
+from verifier.engines.smt.specs import get_spec
 
 
 def test_enumerating_the_cases_of_many_users_is_quick_and_stops_at_the_deadline():

@@ -190,7 +190,7 @@ def test_run_mesos_drf_reads_po_among_whole_tasks():
 def test_z3_layer_leaves_the_whole_task_reading_alone():
     """Whole-task mechanisms have no z3 encoding; a per-instance z3 PO query of a divisible mechanism under
     the whole-task reading is refused with the reason; z3 certification covers po/fractional only."""
-    from verifier.engines.z3 import SUPPORTED, instance_query
+    from verifier.engines.smt import SUPPORTED, instance_query
 
     assert SUPPORTED["po"] == ("fractional",)
     r = instance_query("tsf-er", example("004-fig2.json"), "po", "whole-task", timeout=10, jobs=1)

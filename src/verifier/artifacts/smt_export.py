@@ -1,15 +1,17 @@
-"""Exported certificates of ``certify`` / ``query`` (docs/z3.md, "Second solver and export"): the only reader
-and writer of certificate directories.
+"""The artifact kind SMT export: the queries a certified verdict of ``certify`` / ``query`` rests on, exported
+with ``--export DIR`` (docs/z3.md, "Second solver and export"); the only reader and writer of export
+directories.
 
 :func:`export` writes every query a certified verdict rests on as an SMT-LIB2 file (``q0001.smt2``, ...;
 ``set-logic``, declarations, assertions, ``check-sat``), cvc5's proofs beside them (``--proofs``), the
-instance of a ``query``, and ``certificate.json`` (schema ``certificate.schema.json``, shipped with the
-package): what was certified, how (method, lemmas), the sha256 of each query, each solver's answer and
-version, the mechverify commit.  Everything is written atomically (``verifier.files``).
+instance of a ``query``, and :data:`EXPORT_FILE` ``certificate.json`` (schema ``certificate.schema.json``,
+shipped with the package; the file and schema names are the stored format's): what was certified, how
+(method, lemmas), the sha256 of each query, each solver's answer and version, the mechverify commit.
+Everything is written atomically (``verifier.files``).
 
-:func:`replay` checks a certificate against the current code: each file's hash, the queries the current code
+:func:`replay` checks an export against the current code: each file's hash, the queries the current code
 builds for the same question (a changed encoding shows as a different hash), and both solvers' answers on
-every exported file.
+every exported file.  :data:`SMT_EXPORT` is the kind (``verifier.artifacts``).
 """
 from __future__ import annotations
 
@@ -17,26 +19,31 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
-from .files import atomic_write_json, atomic_write_text, json_tag
+from ..files import atomic_write_json, atomic_write_text, json_tag
+from ..results import ACCEPTED, MALFORMED, REJECTED, ArtifactResult
+from .base import ArtifactKind
 
-__all__ = ["SCHEMA", "CERTIFICATE", "CertificateError", "export", "load", "is_certificate", "replay",
-           "ReplayOutcome", "certificate_schema", "PROOF_CHECKER"]
+__all__ = ["SCHEMA", "EXPORT_FILE", "MalformedExport", "export", "load", "is_export", "replay", "export_schema",
+           "PROOF_CHECKER", "SMT_EXPORT"]
 
-SCHEMA = "mechverify.certificate/1"
-CERTIFICATE = "certificate.json"
+SCHEMA = "mechverify.certificate/1"  # the stored format's id (unchanged since the first export)
+EXPORT_FILE = "certificate.json"  # what an export directory's description is named
 
 #: the checker of cvc5's Alethe proofs: the command (``{proof}``, ``{query}``: file names) and its program
 PROOF_CHECKER = {"format": "alethe", "program": "carcara", "command": "carcara check {proof} {query}"}
 
 
-class CertificateError(ValueError):
-    """A certificate file that cannot be read as one (one line naming the field)."""
+class MalformedExport(ValueError):
+    """An export's ``certificate.json`` that cannot be read as one: ``why`` names the field (one line)."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path, self.why = path, why
 
 
-def certificate_schema() -> dict:
+def export_schema() -> dict:
     """The JSON Schema (draft 2020-12) of ``certificate.json``, shipped as ``verifier/certificate.schema.json``."""
     from importlib import resources
 
@@ -74,12 +81,12 @@ def _lemmas(res, command: str) -> list:
 
 
 def export(res, directory: str, request: dict, env=None) -> str:
-    """Write the certificate of a certified ``res`` (computed with ``keep_queries=True``) under ``directory``;
+    """Write the export of a certified ``res`` (computed with ``keep_queries=True``) under ``directory``;
     ``request``: the question as asked (``command``, ``timeout``, and ``shape``/``method`` for certify,
     ``users``/``joint`` for query); ``env``: a query's instance (written
     beside, ``instance.json``).  Returns the path of ``certificate.json``."""
-    from .engines.z3.second import SECOND
-    from .engines.z3.solvers import proof_holes, sha256
+    from ..engines.smt.second import SECOND
+    from ..engines.smt.solvers import proof_holes, sha256
 
     ledger = res.details.get("ledger")
     if res.verdict != "certified" or ledger is None:
@@ -125,51 +132,43 @@ def export(res, directory: str, request: dict, env=None) -> str:
     }
     if SECOND not in {s["name"] for s in cert["solvers"]}:
         cert["agreement"] = cert["agreement"] or "z3 only (the second solver was not asked)"
-    path = os.path.join(directory, CERTIFICATE)
+    path = os.path.join(directory, EXPORT_FILE)
     atomic_write_json(path, cert)
     return path
 
 
-def is_certificate(path: str) -> bool:
-    """Is ``path`` a file meant as a certificate (named ``certificate.json``, or JSON whose ``schema`` is a
-    certificate's)?"""
-    if os.path.isfile(path) and os.path.basename(path) == CERTIFICATE:
+def is_export(path: str) -> bool:
+    """Is ``path`` a file meant as an export's description (named ``certificate.json``, or JSON whose
+    ``schema`` is an export's)?"""
+    if os.path.isfile(path) and os.path.basename(path) == EXPORT_FILE:
         return True
     return json_tag(path, "schema").startswith("mechverify.certificate")
 
 
 def load(path: str) -> dict:
-    """The certificate at ``path``, validated against its schema; :class:`CertificateError` (one line naming
-    the field) otherwise."""
+    """The export's ``certificate.json`` at ``path``, validated against its schema; :class:`MalformedExport`
+    (one line naming the field) otherwise."""
     from jsonschema import Draft202012Validator
 
     try:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)
     except OSError as exc:
-        raise CertificateError(f"{path}: cannot read ({exc.strerror})") from None
+        raise MalformedExport(path, f"cannot read ({exc.strerror})") from None
     except ValueError as exc:
-        raise CertificateError(f"{path}: not JSON ({exc})") from None
+        raise MalformedExport(path, f"not JSON ({exc})") from None
     except RecursionError:
-        raise CertificateError(f"{path}: not a certificate (JSON nested too deep)") from None
+        raise MalformedExport(path, "not a certificate (JSON nested too deep)") from None
     if not isinstance(d, dict):
-        raise CertificateError(f"{path}: a certificate is a JSON object")
+        raise MalformedExport(path, "a certificate is a JSON object")
     if d.get("schema") != SCHEMA:
-        raise CertificateError(f"{path}: schema: expected {SCHEMA!r} (got {d.get('schema')!r})")
-    errors = sorted(Draft202012Validator(certificate_schema()).iter_errors(d), key=lambda e: list(e.path))
+        raise MalformedExport(path, f"schema: expected {SCHEMA!r} (got {d.get('schema')!r})")
+    errors = sorted(Draft202012Validator(export_schema()).iter_errors(d), key=lambda e: list(e.path))
     if errors:
         e = errors[0]
         where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
-        raise CertificateError(f"{path}: {where}: {e.message}")
+        raise MalformedExport(path, f"{where}: {e.message}")
     return d
-
-
-@dataclass
-class ReplayOutcome:
-    """``ok`` (every check passed) and one line per finding."""
-
-    ok: bool
-    lines: list = field(default_factory=list)
 
 
 def _regenerate(cert: dict, directory: str, jobs: Optional[int]):
@@ -177,7 +176,7 @@ def _regenerate(cert: dict, directory: str, jobs: Optional[int]):
     its result, with the queries it built (``details["ledger"]``)."""
     from mechanisms import get
 
-    from .engines.z3 import Shape, certify, instance_query
+    from ..engines.smt import Shape, certify, instance_query
 
     req = cert["request"]
     mech = get(cert["mechanism"])
@@ -193,22 +192,34 @@ def _regenerate(cert: dict, directory: str, jobs: Optional[int]):
                           joint=bool(req.get("joint")), second=False, keep_queries=True)
 
 
-def replay(path: str, jobs: Optional[int] = None) -> ReplayOutcome:
-    """Check the certificate at ``path`` (:func:`load` first: a malformed one raises
-    :class:`CertificateError`): (1) every exported file has the recorded sha256; (2) the current code, asked
-    the same question, builds each exported query byte for byte and rests its verdict on no query the
-    certificate lacks, and still certifies; (3) z3 and cvc5 give every exported file the answer it needs."""
-    from .engines.z3.pool import Job, run_jobs
-    from .engines.z3.second import EXPECTED, SECOND, Ask, Obligation, ask_cvc5
-    from .engines.z3.solvers import sha256
+def _result(path: str, status: str, lines: list) -> ArtifactResult:
+    """An export's replay: accepted or rejected (an ``ok`` / ``FAIL`` report line per finding), or malformed
+    (its one line on stderr)."""
+    if status == MALFORMED:
+        return ArtifactResult(SMT_EXPORT.name, path, status, tuple(lines), tuple(f"error: {path}: {x}" for x in lines))
+    tag = "ok  " if status == ACCEPTED else "FAIL"
+    return ArtifactResult(SMT_EXPORT.name, path, status, tuple(lines), tuple(f"{tag} {path}: {x}" for x in lines))
 
-    cert = load(path)
+
+def replay(path: str, jobs: Optional[int] = None) -> ArtifactResult:
+    """Check the export whose ``certificate.json`` is ``path`` (:func:`load` first: a malformed one is
+    ``malformed``, one line naming the field): (1) every exported file has the recorded sha256; (2) the current
+    code, asked the same question, builds each exported query byte for byte and rests its verdict on no query
+    the export lacks, and still certifies; (3) z3 and cvc5 give every exported file the answer it needs.
+    ``jobs``: the solvers' worker processes (default: the CPU count)."""
+    from ..engines.smt.pool import Job, run_jobs
+    from ..engines.smt.second import EXPECTED, SECOND, Ask, Obligation, ask_cvc5
+    from ..engines.smt.solvers import sha256
+
+    try:
+        cert = load(path)
+    except MalformedExport as exc:
+        return _result(path, MALFORMED, [exc.why])
     directory = os.path.dirname(os.path.abspath(path))
-    out = ReplayOutcome(True)
+    failed: list = []
 
     def fail(line: str) -> None:
-        out.ok = False
-        out.lines.append(line)
+        failed.append(line)
 
     texts = {}
     for q in cert["queries"]:
@@ -223,7 +234,7 @@ def replay(path: str, jobs: Optional[int] = None) -> ReplayOutcome:
             fail(f"{q['file']}: edited (its sha256 is not the certificate's)")
     if cert["command"] == "query" and not os.path.isfile(os.path.join(directory, cert["request"].get("instance", ""))):
         fail(f"{cert['request'].get('instance')}: missing (the instance of the query)")
-        return out
+        return _result(path, REJECTED, failed)
     res = _regenerate(cert, directory, jobs)
     if res.verdict != "certified":
         fail(f"the current code does not certify it: {res.verdict} ({res.note})")
@@ -266,14 +277,37 @@ def replay(path: str, jobs: Optional[int] = None) -> ReplayOutcome:
             fail(f"{q['file']}: {s} says {st}{f' ({why})' if why else ''}, the verdict needs {need} "
                  f"(z3 says {answers.get((q['file'], 'z3'), ('?',))[0]}, {SECOND} says "
                  f"{answers.get((q['file'], SECOND), ('?',))[0]})")
-    if out.ok:
-        out.lines.append(f"{len(runnable)} queries: every file as exported, rebuilt identically by the current code, "
-                         f"and answered as the verdict needs by z3 and {SECOND}; {cert['verdict']} "
-                         f"({cert['mechanism']} {cert['property']}/{cert['variant']})")
-    return out
+    if failed:
+        return _result(path, REJECTED, failed)
+    return _result(path, ACCEPTED, [f"{len(runnable)} queries: every file as exported, rebuilt identically by the "
+                                    f"current code, and answered as the verdict needs by z3 and {SECOND}; "
+                                    f"{cert['verdict']} ({cert['mechanism']} {cert['property']}/{cert['variant']})"])
 
 
 def _default_jobs() -> int:
-    from .engines.z3.pool import default_jobs
+    from ..engines.smt.pool import default_jobs
 
     return default_jobs()
+
+
+class _SmtExport(ArtifactKind):
+    """Exports of ``certify`` / ``query --export DIR``, named by their ``certificate.json``: each replayed in
+    turn (:func:`replay`); a malformed one stops the replay (exit 2) after those before it were reported."""
+
+    name = "smt-export"
+    mixed = "paths: certificates and counterexamples are replayed separately"
+    quiet_hides_accepted = False  # --quiet has never left out an export's lines
+
+    def recognise(self, path: str) -> bool:
+        return is_export(path)
+
+    def replay(self, path: str, *, jobs: Optional[int] = None) -> ArtifactResult:
+        return replay(path, jobs=jobs)
+
+    def summary(self, results: list) -> str:
+        bad = sum(not r.ok for r in results)
+        return f"{len(results) - bad} certificate(s) hold, {bad} do not"
+
+
+#: the kind (``verifier.artifacts``)
+SMT_EXPORT = _SmtExport()

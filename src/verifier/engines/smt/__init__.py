@@ -1,5 +1,6 @@
-"""z3 layer: exact symbolic queries about mechanisms (docs/z3.md).  It PROPOSES and certifies; it never
-stores -- a violation comes back as a certificate (with its provenance) in the result.
+"""The SMT engine: exact symbolic queries about mechanisms, encoded with z3 and answered by z3 and cvc5
+(docs/z3.md).  It PROPOSES and certifies; it never stores -- a violation comes back as a certificate (with
+its provenance) in the result.
 
 * :func:`certify` -- bounded certification of a property over a whole symbolic domain of one shape;
 * :func:`instance_query` -- exact questions about one instance (SP misreports, EF / SI / PO);

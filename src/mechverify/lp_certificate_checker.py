@@ -62,7 +62,7 @@ from typing import Any, Optional
 from .instances import parse_environment
 from .numbers import InstanceError
 
-__all__ = ["FORMAT", "CertificateError", "Malformed", "Rejected", "LP", "derive_lp", "check_certificate",
+__all__ = ["FORMAT", "LPCertificateError", "Malformed", "Rejected", "LP", "derive_lp", "check_certificate",
            "check_file", "load_file", "lp_of", "check_primal", "check_optimal", "check_farkas", "col_name", "row_name", "utilities", "normalisers",
            "KINDS", "NORMALISERS"]
 
@@ -77,15 +77,15 @@ NORMALISERS = {
 ZERO = Fraction(0)
 
 
-class CertificateError(Exception):
-    """A certificate that does not stand (see the subclasses)."""
+class LPCertificateError(Exception):
+    """An LP certificate that does not stand (see the subclasses)."""
 
 
-class Malformed(CertificateError):
+class Malformed(LPCertificateError):
     """Not a certificate this checker reads: the message names the field."""
 
 
-class Rejected(CertificateError):
+class Rejected(LPCertificateError):
     """Well formed, but the numbers do not prove the claim; ``where`` names the failing row or column."""
 
     def __init__(self, where: str, why: str) -> None:

@@ -98,7 +98,7 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
     unknown, ``note`` the reason; ``details`` holds ``space`` (what was quantified over) and
     ``queries``; a violation carries its ``certificate`` and, in ``details["provenance"]``, what the
     store should record (nothing is stored here).  ``second``, ``proofs``, ``keep_queries``: as for
-    :func:`~verifier.engines.z3.certify.certify` (a certified answer is re-checked by cvc5)."""
+    :func:`~verifier.engines.smt.certify.certify` (a certified answer is re-checked by cvc5)."""
     a = Attempt(mech, prop_name, variant, timeout)
     a.result.details.update(space="", queries=0)
     mech, prop = a.mech, a.prop

@@ -12,10 +12,11 @@ from fractions import Fraction
 import pytest
 
 from mechanisms import get
-from mechverify import certcheck as C
+from mechverify import lp_certificate_checker as C
 from mechverify.instances import parse_environment
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.helpers import ROOT
+
 STORED = sorted(glob.glob(os.path.join(ROOT, "certificates", "*.json")))
 
 
@@ -207,13 +208,14 @@ def test_write_certificates_in_process(tmp_path):
     files are what the checker accepts: PO with the allocation's 4 and 8 tasks, the level 2/3 (u2's 8 of
     its 12 monopoly tasks, u1's 4 of 6: both 2/3)."""
     from mechverify.instances import load_environment
-    from verifier.dual_certificates import verify_files, write_certificates
+    from verifier.artifacts import LP_CERTIFICATE, replay
+    from verifier.artifacts.lp_certificate import write_certificates
 
     env = load_environment(os.path.join(ROOT, "examples", "000-fig1.json"))
     w = write_certificates(get("tsf"), env, ["po"], "examples/000-fig1.json", str(tmp_path), None, 5.0)
     assert set(w.files) == {("po", "fractional"), ("level", "")} and w.notes == []
     assert w.files[("po", "fractional")][1] == "satisfied"
-    error, checked = verify_files(sorted(p for p, _ in w.files.values()))
-    assert error is None and all(c.ok for c in checked)
+    checked = replay(sorted(p for p, _ in w.files.values()), kind=LP_CERTIFICATE)
+    assert checked.error is None and len(checked) == 2 and all(c.ok for c in checked)
     level = json.loads(open(w.files[("level", "")][0]).read())
     assert level["level"] == "2/3" and level["normalisers"] == {"u1": "6", "u2": "12"}

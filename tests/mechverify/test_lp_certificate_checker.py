@@ -1,4 +1,4 @@
-"""The independent LP certificate checker (``mechverify.certcheck``) on hand-derived LPs, its independence
+"""The independent LP certificate checker (``mechverify.lp_certificate_checker``) on hand-derived LPs, its independence
 (no solver, no LP layer imported), and its re-derivation of chi(E) against the project's LP builder."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from fractions import Fraction as F
 import pytest
 
 from mechanisms import get
-from mechverify import certcheck as C
+from mechverify import lp_certificate_checker as C
 from mechverify.domination import domination_lp
 from mechverify.instances import load_environment, parse_environment
 from mechverify.lp_certificates import _row_names, pareto_certificate
@@ -40,11 +40,11 @@ def _cert(kind="pareto-optimal", **extra):
 def test_imports_no_solver_and_no_lp_layer():
     """The checker's own imports (read from its source) and, in a fresh interpreter, every module loaded
     with it: no solver, no numpy, nothing of the LP layer, not the utility function."""
-    tree = ast.parse(open(os.path.join(ROOT, "src", "mechverify", "certcheck.py")).read())
+    tree = ast.parse(open(os.path.join(ROOT, "src", "mechverify", "lp_certificate_checker.py")).read())
     mods = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
         {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert mods <= {"__future__", "json", "fractions", "typing", "instances", "numbers"}, mods
-    code = ("import sys, mechverify.certcheck; print(' '.join(sorted(m for m in sys.modules)))")
+    code = ("import sys, mechverify.lp_certificate_checker; print(' '.join(sorted(m for m in sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert not [m for m in loaded if m.split(".")[0] in SOLVERS]
     assert not [m for m in loaded if m.startswith("mechverify.") and m.split(".")[1] in LP_LAYER], loaded

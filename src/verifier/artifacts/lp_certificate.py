@@ -1,34 +1,40 @@
-"""Exact LP certificates of ``check``'s verdicts (``check --certificates DIR``) and their verification
-(``verify-certificate``): docs/certificates.md.  Besides the verdicts, the maximal common level of a leximin
-mechanism (its z3 facet names the encoder and the normaliser) gets a ``level`` certificate.
+"""The artifact kind LP certificate: exact LP certificates (primal, dual multipliers, Farkas ray) of
+``check``'s verdicts (``check --certificates DIR``) and their replay by the solver-free checker
+(``replay FILE``, ``verify-certificate``): docs/certificates.md.  Besides the verdicts, the maximal common
+level of a leximin mechanism (its z3 facet names the encoder and the normaliser) gets a ``level``
+certificate.
 
 Which verdicts rest on an LP is the properties' facet ``Property.lp_certificate`` (PO's fractional reading:
 the domination LP); this module loops over it, never over names.  The certificates are made FIRST, within
 the command's deadline, from the mechanism's exact allocation; ``check`` then runs in the time left, and a
 verdict that agrees with a certificate's (``claim.verdict``) points to its file.  Files are written
-atomically (``verifier.files``).  Checking them needs only ``mechverify.certcheck`` (no solver).
+atomically (``verifier.files``).  Checking them needs only ``mechverify.lp_certificate_checker`` (no solver);
+:data:`LP_CERTIFICATE` is the kind (``verifier.artifacts``).
 """
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional, Sequence
 
-import mechverify.certcheck as certcheck
+from mechverify import lp_certificate_checker as checker
 from mechverify.deadline import BudgetExhausted
 from mechverify.lp import LPError
 from mechverify.lp_certificates import level_certificate
 
-from .files import atomic_write_json
-from .properties import Property, get_property
-from .properties import budget as bud
+from ..files import atomic_write_json, json_tag
+from ..properties import Property, get_property
+from ..properties import budget as bud
+from ..results import ACCEPTED, MALFORMED, REJECTED, ArtifactResult
+from .base import ArtifactKind, ReplayError
 
 #: the z3 encoders (``Mechanism.z3.encoder``) of mechanisms whose allocation is the leximin of x_j / (w_j N_j)
 #: over chi(E) (``mechanisms.common.leximin_allocation`` or DRF's closed form of it)
 LEXIMIN_ENCODERS = ("leximin", "drf-closed-form")
 
-__all__ = ["LEXIMIN_ENCODERS", "Written", "write_certificates", "point_to", "certificate_files", "Checked", "verify_files"]
+__all__ = ["LEXIMIN_ENCODERS", "Written", "write_certificates", "point_to", "is_lp_certificate", "certificate_files",
+           "replay", "LP_CERTIFICATE"]
 
 
 @dataclass
@@ -48,14 +54,14 @@ def write_certificates(mech, env, properties, instance: str, directory: str, dea
     """For every (property, variant) of ``properties`` (names; None: the defaults) whose verdict rests on
     an LP, its certificate from ``mech``'s exact allocation on ``env``, written to ``directory`` as
     ``<mechanism>-<instance>-<property>-<variant>.json``; within ``deadline``."""
-    from .properties import DEFAULT_PROPERTIES
+    from ..properties import DEFAULT_PROPERTIES
 
     out = Written()
     props = [get_property(n) for n in (properties or DEFAULT_PROPERTIES)]
     cells = [(p, v) for p in props for v in p.variants
              if not p.needs_deviation and type(p).lp_certificate is not Property.lp_certificate and not p.applicable(mech, env, v)]
     spec = mech.z3  # a leximin of x_j / (w_j N_j) whose N_j the checker re-derives: its level has a certificate
-    level = spec is not None and spec.encoder in LEXIMIN_ENCODERS and spec.normaliser in certcheck.NORMALISERS
+    level = spec is not None and spec.encoder in LEXIMIN_ENCODERS and spec.normaliser in checker.NORMALISERS
     if not cells and not level:
         return out
     stem = "stdin" if instance == "-" else os.path.splitext(os.path.basename(instance))[0]
@@ -105,12 +111,9 @@ def point_to(results, written: Written) -> None:
 
 
 def is_lp_certificate(path: str) -> bool:
-    """Is ``path`` a JSON file whose ``format`` is an LP certificate's (``certcheck.FORMAT``, any version)?"""
-    from mechverify.certcheck import FORMAT
-
-    from .files import json_tag
-
-    return json_tag(path, "format").split("/")[0] == FORMAT.split("/")[0]
+    """Is ``path`` a JSON file whose ``format`` is an LP certificate's (``lp_certificate_checker.FORMAT``, any
+    version)?"""
+    return json_tag(path, "format").split("/")[0] == checker.FORMAT.split("/")[0]
 
 
 def certificate_files(paths) -> list[str]:
@@ -125,34 +128,88 @@ def certificate_files(paths) -> list[str]:
     return sorted(out)
 
 
-@dataclass
-class Checked:
-    """One file's outcome: ``ok``, and what it proves or why it is rejected (``where``: the row/column)."""
-    path: str
-    ok: bool
-    text: str
-    where: str = ""
+def _result(path: str, status: str, text: str, where: str = "") -> ArtifactResult:
+    """A certificate's replay with its report line: ``ok`` and what it proves, ``REJECTED`` and the failing row
+    or column, or (malformed) its one line on stderr naming the field."""
+    if status == MALFORMED:
+        report = f"error: malformed certificate {path}: {text}"
+    elif status == REJECTED:
+        report = f"REJECTED {path}: {where}: {text}"
+    else:
+        report = f"ok       {path}: {text}"
+    return ArtifactResult(LP_CERTIFICATE.name, path, status, (f"{where}: {text}" if where else text,), (report,), where)
 
 
-def verify_files(files) -> tuple[Optional[str], list[Checked]]:
-    """Read every file (the first malformed one: ``(its one-line error, [])``, nothing checked), then
-    check each with :mod:`mechverify.certcheck`."""
-    loaded = []
-    for f in files:
-        try:
-            data = certcheck.load_file(f)
-            certcheck.lp_of(data)  # the claim's LP derives from the instance: well formed
-        except certcheck.Malformed as exc:
-            return f"{f}: {exc}", []
-        except certcheck.Rejected:
-            pass  # well formed; the check below names the failing row
-        loaded.append((f, data))
-    out = []
-    for f, data in loaded:
-        try:
-            out.append(Checked(f, True, certcheck.check_certificate(data)))
-        except certcheck.Rejected as exc:
-            out.append(Checked(f, False, exc.why, exc.where))
-        except certcheck.Malformed as exc:
-            return f"{f}: {exc}", []
-    return None, out
+def _read(path: str):
+    """``(the certificate, None)``, or ``(None, its malformed result)``: readable JSON whose claim's LP derives
+    from its instance."""
+    try:
+        data = checker.load_file(path)
+        checker.lp_of(data)  # the claim's LP derives from the instance: well formed
+    except checker.Malformed as exc:
+        return None, _result(path, MALFORMED, str(exc))
+    except checker.Rejected:
+        pass  # well formed; the check names the failing row
+    return data, None
+
+
+def _check(path: str, data) -> ArtifactResult:
+    try:
+        return _result(path, ACCEPTED, checker.check_certificate(data))
+    except checker.Rejected as exc:
+        return _result(path, REJECTED, exc.why, exc.where)
+    except checker.Malformed as exc:
+        return _result(path, MALFORMED, str(exc))
+
+
+def replay(path: str) -> ArtifactResult:
+    """Check the certificate file ``path`` with :mod:`mechverify.lp_certificate_checker`: accepted (what it
+    proves), rejected (the failing row or column) or malformed (the field)."""
+    data, bad = _read(path)
+    return bad or _check(path, data)
+
+
+class _LPCertificate(ArtifactKind):
+    """Exact LP certificate files (``check --certificates DIR``, ``certificates/``).  A batch is all or
+    nothing: every file is read first, then each is checked, and a malformed one (found either way) is the
+    batch's only result -- one line, exit 2, nothing reported as checked."""
+
+    name = "lp-certificate"
+    mixed = "paths: LP certificates, exported certificates and counterexamples are replayed separately"
+
+    def recognise(self, path: str) -> bool:
+        return is_lp_certificate(path)
+
+    def files(self, paths: Sequence[str]) -> list[str]:
+        out = certificate_files(paths)
+        if not out:
+            raise ReplayError(f"paths: no certificate files (*.json) in {', '.join(paths)}")
+        return out
+
+    def replay(self, path: str, *, jobs: Optional[int] = None) -> ArtifactResult:
+        return replay(path)
+
+    def replay_files(self, files: Sequence[str], *, jobs: Optional[int] = None) -> Iterator[ArtifactResult]:
+        loaded = []
+        for f in files:
+            data, bad = _read(f)
+            if bad is not None:
+                yield bad
+                return
+            loaded.append((f, data))
+        out = []
+        for f, data in loaded:
+            r = _check(f, data)
+            if r.status == MALFORMED:
+                yield r
+                return
+            out.append(r)
+        yield from out
+
+    def summary(self, results: list) -> str:
+        bad = sum(not r.ok for r in results)
+        return f"{len(results) - bad} accepted, {bad} rejected"
+
+
+#: the kind (``verifier.artifacts``)
+LP_CERTIFICATE = _LPCertificate()

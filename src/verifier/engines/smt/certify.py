@@ -148,7 +148,7 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
     does not decide).  ``second``: a certified verdict is re-checked by cvc5 on the same queries
     (``second.py``; ``False`` only to measure what that costs); ``proofs``: cvc5 also returns a proof of each
     UNSAT query in linear real arithmetic; ``keep_queries``: ``details["ledger"]`` keeps the queries
-    (``verifier.certificates.export`` writes them).
+    (``verifier.artifacts.smt_export.export`` writes them).
 
     The result's ``verdict`` is certified | violated | vacuous | unknown, ``note`` the reason,
     ``domain`` the certified domain; a violation carries its ``certificate`` and, in
