@@ -192,20 +192,34 @@ def test_the_layer_check_can_fail():
     assert _rank("mechverify.declare") == _rank("mechverify") == 0  # the decorator is core: metadata only
 
 
-ENGINES = os.path.join(SRC, "verifier", "engines")
+#: where the name test looks: the engines and everything that orchestrates, prints or fronts them
+NAME_FREE = [os.path.join(SRC, *p.split("/")) for p in (
+    "verifier/engines", "verifier/run.py", "verifier/check.py", "verifier/audit.py", "verifier/rates.py",
+    "verifier/campaign.py", "verifier/cell.py", "verifier/record.py", "verifier/planning.py", "verifier/config.py",
+    "verifier/cli", "verifier/report", "mechverify/api.py", "mechverify/testing.py")]
 
 
 def _name_literals(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
-    """``(line, literal)`` of every string constant in ``tree`` that is one of ``names`` -- docstrings and
-    the fixed parts of f-strings (text, not values) excepted."""
+    """``(line, literal)`` of every string constant in ``tree`` that is one of ``names`` -- except docstrings,
+    the fixed parts of f-strings (text, not values), the member definitions of an ``Enum`` (where a vocabulary
+    is written, once) and the CLI's own vocabulary: a command's name (the first argument of ``command(...)``)
+    and the module-level ``NAMES`` / ``COMMAND_MODULES`` tables that list the commands."""
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 skip.add(id(first.value))
-        elif isinstance(node, ast.JoinedStr):
+        if isinstance(node, ast.JoinedStr):
             skip.update(id(v) for v in node.values)
+        elif isinstance(node, ast.ClassDef) and any(getattr(b, "id", getattr(b, "attr", "")).endswith("Enum")
+                                                    for b in node.bases):
+            skip.update(id(n) for stmt in node.body if isinstance(stmt, ast.Assign) for n in ast.walk(stmt.value))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "command" and node.args:
+            skip.add(id(node.args[0]))
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("NAMES", "COMMAND_MODULES")
+                                                  for t in node.targets):
+            skip.update(id(n) for n in ast.walk(node.value))
     return [(node.lineno, node.value) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
             and id(node) not in skip]
@@ -214,25 +228,38 @@ def _name_literals(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
 def _registered_names() -> set[str]:
     from mechanisms.registry import all_mechanisms
     from verifier.properties import PROPERTIES
+    from verifier.results import Verdict
 
-    return set(PROPERTIES) | {m.name for m in all_mechanisms()}
+    return set(PROPERTIES) | {m.name for m in all_mechanisms()} | {v.value for v in Verdict}
 
 
-def test_engines_hold_no_property_or_mechanism_names():
-    # the engines loop over the properties' and mechanisms' facets (Property.hints, Property.z3,
-    # Mechanism.z3); a property or mechanism name in an engine is a switch on a name (docs/architecture.md)
-    names = _registered_names()
-    bad = []
-    for dirpath, _, files in os.walk(ENGINES):
+def _python_files(path: str):
+    if path.endswith(".py"):
+        yield path
+        return
+    for dirpath, _, files in os.walk(path):
         for f in sorted(files):
             if f.endswith(".py"):
-                path = os.path.join(dirpath, f)
-                with open(path, encoding="utf-8") as fh:
-                    tree = ast.parse(fh.read(), path)
-                bad += [f"{os.path.relpath(path, ROOT)}:{line}: {lit!r}" for line, lit in _name_literals(tree, names)]
-    assert not bad, f"{len(bad)} property/mechanism name literal(s) in src/verifier/engines:\n" + "\n".join(bad)
+                yield os.path.join(dirpath, f)
+
+
+def test_no_property_mechanism_or_verdict_name_in_generic_code():
+    # the engines, the orchestration, the CLI, the reports and the Python API loop over facets (Property.hints,
+    # Property.z3, Property.mechanism_failure, Mechanism.z3, ...) and compare Verdict members; a property,
+    # mechanism or verdict name in them is a switch on a name (docs/architecture.md).  Names exist on disk, on
+    # the command line and in campaign tasks; they are resolved at that boundary, once.
+    names = _registered_names()
+    bad = []
+    for top in NAME_FREE:
+        for path in _python_files(top):
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read(), path)
+            bad += [f"{os.path.relpath(path, ROOT)}:{line}: {lit!r}" for line, lit in _name_literals(tree, names)]
+    assert not bad, f"{len(bad)} property/mechanism/verdict name literal(s) in generic code:\n" + "\n".join(bad)
 
 
 def test_the_name_check_can_fail():
-    tree = ast.parse('"""sp in a docstring"""\nSPECS = {"drf": 1}\nif p == "sp": pass\nx = f"ef{1}"\n')
-    assert _name_literals(tree, {"sp", "drf", "ef"}) == [(2, "drf"), (3, "sp")]
+    tree = ast.parse('"""sp in a docstring"""\nSPECS = {"drf": 1}\nif p == "sp": pass\nx = f"ef{1}"\n'
+                     'class V(str, Enum):\n    X = "violated"\nif v == "violated": pass\n'
+                     '@command("order", "help")\ndef f(): pass\n')
+    assert _name_literals(tree, {"sp", "drf", "ef", "violated", "order"}) == [(2, "drf"), (3, "sp"), (7, "violated")]

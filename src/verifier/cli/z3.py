@@ -48,10 +48,22 @@ def persist_result(res: Result, mech, root: Optional[str], provenance: Optional[
     return res
 
 
+def _smt_properties() -> list[str]:
+    """The properties the SMT layer handles (their ``z3`` facet names a goal), in registry order."""
+    from ..properties import PROPERTIES
+
+    return [p.name for p in PROPERTIES.values() if p.z3 is not None]
+
+
+def _one_of(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
     """``certify``'s arguments."""
     p.add_argument("mechanism", help=MECHANISM_HELP)
-    p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
+    p.add_argument("--property", default=_smt_properties()[0], help=f"{_one_of(_smt_properties())} (default: "
+                                                                   f"{_smt_properties()[0]})")
     p.add_argument("--variant", default=None, help="property variant (default: the property's default)")
     p.add_argument("--users", default="2", help="number of users (>= 2, default 2); a range 2-4 or a list 2,3 "
                    "makes a sweep over every shape (one cell per shape, run through --executor; at most "
@@ -353,7 +365,8 @@ def _configure_query(p: argparse.ArgumentParser) -> None:
     """``query``'s arguments."""
     p.add_argument("mechanism", help=MECHANISM_HELP)
     p.add_argument("instance", help="instance JSON file (the truthful environment)")
-    p.add_argument("--property", default="sp", help="sp, ef, si or po (default: sp)")
+    p.add_argument("--property", default=_smt_properties()[0], help=f"{_one_of(_smt_properties())} (default: "
+                                                                   f"{_smt_properties()[0]})")
     p.add_argument("--variant", default=None,
                    help="property variant (default: the property's default; sp: demand or eligible)")
     p.add_argument("--user", action="append", default=None, metavar="NAME",
@@ -384,8 +397,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     mech = _encoded(get(args.mechanism), "query")
     prop = get_property(args.property)
-    if prop.name not in ("sp", "ef", "si", "po"):
-        raise CliError(f"--property: per-instance z3 queries cover sp, ef, si, po (got {prop.name!r})")
+    if prop.z3 is None:
+        raise CliError(f"--property: per-instance z3 queries cover {', '.join(_smt_properties())} (got {prop.name!r})")
     variant = _variant(prop, args.variant, mech.setting)
     positive_seconds(args.timeout, "--timeout")
     output_dir(args.store, "--store")

@@ -19,11 +19,12 @@ from mechverify.numbers import InstanceError, fmt_exact
 
 from ...properties import PROPERTIES, get_property
 from ...properties import budget as bud
-from ...results import Result
+from ...results import Result, Verdict
 from .domain import MAX_VARIABLES, Domain, Shape, build_domain, case_key, dominant_cases, map_side
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, confirm
 from .pool import Job, budget_cut, default_jobs, run_jobs, split_jobs, to_smt2
+from .solvers import SolverStatus
 from .second import Ledger, settle
 from .specs import Spec, encoded, get_spec, not_covered
 from .validate import random_env, validate_spec
@@ -163,17 +164,17 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
         return settle(a, lambda: _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method),
                       n_workers, title, second, proofs, keep_queries)
     except BudgetExhausted as exc:
-        return a.done("unknown", f"{exc}; not certified")
+        return a.done(Verdict.UNKNOWN, f"{exc}; not certified")
 
 
 def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method) -> Result:
     mech, prop, variant, res = a.mech, a.prop, a.variant, a.result
     spec = get_spec(mech)
     if spec is None:
-        return a.done("unknown", not_covered(mech))
+        return a.done(Verdict.UNKNOWN, not_covered(mech))
     g = goal_of(prop)
     if g is None or variant not in g.certify_variants:
-        return a.done("unknown", f"certify handles "
+        return a.done(Verdict.UNKNOWN, f"certify handles "
                                  f"{', '.join(f'{p}/{v}' for p, vs in SUPPORTED.items() for v in vs)}; "
                                  f"not {prop.name}/{variant}")
     st = mech.setting
@@ -183,14 +184,14 @@ def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, 
         raise InstanceError(f"--external: {mech.name} is defined without external resources")
     hints = prop.hints_for(variant)  # the property's own premises on the shape
     if shape.external < hints.min_external:
-        return a.done("unknown", f"{prop.name}/{variant} needs --external >= {hints.min_external}")
+        return a.done(Verdict.UNKNOWN, f"{prop.name}/{variant} needs --external >= {hints.min_external}")
     if shape.users < hints.min_users:
-        return a.done("unknown", f"{prop.name} needs {hints.min_users} users")
+        return a.done(Verdict.UNKNOWN, f"{prop.name} needs {hints.min_users} users")
     if method not in ("auto", "encoding", "reduction"):
         raise ValueError(f"method: 'auto', 'encoding' or 'reduction' (got {method!r})")
     size = shape.variables()
     if size > MAX_VARIABLES:
-        return a.done("unknown", f"too large: {shape.describe()} needs at least {size:,} z3 variables (at most "
+        return a.done(Verdict.UNKNOWN, f"too large: {shape.describe()} needs at least {size:,} z3 variables (at most "
                                  f"{MAX_VARIABLES:,} per question)")
     probe = build_domain(shape, spec.normalisation, None, misreport=g.misreport)
     res.domain = dict(probe.description)
@@ -203,7 +204,7 @@ def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, 
     # 1. the encoding must reproduce the implementation on sample points of the domain
     why = _crosscheck(a, spec, shape, crosscheck, seed)
     if why:
-        return a.done("unknown", f"encoding cross-check failed (not certified): {why}")
+        return a.done(Verdict.UNKNOWN, f"encoding cross-check failed (not certified): {why}")
     # 2. SP / EF of a common-level mechanism: Lemmas L7 / L8 reduce the question to one inequality
     if method != "encoding":
         decided = _by_reduction(a, g, spec, shape, n_workers, timeout, split, method)
@@ -249,17 +250,17 @@ def _by_reduction(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: in
     mech, prop, res = a.mech, a.prop, a.result
     if not (g.reduction is not None and reducible(spec)):
         if method == "reduction":
-            return a.done("unknown", f"{_reductions()}, not {mech.name} {prop.name}")
+            return a.done(Verdict.UNKNOWN, f"{_reductions()}, not {mech.name} {prop.name}")
         return None
     lemma = g.reduction.lemma
     red = reduced(spec, g, shape, n_workers, a.deadline, timeout, split)
     res.details["reduction"] = f"{red.status}: {red.note}"
-    if red.status == "certified":
+    if red.status is Verdict.CERTIFIED:
         a.ledger.extend(red.ledger)  # the lemma's queries (nothing was recorded before them)
         res.details["control"] = "sat (equal reports meet the reduced query with equality)"
         res.details["method"] = red.method
         res.details["queries"] = red.queries
-        return a.done("certified", red.note)
+        return a.done(Verdict.CERTIFIED, red.note)
     if red.status == "sat" and g.reduction.equivalence:  # e.g. L8: a SAT model is a candidate violation
         dom, values, algebraic = red.model
         cert = confirm(mech, prop, a.variant, dom, values, algebraic, g.named)
@@ -268,9 +269,9 @@ def _by_reduction(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: in
             return a.violated(cert, {"kind": "z3-certify", "shape": shape.as_dict(), "method": f"Lemma {lemma}"})
     if method == "reduction":
         note = f"Lemma {lemma} reduction: {red.note}; not certified"
-        if red.status == "unknown" and bud.expired(a.deadline):
+        if red.status is Verdict.UNKNOWN and bud.expired(a.deadline):
             note = bud.budget_note(note)
-        return a.done("unknown" if red.status != "vacuous" else "vacuous", note)
+        return a.done(Verdict.UNKNOWN if red.status is not Verdict.VACUOUS else Verdict.VACUOUS, note)
     return None
 
 
@@ -319,7 +320,7 @@ def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: i
         cases = _prune(spec, g, variant, shape, cases, assume, timeout, n_workers, deadline, a.ledger)
         details["cases_pruned"] = before - len(cases)
         if not cases:
-            return a.done("vacuous", "every case is infeasible on its own (the encoding admits no allocation)")
+            return a.done(Verdict.VACUOUS, "every case is infeasible on its own (the encoding admits no allocation)")
     users = g.named
     names_of = {}
     jobs_list = []
@@ -338,7 +339,7 @@ def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: i
             done.append((by_key[r.key], r))
             idx = r.key[0]
             log.append((repr(cases[idx]), r.key[1], r.status, round(r.seconds, 3), r.reason))
-            if r.status == "unknown":
+            if r.status == SolverStatus.UNKNOWN:
                 unknown.append((idx, r.reason))
             elif r.status == "sat":
                 cert = confirm(mech, prop, variant, names_of[idx], r.values, r.algebraic, users)
@@ -355,7 +356,7 @@ def _full_encoding(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, n_workers: i
         reasons = sorted({why for _, why in unknown})
         note = (f"{len(unknown)} of {len(jobs_list)} queries ({len({k for k, _ in unknown})} of "
                 f"{len(cases)} case(s)) undecided ({'; '.join(reasons)}); not certified")
-        return a.done("unknown", bud.budget_note(note) if budget_cut(reasons, deadline) else note)
+        return a.done(Verdict.UNKNOWN, bud.budget_note(note) if budget_cut(reasons, deadline) else note)
     a.ledger.proved(STAGE, "query", done)
     a.ledger.start_ahead()  # cvc5 starts on the queries while the vacuity control is built
     return _control(a, g, spec, shape, cases, len(jobs_list), n_workers, timeout, assume, split)
@@ -386,7 +387,7 @@ def _retry_rejected(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, cases: list
                                              "case": repr(cases[key[0]]), "margin": fmt_exact(margin)})
         if not g.robust:
             break
-    return a.done("unknown", f"z3 found {len(rejected)} candidate(s) that the exact re-check of the "
+    return a.done(Verdict.UNKNOWN, f"z3 found {len(rejected)} candidate(s) that the exact re-check of the "
                              f"implementation did not confirm (the encoding admits an allocation the "
                              f"implementation does not return, or rounding lost the violation); not certified")
 
@@ -410,18 +411,18 @@ def _control(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, cases: list, n_que
                 a.ledger.proved(STAGE, "control", [(by_key[r.key], r)])
                 details["control"] = f"sat (case {cases[r.key[0]]!r}, split {r.key[1]}, {r.seconds:.2f} s)"
                 break
-            if r.status == "unknown":
+            if r.status == SolverStatus.UNKNOWN:
                 ctl_unknown += 1
                 ctl_reasons.add(r.reason)
     finally:
         gen.close()
     if details["control"]:
-        return a.done("certified", f"all {len(cases)} case(s) ({n_queries} queries) unsat; "
+        return a.done(Verdict.CERTIFIED, f"all {len(cases)} case(s) ({n_queries} queries) unsat; "
                                    f"vacuity control {details['control']}")
     if ctl_unknown:
         note = (f"main query unsat, but the vacuity control is undecided in {ctl_unknown} case(s) "
                 f"and unsat elsewhere: not certified")
-        return a.done("unknown", bud.budget_note(note) if budget_cut(ctl_reasons, a.deadline) else note)
+        return a.done(Verdict.UNKNOWN, bud.budget_note(note) if budget_cut(ctl_reasons, a.deadline) else note)
     details["control"] = "unsat in every case"
-    return a.done("vacuous", "the query is unsat but so is its vacuity control (>= in place of >): the domain "
+    return a.done(Verdict.VACUOUS, "the query is unsat but so is its vacuity control (>= in place of >): the domain "
                              "or the encoding is empty, nothing was proved")

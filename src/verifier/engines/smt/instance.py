@@ -19,12 +19,13 @@ from mechverify.utility import utility
 
 from ...properties import PROPERTIES
 from ...properties.base import READINGS, Deviation, Report, Witness
-from ...results import Result
+from ...results import Result, Verdict
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, evaluator, first_confirmed, rationalisations
 from .domain import MAX_VARIABLES
 from .pool import Job, JobResult, budget_cut, default_jobs, run_jobs, to_smt2
 from .second import settle
+from .solvers import SolverStatus
 from .specs import get_spec, not_covered
 from .symbolic import Ctx, SymEnv
 from .validate import validate_spec
@@ -104,24 +105,24 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
     mech, prop = a.mech, a.prop
     spec = get_spec(mech)
     if spec is None:
-        return a.done("unknown", not_covered(mech))
+        return a.done(Verdict.UNKNOWN, not_covered(mech))
     why = prop.variant_possible(mech.setting, a.variant) if a.variant in READINGS else None
     if why:  # e.g. po/whole-task of a divisible mechanism: that reading is not this mechanism's
-        return a.done("unknown", f"not applicable: {why}")
+        return a.done(Verdict.UNKNOWN, f"not applicable: {why}")
     mech.setting.check(env, mech.name)
     senv = SymEnv.from_env(env)
     why = spec.covers(senv)
     if why:
-        return a.done("unknown", f"not covered: {why}")
+        return a.done(Verdict.UNKNOWN, f"not covered: {why}")
     users = list(range(env.n_users)) if users is None else list(users)
     goal = goal_of(prop)
     if goal is None:
         handled = ", ".join(p.name for p in PROPERTIES.values() if goal_of(p) is not None)
-        return a.done("unknown", f"per-instance z3 queries handle {handled}; not {prop.name}")
+        return a.done(Verdict.UNKNOWN, f"per-instance z3 queries handle {handled}; not {prop.name}")
     kind = prop.hints_for(a.variant).deviation  # a misreport goal: which part of the report is symbolic
     size = query_size(spec, env, senv, goal, kind, users, joint)
     if size > MAX_VARIABLES:
-        return a.done("unknown", f"too large for an exact query ({size if size < 10 ** 9 else f'{size:.1e}'} "
+        return a.done(Verdict.UNKNOWN, f"too large for an exact query ({size if size < 10 ** 9 else f'{size:.1e}'} "
                                  f"variables)")
     n_workers = default_jobs() if jobs is None else jobs
     title = f"mechverify query {mech.name} --property {prop.name} --variant {a.variant}: {env.describe()}"
@@ -129,7 +130,7 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
         return settle(a, lambda: _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout),
                       n_workers, title, second, proofs, keep_queries)
     except BudgetExhausted as exc:
-        return a.done("unknown", str(exc))
+        return a.done(Verdict.UNKNOWN, str(exc))
 
 
 def _answer(a: Attempt, goal: Z3Goal, spec, env: Environment, senv: SymEnv, users: list, n_workers: int,
@@ -139,7 +140,7 @@ def _answer(a: Attempt, goal: Z3Goal, spec, env: Environment, senv: SymEnv, user
     if validate:
         why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)), deadline=a.deadline)
         if why:
-            return a.done("unknown", f"the encoding does not reproduce the implementation here: {why}")
+            return a.done(Verdict.UNKNOWN, f"the encoding does not reproduce the implementation here: {why}")
     if goal.misreport:
         return _misreport(a, goal, spec, env, senv, users, n_workers, joint)
     return _instance_prop(a, goal, spec, env, senv, users, n_workers)
@@ -192,7 +193,7 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
     try:
         for r in gen:
             done.append((by_key[r.key], r))
-            if r.status == "unknown":
+            if r.status == SolverStatus.UNKNOWN:
                 unknown.append(r.reason)
             elif r.status == "sat":
                 cert = recheck(r)
@@ -202,10 +203,10 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
     finally:
         gen.close()
     if rejected:
-        return a.done("unknown", rejected_note(rejected))
+        return a.done(Verdict.UNKNOWN, rejected_note(rejected))
     if unknown:
         note = f"{len(unknown)} of {len(jobs_list)} queries undecided ({'; '.join(sorted(set(unknown)))})"
-        return a.done("unknown", budget_note(note) if budget_cut(unknown, a.deadline) else note)
+        return a.done(Verdict.UNKNOWN, budget_note(note) if budget_cut(unknown, a.deadline) else note)
     ok, ctl_unknown = False, []
     a.ledger.proved(STAGE, "query", done)
     a.ledger.start_ahead()  # cvc5 starts on the queries while the vacuity control runs
@@ -218,17 +219,17 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
                 a.ledger.proved(STAGE, "control", [(by_key[r.key], r)])
                 ok = True
                 break
-            if r.status == "unknown":
+            if r.status == SolverStatus.UNKNOWN:
                 ctl_unknown.append(r.reason)
     finally:
         gen.close()
     if ok:
-        return a.done("certified", certified_note)
+        return a.done(Verdict.CERTIFIED, certified_note)
     if ctl_unknown:  # an undecided control proves nothing either way: not "vacuous"
         note = (f"every query unsat, but the vacuity control is undecided in {len(ctl_unknown)} of {len(control)} "
                 f"queries ({'; '.join(sorted(set(ctl_unknown)))}) and unsat elsewhere: not certified")
-        return a.done("unknown", budget_note(note) if budget_cut(ctl_unknown, a.deadline) else note)
-    return a.done("vacuous", vacuous_note)
+        return a.done(Verdict.UNKNOWN, budget_note(note) if budget_cut(ctl_unknown, a.deadline) else note)
+    return a.done(Verdict.VACUOUS, vacuous_note)
 
 
 def _misreport(a: Attempt, goal: Z3Goal, spec, env, senv, users, n_workers, joint) -> Result:
@@ -237,16 +238,16 @@ def _misreport(a: Attempt, goal: Z3Goal, spec, env, senv, users, n_workers, join
     mech, prop, variant, deadline = a.mech, a.prop, a.variant, a.deadline
     kind = prop.hints_for(variant).deviation
     if kind == "tasks":
-        return a.done("unknown", f"{prop.name}/{variant}: not encoded (task bounds break scale invariance; use check)")
+        return a.done(Verdict.UNKNOWN, f"{prop.name}/{variant}: not encoded (task bounds break scale invariance; use check)")
     if kind not in ("demand", "eligible"):
-        return a.done("unknown", f"{prop.name}/{variant}: not encoded (a {kind} deviation)")
+        return a.done(Verdict.UNKNOWN, f"{prop.name}/{variant}: not encoded (a {kind} deviation)")
     try:
         truth_run = mech(env, exact=True)
     except LPError as exc:
-        return a.done("unknown", f"truthful allocation failed: {exc}")
+        return a.done(Verdict.UNKNOWN, f"truthful allocation failed: {exc}")
     exact_truth = truth_run.exact
     if not exact_truth and any(len(spec.cases(senv, [i])) != 1 for i in users):
-        return a.done("unknown", "the truthful allocation is not exact and its encoding needs a case split")
+        return a.done(Verdict.UNKNOWN, "the truthful allocation is not exact and its encoding needs a case split")
     jobs_list, control, meta, spaces = [], [], {}, []
 
     def add_query(i, dem, ext, params, cons, E, pat, strict, bucket):
@@ -327,9 +328,9 @@ def _instance_prop(a: Attempt, goal: Z3Goal, spec, env, senv, users, n_workers) 
     J = env.n_users
     hints = prop.hints_for(variant)  # the variant's premises (e.g. si/external: an external resource)
     if env.n_external < hints.min_external:
-        return a.done("unknown", "not applicable: no external resources")
+        return a.done(Verdict.UNKNOWN, "not applicable: no external resources")
     if hints.require_bounds and not env.has_bounds:
-        return a.done("unknown", "not applicable: no task bounds")
+        return a.done(Verdict.UNKNOWN, "not applicable: no task bounds")
     items = _items(goal, env, users)
     relaxed = goal.control == "relaxed"
     jobs_list, ctl = [], []

@@ -16,7 +16,7 @@ from mechverify.numbers import InstanceError
 from ...properties import budget as bud
 from ...properties import get_property
 from ...properties.base import Deviation, Report, Witness
-from ...results import Result
+from ...results import Result, Verdict
 from .symbolic import SymEnv, is_sym, to_fraction_value
 
 __all__ = ["Attempt", "Budget", "check_budget", "tick", "evaluator", "substitute_env", "rationalisations", "first_confirmed", "confirm",
@@ -55,7 +55,7 @@ class Attempt:
         self.mech = mech
         self.prop = get_property(prop_name)
         self.variant = self.prop.variant_of(variant, mech.setting)
-        self.result = Result(mech.name, self.prop.name, self.variant, verdict="unknown", engine="z3")
+        self.result = Result(mech.name, self.prop.name, self.variant, verdict=Verdict.UNKNOWN, engine="z3")
 
     def done(self, verdict: str, note: str = "") -> Result:
         """Close the result with ``verdict`` and its reason."""
@@ -67,7 +67,7 @@ class Attempt:
         """Close the result with a confirmed certificate and the provenance the store should record."""
         self.result.certificate = cert
         self.result.details["provenance"] = dict(provenance, z3=z3.get_version_string())
-        return self.done("violated", cert.summary)
+        return self.done(Verdict.VIOLATED, cert.summary)
 
 
 def evaluator(values: dict, params: dict) -> Callable[[Any], Any]:

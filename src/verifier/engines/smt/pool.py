@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import z3
 
-from .solvers import solve
+from .solvers import SolverStatus, solve
 
 __all__ = ["Job", "JobResult", "solve_text", "run_jobs", "start_workers", "run_on", "release", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs",
            "BUDGET_REASON", "budget_cut"]
@@ -124,7 +124,7 @@ def _worker(conn, preload: Sequence[str] = ()) -> None:  # pragma: no cover - ru
         try:
             out = solve_text(smt2, names, timeout, logic, solver, proof)
         except Exception as exc:  # never let a worker die silently
-            out = ("unknown", 0.0, {}, [], f"worker error: {type(exc).__name__}: {exc}", "")
+            out = (SolverStatus.UNKNOWN, 0.0, {}, [], f"worker error: {type(exc).__name__}: {exc}", "")
         conn.send((key,) + out)
 
 
@@ -180,7 +180,7 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
         for job in pending:
             left = job.timeout if deadline is None else min(job.timeout, deadline - time.monotonic())
             if left <= 0.05:
-                yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
+                yield JobResult(job.key, SolverStatus.UNKNOWN, 0.0, reason=BUDGET_REASON)
                 continue
             st, dt, vals, alg, why, pf = solve_text(job.smt2, job.names, left, job.logic, job.solver, job.proof)
             yield JobResult(job.key, st, dt, vals, alg, _reason(st, why, left < job.timeout), pf)
@@ -260,7 +260,7 @@ def _drive(pending: list, workers: list, n_workers: int, deadline: Optional[floa
             job = pending.pop(0)
             left = job.timeout if deadline is None else min(job.timeout, deadline - now)
             if left <= 0.05:
-                yield JobResult(job.key, "unknown", 0.0, reason=BUDGET_REASON)
+                yield JobResult(job.key, SolverStatus.UNKNOWN, 0.0, reason=BUDGET_REASON)
                 continue
             clipped[job.key] = left < job.timeout
             job = Job(job.key, job.smt2, job.names, left, job.logic, job.solver, job.proof, job.grace)
@@ -270,7 +270,7 @@ def _drive(pending: list, workers: list, n_workers: int, deadline: Optional[floa
         if not busy:
             if pending and not workers:  # run_on: every worker was killed
                 for job in pending:
-                    yield JobResult(job.key, "unknown", 0.0, reason="no worker left")
+                    yield JobResult(job.key, SolverStatus.UNKNOWN, 0.0, reason="no worker left")
                 pending.clear()
             continue
         limit = min(hard_limit(w) for w in busy)
@@ -283,7 +283,7 @@ def _drive(pending: list, workers: list, n_workers: int, deadline: Optional[floa
                     job = w.job
                     w.kill()
                     workers.remove(w)
-                    yield JobResult(job.key, "unknown", time.monotonic() - w.started,
+                    yield JobResult(job.key, SolverStatus.UNKNOWN, time.monotonic() - w.started,
                                     reason="worker died (out of memory?)")
                     continue
                 w.job = None
@@ -294,7 +294,7 @@ def _drive(pending: list, workers: list, n_workers: int, deadline: Optional[floa
             w.kill()
             workers.remove(w)
             at_deadline = deadline is not None and now >= deadline
-            yield JobResult(job.key, "unknown", now - w.started,
+            yield JobResult(job.key, SolverStatus.UNKNOWN, now - w.started,
                             reason=f"{BUDGET_REASON} ({job.solver} worker stopped at the deadline)" if at_deadline
                             else "hard timeout (worker killed)")
 
@@ -302,7 +302,7 @@ def _drive(pending: list, workers: list, n_workers: int, deadline: Optional[floa
 def _reason(status: str, why: str, clipped: bool) -> str:
     """z3's reason for ``unknown``; a z3 timeout whose limit was the time left before the deadline is
     the budget running out (:data:`BUDGET_REASON`)."""
-    if status == "unknown" and clipped and why in ("timeout", "canceled"):
+    if status == SolverStatus.UNKNOWN and clipped and why in ("timeout", "canceled"):
         return f"{BUDGET_REASON} (the solver stopped at the deadline)"
     return why
 

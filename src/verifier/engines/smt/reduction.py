@@ -12,10 +12,12 @@ import z3
 
 from mechverify.deadline import budget_note
 
+from ...results import Verdict
 from .domain import Domain, Shape, build_domain, dominant_cases
 from .goals import Z3Goal
 from .pool import budget_cut, run_jobs, split_jobs
 from .second import Ledger
+from .solvers import SolverStatus
 from .specs import Spec
 from .symbolic import Ctx, vmul
 
@@ -94,17 +96,17 @@ def reduced(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
             st, nq = sub.status, sub.queries
             total += nq
             notes.append(f"n = {n}: {st}")
-            if st != "certified":
+            if st is not Verdict.CERTIFIED:
                 break
             ledger.extend(sub.ledger)
         else:
-            return Reduced("certified", (f"Lemmas L7 + L9 (docs/z3.md): rho N(d') <= N(d) follows from the "
+            return Reduced(Verdict.CERTIFIED, (f"Lemmas L7 + L9 (docs/z3.md): rho N(d') <= N(d) follows from the "
                                          f"one-server inequality rho_n m(v') <= m(v), proved by z3 for n = "
                                          f"{', '.join(map(str, dims))} ({total} queries unsat; vacuity control "
                                          f"sat); holds for any number of users and servers"), total, None, "L7 + L9",
                            ledger)
         if time.monotonic() > deadline:
-            return Reduced("unknown", budget_note(f"Lemma L9 not established ({'; '.join(notes)}) and no time left"),
+            return Reduced(Verdict.UNKNOWN, budget_note(f"Lemma L9 not established ({'; '.join(notes)}) and no time left"),
                            total)
         direct = _direct(spec, goal, shape, n_workers, deadline, timeout, split)
         return direct._replace(note=f"{direct.note} (Lemma L9 tried first: {'; '.join(notes)})",
@@ -123,7 +125,7 @@ def _direct(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
     jobs, built = [], {}
     for k, dc in enumerate(doms):
         if time.monotonic() > deadline:
-            return Reduced("unknown", budget_note(f"time budget exhausted while building the reduced queries ({k} of "
+            return Reduced(Verdict.UNKNOWN, budget_note(f"time budget exhausted while building the reduced queries ({k} of "
                                                   f"{len(doms)})"), len(jobs), None, lemma)
         dom, ctx = reduced_query(spec, shape, dc, True, goal)
         built[k] = dom
@@ -136,15 +138,15 @@ def _direct(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
         if r.status == "sat":
             return Reduced("sat", f"z3 found {red.found} (dominant case {doms[r.key[0]]})", len(jobs),
                            (built[r.key[0]], r.values, r.algebraic), lemma)
-        if r.status == "unknown":
+        if r.status == SolverStatus.UNKNOWN:
             unknown.append(r.reason)
     if unknown:
         note = f"{len(unknown)} of {len(jobs)} reduced queries undecided ({'; '.join(sorted(set(unknown)))})"
-        return Reduced("unknown", budget_note(note) if budget_cut(unknown, deadline) else note, len(jobs), None, lemma)
+        return Reduced(Verdict.UNKNOWN, budget_note(note) if budget_cut(unknown, deadline) else note, len(jobs), None, lemma)
     ctl = []
     for k, dc in enumerate(doms):
         if time.monotonic() > deadline:
-            return Reduced("unknown", budget_note(f"time budget exhausted while building the vacuity controls ({k} "
+            return Reduced(Verdict.UNKNOWN, budget_note(f"time budget exhausted while building the vacuity controls ({k} "
                                                   f"of {len(doms)})"), len(jobs), None, lemma)
         _, ctx = reduced_query(spec, shape, dc, False, goal)
         ctl.extend(split_jobs(k, ctx.cons, (), timeout, split))
@@ -154,7 +156,7 @@ def _direct(spec: Spec, goal: Z3Goal, shape: Shape, n_workers: int, deadline: fl
     for r in run_jobs(ctl, n_workers, deadline):
         if r.status == "sat":
             ledger.proved(stage, "control", [(by_key[r.key], r)])
-            return Reduced("certified", (f"Lemma {lemma} reduction (docs/z3.md): {red.inequality} proved by z3 ({len(jobs)} "
+            return Reduced(Verdict.CERTIFIED, (f"Lemma {lemma} reduction (docs/z3.md): {red.inequality} proved by z3 ({len(jobs)} "
                                          f"queries unsat; vacuity control sat); holds for any number of users"),
                            len(jobs), None, lemma, ledger)
-    return Reduced("vacuous", "the reduced query and its control are both unsat", len(jobs), None, lemma)
+    return Reduced(Verdict.VACUOUS, "the reduced query and its control are both unsat", len(jobs), None, lemma)

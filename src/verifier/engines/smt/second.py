@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 from mechverify.deadline import budget_note
 
+from ...results import Verdict
 from .pool import BUDGET_REASON, Job, budget_cut, release, run_jobs, run_on, start_workers
 from .solvers import COVERINGS, logic_of, proof_holes, sha256, smt2_file, version
 
@@ -298,7 +299,7 @@ def settle(a, compute, n_workers: int, title: str, second: bool, proofs: bool = 
             res = compute()
             if keep:
                 res.details["ledger"] = a.ledger
-            if res.verdict == "certified" and second:
+            if res.verdict is Verdict.CERTIFIED and second:
                 return second_opinion(a, a.ledger, n_workers, title, proofs, keep)
             return res
     finally:
@@ -339,7 +340,7 @@ def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool =
     incomplete = [ob for ob in obs if ob.answers.get(SECOND) == "incomplete"]
     if wrong:
         ob = wrong[0]
-        return a.done("unknown", f"the solvers disagree: z3 says {ob.answers['z3']}, {SECOND} says "
+        return a.done(Verdict.UNKNOWN, f"the solvers disagree: z3 says {ob.answers['z3']}, {SECOND} says "
                                  f"{ob.answers[SECOND]} on {ob.stage} {ob.role} {ob.key} ({len(wrong)} of {len(obs)} "
                                  f"queries disagree); not certified")
     if failed:
@@ -349,7 +350,7 @@ def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool =
                 f"({why}) on {ob.stage} {ob.role} {ob.key} ({len(failed)} of {len(obs)} queries); not certified")
         reasons = [f.reasons.get(SECOND, "") for f in failed]
         cut = any(str(w).startswith(BUDGET_REASON) for w in reasons) or budget_cut(reasons, a.deadline)
-        return a.done("unknown", budget_note(line) if cut else line)
+        return a.done(Verdict.UNKNOWN, budget_note(line) if cut else line)
     if unsupported or incomplete:
         gaps = []
         if incomplete:
@@ -372,4 +373,4 @@ def second_opinion(a, ledger: Ledger, n_workers: int, title: str, proofs: bool =
     if not obs:
         res.details["agreement"] = "z3; no query to re-check"
     tail = f" on all {len(obs)} queries" if res.details["agreement"] == f"z3 and {SECOND} agree" else ""
-    return a.done("certified", f"{note}; {res.details['agreement']}{tail}")
+    return a.done(Verdict.CERTIFIED, f"{note}; {res.details['agreement']}{tail}")

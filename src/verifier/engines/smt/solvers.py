@@ -25,12 +25,26 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from enum import Enum
 from typing import Callable, NamedTuple, Sequence
 
 import z3
 
 __all__ = ["Answer", "SOLVERS", "solve", "version", "logic_of", "smt2_file", "sha256", "PROOF_FORMAT",
            "proof_holes", "COVERINGS", "CVC5_OPTIONS"]
+
+
+class SolverStatus(str, Enum):
+    """What a solver answers about one query: THE vocabulary of the SMT layer's answers (z3's and cvc5's
+    ``check`` results; ``unsupported``: the solver cannot read the query's logic)."""
+
+    SAT = "sat"
+    UNSAT = "unsat"
+    UNKNOWN = "unknown"
+    UNSUPPORTED = "unsupported"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
 
 
 class Answer(NamedTuple):
@@ -56,7 +70,7 @@ def _z3(text: str, names: Sequence[str], timeout: float, logic: str = "QF_NRA", 
         s.from_string(text)
         r = s.check()
     except z3.Z3Exception as exc:  # pragma: no cover - solver trouble is 'unknown'
-        return Answer("unknown", time.perf_counter() - t0, {}, [], f"z3 error: {exc}")
+        return Answer(SolverStatus.UNKNOWN, time.perf_counter() - t0, {}, [], f"z3 error: {exc}")
     dt = time.perf_counter() - t0
     if r == z3.sat:
         m = s.model()
@@ -69,10 +83,10 @@ def _z3(text: str, names: Sequence[str], timeout: float, logic: str = "QF_NRA", 
                 continue
             if z3.is_algebraic_value(v):
                 alg.append(n)
-        return Answer("sat", dt, values, alg, "")
+        return Answer(SolverStatus.SAT, dt, values, alg, "")
     if r == z3.unsat:
-        return Answer("unsat", dt)
-    return Answer("unknown", dt, reason=s.reason_unknown() or "unknown")
+        return Answer(SolverStatus.UNSAT, dt)
+    return Answer(SolverStatus.UNKNOWN, dt, reason=s.reason_unknown() or SolverStatus.UNKNOWN.value)
 
 
 # ---------------------------------------------------------------------- cvc5
@@ -130,7 +144,7 @@ def _cvc5(text: str, names: Sequence[str], timeout: float, logic: str = "", proo
         r = s.checkSat()
     except RuntimeError as exc:
         msg = str(exc)
-        status = "unsupported" if any(w in msg for w in _UNSUPPORTED) else "unknown"
+        status = SolverStatus.UNSUPPORTED if any(w in msg for w in _UNSUPPORTED) else SolverStatus.UNKNOWN
         return Answer(status, time.perf_counter() - t0, reason=f"cvc5: {msg}")
     dt = time.perf_counter() - t0
     if r.isUnsat():
@@ -147,7 +161,7 @@ def _cvc5(text: str, names: Sequence[str], timeout: float, logic: str = "", proo
     why = str(r.getUnknownExplanation()).replace("UnknownExplanation.", "").lower()
     if why == "incomplete":
         return Answer("incomplete", dt, reason="cvc5: incomplete")
-    return Answer("unknown", dt, reason="timeout" if "timeout" in why else f"cvc5: {why}")
+    return Answer(SolverStatus.UNKNOWN, dt, reason="timeout" if "timeout" in why else f"cvc5: {why}")
 
 
 def _cvc5_coverings(text: str, names: Sequence[str], timeout: float, logic: str = "", proof: bool = False) -> Answer:
@@ -165,7 +179,7 @@ def solve(solver: str, text: str, names: Sequence[str], timeout: float, logic: s
     try:
         return SOLVERS[solver](text, names, timeout, logic, proof)
     except Exception as exc:  # noqa: BLE001 - a solver's failure is an answer, never a crash of the worker
-        return Answer("unknown", 0.0, reason=f"{solver} error: {type(exc).__name__}: {exc}")
+        return Answer(SolverStatus.UNKNOWN, 0.0, reason=f"{solver} error: {type(exc).__name__}: {exc}")
 
 
 def version(solver: str) -> str:
@@ -180,8 +194,8 @@ def version(solver: str) -> str:
         except metadata.PackageNotFoundError:
             import cvc5
 
-            return getattr(cvc5, "__version__", "") or "unknown"
-    return "unknown"
+            return getattr(cvc5, "__version__", "") or SolverStatus.UNKNOWN.value  # a version it does not tell
+    return SolverStatus.UNKNOWN.value
 
 
 # ---------------------------------------------------------------------- SMT-LIB2 files
