@@ -18,7 +18,7 @@ noisy; the ratio within one run is what matters), drf x si on uniform with one s
                                               (3 cells each; external and bounded not applicable on uniform) -> 3.4x
     rates with 2 local workers: 0.83-1.09x one worker's samples/s on the 2 busy cores (no gain measured here).
 Re-measured 2026-11-26 10:02 on a quiet box (load 0.7), same commands, before -> after the chunk's reused Philox
-stream (rates._Stream, 39 -> 5 us a sample), the lazy per-cell deviation Random and drf_batch's direct Fraction -> float:
+stream (rate_records._Stream, 39 -> 5 us a sample), the lazy per-cell deviation Random and drf_batch's direct Fraction -> float:
     si/per-server-split only:  run 753-826 trials/s; rates 5 248 -> 7 322 samples/s: 7.0x -> 9.0x
     every SI variant:          run 848 trials/s; rates 6 639 samples/s -> 7.8x (was 3.4x under load)
     rates with 2 local workers: 1.16-1.70x one worker's samples/s.

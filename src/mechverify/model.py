@@ -42,13 +42,10 @@ from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .numbers import INF, InstanceError, fmt_exact, to_fraction
+from .validation import MAX_QUEUE_DEPTH, MAX_QUEUES, queue_parents, validate
 
 __all__ = ["Environment", "InstanceError", "describe_shape", "leontief_tasks", "MAX_QUEUES", "MAX_QUEUE_DEPTH"]
 
-#: Most queues a queue tree may declare (limits of the instance format, docs/model.md "Queue trees").
-MAX_QUEUES = 10_000
-#: Deepest queue path (segments of ``"a/b/c"``: 3).
-MAX_QUEUE_DEPTH = 32
 
 Num = Fraction
 
@@ -150,135 +147,13 @@ class Environment:
             self.validate()
 
     def validate(self) -> None:
-        """Check shapes and signs; raise ``InstanceError`` with one line naming the field."""
-        R, S, J, K = len(self.resources), len(self.servers), len(self.users), len(self.external)
-        if R == 0:
-            raise InstanceError("resources: must not be empty")
-        if S == 0:
-            raise InstanceError("servers: must not be empty")
-        if J == 0:
-            raise InstanceError("users: must not be empty")
-        for label, names in (("resources", self.resources), ("servers", self.servers),
-                             ("users", self.users), ("external", self.external)):
-            if len(set(names)) != len(names):
-                dup = next(n for n in names if names.count(n) > 1)
-                raise InstanceError(f"{label}: duplicate name {dup!r}")
-        clash = set(self.resources) & set(self.external)
-        if clash:
-            raise InstanceError(f"external: name {sorted(clash)[0]!r} is also a resource name")
-        if len(self.capacity) != S:
-            raise InstanceError(f"capacity: expected {S} rows (one per server), got {len(self.capacity)}")
-        for s, row in enumerate(self.capacity):
-            self._check_vec(row, R, f"servers[{s}].capacity")
-        if len(self.external_capacity) != K:
-            raise InstanceError(f"external: expected {K} capacities, got {len(self.external_capacity)}")
-        self._check_vec(self.external_capacity, K, "external[].capacity")
-        for label, vec in (("demand", self.demand), ("weight", self.weight), ("eligible", self.eligible),
-                           ("tasks", self.tasks), ("external_demand", self.external_demand),
-                           ("queue", self.user_queue)):
-            if len(vec) != J:
-                raise InstanceError(f"users[].{label}: expected {J} entries (one per user), got {len(vec)}")
-        for j in range(J):
-            self._check_vec(self.demand[j], R, f"users[{j}].demand")
-            self._check_vec(self.external_demand[j], K, f"users[{j}].external_demand")
-            w = self.weight[j]
-            if not isinstance(w, Fraction) or w <= 0:
-                raise InstanceError(f"users[{j}].weight: must be > 0 (got {fmt_exact(w) if isinstance(w, Fraction) else w!r})")
-            t = self.tasks[j]
-            if t is not None and (not isinstance(t, Fraction) or t < 0):
-                raise InstanceError(f"users[{j}].tasks: must be >= 0 or null (got {t!r})")
-            bad = [s for s in self.eligible[j] if not (isinstance(s, int) and 0 <= s < S)]
-            if bad:
-                raise InstanceError(f"users[{j}].eligible: unknown server index {bad[0]!r}")
-        for (j, s), vec in self.server_demand.items():
-            if not (0 <= j < J and 0 <= s < S):
-                raise InstanceError(f"users[].server_demand: bad (user, server) index ({j}, {s})")
-            self._check_vec(vec, R, f"users[{j}].server_demand[{self.servers[s]!r}]")
-        self._validate_queues()
-        if self.usage:
-            if len(self.usage) != J:
-                raise InstanceError(f"users[].usage: expected {J} entries (one per user), got {len(self.usage)}")
-            for j in range(J):
-                self._check_vec(self.usage[j], S, f"users[{j}].usage")
-        # infinite utility guard
-        for j in range(J):  # (every number is a checked Fraction here: its sign is its numerator's)
-            if self.tasks[j] is not None or any(v._numerator for v in self.external_demand[j]):
-                continue
-            for s in range(S):
-                if not any(v._numerator for v in self.d(j, s)):
-                    where = "" if (j, s) not in self.server_demand else f" at server {self.servers[s]!r}"
-                    raise InstanceError(
-                        f"users[{j}].demand: zero on every resource{where} with no external demand and "
-                        f"unbounded tasks, so user {self.users[j]!r} could run infinitely many tasks; "
-                        f"give it a finite 'tasks' bound")
-
-    def _validate_queues(self) -> None:
-        """The queue tree: at most :data:`MAX_QUEUES` queues (counted before anything else), well-formed
-        unique paths of at most :data:`MAX_QUEUE_DEPTH` segments whose every prefix is declared, weights
-        > 0, guarantees one number >= 0 per resource, users in declared queues."""
-        Q, R = len(self.queues), len(self.resources)
-        if Q > MAX_QUEUES:
-            raise InstanceError(f"queues: too many queues ({Q}, limit {MAX_QUEUES})")
-        for label, vec in (("weight", self.queue_weight), ("guarantee", self.queue_guarantee)):
-            if len(vec) != Q:
-                raise InstanceError(f"queues[].{label}: expected {Q} entries (one per queue), got {len(vec)}")
-        if Q:
-            self._queue_parents()  # paths, duplicates, missing parents, depth
-        for q in range(Q):
-            w = self.queue_weight[q]
-            if not isinstance(w, Fraction) or w <= 0:
-                raise InstanceError(f"queues[{q}].weight: must be > 0 "
-                                    f"(got {fmt_exact(w) if isinstance(w, Fraction) else w!r})")
-            g = self.queue_guarantee[q]
-            if g is not None:
-                self._check_vec(g, R, f"queues[{q}].guarantee")
-        for j, q in enumerate(self.user_queue):
-            if q is not None and not (q.__class__ is int and 0 <= q < Q):
-                raise InstanceError(f"users[{j}].queue: unknown queue index {q!r} ({Q} queues declared)")
+        """Check shapes and signs; raise ``InstanceError`` with one line naming the field
+        (:func:`mechverify.validation.validate`)."""
+        validate(self)
 
     def _queue_parents(self) -> tuple[Optional[int], ...]:
         """``[q] -> parent queue index`` (``None``: a top-level queue), checking the paths (memoised)."""
-        parents = self._memo.get("qparent")
-        if parents is not None:
-            return parents
-        index: dict[str, int] = {}
-        for q, path in enumerate(self.queues):
-            if not isinstance(path, str) or not path.strip():
-                raise InstanceError(f"queues[{q}].name: expected a non-empty queue path, got {path!r}")
-            if path in index:
-                raise InstanceError(f"queues[{q}].name: duplicate queue {path!r} (also queues[{index[path]}])")
-            index[path] = q
-        out: list[Optional[int]] = []
-        for q, path in enumerate(self.queues):
-            segments = path.split("/")
-            if len(segments) > MAX_QUEUE_DEPTH:
-                raise InstanceError(f"queues[{q}].name: queue path too deep ({len(segments)} levels, limit "
-                                    f"{MAX_QUEUE_DEPTH}): {path[:60]!r}{'...' if len(path) > 60 else ''}")
-            if any(not seg.strip() for seg in segments):
-                raise InstanceError(f"queues[{q}].name: empty segment in queue path {path!r} "
-                                    f"(paths are names joined by '/', e.g. 'eng/dev')")
-            if len(segments) == 1:
-                out.append(None)
-                continue
-            parent = path.rsplit("/", 1)[0]
-            p = index.get(parent)
-            if p is None:
-                raise InstanceError(f"queues[{q}].name: parent queue {parent!r} of {path!r} is not declared "
-                                    f"(every prefix of a path must be a queue)")
-            out.append(p)
-        parents = tuple(out)
-        self._memo["qparent"] = parents
-        return parents
-
-    @staticmethod
-    def _check_vec(vec: Sequence[Any], length: int, name: str) -> None:
-        if len(vec) != length:
-            raise InstanceError(f"{name}: expected {length} numbers, got {len(vec)}")
-        for i, v in enumerate(vec):
-            if v.__class__ is not Fraction and not isinstance(v, Fraction):
-                raise InstanceError(f"{name}[{i}]: expected an exact number, got {type(v).__name__} {v!r}")
-            if v._numerator < 0:  # the sign of a Fraction (its denominator is > 0), without Fraction's comparison
-                raise InstanceError(f"{name}[{i}]: must be >= 0 (got {fmt_exact(v)})")
+        return queue_parents(self)
 
     # ------------------------------------------------------------------ sizes
     @property

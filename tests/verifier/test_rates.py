@@ -205,7 +205,7 @@ def test_a_budget_cut_leaves_consistent_cells():
 
 def test_the_chunk_stream_is_sample_rng():
     """rate_chunk's one reused Philox generator (its counter set per sample) gives sample_rng's numbers."""
-    from verifier.rates import _Stream
+    from verifier.rate_records import _Stream
 
     point = {"rho": "0.9"}
     stream = _Stream(3, point)
@@ -219,7 +219,7 @@ def test_the_chunk_stream_is_sample_rng():
 def test_measure_distribution_with_infinite_and_missing_measures():
     # EF's envy ratio is inf when a user with nothing envies: quantiles are sample values there (linear
     # interpolation between two infinities is NaN); a measure the evaluation did not give (NaN) is counted apart
-    from verifier.rates import CellRates
+    from verifier.rate_records import CellRates
     c = CellRates("m", "ef", "placement-aware", {}, measures=[1.0, float("inf"), float("inf"), float("nan"), 2.0])
     d = c.distribution()
     assert d["n"] == 4 and d["without_measure"] == 1 and d["infinite"] == 2

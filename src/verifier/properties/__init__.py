@@ -10,8 +10,9 @@ from mechverify.numbers import InstanceError
 from .base import Certificate, Deviation, Evaluation, Hints, Property, Report, Witness  # noqa: F401
 from .ef_si import EnvyFreeness, SharingIncentive
 from .hsi import HierarchicalShareGuarantee
-from .fairness import (BottleneckFairness, PopulationMonotonicity, SingleResourceFairness,  # noqa: F401
-                       SingleServerDRF)
+from .fairness import BottleneckFairness, SingleResourceFairness  # noqa: F401
+from .population import PopulationMonotonicity  # noqa: F401
+from .single_server import SingleServerDRF  # noqa: F401
 from .order import OrderIsStrictWeak, ShareFaithful
 from .po import ParetoOptimality
 from .runs import Runs

@@ -1,5 +1,5 @@
-"""Bottleneck fairness (BF), single-resource fairness (SRF), population monotonicity (PM) and the
-single-server reduction to DRF.
+"""Bottleneck fairness (BF) and single-resource fairness (SRF), and the whole-task shortfall they share with
+the single-server reduction to DRF (:mod:`.single_server`).
 
 BF and SRF share one check, *max-min fairness on one resource* ``r*``: with
 ``a_j = x_j d[j,r*]`` the amount of ``r*`` user ``j`` holds, the allocation must be the weighted
@@ -16,13 +16,6 @@ satisfy the premise, a violation is reported only if the check fails for every o
   dominant for every user at every server it can use: ``r* in argmax_r d[j,r] / c[s,r]``.
 * SRF (001 Sec. III-C; 000 Sec. II-A): premise -- a single resource, no external resources, one demand
   per user (no per-server demand overrides).
-
-PM (seed 001 Sec. III-C, Prop. 7): when a user leaves (and gives up its allocation), no remaining
-user's utility decreases.  Deviation ``leave``.  Measure: min ratio ``u_i(after) / u_i(before)`` over
-remaining users; violated iff < 1.
-
-Single-server DRF (001 Prop. 4; 000 Sec. III-B): on one server the mechanism gives every user the
-same number of tasks as DRF.  Measure: max relative difference of totals; violated iff > 0.
 
 Readings on queue trees and whole tasks (docs/properties.md, "Readings of the seeds": BF, SRF).  Each is a
 variant of its own, searched for the settings that call for it (``variant_possible``): a mechanism with
@@ -62,20 +55,18 @@ indivisible tasks only in the ``whole-task`` reading, a divisible one defined on
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from fractions import Fraction
 from typing import Optional
 
 from mechverify.allocation import Allocation
 from mechverify.lexmaxmin import lex_max_min
-from mechverify.numbers import FLOAT_REL, InstanceError, fmt_exact, plural, ratio
+from mechverify.numbers import FLOAT_REL, fmt_exact, plural
 from mechverify.polytope import TaskPolytope
-from mechverify.utility import utility
 
-from ..exact import certified_excess, exact_run, utility_interval
+from ..exact import exact_run
 from .base import Certificate, Evaluation, Hints, Measure, Property, Witness, reading_possible
 
-__all__ = ["BottleneckFairness", "SingleResourceFairness", "PopulationMonotonicity", "SingleServerDRF",
+__all__ = ["BottleneckFairness", "SingleResourceFairness", "whole_task_shortfalls",
            "common_dominant_resources", "fair_levels", "mech_levels", "water_fill", "hierarchical_fair_amounts",
            "TREE", "WHOLE_TASK"]
 
@@ -481,151 +472,3 @@ class SingleResourceFairness(_MaxMinOnResource):
     def premise_text(self, variant):
         """Why the premise fails."""
         return "more than one resource type (or external resources, or per-server demands)"
-
-
-class PopulationMonotonicity(Property):
-    """PM: when a user leaves, no remaining user loses."""
-
-    name = "pm"
-    title = "population monotonicity"
-    measure = Measure("the smallest ratio of a remaining user's tasks after a departure to its tasks before", 1, "<")
-    variants = {"leave": "one user leaves and relinquishes its allocation (001 Prop. 7)"}
-    default_variant = "leave"
-    hints = Hints(deviation="leave", min_users=2, uses_users=True)
-
-    def applicable(self, mech, env, variant):
-        """Someone must remain when a user leaves: at least 2 users."""
-        return "needs at least 2 users" if env.n_users < 2 else None
-
-    def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
-        """The min ratio of a remaining user's utility after the departure to before."""
-        if deviation is None:
-            raise ValueError("pm.evaluate needs a deviation")
-        alloc = alloc or mech(env, exact=exact)
-        sub = deviation.apply(env)
-        after_alloc = mech(sub, exact=exact)
-        remaining = [j for j in range(env.n_users) if j not in deviation.leave]
-        worst, who = None, None
-        for i, j in enumerate(remaining):
-            b = utility(env, alloc, j)
-            a = utility(sub, after_alloc, i)
-            r = ratio(a, b)
-            if worst is None or r < worst:
-                worst, who = r, (j, b, a)
-        j, b, a = who
-        violated = (a < b) if exact else float(a) < float(b) * (1 - FLOAT_REL) - FLOAT_REL
-        w = Witness(self.name, variant, mech.name, env, deviation, worst, (j,)) if violated else None
-        return Evaluation(worst, violated, w)
-
-    def recheck(self, mech, witness):
-        """Certified iff a remaining user's lower utility before exceeds its upper one after."""
-        env, dev = witness.env, witness.deviation_of("leave")
-        if len(witness.users) != 1 or witness.users[0] in dev.leave:
-            raise InstanceError(f"users: {self.name} names one user who stays, got "
-                                f"{[env.users[j] for j in witness.users]}")
-        (j,) = witness.users
-        sub = dev.apply(env)
-        i = [jj for jj in range(env.n_users) if jj not in dev.leave].index(j)
-        run_b, run_a = exact_run(mech, env), exact_run(mech, sub)
-        ex = certified_excess(lambda o: utility_interval(env, run_b, j, over_range=o),
-                              lambda o: utility_interval(sub, run_a, i, over_range=o))
-        if ex is None:
-            return None
-        b, a, gap, robust = ex.above, ex.below, ex.gap, ex.robust
-        name = env.users[j]
-        return Certificate(witness, Fraction(gap), ratio(a[1], b[0]), {"before": run_b.alloc, "after": run_a.alloc},
-                           {f"u[{name}] before": b[0], f"u[{name}] after": a[1]}, robust, "",
-                           "exact" if run_a.exact and run_b.exact else "interval",
-                           f"after '{dev.describe(env)}', {name} drops from {b[0]} to {a[1]} {plural(a[1], 'task')}")
-
-
-class SingleServerDRF(Property):
-    """On one server the mechanism gives every user DRF's number of tasks (whole tasks: none is a whole task
-    short of DRF's)."""
-
-    name = "single-server-drf"
-    title = "reduces to DRF on one server"
-    measure = Measure("the largest relative difference from DRF's allocation on a single server; whole-task "
-                      "reading: the most whole tasks a user is short of DRF's", 0, ">")
-    variants = {"totals": "on one server every user's total equals DRF's (001 Prop. 4; 000 Sec. III-B)",
-                WHOLE_TASK: "whole tasks, one server: no user runs a whole task fewer than DRF gives it"}
-    default_variant = "totals"
-    hints = Hints(one_server=True, no_server_demand=True, no_queues=True, uses_users=True,
-                  premise_note="one server, no queue tree")
-
-    def variant_possible(self, setting, variant):
-        """Indivisible tasks: ``whole-task`` only; divisible (on queue trees too, checked on flat instances):
-        ``totals``."""
-        return reading_possible(setting, variant, self.name, has=(WHOLE_TASK,))
-
-    def applicable(self, mech, env, variant):
-        """Only instances with one server and no queue tree (DRF is flat)."""
-        if env.n_servers != 1:
-            return "more than one server"
-        if env.has_queues:
-            return "a queue tree: DRF is flat (no hierarchical DRF to compare with; checked on flat instances)"
-        return None
-
-    def _drf(self):
-        from mechanisms import get
-
-        return get("drf")
-
-    def _reference(self, env, exact):
-        """DRF's allocation of ``env``.  On one server a per-server demand (seed 002 Sec. IV) is just the
-        user's demand; DRF does not take ``server_demand``, so it is folded into ``demand`` first."""
-        if env.has_server_demand:
-            env = replace(env, demand=tuple(env.d(j, 0) for j in range(env.n_users)), server_demand={})
-        return self._drf()(env, exact=exact)
-
-    def evaluate(self, mech, env, variant, deviation=None, exact=False, alloc=None):
-        """The max relative difference between the mechanism's and DRF's totals (``whole-task``: the most
-        whole tasks a user is short of DRF's total)."""
-        why = self.applicable(mech, env, variant)
-        if why:
-            return Evaluation(None, False, note=why)
-        alloc = alloc or mech(env, exact=exact)
-        ref = self._reference(env, exact)
-        worst, who = Fraction(0), None
-        if variant == WHOLE_TASK:
-            gaps = [(ref.total(j) - alloc.total(j)) if exact else float(ref.total(j)) - float(alloc.total(j))
-                    for j in range(env.n_users)]
-            worst, who = whole_task_shortfalls(env, alloc, gaps, [-g for g in gaps], exact)
-        for j in range(env.n_users) if variant != WHOLE_TASK else ():
-            a, b = alloc.total(j), ref.total(j)
-            d = abs(a - b) / max(abs(b), abs(a)) if max(abs(b), abs(a)) else 0
-            if d > worst:
-                worst, who = d, j
-        violated = (worst > 0) if exact or variant == WHOLE_TASK else float(worst) > FLOAT_REL
-        w = Witness(self.name, variant, mech.name, env, None, worst, (who,)) if violated else None
-        return Evaluation(worst, violated, w)
-
-    def recheck(self, mech, witness):
-        """Certified iff the exact totals differ (``whole-task``: the mechanism's total is at least one task
-        below DRF's); exact allocations only."""
-        env = witness.env
-        if self.applicable(mech, env, witness.variant):
-            return None
-        run = exact_run(mech, env)
-        ref = self._reference(env, True)
-        if not run.exact:
-            return None
-        (j,) = witness.users
-        a, b = run.alloc.total(j), ref.total(j)
-        name = env.users[j]
-        if witness.variant == WHOLE_TASK:
-            gaps = [Fraction(ref.total(i)) - Fraction(run.alloc.total(i)) for i in range(env.n_users)]
-            k, who = whole_task_shortfalls(env, run.alloc, gaps, [-g for g in gaps], True, users=(j,))
-            if who is None:
-                return None
-            return Certificate(witness, Fraction(b) - Fraction(a), Fraction(k),
-                               {"allocation": run.alloc, "drf": ref}, {f"x[{name}]": a, f"x[{name}] under DRF": b},
-                               True if run.unique_totals else None, "", "exact",
-                               f"on one server {name} gets {fmt_exact(a)} {plural(a, 'task')}, DRF gives "
-                               f"{fmt_exact(b)} (whole tasks: {k} more {plural(k, 'task')} would fit within it)")
-        if a == b:
-            return None
-        return Certificate(witness, abs(a - b), abs(a - b) / max(abs(a), abs(b)),
-                           {"allocation": run.alloc, "drf": ref}, {f"x[{name}]": a, f"x[{name}] under DRF": b},
-                           True if run.unique_totals else None, "", "exact",
-                           f"on one server {name} gets {a} {plural(a, 'task')}, DRF gives {b}")

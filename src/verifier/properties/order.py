@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Optional
 
 from mechverify.allocation import Allocation, state_of
 from mechverify.numbers import fmt_exact

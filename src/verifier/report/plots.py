@@ -90,7 +90,7 @@ def _safe(text: str) -> str:
 
 def _cells_of(rep):
     """{(property, variant): {mechanism: [cell per point, in point order]}}"""
-    from ..rates import point_key
+    from ..rate_records import point_key
 
     order = {point_key(p): n for n, p in enumerate(rep.points)}
     out: dict = {}

@@ -67,7 +67,7 @@ def rates_to_json(rep) -> dict:
 
 
 def _by_point(rep):
-    from ..rates import point_key
+    from ..rate_records import point_key
 
     groups: dict = {}
     for c in rep.cells:
