@@ -31,7 +31,7 @@ import gc
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, target, Verbosity
@@ -47,7 +47,7 @@ from . import strategies as strat
 from .strategies.domain import property_of
 from ..results import Verdict
 
-__all__ = ["SearchResult", "search", "env_key", "measure_float", "BATCH", "PER_USER"]
+__all__ = ["SearchResult", "SearchSpec", "search", "env_key", "measure_float", "BATCH", "PER_USER"]
 
 CHUNKS = (100, 200, 400, 800, 1600, 3200)
 POOL_SIZE = 12
@@ -143,132 +143,221 @@ def old_objects_frozen():
         gc.unfreeze()
 
 
-@old_objects_frozen()  # a generator context manager is a decorator too (one fresh block per call)
-def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0,
-           max_trials: Optional[int] = None, domain: Optional[strat.Domain] = None,
-           shrink_budget: Optional[float] = None, optimizer: bool = True, optimizer_share: float = 0.5,
-           accept: Optional[Callable[[Environment], bool]] = None,
-           progress: Optional[Callable[[SearchResult], None]] = None,
-           deadline: Optional[float] = None) -> SearchResult:
-    """Search for a certified violation of ``prop_name``/``variant`` by ``mech``.
+@dataclass(frozen=True)
+class SearchSpec:
+    """How one search runs: the seed and its limits, the instances it draws from, what it may skip.
 
     ``budget`` (seconds) bounds the search phases; shrinking a found violation gets ``shrink_budget``
     more (default: ``min(15, budget)``); ``deadline`` (``properties.budget``, a ``time.monotonic()`` value)
     ends everything, shrinking included: a search that could not evaluate a candidate before it is
     ``unknown`` with note ``budget ...``.  ``max_trials`` bounds the evaluated candidates (Hypothesis and
-    optimiser together).  ``accept(env)`` restricts the search further (e.g. to a claim's standing
+    optimiser together).  ``domain``: the instances drawn (default: the mechanism's setting's).
+    ``optimizer``: let the misreport optimiser take ``optimizer_share`` of the budget where the property's
+    hints call for it.  ``accept(env)`` restricts the search further (e.g. to a claim's standing
     assumptions): a candidate whose true or deviated environment is not accepted is skipped.
-    ``prop_name``: a registered property's name (or a ``Property`` object)."""
-    prop = property_of(prop_name)
-    variant = prop.variant_of(variant, mech.setting)
-    hints = prop.hints_for(variant)
-    dom = domain if domain is not None else strat.domain_for(mech.setting)
-    dom_n, _ = strat.narrow(dom, prop, variant)
-    res = SearchResult(mech.name, prop.name, variant, Verdict.UNKNOWN, domain=_domain_dict(dom_n, hints.premise_note))
-    t0, w0 = clock(), time.perf_counter()
-    use_opt = optimizer and hints.optimizer
-    hyp_budget = budget * (1 - optimizer_share) if use_opt else budget
-    end = bud.earliest(t0 + budget, deadline)
-    hyp_deadline = min(t0 + hyp_budget, end)
-    shrink_budget = min(15.0, budget) if shrink_budget is None else shrink_budget
-    state: dict[str, Any] = {"shrinking": False, "shrink_deadline": None, "seq": 0, "last": None}
-    seen: dict[str, bool] = {}
-    failing: dict[str, Certificate] = {}
+    ``progress(result)`` is called after every Hypothesis chunk."""
 
-    kind = hints.deviation
+    seed: int = 0
+    budget: float = 10.0
+    max_trials: Optional[int] = None
+    domain: Optional[strat.Domain] = None
+    shrink_budget: Optional[float] = None
+    optimizer: bool = True
+    optimizer_share: float = 0.5
+    accept: Optional[Callable[[Environment], bool]] = None
+    progress: Optional[Callable[[SearchResult], None]] = None
+    deadline: Optional[float] = None
 
-    def trial(case) -> None:
-        # one example = one environment and a batch of deviations of it (``strategies.batches``); a trial
-        # is one (environment, deviation) candidate.  The truthful allocation is computed once per example.
+
+@old_objects_frozen()  # a generator context manager is a decorator too (one fresh block per call)
+def search(mech, prop_name, variant: str, spec: Optional[SearchSpec] = None, **options) -> SearchResult:
+    """Search for a certified violation of ``prop_name``/``variant`` by ``mech`` (``prop_name``: a registered
+    property's name or a ``Property`` object), as ``spec`` says (:class:`SearchSpec`; keyword ``options``
+    are its fields).  Three phases: Hypothesis, the misreport optimiser (if the property calls for it and
+    Hypothesis found nothing), and the verdict."""
+    if spec is None:
+        spec = SearchSpec(**options)
+    elif options:
+        spec = replace(spec, **options)
+    run = _Search(mech, property_of(prop_name), variant, spec)
+    found = run.hypothesis()
+    if found is None:
+        found = run.optimise()
+    return run.conclude(found)
+
+
+class _Search:
+    """One search's state, shared by its phases (module docstring)."""
+
+    def __init__(self, mech, prop: Property, variant: str, spec: SearchSpec) -> None:
+        self.mech, self.prop, self.spec = mech, prop, spec
+        self.variant = variant = prop.variant_of(variant, mech.setting)
+        hints = prop.hints_for(variant)
+        self.kind = hints.deviation
+        self.dom = spec.domain if spec.domain is not None else strat.domain_for(mech.setting)
+        dom_n, _ = strat.narrow(self.dom, prop, variant)
+        self.res = SearchResult(mech.name, prop.name, variant, Verdict.UNKNOWN,
+                                domain=_domain_dict(dom_n, hints.premise_note))
+        self.t0, self.w0 = clock(), time.perf_counter()
+        self.use_opt = spec.optimizer and hints.optimizer
+        hyp_budget = spec.budget * (1 - spec.optimizer_share) if self.use_opt else spec.budget
+        self.end = bud.earliest(self.t0 + spec.budget, spec.deadline)
+        self.hyp_deadline = min(self.t0 + hyp_budget, self.end)
+        self.shrink_budget = min(15.0, spec.budget) if spec.shrink_budget is None else spec.shrink_budget
+        self.shrinking, self.shrink_deadline = False, None
+        self.seq = 0  # the pool's insertion counter (ties keep their order)
+        self.last: Optional[Certificate] = None  # the smallest failure so far (the shrinker only accepts smaller)
+        self.seen: dict[str, bool] = {}
+        self.failing: dict[str, Certificate] = {}
+
+    def _trials_left(self) -> bool:
+        return self.spec.max_trials is None or self.res.trials < self.spec.max_trials
+
+    # ------------------------------------------------------------------ phase 1: Hypothesis
+    def hypothesis(self) -> Optional[Certificate]:
+        """Chunks of growing size with seeds derived from the spec's, until a certified violation, the
+        budget, the trial limit, or an exhausted space."""
+        res = self.res
+        strategy = strat.batches(self.mech.setting, self.prop, self.variant, self.dom,
+                                 k=1 if self.kind == "none" else BATCH, per_user=PER_USER)
+        found: Optional[Certificate] = None
+        chunk = 0
+        res.engine = "hypothesis"
+        while found is None and clock() < self.hyp_deadline and self._trials_left():
+            before = res.generated
+            try:
+                _run_chunk(strategy, self.spec.seed * 7919 + chunk, CHUNKS[min(chunk, len(CHUNKS) - 1)], self.trial)
+            except _Found as f:
+                found = f.cert
+            except _Abort:
+                found = self.last
+                break
+            except Unsatisfiable:
+                res.note = "could not generate instances satisfying the premise"
+                break
+            except BaseException as exc:  # ExceptionGroup from Hypothesis, or an engine bug
+                inner = _unwrap_found(exc)
+                if inner is None:
+                    raise
+                found = inner
+            chunk += 1
+            if self.spec.progress:
+                self.spec.progress(res)
+            if res.generated == before and found is None:
+                break  # Hypothesis exhausted the space (tiny domains)
+        if found is not None:
+            res.shrink_seconds = clock() - self.t0 - (res.time_to_first or 0)
+        return found
+
+    def trial(self, case) -> None:
+        """One example = one environment and a batch of deviations of it (``strategies.batches``); a trial
+        is one (environment, deviation) candidate.  The truthful allocation is computed once per example."""
         env, devs = case
         ekey = env_key(env)
         shared: dict[str, Any] = {}  # what every candidate of this environment shares (computed lazily)
         best: Optional[float] = None  # the example's worst float measure (one ``target`` per example)
         for dev in devs:
             key = ekey if dev is None else ekey + "|" + repr(dev)
-            if key in failing:
-                _fail(failing[key])
-            if key in seen:
+            if key in self.failing:
+                _fail(self.failing[key])
+            if key in self.seen:
                 continue
-            now = clock()
-            if state["shrinking"]:
-                if now > state["shrink_deadline"]:
-                    raise _Abort()  # keep the smallest failure found so far (state["last"])
-            elif now > hyp_deadline or (max_trials is not None and res.trials >= max_trials):
-                raise _Abort()
-            seen[key] = True
-            res.generated += 1
+            self._check_time()
+            self.seen[key] = True
+            self.res.generated += 1
             if "skip" not in shared:
-                shared["skip"], shared["alloc"] = _environment_skip(env)
-            skip = shared["skip"]
-            if skip:
-                if skip == "inapplicable":
-                    res.inapplicable += 1
-                elif skip == "outside":
-                    res.outside += 1
-                else:
-                    res.errors += 1
-                continue
-            if accept is not None and not _deviated_accepted(accept, env, dev):
-                res.inapplicable += 1
-                continue
-            try:
-                ev = prop.evaluate(mech, env, variant, deviation=dev, exact=False, alloc=shared["alloc"])
-            except SettingError as exc:  # the mechanism itself rejects the instance: outside its domain
-                res.outside += 1
-                res.first_outside = res.first_outside or str(exc)
-                continue
-            except bud.BudgetExhausted:  # the command's deadline came during the call: stop, not an error
-                raise _Abort() from None
-            except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
-                res.errors += 1
-                res.first_error = res.first_error or failure_text(exc)
-                continue
-            if ev.measure is None:
-                if dev is not None:
-                    res.invalid += 1  # the deviation is not a valid report (or leaves the setting)
-                else:
-                    res.errors += 1
-                    res.first_error = res.first_error or (ev.note or "evaluation gave no measure")
-                continue
-            if not state["shrinking"]:
-                res.trials += 1
-            mf = measure_float(prop, ev.measure)
+                shared["skip"], shared["alloc"] = self._environment_skip(env)
+            mf = self._candidate(env, dev, key, shared)
             if mf is not None:
                 best = mf if best is None else max(best, mf)
-                if prop.worse(ev.measure, res.worst):
-                    res.worst = ev.measure
-            if ev.violated and ev.witness is not None:
-                try:
-                    cert = prop.recheck(mech, ev.witness)
-                except Exception as exc:  # noqa: BLE001
-                    res.errors += 1
-                    res.first_error = res.first_error or f"exact re-check: {type(exc).__name__}: {exc}"
-                    continue
-                if cert is None:
-                    res.rejected += 1
-                    continue
-                failing[key] = cert
-                state["last"] = cert  # the shrinker only accepts smaller failures: the last one is the smallest
-                if not state["shrinking"]:
-                    res.time_to_first = clock() - t0
-                    res.wall_to_first = time.perf_counter() - w0
-                    state["shrinking"] = True
-                    state["shrink_deadline"] = bud.earliest(clock() + shrink_budget, deadline)
-                _fail(cert)
         if best is not None:
             target(best, label="measure")
-            _pool_add(res, best, state, env)
+            self.seq += 1
+            _pool_add(self.res, best, self.seq, env)
 
-    def _environment_skip(env: Environment) -> tuple[str, Any]:
+    def _check_time(self) -> None:
+        now = clock()
+        if self.shrinking:
+            if now > self.shrink_deadline:
+                raise _Abort()  # keep the smallest failure found so far (self.last)
+        elif now > self.hyp_deadline or not self._trials_left():
+            raise _Abort()
+
+    def _candidate(self, env: Environment, dev, key: str, shared: dict) -> Optional[float]:
+        """Evaluate one candidate in floats and re-check a float violation exactly (a certificate fails the
+        example); its measure, oriented for ``target`` (None: not evaluated)."""
+        res, prop = self.res, self.prop
+        skip = shared["skip"]
+        if skip:
+            if skip == "inapplicable":
+                res.inapplicable += 1
+            elif skip == "outside":
+                res.outside += 1
+            else:
+                res.errors += 1
+            return None
+        if self.spec.accept is not None and not _deviated_accepted(self.spec.accept, env, dev):
+            res.inapplicable += 1
+            return None
+        try:
+            ev = prop.evaluate(self.mech, env, self.variant, deviation=dev, exact=False, alloc=shared["alloc"])
+        except SettingError as exc:  # the mechanism itself rejects the instance: outside its domain
+            res.outside += 1
+            res.first_outside = res.first_outside or str(exc)
+            return None
+        except bud.BudgetExhausted:  # the command's deadline came during the call: stop, not an error
+            raise _Abort() from None
+        except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
+            res.errors += 1
+            res.first_error = res.first_error or failure_text(exc)
+            return None
+        if ev.measure is None:
+            if dev is not None:
+                res.invalid += 1  # the deviation is not a valid report (or leaves the setting)
+            else:
+                res.errors += 1
+                res.first_error = res.first_error or (ev.note or "evaluation gave no measure")
+            return None
+        if not self.shrinking:
+            res.trials += 1
+        mf = measure_float(prop, ev.measure)
+        if mf is not None and prop.worse(ev.measure, res.worst):
+            res.worst = ev.measure
+        if ev.violated and ev.witness is not None:
+            self._recheck(ev.witness, key)
+        return mf
+
+    def _recheck(self, witness, key: str) -> None:
+        """The exact re-check of a float violation: a certificate fails the example (Hypothesis shrinks it)."""
+        res = self.res
+        try:
+            cert = self.prop.recheck(self.mech, witness)
+        except Exception as exc:  # noqa: BLE001
+            res.errors += 1
+            res.first_error = res.first_error or f"exact re-check: {type(exc).__name__}: {exc}"
+            return
+        if cert is None:
+            res.rejected += 1
+            return
+        self.failing[key] = cert
+        self.last = cert  # the shrinker only accepts smaller failures: the last one is the smallest
+        if not self.shrinking:
+            res.time_to_first = clock() - self.t0
+            res.wall_to_first = time.perf_counter() - self.w0
+            self.shrinking = True
+            self.shrink_deadline = bud.earliest(clock() + self.shrink_budget, self.spec.deadline)
+        _fail(cert)
+
+    def _environment_skip(self, env: Environment) -> tuple[str, Any]:
         """Why no candidate of ``env`` is evaluated ('' if they are), and the truthful float allocation
         (deviation kinds only: every deviation of the batch is compared with it)."""
+        accept, res = self.spec.accept, self.res
         try:
             if accept is not None and not accept(env):
                 return "inapplicable", None
-            if prop.applicable(mech, env, variant):
+            if self.prop.applicable(self.mech, env, self.variant):
                 return "inapplicable", None
-            return "", (mech(env, exact=False) if kind != "none" else None)
+            return "", (self.mech(env, exact=False) if self.kind != "none" else None)
         except SettingError as exc:
             res.first_outside = res.first_outside or str(exc)
             return "outside", None
@@ -278,80 +367,63 @@ def search(mech, prop_name, variant: str, *, seed: int = 0, budget: float = 10.0
             res.first_error = res.first_error or failure_text(exc)
             return "error", None
 
-    strategy = strat.batches(mech.setting, prop, variant, dom, k=1 if kind == "none" else BATCH,
-                             per_user=PER_USER)
-    found: Optional[Certificate] = None
-    chunk = 0
-    res.engine = "hypothesis"
-    while found is None and clock() < hyp_deadline and (max_trials is None or res.trials < max_trials):
-        before = res.generated
-        try:
-            _run_chunk(strategy, seed * 7919 + chunk, CHUNKS[min(chunk, len(CHUNKS) - 1)], trial)
-        except _Found as f:
-            found = f.cert
-        except _Abort:
-            found = state["last"]
-            break
-        except Unsatisfiable:
-            res.note = "could not generate instances satisfying the premise"
-            break
-        except BaseException as exc:  # ExceptionGroup from Hypothesis, or an engine bug
-            inner = _unwrap_found(exc)
-            if inner is None:
-                raise
-            found = inner
-        chunk += 1
-        if progress:
-            progress(res)
-        if res.generated == before and found is None:
-            break  # Hypothesis exhausted the space (tiny domains)
-    if found is not None:
-        res.shrink_seconds = clock() - t0 - (res.time_to_first or 0)
-    elif use_opt and (max_trials is None or res.trials < max_trials) and clock() < end:
+    # ------------------------------------------------------------------ phase 2: the misreport optimiser
+    def optimise(self) -> Optional[Certificate]:
+        """The optimiser (``optimize.py``) seeded with the environments Hypothesis found closest to a
+        violation, for the rest of the budget (properties whose hints call for it)."""
+        res, spec = self.res, self.spec
+        if not (self.use_opt and self._trials_left() and clock() < self.end):
+            return None
         from .optimize import optimize_misreports
 
-        left = None if max_trials is None else max_trials - res.trials
-        cert, ot = optimize_misreports(mech, prop, variant, [e for _, _, e in res.pool], seed=seed,
-                                       deadline=end, max_trials=left, result=res, clock=clock,
+        left = None if spec.max_trials is None else spec.max_trials - res.trials
+        accept = spec.accept
+        cert, ot = optimize_misreports(self.mech, self.prop, self.variant, [e for _, _, e in res.pool],
+                                       seed=spec.seed, deadline=self.end, max_trials=left, result=res, clock=clock,
                                        accept=None if accept is None else (lambda e, d: _accepted(accept, e, d)))
         res.optimizer_trials = ot
         res.trials += ot
         if cert is not None:
-            found = cert
             res.engine = "optimizer"
-            res.time_to_first = clock() - t0
-            res.wall_to_first = time.perf_counter() - w0
-    res.seconds = clock() - t0
-    res.wall_seconds = time.perf_counter() - w0
-    if found is not None:
-        res.verdict, res.certificate = Verdict.VIOLATED, found
-    elif res.trials == 0 and res.errors:  # the mechanism (or the property) failed on every candidate
-        res.verdict = Verdict.UNKNOWN
-        res.note = (f"every call failed ({res.errors} candidates; first: {res.first_error})"
-                    + ("; see runs" if mech.is_users else ""))
-    elif res.trials == 0 and clock() >= end:
-        res.verdict = Verdict.UNKNOWN
-        res.note = bud.budget_note(f"no candidate evaluated within {max(0.0, end - t0):.2g} s")
-    elif res.trials == 0:
-        res.verdict = Verdict.UNKNOWN
-        why = res.note or ("the premise never held" if res.inapplicable else "no valid candidate")
-        if res.errors:
-            why += f"; {res.errors} candidates raised errors (first: {res.first_error})"
-        res.note = f"no candidate could be evaluated ({why})"
-    else:
-        res.verdict = Verdict.NOT_REFUTED
-        notes = []
-        if res.outside:
-            notes.append(f"{res.outside} generated instances were outside the mechanism's domain "
-                         f"(first: {res.first_outside})")
-        if res.rejected:
-            notes.append(f"{res.rejected} float candidates failed the exact re-check")
-        if res.errors:
-            notes.append(f"{res.errors} candidates raised errors (first: {res.first_error})")
-        if res.note:
-            notes.insert(0, res.note)
-        res.note = "; ".join(notes)
-    return res
+            res.time_to_first = clock() - self.t0
+            res.wall_to_first = time.perf_counter() - self.w0
+        return cert
+
+    # ------------------------------------------------------------------ phase 3: the verdict
+    def conclude(self, found: Optional[Certificate]) -> SearchResult:
+        """The verdict and its note from what the phases found and counted."""
+        res = self.res
+        res.seconds = clock() - self.t0
+        res.wall_seconds = time.perf_counter() - self.w0
+        if found is not None:
+            res.verdict, res.certificate = Verdict.VIOLATED, found
+        elif res.trials == 0 and res.errors:  # the mechanism (or the property) failed on every candidate
+            res.verdict = Verdict.UNKNOWN
+            res.note = (f"every call failed ({res.errors} candidates; first: {res.first_error})"
+                        + ("; see runs" if self.mech.is_users else ""))
+        elif res.trials == 0 and clock() >= self.end:
+            res.verdict = Verdict.UNKNOWN
+            res.note = bud.budget_note(f"no candidate evaluated within {max(0.0, self.end - self.t0):.2g} s")
+        elif res.trials == 0:
+            res.verdict = Verdict.UNKNOWN
+            why = res.note or ("the premise never held" if res.inapplicable else "no valid candidate")
+            if res.errors:
+                why += f"; {res.errors} candidates raised errors (first: {res.first_error})"
+            res.note = f"no candidate could be evaluated ({why})"
+        else:
+            res.verdict = Verdict.NOT_REFUTED
+            notes = []
+            if res.outside:
+                notes.append(f"{res.outside} generated instances were outside the mechanism's domain "
+                             f"(first: {res.first_outside})")
+            if res.rejected:
+                notes.append(f"{res.rejected} float candidates failed the exact re-check")
+            if res.errors:
+                notes.append(f"{res.errors} candidates raised errors (first: {res.first_error})")
+            if res.note:
+                notes.insert(0, res.note)
+            res.note = "; ".join(notes)
+        return res
 
 
 def _accepted(accept: Callable[[Environment], bool], env: Environment, dev) -> bool:
@@ -370,12 +442,11 @@ def _deviated_accepted(accept: Callable[[Environment], bool], env: Environment, 
     return True
 
 
-def _pool_add(res: SearchResult, score: float, state: dict, env: Environment) -> None:
-    state["seq"] += 1
+def _pool_add(res: SearchResult, score: float, seq: int, env: Environment) -> None:
     for _, _, e in res.pool:
         if e == env:
             return
-    res.pool.append((score, state["seq"], env))
+    res.pool.append((score, seq, env))
     res.pool.sort(key=lambda t: (-t[0], t[1]))
     del res.pool[POOL_SIZE:]
 
