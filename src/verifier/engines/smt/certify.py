@@ -23,7 +23,7 @@ from ...results import Result, Verdict
 from .domain import MAX_VARIABLES, Domain, Shape, build_domain, case_key, dominant_cases, map_side
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, confirm
-from .pool import Job, budget_cut, default_jobs, run_jobs, split_jobs, to_smt2
+from .pool import Job, budget_cut, default_jobs, first_sat, run_jobs, split_jobs, to_smt2
 from .solvers import SolverStatus
 from .second import Ledger, settle
 from .specs import Spec, encoded, get_spec, not_covered
@@ -401,21 +401,12 @@ def _control(a: Attempt, g: Z3Goal, spec: Spec, shape: Shape, cases: list, n_que
         check_budget(a.deadline, "building the vacuity controls")
         dom, ctx = build_query(spec, g, a.variant, shape, case, False, assume)
         ctl.extend(split_jobs(idx, ctx.cons, (), timeout, split))
-    ctl_unknown, ctl_reasons = 0, set()
     a.ledger.planned(STAGE, "control", ctl)
-    by_key = {j.key: j for j in ctl}
-    gen = run_jobs(ctl, n_workers, a.deadline)
-    try:
-        for r in gen:
-            if r.status == "sat":
-                a.ledger.proved(STAGE, "control", [(by_key[r.key], r)])
-                details["control"] = f"sat (case {cases[r.key[0]]!r}, split {r.key[1]}, {r.seconds:.2f} s)"
-                break
-            if r.status == SolverStatus.UNKNOWN:
-                ctl_unknown += 1
-                ctl_reasons.add(r.reason)
-    finally:
-        gen.close()
+    r, ctl_reasons = first_sat(ctl, n_workers, a.deadline)
+    ctl_unknown = len(ctl_reasons)
+    if r is not None:
+        a.ledger.proved(STAGE, "control", [(next(j for j in ctl if j.key == r.key), r)])
+        details["control"] = f"sat (case {cases[r.key[0]]!r}, split {r.key[1]}, {r.seconds:.2f} s)"
     if details["control"]:
         return a.done(Verdict.CERTIFIED, f"all {len(cases)} case(s) ({n_queries} queries) unsat; "
                                    f"vacuity control {details['control']}")

@@ -23,7 +23,7 @@ from ...results import Result, Verdict
 from .goals import GoalQuery, Z3Goal, goal_of
 from .outcome import Attempt, check_budget, evaluator, first_confirmed, rationalisations
 from .domain import MAX_VARIABLES
-from .pool import Job, JobResult, budget_cut, default_jobs, run_jobs, to_smt2
+from .pool import Job, JobResult, budget_cut, default_jobs, first_sat, run_jobs, to_smt2
 from .second import settle
 from .solvers import SolverStatus
 from .specs import get_spec, not_covered
@@ -136,7 +136,7 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
 def _answer(a: Attempt, goal: Z3Goal, spec, env: Environment, senv: SymEnv, users: list, n_workers: int,
             joint: bool, validate: bool, timeout: float) -> Result:
     """:func:`instance_query` once the question is known to be small enough: cross-check, then ask."""
-    mech, prop = a.mech, a.prop
+    mech = a.mech
     if validate:
         why = validate_spec(mech, env, spec, timeout=max(1.0, min(30.0, timeout / 4)), deadline=a.deadline)
         if why:
@@ -207,23 +207,13 @@ def _decide(a: Attempt, jobs_list: list, control: list, n_workers: int,
     if unknown:
         note = f"{len(unknown)} of {len(jobs_list)} queries undecided ({'; '.join(sorted(set(unknown)))})"
         return a.done(Verdict.UNKNOWN, budget_note(note) if budget_cut(unknown, a.deadline) else note)
-    ok, ctl_unknown = False, []
     a.ledger.proved(STAGE, "query", done)
     a.ledger.start_ahead()  # cvc5 starts on the queries while the vacuity control runs
     a.ledger.planned(STAGE, "control", control)
-    by_key = {j.key: j for j in control}
-    gen = run_jobs(control, n_workers, a.deadline)
-    try:
-        for r in gen:
-            if r.status == "sat":
-                a.ledger.proved(STAGE, "control", [(by_key[r.key], r)])
-                ok = True
-                break
-            if r.status == SolverStatus.UNKNOWN:
-                ctl_unknown.append(r.reason)
-    finally:
-        gen.close()
+    r, ctl_unknown = first_sat(control, n_workers, a.deadline)
+    ok = r is not None
     if ok:
+        a.ledger.proved(STAGE, "control", [(next(j for j in control if j.key == r.key), r)])
         return a.done(Verdict.CERTIFIED, certified_note)
     if ctl_unknown:  # an undecided control proves nothing either way: not "vacuous"
         note = (f"every query unsat, but the vacuity control is undecided in {len(ctl_unknown)} of {len(control)} "

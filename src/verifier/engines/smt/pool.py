@@ -20,7 +20,7 @@ import z3
 
 from .solvers import SolverStatus, solve
 
-__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "start_workers", "run_on", "release", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs",
+__all__ = ["Job", "JobResult", "solve_text", "run_jobs", "first_sat", "start_workers", "run_on", "release", "to_smt2", "default_jobs", "split_disjunctions", "split_jobs",
            "BUDGET_REASON", "budget_cut"]
 
 GRACE = 2.0  # seconds a worker may overrun its job's own limit before it is killed
@@ -191,6 +191,23 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 0, deadline: Optional[float] 
         yield from _drive(pending, workers, n_workers, deadline, lambda: _Worker(ctx))
     finally:
         release(workers)
+
+
+def first_sat(jobs: Sequence[Job], n_workers: int = 0,
+              deadline: Optional[float] = None) -> tuple[Optional[JobResult], list[str]]:
+    """Run ``jobs`` (:func:`run_jobs`) until one is ``sat`` (the rest are stopped): that result (None if none
+    is) and the reasons of the jobs left ``unknown`` before it (a vacuity control: one witness is enough)."""
+    unknown: list[str] = []
+    gen = run_jobs(jobs, n_workers, deadline)
+    try:
+        for r in gen:
+            if r.status == SolverStatus.SAT:
+                return r, unknown
+            if r.status == SolverStatus.UNKNOWN:
+                unknown.append(r.reason)
+    finally:
+        gen.close()
+    return None, unknown
 
 
 def start_workers(n_workers: int, preload: Sequence[str] = ()) -> list:

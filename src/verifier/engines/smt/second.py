@@ -25,7 +25,7 @@ from mechverify.deadline import budget_note
 
 from ...results import Verdict
 from .pool import BUDGET_REASON, Job, budget_cut, release, run_jobs, run_on, start_workers
-from .solvers import COVERINGS, logic_of, proof_holes, sha256, smt2_file, version
+from .solvers import COVERINGS, logic_of, proof_holes, smt2_file, version
 
 __all__ = ["Obligation", "Ledger", "second_opinion", "settle", "SECOND", "agreement_phrase"]
 
