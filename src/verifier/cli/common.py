@@ -3,12 +3,13 @@ parsing of the arguments several commands take."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import signal
 import sys
 from enum import Enum
-from typing import Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 from ..results import Verdict
 
 
@@ -269,6 +270,22 @@ def sigterm_as_interrupt() -> None:
 def interrupted_exit() -> int:
     """The exit code of an interrupted command: 143 after SIGTERM, 130 after Ctrl-C."""
     return EXIT_TERMINATED if TERMINATED else EXIT_INTERRUPTED
+
+
+def emit(report: Any, args: argparse.Namespace, renderers: Mapping[str, Callable[[Any], str]],
+         write: Callable[[Any, str], list]) -> None:
+    """Print ``report`` in ``--format`` (``renderers[format]`` returns the whole text) and, with ``--out DIR``,
+    write its files there (``write(report, DIR)`` returns their paths, announced on stderr unless ``--quiet``)."""
+    print(renderers[args.format](report), end="")
+    if args.out:
+        for path in write(report, args.out):
+            if not args.quiet:
+                print(f"wrote {path}", file=sys.stderr)
+
+
+def as_json(to_json: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """A renderer printing ``to_json(report)`` as indented JSON (one line feed at the end)."""
+    return lambda report: json.dumps(to_json(report), indent=1) + "\n"
 
 
 def announce_store(path: str, quiet: bool) -> None:

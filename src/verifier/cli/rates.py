@@ -5,10 +5,9 @@ figures of seed 004 Figs. 3 and 4: docs/reproductions.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from .common import (MECHANISM_HELP, CliError, add_tolerance, check_executor_options, command, executor_from,
+from .common import (MECHANISM_HELP, as_json, emit, CliError, add_tolerance, check_executor_options, command, executor_from,
                      non_negative_seed, output_dir, positive_seconds, progress_printer, with_user_options)
 
 
@@ -119,16 +118,8 @@ def cmd_rates(args: argparse.Namespace) -> int:
     rep = rates(mechs, Sampling(work.name, args.samples, points, args.deviations), props,
                 RunConfig(budget=args.budget, seed=args.seed, executor=executor, progress=progress_printer(args.quiet)),
                 variants)
-    if args.format == "json":
-        print(json.dumps(rates_to_json(rep), indent=1))
-    elif args.format == "md":
-        print(render_rates_markdown(rep), end="")
-    else:
-        print(render_rates_text(rep), end="")
-    if args.out:
-        for path in write_rates(rep, args.out):
-            if not args.quiet:
-                print(f"wrote {path}", file=sys.stderr)
+    emit(rep, args, {"json": as_json(rates_to_json), "md": render_rates_markdown, "text": render_rates_text},
+         write_rates)
     if rep.stopped and not args.quiet:
         print(f"budget: stopped after {rep.samples_done} of {args.samples * len(points)} samples (counts above are "
               f"for the samples done)", file=sys.stderr)

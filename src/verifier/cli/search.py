@@ -7,11 +7,10 @@ output is clean JSON.  Both run their cells as a campaign (``verifier.campaign``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
-from .common import (check_executor_options, executor_from, MECHANISM_HELP, CliError, FailOn, add_fail_on, add_keep_all,
+from .common import (as_json, emit, check_executor_options, executor_from, MECHANISM_HELP, CliError, FailOn, add_fail_on, add_keep_all,
                      add_mechanism_options, announce_store, command, finding_exit, interrupted_exit,
                      mechanism_and_properties, non_negative_seed, output_dir, parse_properties, positive_seconds,
                      progress_printer)
@@ -104,16 +103,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                 trials=args.trials, certify=args.certify, executor=executor,
                                                 campaign=camp, progress=progress_printer(args.quiet),
                                                 keep_all=args.keep_all))
-    if args.format == "json":
-        print(json.dumps(report_to_json(rep), indent=1))
-    elif args.format == "md":
-        print(render_markdown(rep), end="")
-    else:
-        print(render_table(rep, width=terminal_width(), color=use_color()))
-    if args.out:
-        for path in write_reports(rep, args.out):
-            if not args.quiet:
-                print(f"wrote {path}", file=sys.stderr)
+    emit(rep, args, {"json": as_json(report_to_json), "md": render_markdown,
+                     "table": lambda r: render_table(r, width=terminal_width(), color=use_color()) + "\n"},
+         write_reports)
     if rep.interrupted:
         print(f"interrupted: {len(rep.results)} cells finished (printed above, stored and written); "
               f"the others were not searched", file=sys.stderr)
@@ -185,16 +177,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     result = run_audit(config.but(seed=args.seed, store=args.store, progress=progress_printer(args.quiet),
                                   keep_all=args.keep_all, trials=args.trials, executor=executor, campaign=camp),
                        only, props, args.fresh)
-    if args.format == "json":
-        print(json.dumps(audit_to_json(result), indent=1))
-    elif args.format == "latex":
-        print(render_audit_latex(result), end="")
-    else:
-        print(render_audit_markdown(result), end="")
-    if args.out:
-        for path in write_audit(result, args.out):
-            if not args.quiet:
-                print(f"wrote {path}", file=sys.stderr)
+    emit(result, args, {"json": as_json(audit_to_json), "latex": render_audit_latex, "md": render_audit_markdown},
+         write_audit)
     if result.get("interrupted"):
         print("interrupted: the cells searched so far are reported above (and stored); the others are "
               "'unknown -- not searched'", file=sys.stderr)
