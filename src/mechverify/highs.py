@@ -2,6 +2,7 @@
 bounded by the innermost deadline (``mechverify.deadline``)."""
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 from . import deadline as _deadline
@@ -14,6 +15,18 @@ except ImportError as exc:  # pragma: no cover
 __all__ = ["new_highs", "pooled_highs", "run_highs"]
 
 _INF = highspy.kHighsInf
+
+
+def _reset_scheduler_in_child() -> None:
+    """HiGHS runs a MIP's tasks on a global pool of threads, started at the first MIP.  A process forked after
+    that inherits the pool's state but not its threads, and its first MIP waits for them for ever (an audit's
+    whole-task PO cell in a campaign worker, or the MIP worker of ``mechverify.domination``, hung until killed
+    once the parent had solved a MIP).  Every forked child therefore starts with a fresh pool."""
+    highspy.Highs.resetGlobalScheduler(False)
+
+
+if hasattr(highspy.Highs, "resetGlobalScheduler"):  # every fork: multiprocessing's, the isolation worker's, Dask's
+    os.register_at_fork(after_in_child=_reset_scheduler_in_child)
 _BS = highspy.HighsBasisStatus
 
 try:  # the solver itself, without highspy's Python callback layer (unused here; it doubles creation cost)
