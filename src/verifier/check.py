@@ -33,7 +33,7 @@ import contextlib
 import random
 from typing import Optional, Sequence
 
-from mechanisms.registry import SettingError
+from mechanisms.core.registry import SettingError
 from mechverify.lp import LPError
 from mechverify.model import Environment
 

@@ -25,7 +25,7 @@ from .properties import Property, get_property
 from .properties import budget as bud
 
 #: the z3 encoders (``Mechanism.z3.encoder``) of mechanisms whose allocation is the leximin of x_j / (w_j N_j)
-#: over chi(E) (``mechanisms.common.leximin_allocation`` or DRF's closed form of it)
+#: over chi(E) (``mechanisms.paper.leximin.leximin_allocation`` or DRF's closed form of it)
 LEXIMIN_ENCODERS = ("leximin", "drf-closed-form")
 
 __all__ = ["LEXIMIN_ENCODERS", "Written", "write_certificates", "point_to", "certificate_files", "Checked", "verify_files"]

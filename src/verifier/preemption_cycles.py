@@ -2,11 +2,11 @@
 ff69552e79ad21652c36caa97038382e55625cf7, ``site/content/en/docs/concepts/fair_sharing.md``, "Limitations":
 "A proof that a chain of preemptions won't cause a cycle is needed for the Hierarchical case").
 
-The dynamics are :mod:`mechanisms.kueue_scheduling`'s (Kueue's queue manager and scheduling cycle: heaps,
+The dynamics are :mod:`mechanisms.ports.kueue.scheduling`'s (Kueue's queue manager and scheduling cycle: heaps,
 inadmissible workloads, the sticky preemptor head, requeue reasons, the admission tournament, evictions).  A LOOP
 is a repeated STATE of the whole scheduler (admitted workloads in admission order, every pending workload's place,
 the preemptor workloads, the bulk-moved equivalence classes) with something done in between; the dynamics are
-deterministic, so a repeated state repeats forever.  Loops are classified (:func:`mechanisms.kueue_scheduling.
+deterministic, so a repeated state repeats forever.  Loops are classified (:func:`mechanisms.ports.kueue.scheduling.
 classify`): a CHAIN (every preemptor of the loop is admitted in it: preemptions answer preemptions, the case of
 upstream's proof) or STARVED (some preemptor never is).  Every configuration is run from the empty cluster twice:
 all workloads created at once, and created one at a time (each after the previous has settled).
@@ -51,15 +51,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterator, Optional, Sequence
 
-from mechanisms.kueue_preemption import HISTORIC_6925, NO_STICKY, PIN, S2A, S2B, Config, Node, Tree, Workload
-from mechanisms.kueue_scheduling import Outcome, run
+from mechanisms.ports.kueue.preemption import HISTORIC_6925, NO_STICKY, PIN, S2A, S2B, Config, Node, Tree, Workload
+from mechanisms.ports.kueue.scheduling import Outcome, run
 
 from .properties.budget import deadline_after, expired
 
 __all__ = ["shapes", "Layer", "layers", "Finding", "search", "minimise", "describe", "summary", "two_cycle_query",
            "POLICIES", "DEFAULT_POLICY", "VERSIONS", "main"]
 
-#: ``--version``: the code paths each name selects (mechanisms.kueue_preemption)
+#: ``--version``: the code paths each name selects (mechanisms.ports.kueue.preemption)
 VERSIONS = {"pin": PIN, "no-sticky": NO_STICKY, "pre-6925": HISTORIC_6925}
 
 QUOTAS = (0, 1, 2)
@@ -443,7 +443,7 @@ def two_cycle_query(n_resources: int = 2, weights: Sequence[Fraction] = (Fractio
     ``dominantResourceShare``'s: ``max_r max(0, usage_r - subtreeQuota_r) x 1000 / lendable_r / weight``, over
     resources with ``lendable_r > 0`` (the root's subtree quota).  The ordering of targets, the other
     candidates and the admission tournament are NOT encoded (a relaxation: unsat is a proof for the shape; a
-    model is a candidate for :func:`mechanisms.kueue_scheduling.run`).  Returns ``{"sat": ..., "model": ...,
+    model is a candidate for :func:`mechanisms.ports.kueue.scheduling.run`).  Returns ``{"sat": ..., "model": ...,
     "pairs": ...}``."""
     import z3
 

@@ -77,7 +77,7 @@ class RunReport:
 
 def plan(mech, properties: Optional[Sequence[str]] = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
     """Cells to search and the ones skipped (with the reason).  A user's mechanism (``mech.is_users``:
-    ``mechanisms.references``) is first searched for failures (property ``runs``), whichever properties
+    ``mechanisms.core.references``) is first searched for failures (property ``runs``), whichever properties
     were asked for: a mechanism that crashes, loops or returns garbage is a finding under ``--properties ef``
     too."""
     cells, skipped = [], []

@@ -1,4 +1,4 @@
-"""``kueue-drs`` (src/mechanisms/kueue_drs.py): upstream's DRS test values as regression tests, the historic
+"""``kueue-drs`` (src/mechanisms/ports/kueue/drs.py): upstream's DRS test values as regression tests, the historic
 versions of issues 6577 (integer rounding to 0) and 10126 (ClusterQueue-level non-borrowing step) and the
 pre-4962 weight-0 formula, the order in a state, the admission cycles by hand, the incremental tournament
 against the literal recomputation, the command line, and hostile inputs.
@@ -21,11 +21,11 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.kueue_drs import (COMMIT, DRS, MAX_INT64, PRE_4962, PRE_6617, PRE_10149, CohortTree, _cycles,
+from mechanisms.ports.kueue.drs import (COMMIT, DRS, MAX_INT64, PRE_4962, PRE_6617, PRE_10149, CohortTree, _cycles,
                                   _LiteralTournament, _Tournament, _tree, compare_drs, compare_users,
                                   dominant_resource_share, integer_drs, kueue_drs_fast, kueue_drs_reference,
                                   milli_value, queue_borrows, queue_share, served_order, user_share)
-from mechanisms.registry import SettingError
+from mechanisms.core.registry import SettingError
 from mechverify.allocation import Allocation
 from mechverify.instances import load_environment, parse_environment
 from mechverify.numbers import INF, InstanceError
@@ -392,16 +392,16 @@ def test_incremental_tournament_matches_the_literal_recomputation():
         st = random_state(rng, env)
         tree = _tree(env)
         for name in POLICIES:
-            fast = _cycles(env, mechanisms.kueue_drs.POLICIES[name],
+            fast = _cycles(env, mechanisms.ports.kueue.drs.POLICIES[name],
                            [list(u) for u in _usage(st)], False, _Tournament)[0]
-            lit = _cycles(env, mechanisms.kueue_drs.POLICIES[name],
+            lit = _cycles(env, mechanisms.ports.kueue.drs.POLICIES[name],
                           [list(u) for u in _usage(st)], False, _LiteralTournament)[0]
             assert fast == lit == served_order(name, st)
             assert sorted(fast) == list(range(env.n_users)) and tree.n_nodes >= env.n_queues + 1
 
 
 def _usage(st):
-    from mechanisms.kueue_drs import _view
+    from mechanisms.ports.kueue.drs import _view
     return _view(st).usage
 
 

@@ -1,4 +1,4 @@
-"""``yarn-capacity`` and ``yarn-capacity@YARN-11745``: CapacityScheduler's queue order (src/mechanisms/yarn_capacity.py).
+"""``yarn-capacity`` and ``yarn-capacity@YARN-11745``: CapacityScheduler's queue order (src/mechanisms/ports/yarn/capacity.py).
 
 Upstream's cases are from ``TestPriorityUtilizationQueueOrderingPolicy.java`` (Hean-Chhinling/hadoop @ 6d5350fa, the
 branch of pull request 7278): ``testUtilizationOrdering`` (the ``utilization`` policy, priorities ignored) and
@@ -15,7 +15,7 @@ from itertools import permutations
 import pytest
 
 import mechanisms
-from mechanisms.yarn_capacity import QueueSnapshot, compare_queues, dominant_share, java_sort
+from mechanisms.ports.yarn.capacity import QueueSnapshot, compare_queues, dominant_share, java_sort
 from mechverify.allocation import state_of
 from mechverify.instances import parse_environment
 
@@ -151,7 +151,7 @@ def test_users_directly_in_a_queue_form_its_implicit_leaf_fifo():
 
 
 def test_the_key_is_the_fixed_comparator():
-    from mechanisms.yarn_capacity import queue_key
+    from mechanisms.ports.yarn.capacity import queue_key
     rng = random.Random(11)
     vals = [F(0), F(1, 3), F(1, 2), F(1)]
     snaps = [QueueSnapshot(rng.choice(vals), rng.choice(vals), rng.choice(vals),
@@ -166,7 +166,7 @@ def test_the_incremental_policy_equals_the_literal_one():
     # random trees, guarantees, bounds: the fast path (sorted live children, re-keyed along the served path, dead
     # nodes dropped) against every parent sorted afresh every round with the fixed comparator
     from hypothesis import HealthCheck, given, settings
-    from mechanisms.yarn_capacity import yarn_capacity_reference
+    from mechanisms.ports.yarn.capacity import yarn_capacity_reference
     from mechverify.strategies import environments
     mech = mechanisms.get("yarn-capacity")
 

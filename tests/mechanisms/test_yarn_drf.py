@@ -1,4 +1,4 @@
-"""``yarn-drf`` and ``yarn-drf@YARN-11482`` (src/mechanisms/yarn_drf.py): upstream's comparator tests replayed on
+"""``yarn-drf`` and ``yarn-drf@YARN-11482`` (src/mechanisms/ports/yarn/drf.py): upstream's comparator tests replayed on
 hand-built states, the historic bug's asymmetry, the NaN cycle of today's comparator, the JDK's TreeSet and sort
 reproduced, the mechanism end to end, and hostile inputs.
 
@@ -23,8 +23,8 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.registry import SettingError
-from mechanisms.yarn_drf import (NAN, YARN_DRF, YARN_DRF_11482, Schedulable, cluster_ratios, compare_ratios,
+from mechanisms.core.registry import SettingError
+from mechanisms.ports.yarn.drf import (NAN, YARN_DRF, YARN_DRF_11482, Schedulable, cluster_ratios, compare_ratios,
                                  compare_schedulables, min_share_ratios, queue_share, sort_ratios, treeset_order,
                                  user_share)
 from mechverify.allocation import Allocation, feasibility_violations

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from fractions import Fraction as F
 
-from mechanisms.kueue_drs import dominant_resource_share
-from mechanisms.kueue_preemption import NO_STICKY, S2A, S2B, Config, Node, Tree, Workload
-from mechanisms.kueue_scheduling import run
+from mechanisms.ports.kueue.drs import dominant_resource_share
+from mechanisms.ports.kueue.preemption import NO_STICKY, S2A, S2B, Config, Node, Tree, Workload
+from mechanisms.ports.kueue.scheduling import run
 from verifier.preemption_cycles import DEFAULT_POLICY, Variant, _forests, search, shapes, two_cycle_query
 
 
