@@ -1,4 +1,4 @@
-"""The bounded preemption-cycle search (src/verifier/preemption_cycles.py) and its z3 query."""
+"""The bounded preemption-cycle search (src/mechanisms/ports/kueue/cycles.py) and its z3 query."""
 from __future__ import annotations
 
 from fractions import Fraction as F
@@ -6,7 +6,7 @@ from fractions import Fraction as F
 from mechanisms.ports.kueue.drs import dominant_resource_share
 from mechanisms.ports.kueue.preemption import NO_STICKY, S2A, S2B, Config, Node, Tree, Workload
 from mechanisms.ports.kueue.scheduling import run
-from verifier.preemption_cycles import DEFAULT_POLICY, Variant, _forests, search, shapes, two_cycle_query
+from mechanisms.ports.kueue.cycles import DEFAULT_POLICY, Variant, _forests, search, shapes, two_cycle_query
 
 
 def test_shapes_up_to_isomorphism():

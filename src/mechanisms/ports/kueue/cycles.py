@@ -45,21 +45,20 @@ import argparse
 import itertools
 import json
 import random
-import sys
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterator, Optional, Sequence
 
-from mechanisms.ports.kueue.preemption import HISTORIC_6925, NO_STICKY, PIN, S2A, S2B, Config, Node, Tree, Workload
-from mechanisms.ports.kueue.scheduling import Outcome, run
+from mechverify.deadline import now
 
-from .properties.budget import deadline_after, expired
+from .preemption import HISTORIC_6925, NO_STICKY, PIN, S2A, S2B, Config, Node, Tree, Workload
+from .scheduling import Outcome, run
 
 __all__ = ["shapes", "Layer", "layers", "Finding", "search", "minimise", "describe", "summary", "two_cycle_query",
            "POLICIES", "DEFAULT_POLICY", "VERSIONS", "main"]
 
-#: ``--version``: the code paths each name selects (mechanisms.ports.kueue.preemption)
+#: ``--version``: the code paths each name selects (:mod:`mechanisms.ports.kueue.preemption`)
 VERSIONS = {"pin": PIN, "no-sticky": NO_STICKY, "pre-6925": HISTORIC_6925}
 
 QUOTAS = (0, 1, 2)
@@ -269,7 +268,7 @@ def search(max_queues: int = 4, max_workloads: int = 6, budget: Optional[float] 
     """Run every layer (module docstring) within ``budget`` seconds; the findings are kept smallest first.
     ``space`` narrows the value sets: ``policies``, ``priorities``, ``weights``."""
     space = space or {}
-    deadline = deadline_after(budget)
+    deadline = None if budget is None else now() + budget
     rep = Report()
     t0 = time.monotonic()
     for L in layers(max_queues, max_workloads, resources, space.get("policies", POLICIES),
@@ -278,7 +277,7 @@ def search(max_queues: int = 4, max_workloads: int = 6, budget: Optional[float] 
         lr = LayerReport(L, exhaustive, 0)
         rep.layers.append(lr)
         for coords in confs:
-            if expired(deadline):
+            if deadline is not None and now() >= deadline:
                 lr.finished = False
                 break
             tree, cfg = L.build(coords)
@@ -521,7 +520,3 @@ def two_cycle_query(n_resources: int = 2, weights: Sequence[Fraction] = (Fractio
             if res != z3.unsat:
                 out["unknown"] = out.get("unknown", 0) + 1
     return out
-
-
-if __name__ == "__main__":
-    sys.exit(main())
