@@ -183,3 +183,25 @@ def test_smallest_starved_loop_at_the_pin():
     assert out.kind == "loop" and out.loop_kind == "starved" and out.steps == 8 and len(out.loop) == 5
     assert [r.preempted for r in out.loop] == [(), ((0, (1,)),), (), (), ((1, (2,)),)]
     assert [r.admitted for r in out.loop] == [(1,), (), (2,), (), ()]
+
+
+def test_the_command_runs_the_ports_search(capsys):
+    """``python -m verifier.preemption_cycles`` is the port's ``main`` (one entry point, the same output)."""
+    import json
+    import subprocess
+    import sys
+
+    import verifier.preemption_cycles as cmd
+    from mechanisms.ports.kueue import cycles
+    from tests.helpers import ROOT
+
+    assert cmd.main is cycles.main
+    args = ["--max-queues", "1", "--max-workloads", "1", "--policies", "default", "--resources", "1", "--weights",
+            "1", "--priorities", "0", "--budget", "30"]
+    assert cycles.main(args) == 0
+    direct = json.loads(capsys.readouterr().out)
+    out = subprocess.run([sys.executable, "-m", "verifier.preemption_cycles", *args], cwd=ROOT, capture_output=True,
+                         text=True, check=True, timeout=120)
+    via = json.loads(out.stdout)
+    direct.pop("seconds"), via.pop("seconds")
+    assert via == direct and via["configurations"] > 0 and via["loops"] == 0
