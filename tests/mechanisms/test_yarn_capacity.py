@@ -15,7 +15,8 @@ from itertools import permutations
 import pytest
 
 import mechanisms
-from mechanisms.ports.yarn.capacity import QueueSnapshot, compare_queues, dominant_share, java_sort
+from mechanisms.ports.java_go import java_sort
+from mechanisms.ports.yarn.capacity import QueueSnapshot, compare_queues, dominant_share
 from mechverify.allocation import state_of
 from mechverify.instances import parse_environment
 

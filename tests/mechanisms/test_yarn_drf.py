@@ -24,9 +24,9 @@ import pytest
 
 import mechanisms
 from mechanisms.core.registry import SettingError
-from mechanisms.ports.yarn.drf import (NAN, YARN_DRF, YARN_DRF_11482, Schedulable, cluster_ratios, compare_ratios,
-                                 compare_schedulables, min_share_ratios, queue_share, sort_ratios, treeset_order,
-                                 user_share)
+from mechanisms.ports.java_go import NAN, treeset_order
+from mechanisms.ports.yarn.drf import (YARN_DRF, YARN_DRF_11482, Schedulable, cluster_ratios, compare_ratios,
+                                       compare_schedulables, min_share_ratios, queue_share, sort_ratios, user_share)
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.instances import load_environment, parse_environment
 from mechverify.numbers import INF, InstanceError

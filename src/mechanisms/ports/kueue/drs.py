@@ -145,6 +145,7 @@ from mechverify.numbers import INF
 
 from ...core.registry import OrderSpec, Setting, register
 from ...core.z3spec import Z3Spec
+from ..java_go import go_int_div
 
 __all__ = ["COMMIT", "PRE_6617", "PRE_10149", "PRE_4962", "MAX_INT64", "DRS", "dominant_resource_share",
            "compare_drs", "integer_drs", "milli_value", "CohortTree", "Policy", "POLICIES", "compare_users",
@@ -265,12 +266,6 @@ def milli_value(w: Any) -> int:
     return -((-Fraction(w) * 1000) // 1)
 
 
-def _go_div(a: int, b: int) -> int:
-    """Go's integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
 def _floor_ratio(b: Any, lr: Any) -> int:
     """``b * 1000 / lr`` in int64 division for ``b, lr > 0`` (the exact quotient, floored)."""
     v = _div(b * 1000, lr)
@@ -304,7 +299,7 @@ def integer_drs(names: Sequence[str], usage: Sequence[Any], quota: Sequence[Any]
                 drs, res = v, names[r]
     if weight == 0:
         return MAX_INT64, res
-    return _go_div(drs * 1000, milli_value(weight)), res
+    return go_int_div(drs * 1000, milli_value(weight)), res
 
 
 # ---------------------------------------------------------------------- our model as a cohort tree

@@ -63,7 +63,9 @@ Repeat: descend from the root; at a parent, its children (child queues in declar
 leaf if it has users) are SORTED with the comparator on the current allocation -- below 32 elements Java's
 ``Collections.sort`` is a binary insertion sort after its first run (``countRunAndMakeAscending``,
 ``binarySort``), reproduced exactly, so an intransitive comparator gives upstream's order, not Python's; from
-32 up a stable sort (equal to upstream's for a strict weak order; upstream may throw otherwise) -- and tried in
+32 up a stable sort (equal to upstream's for a strict weak order; upstream may throw otherwise);
+:func:`mechanisms.ports.java_go.java_sort`, shared with ``yarn-drf``, as are ``Double.compare`` and the IEEE
+division -- and tried in
 that order; in a leaf, the first app (FIFO) with pending demand whose task fits what the pool has left gets ONE
 task.  The fixed policy runs incrementally (its comparator is a strict weak order: each parent keeps its live
 children sorted by :func:`queue_key` and position, a round re-keys the served path; benchmarks/bench_yarn_capacity.py);
@@ -78,19 +80,19 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from fractions import Fraction
-from functools import cmp_to_key
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import INF, InstanceError
+from mechverify.numbers import InstanceError
 from mechverify.policies import MAX_TASKS
 
 from ...core.order import per_state, view
 from ...core.registry import OrderSpec, Setting, register
 from ...core.z3spec import Z3Spec
+from ..java_go import double_compare, double_key, ieee_div, java_sort
 
-__all__ = ["UPSTREAM", "UPSTREAM_11745", "QueueSnapshot", "dominant_share", "compare_queues", "queue_key", "java_sort",
+__all__ = ["UPSTREAM", "UPSTREAM_11745", "QueueSnapshot", "dominant_share", "compare_queues", "queue_key",
            "CapacityTree", "user_compare", "user_share", "queue_share", "YARN_CAPACITY", "YARN_CAPACITY_11745",
            "yarn_capacity", "yarn_capacity_11745", "yarn_capacity_reference"]
 
@@ -107,23 +109,9 @@ UPSTREAM_11745 = (f"YARN-11745 (https://issues.apache.org/jira/browse/YARN-11745
                   f"a tie only if BOTH are not none (&&), else the absolute capacities")
 
 _ZERO = Fraction(0)
-#: below this many elements Java's TimSort is a binary insertion sort (``java.util.TimSort.MIN_MERGE``)
-MIN_MERGE = 32
 
 
 # ---------------------------------------------------------------------- the comparator
-def _isnan(v: Any) -> bool:
-    return isinstance(v, float) and math.isnan(v)
-
-
-def _java_double_compare(a: Any, b: Any) -> int:
-    """``Double.compare``: a total order; NaN equals NaN and is above ``+inf``."""
-    na, nb = _isnan(a), _isnan(b)
-    if na or nb:
-        return (na > nb) - (na < nb)
-    return (a > b) - (a < b)
-
-
 def dominant_share(used: Sequence[Any], cluster: Sequence[Any]) -> Any:
     """The DRC's share of ``used`` in the cluster: the largest ``used_r / cluster_r`` over the resources the
     cluster has (``calculateShares`` skips the infinite shares of a resource with capacity 0); 0 if none."""
@@ -132,13 +120,6 @@ def dominant_share(used: Sequence[Any], cluster: Sequence[Any]) -> Any:
         if c > 0 and u / c > best:
             best = u / c
     return best
-
-
-def _divide(num: Any, den: Any) -> Any:
-    """IEEE division as upstream's float: ``x / 0`` is ``+inf`` (``x > 0``) or NaN (``x = 0``)."""
-    if den:
-        return num / den
-    return INF if num > 0 else math.nan
 
 
 class QueueSnapshot(NamedTuple):
@@ -166,21 +147,16 @@ def compare_queues(a: QueueSnapshot, b: QueueSnapshot, *, yarn_11745: bool = Fal
     if pb and not pa:
         return 1
     if not pa:
-        rc = _java_double_compare(a.absolute_used_capacity, b.absolute_used_capacity)
+        rc = double_compare(a.absolute_used_capacity, b.absolute_used_capacity)
     else:
-        rc = _java_double_compare(a.used_capacity, b.used_capacity)
+        rc = double_compare(a.used_capacity, b.used_capacity)
     if rc:
         return rc
     none_a, none_b = not any(a.min_resource), not any(b.min_resource)
     by_min = (not none_a and not none_b) if yarn_11745 else (not none_a or not none_b)
     if by_min:
         return _lex(b.min_resource, a.min_resource)
-    return _java_double_compare(b.absolute_capacity, a.absolute_capacity)
-
-
-def _java_double_key(v: Any) -> tuple:
-    """``Double.compare``'s order as a sort key (NaN above everything)."""
-    return (1, 0) if _isnan(v) else (0, v)
+    return double_compare(b.absolute_capacity, a.absolute_capacity)
 
 
 def queue_key(s: QueueSnapshot) -> tuple:
@@ -188,48 +164,10 @@ def queue_key(s: QueueSnapshot) -> tuple:
     ``queue_key(b)`` (it is a strict weak order, so it has one).  A positive capacity first; the used (or, at
     capacity 0, absolute used) capacity; the configured minimum resource, larger first (none = zeros, the
     smallest); between two queues without one, the larger absolute capacity."""
-    first = (0, _java_double_key(s.used_capacity)) if s.absolute_capacity > 0 else \
-        (1, _java_double_key(s.absolute_used_capacity))
+    first = (0, double_key(s.used_capacity)) if s.absolute_capacity > 0 else \
+        (1, double_key(s.absolute_used_capacity))
     none = not any(s.min_resource)
     return (first, tuple(-v for v in s.min_resource), -s.absolute_capacity if none else 0)
-
-
-def _count_run_and_make_ascending(a: list, cmp: Callable[[Any, Any], int]) -> int:
-    hi, run = len(a), 1
-    if hi == 1:
-        return 1
-    run = 2
-    if cmp(a[1], a[0]) < 0:
-        while run < hi and cmp(a[run], a[run - 1]) < 0:
-            run += 1
-        a[:run] = a[:run][::-1]
-    else:
-        while run < hi and cmp(a[run], a[run - 1]) >= 0:
-            run += 1
-    return run
-
-
-def java_sort(items: Sequence[Any], cmp: Callable[[Any, Any], int]) -> list:
-    """``Collections.sort(list, cmp)``: below :data:`MIN_MERGE` elements exactly Java's TimSort (the first run
-    made ascending, then a binary insertion sort), so a comparator that is not a strict weak order gives
-    upstream's order; from :data:`MIN_MERGE` up a stable sort (the same order for a strict weak order)."""
-    a = list(items)
-    if len(a) < 2:
-        return a
-    if len(a) >= MIN_MERGE:
-        return sorted(a, key=cmp_to_key(cmp))
-    start = _count_run_and_make_ascending(a, cmp)
-    for i in range(start, len(a)):
-        pivot, left, right = a[i], 0, i
-        while left < right:
-            mid = (left + right) >> 1
-            if cmp(pivot, a[mid]) < 0:
-                right = mid
-            else:
-                left = mid + 1
-        a[left + 1:i + 1] = a[left:i]
-        a[left] = pivot
-    return a
 
 
 # ---------------------------------------------------------------------- the tree
@@ -292,7 +230,7 @@ def _snapshot(tree: CapacityTree, usage: Sequence[Any], node: Any) -> QueueSnaps
     cluster = tree.env.total_capacity()
     absolute = tree.absolute[node]
     abs_used = dominant_share(usage, cluster)
-    return QueueSnapshot(absolute, _divide(abs_used, absolute), abs_used, tree.min_resource[node])
+    return QueueSnapshot(absolute, ieee_div(abs_used, absolute), abs_used, tree.min_resource[node])
 
 
 @per_state

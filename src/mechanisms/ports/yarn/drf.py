@@ -52,7 +52,8 @@ dominant-resource scan uses ``>``, false with NaN (so a NaN ratio at index 0 sta
 the ratio rows is Java's ``TimSort`` below its merge threshold (32 rows): the longest initial run (reversed
 if strictly descending), then binary insertion; we run exactly that, with the comparator ``signum(o2[0] -
 o1[0])``, so rows with a NaN usage ratio (a resource the cluster has none of) land where upstream's sort
-puts them.  Where each case arises:
+puts them.  These semantics are :mod:`mechanisms.ports.java_go`'s (``ieee_div``, ``signum_diff``, ``gt``,
+``java_sort``, ``treeset_order``, ``string_key``), shared with ``yarn-capacity``.  Where each case arises:
 
 * weight 0: ``x / 0`` -- upstream's comment: "this Schedulable will lose out to any other Schedulable with
   non-zero weight" (our instance format forbids weight 0; the pure functions take it);
@@ -126,19 +127,20 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import INF, InstanceError
+from mechverify.numbers import InstanceError
 from mechverify.policies import MAX_TASKS
 
 from ...core.registry import OrderSpec, Setting, register
 from ...core.z3spec import Z3Spec
+from ..java_go import gt, ieee_div, isnan, java_sort, signum_diff, string_key, treeset_order
 
-__all__ = ["UPSTREAM", "UPSTREAM_11482", "NAN", "Schedulable", "cluster_ratios", "min_share_ratios",
+__all__ = ["UPSTREAM", "UPSTREAM_11482", "Schedulable", "cluster_ratios", "min_share_ratios",
            "sort_ratios", "compare_ratios", "Prepared", "prepare", "compare_prepared", "compare_schedulables",
-           "treeset_order", "queue_name", "schedulables", "user_compare", "user_share", "queue_share", "YARN_DRF",
+           "queue_name", "schedulables", "user_compare", "user_share", "queue_share", "YARN_DRF",
            "YARN_DRF_11482", "yarn_drf", "yarn_drf_11482"]
 
 _HADOOP = "apache/hadoop"
@@ -153,61 +155,7 @@ UPSTREAM_11482 = (f"YARN-11482 (https://issues.apache.org/jira/browse/YARN-11482
                   f"DominantResourceFairnessComparator2.compare: s2Needy = resourceInfo1[dominant2] < "
                   f"minShareInfo2[dominant2]")
 
-#: IEEE NaN, what upstream's ``0 / 0`` gives (never returned by ``share``)
-NAN = math.nan
-
 _ZERO = Fraction(0)
-#: below this many rows Java's TimSort is a binary insertion sort after one initial run (``MIN_MERGE``)
-_MIN_MERGE = 32
-
-
-# ---------------------------------------------------------------------- IEEE semantics on exact numbers
-def _isnan(v: Any) -> bool:
-    return isinstance(v, float) and v != v
-
-
-def _div(a: Any, b: Any) -> Any:
-    """``a / b`` as IEEE floating point divides, on exact numbers: ``x / 0`` is ``+-inf`` (``0 / 0``: NaN);
-    ``inf / b`` stays infinite (its sign by ``b``'s); a NaN operand gives NaN."""
-    if _isnan(a) or _isnan(b):
-        return NAN
-    if isinstance(a, float) and math.isinf(a):
-        if isinstance(b, float) and math.isinf(b):
-            return NAN
-        return a if b >= 0 else -a  # b = 0: inf / +0 = inf (upstream's zeros are +0)
-    if isinstance(b, float) and math.isinf(b):
-        return _ZERO
-    if b == 0:
-        return NAN if a == 0 else (INF if a > 0 else -INF)
-    return a / b if a.__class__ is Fraction else Fraction(a) / b
-
-
-def _gt(a: Any, b: Any) -> bool:
-    """``a > b`` (false when either is NaN)."""
-    if a.__class__ is Fraction and b.__class__ is Fraction:  # the common case, without Fraction's comparison
-        return a._numerator * b._denominator > b._numerator * a._denominator
-    if _isnan(a) or _isnan(b):
-        return False
-    return a > b
-
-
-def _signum_diff(a: Any, b: Any) -> int:
-    """``(int) Math.signum(a - b)``: 0 when either is NaN or both are the same infinity, else the sign."""
-    if a.__class__ is Fraction and b.__class__ is Fraction:  # the common case, without Fraction's comparison
-        d = a._numerator * b._denominator - b._numerator * a._denominator
-        return (d > 0) - (d < 0)
-    if _isnan(a) or _isnan(b):
-        return 0
-    a_inf = isinstance(a, float) and math.isinf(a)
-    b_inf = isinstance(b, float) and math.isinf(b)
-    if a_inf and b_inf and a == b:
-        return 0  # inf - inf is NaN
-    return (a > b) - (a < b)
-
-
-def _utf16(name: str) -> bytes:
-    """``name`` as big-endian UTF-16: byte order = ``String.compareTo``'s order (code units, a prefix first)."""
-    return name.encode("utf-16-be", "surrogatepass")
 
 
 # ---------------------------------------------------------------------- the comparator's parts
@@ -227,61 +175,31 @@ def cluster_ratios(usage: Sequence[Any], cluster: Sequence[Any], weight: Any) ->
     usage_r, fair = [], []
     dominant = 0
     for i, (u, c) in enumerate(zip(usage, cluster)):
-        q = _div(u, c)
+        q = ieee_div(u, c)
         usage_r.append(q)
-        if _gt(q, usage_r[dominant]):
+        if gt(q, usage_r[dominant]):
             dominant = i
-        fair.append(_div(q, weight))
+        fair.append(ieee_div(q, weight))
     return dominant, usage_r, fair
 
 
 def min_share_ratios(usage: Sequence[Any], min_share: Sequence[Any]) -> list:
     """``calculateMinShareRatios``: ``u_r / m_r`` (``+inf`` for ``m_r = 0 < u_r``, NaN for ``0 / 0``)."""
-    return [_div(u, m) for u, m in zip(usage, min_share)]
+    return [ieee_div(u, m) for u, m in zip(usage, min_share)]
 
 
 def sort_ratios(usage_ratios: Sequence[Any]) -> list[int]:
     """``sortRatios``: the row indices in the order ``Arrays.sort`` leaves them with the comparator
-    ``signum(o2[0] - o1[0])`` (descending usage ratio; a NaN compares equal to everything).  Java's TimSort
-    below ``MIN_MERGE`` rows: ``countRunAndMakeAscending`` then ``binarySort``, run exactly as written (for 32
-    rows or more TimSort merges runs; without NaN the result is the same stable order, and we keep this
-    algorithm -- upstream clusters have a handful of resource types)."""
-    a = list(range(len(usage_ratios)))
-    n = len(a)
-    if n < 2:
-        return a
-
-    def cmp(i: int, j: int) -> int:  # c.compare(row i, row j)
-        return _signum_diff(usage_ratios[j], usage_ratios[i])
-
-    run_hi = 1
-    if cmp(a[run_hi], a[0]) < 0:  # strictly descending run: extend, then reverse
-        run_hi += 1
-        while run_hi < n and cmp(a[run_hi], a[run_hi - 1]) < 0:
-            run_hi += 1
-        a[:run_hi] = a[:run_hi][::-1]
-    else:
-        run_hi += 1
-        while run_hi < n and cmp(a[run_hi], a[run_hi - 1]) >= 0:
-            run_hi += 1
-    for start in range(run_hi, n):  # binarySort from the end of the run
-        pivot = a[start]
-        left, right = 0, start
-        while left < right:
-            mid = (left + right) >> 1
-            if cmp(pivot, a[mid]) < 0:
-                right = mid
-            else:
-                left = mid + 1
-        a[left + 1:start + 1] = a[left:start]
-        a[left] = pivot
-    return a
+    ``signum(o2[0] - o1[0])`` (descending usage ratio; a NaN compares equal to everything): the JDK's TimSort
+    (:func:`mechanisms.ports.java_go.java_sort`; exact below 32 rows -- upstream clusters have a handful of
+    resource types)."""
+    return java_sort(range(len(usage_ratios)), lambda i, j: signum_diff(usage_ratios[j], usage_ratios[i]))
 
 
 def compare_ratios(ratios1: Sequence[Any], ratios2: Sequence[Any]) -> int:
     """``compareRatios``: position by position, ``signum(r1 - r2)``; the first nonzero decides (0 if none)."""
     for x, y in zip(ratios1, ratios2):
-        ret = _signum_diff(x, y)
+        ret = signum_diff(x, y)
         if ret:
             return ret
     return 0
@@ -312,8 +230,8 @@ def prepare(s: Schedulable, cluster: Sequence[Any]) -> Prepared:
     """One schedulable's part of the comparator (:class:`Prepared`)."""
     dominant, usage_r, fair = cluster_ratios(s.usage, cluster, s.weight)
     order = sort_ratios(usage_r)
-    return Prepared(s, dominant, order, [fair[i] for i in order], _gt(s.min_share[dominant], s.usage[dominant]),
-                    _utf16(s.name))
+    return Prepared(s, dominant, order, [fair[i] for i in order], gt(s.min_share[dominant], s.usage[dominant]),
+                    string_key(s.name))
 
 
 def compare_prepared(p1: Prepared, p2: Prepared, *, yarn_11482: bool = False) -> int:
@@ -321,7 +239,7 @@ def compare_prepared(p1: Prepared, p2: Prepared, *, yarn_11482: bool = False) ->
     s1, s2 = p1.s, p2.s
     s1_needy = p1.needy
     if yarn_11482 and len(s1.usage) == 2:  # Comparator2 before the fix: s2's neediness off s1's usage
-        s2_needy = _gt(s2.min_share[p2.dominant], s1.usage[p2.dominant])
+        s2_needy = gt(s2.min_share[p2.dominant], s1.usage[p2.dominant])
     else:
         s2_needy = p2.needy
     if not s1_needy and not s2_needy:
@@ -342,139 +260,6 @@ def compare_schedulables(s1: Schedulable, s2: Schedulable, cluster: Sequence[Any
     ``yarn_11482=True``: the comparator before YARN-11482's fix -- with exactly two resources (upstream's
     ``Comparator2``) ``s2``'s neediness is read off ``s1``'s usage."""
     return compare_prepared(prepare(s1, cluster), prepare(s2, cluster), yarn_11482=yarn_11482)
-
-
-# ---------------------------------------------------------------------- java.util.TreeSet (red-black TreeMap)
-class _Entry:
-    __slots__ = ("key", "left", "right", "parent", "red")
-
-    def __init__(self, key: Any, parent: Optional["_Entry"]) -> None:
-        self.key, self.left, self.right, self.parent, self.red = key, None, None, parent, False
-
-
-def treeset_order(items: Sequence[Any], cmp: Callable[[Any, Any], int]) -> list:
-    """The iteration order of a ``java.util.TreeSet`` with comparator ``cmp`` after ``add``-ing ``items`` in
-    order: ``TreeMap.put``'s descent (an item comparing 0 to one on its path is not added) and
-    ``fixAfterInsertion``'s recolouring and rotations, as upstream's red-black tree does them -- for a
-    comparator that is not a strict weak order, the order the set happens to hold."""
-    root: list[Optional[_Entry]] = [None]
-
-    def rotate_left(p: Optional[_Entry]) -> None:
-        if p is None:
-            return
-        r = p.right
-        p.right = r.left
-        if r.left is not None:
-            r.left.parent = p
-        r.parent = p.parent
-        if p.parent is None:
-            root[0] = r
-        elif p.parent.left is p:
-            p.parent.left = r
-        else:
-            p.parent.right = r
-        r.left = p
-        p.parent = r
-
-    def rotate_right(p: Optional[_Entry]) -> None:
-        if p is None:
-            return
-        lft = p.left
-        p.left = lft.right
-        if lft.right is not None:
-            lft.right.parent = p
-        lft.parent = p.parent
-        if p.parent is None:
-            root[0] = lft
-        elif p.parent.right is p:
-            p.parent.right = lft
-        else:
-            p.parent.left = lft
-        lft.right = p
-        p.parent = lft
-
-    def parent_of(e):
-        return None if e is None else e.parent
-
-    def left_of(e):
-        return None if e is None else e.left
-
-    def right_of(e):
-        return None if e is None else e.right
-
-    def is_red(e) -> bool:
-        return e is not None and e.red
-
-    def set_red(e, red: bool) -> None:
-        if e is not None:
-            e.red = red
-
-    def fix_after_insertion(x: _Entry) -> None:
-        x.red = True
-        while x is not None and x is not root[0] and x.parent.red:
-            if parent_of(x) is left_of(parent_of(parent_of(x))):
-                y = right_of(parent_of(parent_of(x)))
-                if is_red(y):
-                    set_red(parent_of(x), False)
-                    set_red(y, False)
-                    set_red(parent_of(parent_of(x)), True)
-                    x = parent_of(parent_of(x))
-                else:
-                    if x is right_of(parent_of(x)):
-                        x = parent_of(x)
-                        rotate_left(x)
-                    set_red(parent_of(x), False)
-                    set_red(parent_of(parent_of(x)), True)
-                    rotate_right(parent_of(parent_of(x)))
-            else:
-                y = left_of(parent_of(parent_of(x)))
-                if is_red(y):
-                    set_red(parent_of(x), False)
-                    set_red(y, False)
-                    set_red(parent_of(parent_of(x)), True)
-                    x = parent_of(parent_of(x))
-                else:
-                    if x is left_of(parent_of(x)):
-                        x = parent_of(x)
-                        rotate_right(x)
-                    set_red(parent_of(x), False)
-                    set_red(parent_of(parent_of(x)), True)
-                    rotate_left(parent_of(parent_of(x)))
-        root[0].red = False
-
-    for key in items:
-        t = root[0]
-        if t is None:
-            root[0] = _Entry(key, None)
-            continue
-        while True:
-            c = cmp(key, t.key)
-            if c < 0:
-                if t.left is None:
-                    t.left = e = _Entry(key, t)
-                    break
-                t = t.left
-            elif c > 0:
-                if t.right is None:
-                    t.right = e = _Entry(key, t)
-                    break
-                t = t.right
-            else:
-                e = None  # already "in" the set: TreeSet.add returns false
-                break
-        if e is not None:
-            fix_after_insertion(e)
-    out: list = []
-    stack: list[_Entry] = []
-    node = root[0]
-    while stack or node is not None:  # in-order
-        while node is not None:
-            stack.append(node)
-            node = node.left
-        node = stack.pop()
-        out.append(node.key)
-        node = node.right
-    return out
 
 
 # ---------------------------------------------------------------------- our model as schedulables
@@ -548,7 +333,7 @@ def user_compare(state: Allocation, i: int, j: int, *, yarn_11482: bool = False)
 def _weighted_dominant(usage: Sequence[Any], cluster: Sequence[Any], weight: Any) -> Any:
     best: Any = _ZERO
     for v in cluster_ratios(usage, cluster, weight)[2]:
-        if not _isnan(v) and v > best:
+        if not isnan(v) and v > best:
             best = v
     return best
 
