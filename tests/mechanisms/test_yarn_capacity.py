@@ -93,7 +93,7 @@ def _strict_weak(items, cmp):
 def test_the_fix_makes_the_tie_break_a_strict_weak_order_and_the_old_one_is_not():
     items = _tie_snapshots(14, seed=7)
     assert _strict_weak(items, compare_queues) is None
-    bad = _strict_weak(items, lambda a, b: compare_queues(a, b, yarn_11745=True))
+    bad = _strict_weak(items, lambda a, b: compare_queues(a, b, min_resource_tie_needs_both=True))
     assert bad is not None and len(bad) == 3
     # the shape of the break: two queues with minimum resources, ordered, each tied with one without
     a, b, c = (items[k] for k in bad)

@@ -21,8 +21,22 @@ from .mechanism import (DOMAIN_CONDITIONS, ORIGINS, REGISTERED, Claim, Mechanism
 from .references import load_entry_points, resolve
 from .z3spec import Z3Spec
 
-__all__ = ["Claim", "Setting", "Mechanism", "OrderSpec", "register", "get", "all_mechanisms", "allocate", "SettingError",
+__all__ = ["Claim", "Setting", "Mechanism", "OrderSpec", "register", "builtin", "get", "all_mechanisms", "allocate", "SettingError",
            "MechanismOutputError", "check_output"]
+
+
+def builtin(name: str, title: str, func: Callable[[Environment, bool], Allocation], setting: Setting,
+            claims: tuple[Claim, ...] = (), source: str = "", notes: str = "", may_violate: tuple[str, ...] = (),
+            z3: Optional[Z3Spec] = None, order: Optional[OrderSpec] = None,
+            batch: Optional[Callable] = None) -> Mechanism:
+    """The :class:`Mechanism` ``register`` would register (arguments as there), not registered: its setting is
+    marked ``ordered`` with an ``order`` facet, and ``quota_first`` with a ``request``."""
+    unknown = set(may_violate) - {"placement", "external", "bounds"}
+    if unknown:
+        raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
+    st = replace(setting, ordered=order is not None, quota_first=order is not None and order.request is not None)
+    return Mechanism(name, title, func, st, tuple(claims), source, notes, tuple(may_violate), z3=z3, order=order,
+                     batch=batch)
 
 
 def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
@@ -31,7 +45,7 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
     """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`); ``z3``:
     its symbolic encoding (``mechanisms.core.z3spec``); ``order``: a production policy's order in a state
     (:class:`OrderSpec`; the setting is marked ``ordered``, and ``quota_first`` with a ``request``); ``batch``: a vectorised float allocator
-    (``Mechanism.batch``)."""
+    (``Mechanism.batch``).  A production port registers through its declaration (``mechanisms.ports.declare``)."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
         raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
@@ -39,9 +53,7 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
     def deco(func: Callable[[Environment, bool], Allocation]):
         if name in REGISTERED:
             raise ValueError(f"mechanism {name!r} registered twice")
-        st = replace(setting, ordered=order is not None, quota_first=order is not None and order.request is not None)
-        REGISTERED[name] = Mechanism(name, title, func, st, tuple(claims), source, notes, tuple(may_violate),
-                                     z3=z3, order=order, batch=batch)
+        REGISTERED[name] = builtin(name, title, func, setting, claims, source, notes, may_violate, z3, order, batch)
         return func
 
     return deco

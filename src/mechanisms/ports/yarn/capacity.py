@@ -8,7 +8,7 @@ Sources (read, not copied; our code follows the semantics):
   ``.../scheduler/capacity/policy/PriorityUtilizationQueueOrderingPolicy.java``: ``PriorityQueueComparator``
   (``compare``, its private ``compare`` with the tie-break on the configured minimum resource) and the static
   ``compare(relativeAssigned1, relativeAssigned2, priority1, priority2)`` -- at this revision the tie-break still
-  has the bug (:data:`UPSTREAM_11745`);
+  has the bug (``yarn-capacity@YARN-11745``, declared with the port in :data:`PORT`);
 * the fix, YARN-11745 (https://issues.apache.org/jira/browse/YARN-11745), pull requests 7278 (trunk) and 7310
   (branch-3.4), read in the pull request's branch Hean-Chhinling/hadoop @ 6d5350fa3b4897d624dc14b15992b9e453eb554b
   (the same file: the queues are sorted through ``PriorityQueueResourcesForSorting`` snapshots -- YARN-10178's,
@@ -80,6 +80,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from fractions import Fraction
+from functools import partial
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from mechverify.allocation import Allocation
@@ -87,14 +88,15 @@ from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 from mechverify.policies import MAX_TASKS
 
-from ...core.order import per_state, view
-from ...core.registry import OrderSpec, Setting, register
+from ...core.order import order_facet, view
+from ...core.registry import OrderSpec, Setting
 from ...core.z3spec import Z3Spec
+from ..declare import Fix, Pin, Port, Variant
 from ..java_go import double_compare, double_key, ieee_div, java_sort
 
-__all__ = ["UPSTREAM", "UPSTREAM_11745", "QueueSnapshot", "dominant_share", "compare_queues", "queue_key",
-           "CapacityTree", "user_compare", "user_share", "queue_share", "YARN_CAPACITY", "YARN_CAPACITY_11745",
-           "yarn_capacity", "yarn_capacity_11745", "yarn_capacity_reference"]
+__all__ = ["UPSTREAM", "QueueSnapshot", "dominant_share", "compare_queues", "queue_key",
+           "CapacityTree", "CapacityState", "capacity_state", "user_compare", "user_share", "queue_share", "order",
+           "allocate", "yarn_capacity_reference", "PORT"]
 
 _HADOOP = "apache/hadoop"
 _FILE = "PriorityUtilizationQueueOrderingPolicy.java"
@@ -103,11 +105,6 @@ UPSTREAM = (f"{_HADOOP}: hadoop-yarn-server-resourcemanager .../scheduler/capaci
             f"Hean-Chhinling/hadoop @ 6d5350fa3b4897d624dc14b15992b9e453eb554b); DominantResourceCalculator.java @ "
             f"0f01206e158aa865fe412a37d97bf91e790a03b9 (divide); Resource.java @ ee91492f16528292c4ad173dd018807a63fe6106 "
             f"(compareTo)")
-UPSTREAM_11745 = (f"YARN-11745 (https://issues.apache.org/jira/browse/YARN-11745), fixed by {_HADOOP} pull requests 7278 "
-                  f"and 7310 (2025-01): the comparator BEFORE the fix, {_HADOOP} @ ee91492f16528292c4ad173dd018807a63fe6106 "
-                  f".../capacity/policy/{_FILE}, PriorityQueueComparator.compare: the configured minimum resources decide "
-                  f"a tie only if BOTH are not none (&&), else the absolute capacities")
-
 _ZERO = Fraction(0)
 
 
@@ -139,8 +136,9 @@ def _lex(a: tuple, b: tuple) -> int:
     return 0
 
 
-def compare_queues(a: QueueSnapshot, b: QueueSnapshot, *, yarn_11745: bool = False) -> int:
-    """``PriorityQueueComparator.compare`` (< 0: ``a`` is served first), priorities not respected."""
+def compare_queues(a: QueueSnapshot, b: QueueSnapshot, *, min_resource_tie_needs_both: bool = False) -> int:
+    """``PriorityQueueComparator.compare`` (< 0: ``a`` is served first), priorities not respected;
+    ``min_resource_tie_needs_both``: the tie-break before YARN-11745's fix (``&&``, fixed: ``||``)."""
     pa, pb = a.absolute_capacity > 0, b.absolute_capacity > 0
     if pa and not pb:
         return -1
@@ -153,7 +151,7 @@ def compare_queues(a: QueueSnapshot, b: QueueSnapshot, *, yarn_11745: bool = Fal
     if rc:
         return rc
     none_a, none_b = not any(a.min_resource), not any(b.min_resource)
-    by_min = (not none_a and not none_b) if yarn_11745 else (not none_a or not none_b)
+    by_min = (not none_a and not none_b) if min_resource_tie_needs_both else (not none_a or not none_b)
     if by_min:
         return _lex(b.min_resource, a.min_resource)
     return double_compare(b.absolute_capacity, a.absolute_capacity)
@@ -233,8 +231,18 @@ def _snapshot(tree: CapacityTree, usage: Sequence[Any], node: Any) -> QueueSnaps
     return QueueSnapshot(absolute, ieee_div(abs_used, absolute), abs_used, tree.min_resource[node])
 
 
-@per_state
-def _snapshots(state: Allocation) -> dict:
+class CapacityState(NamedTuple):
+    """What the order reads of a state: the tree, every node's snapshot, every user's pooled allocation and the
+    cluster."""
+
+    tree: CapacityTree
+    snapshots: dict
+    allocated: list
+    cluster: tuple
+
+
+def capacity_state(state: Allocation) -> CapacityState:
+    """The order facet's derived data of ``state`` (:class:`CapacityState`)."""
     tree = _tree(state.env)
     allocated = view(state).allocated
     usage = {node: [_ZERO] * state.env.n_resources for node in tree.absolute}
@@ -242,15 +250,16 @@ def _snapshots(state: Allocation) -> dict:
         if any(own):
             for node in tree.path(j):
                 usage[node] = [a + b for a, b in zip(usage[node], own)]
-    return {node: _snapshot(tree, usage[node], node) for node in tree.absolute}
+    snaps = {node: _snapshot(tree, usage[node], node) for node in tree.absolute}
+    return CapacityState(tree, snaps, allocated, tuple(state.env.total_capacity()))
 
 
-def user_compare(state: Allocation, i: int, j: int, *, yarn_11745: bool = False) -> int:
-    """The order of users ``i`` and ``j`` in ``state`` (< 0: ``i`` first): the comparator on the two children of
-    their lowest common ancestor, a tie to the children's list position; FIFO within a leaf."""
+def user_compare(c: CapacityState, i: int, j: int, *, min_resource_tie_needs_both: bool = False) -> int:
+    """The order of users ``i`` and ``j`` (< 0: ``i`` first): the comparator on the two children of their lowest
+    common ancestor, a tie to the children's list position; FIFO within a leaf."""
     if i == j:
         return 0
-    tree = _tree(state.env)
+    tree = c.tree
     pi, pj = tree.path(i), tree.path(j)
     k = 0
     while k < len(pi) and k < len(pj) and pi[k] == pj[k]:
@@ -258,27 +267,26 @@ def user_compare(state: Allocation, i: int, j: int, *, yarn_11745: bool = False)
     if k == len(pi) and k == len(pj):  # one leaf: FIFO
         return -1 if i < j else 1
     a, b = pi[k], pj[k]
-    snaps = _snapshots(state)
-    rc = compare_queues(snaps[a], snaps[b], yarn_11745=yarn_11745)
+    rc = compare_queues(c.snapshots[a], c.snapshots[b], min_resource_tie_needs_both=min_resource_tie_needs_both)
     if rc:
         return rc
     return -1 if tree.position[a] < tree.position[b] else 1
 
 
-def user_share(state: Allocation, j: int) -> Any:
+def user_share(c: CapacityState, j: int) -> Any:
     """User ``j``'s absolute used capacity: its DRC share of the cluster."""
-    return dominant_share(view(state).allocated[j], state.env.total_capacity())
+    return dominant_share(c.allocated[j], c.cluster)
 
 
-def queue_share(state: Allocation, q: int) -> Any:
+def queue_share(c: CapacityState, q: int) -> Any:
     """Queue ``q``'s used capacity (absolute used capacity over absolute capacity)."""
-    return _snapshots(state)[q].used_capacity
+    return c.snapshots[q].used_capacity
 
 
-#: the order facets: the fixed policy, and the comparator before YARN-11745's fix
-YARN_CAPACITY = OrderSpec(user_compare, user_share, queue_share)
-YARN_CAPACITY_11745 = OrderSpec(lambda state, i, j: user_compare(state, i, j, yarn_11745=True), user_share,
-                                queue_share)
+def order(*, min_resource_tie_needs_both: bool = False) -> OrderSpec:
+    """The order facet of a version (``min_resource_tie_needs_both``: the tie-break before YARN-11745's fix)."""
+    return order_facet(capacity_state, partial(user_compare, min_resource_tie_needs_both=min_resource_tie_needs_both),
+                       user_share, queue_share)
 
 
 # ---------------------------------------------------------------------- the mechanism
@@ -334,14 +342,14 @@ class _Round:
         return Allocation(env, x, self.name, True, {"steps": self.steps})
 
 
-def _run_literal(env: Environment, name: str, yarn_11745: bool) -> Allocation:
+def _run_literal(env: Environment, name: str, min_resource_tie_needs_both: bool) -> Allocation:
     """Every round sorts every parent's whole child list with Java's sort (module docstring): upstream's order
     even where the comparator is not a strict weak order (``yarn-capacity@YARN-11745``)."""
     tree = CapacityTree(env)
     st = _Round(env, tree, name)
 
     def cmp(a: Any, b: Any) -> int:
-        return compare_queues(st.snapshot(a), st.snapshot(b), yarn_11745=yarn_11745)
+        return compare_queues(st.snapshot(a), st.snapshot(b), min_resource_tie_needs_both=min_resource_tie_needs_both)
 
     def descend(q: Optional[int]) -> Optional[int]:
         for node in java_sort(tree.children.get(q, ()), cmp):
@@ -413,9 +421,19 @@ def _run_keyed(env: Environment, name: str) -> Allocation:
     return st.run(descend, rekey)
 
 
-def yarn_capacity_reference(env: Environment, yarn_11745: bool = False) -> Allocation:
+def allocate(env: Environment, exact: bool = False, *, name: str = "yarn-capacity",
+             min_resource_tie_needs_both: bool = False) -> Allocation:
+    """CapacityScheduler's utilization queue order, one container per round (module docstring): the fixed policy
+    incrementally, the version before YARN-11745's fix literally (its comparator is not a strict weak order)."""
+    if min_resource_tie_needs_both:
+        return _run_literal(env, name, True)
+    return _run_keyed(env, name)
+
+
+def yarn_capacity_reference(env: Environment, *, name: str = "yarn-capacity",
+                            min_resource_tie_needs_both: bool = False) -> Allocation:
     """The literal version (every parent's child list sorted afresh every round): the test of the fast path."""
-    return _run_literal(env, "yarn-capacity@YARN-11745" if yarn_11745 else "yarn-capacity", yarn_11745)
+    return _run_literal(env, name, min_resource_tie_needs_both)
 
 
 _SETTING = Setting(single_server=True, placement=True, external=False, bounds=True, weights=False, divisible=False,
@@ -433,25 +451,29 @@ _NOTES = ("port of the comparator's semantics (our code): the queue tree is Capa
           "preemption; no claims (upstream states none)")
 
 
-@register("yarn-capacity", "YARN CapacityScheduler queue order (PriorityUtilizationQueueOrderingPolicy, DRC): used "
-          "capacity ascending, ties to the larger configured minimum resource, then the larger capacity; one "
-          "container per round down the queue tree, apps FIFO in a leaf", _SETTING, (),
-          source=UPSTREAM, notes=_NOTES,
-          z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"),
-          order=YARN_CAPACITY)
-def yarn_capacity(env: Environment, exact: bool = False) -> Allocation:
-    """CapacityScheduler's utilization queue order, one container per round (module docstring)."""
-    return _run_keyed(env, "yarn-capacity")
-
-
-@register("yarn-capacity@YARN-11745", "YARN CapacityScheduler queue order before the YARN-11745 fix: the configured "
-          "minimum resources break a tie only if BOTH queues have one (a queue without one ties with every queue "
-          "of its used and absolute capacity: not transitive)", _SETTING, (),
-          source=UPSTREAM_11745,
-          notes="the historic tie-break reproduced exactly (in exact arithmetic): minEffRes compared only when both are "
-                "not none (&&; fixed: ||), else the absolute capacities; everything else as yarn-capacity",
-          z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"),
-          order=YARN_CAPACITY_11745)
-def yarn_capacity_11745(env: Environment, exact: bool = False) -> Allocation:
-    """``yarn-capacity`` with the comparator before YARN-11745's fix."""
-    return _run_literal(env, "yarn-capacity@YARN-11745", True)
+#: the port (``mechanisms.ports.declare``): the policy with the YARN-11745 fix, and the version before it
+PORT = Port(
+    name="yarn-capacity",
+    title="YARN CapacityScheduler queue order (PriorityUtilizationQueueOrderingPolicy, DRC): used capacity ascending, "
+          "ties to the larger configured minimum resource, then the larger capacity; one container per round down "
+          "the queue tree, apps FIFO in a leaf",
+    pins=(Pin("Hean-Chhinling/hadoop", "6d5350fa3b4897d624dc14b15992b9e453eb554b", f".../scheduler/capacity/policy/{_FILE}"),
+          Pin(_HADOOP, "0f01206e158aa865fe412a37d97bf91e790a03b9", ".../util/resource/DominantResourceCalculator.java"),
+          Pin(_HADOOP, "ee91492f16528292c4ad173dd018807a63fe6106", ".../api/records/Resource.java")),
+    source=UPSTREAM, setting=_SETTING, notes=_NOTES,
+    z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"),
+    allocate=allocate, order=order,
+    variants=(Variant(
+        issue="YARN-11745", switches={"min_resource_tie_needs_both": True}, fixed_by=(Fix("7278"), Fix("7310")),
+        read_at="ee91492f16528292c4ad173dd018807a63fe6106",
+        title="YARN CapacityScheduler queue order before the YARN-11745 fix: the configured minimum resources break a "
+              "tie only if BOTH queues have one (a queue without one ties with every queue of its used and absolute "
+              "capacity: not transitive)",
+        source=(f"YARN-11745 (https://issues.apache.org/jira/browse/YARN-11745), fixed by {_HADOOP} pull requests 7278 "
+                f"and 7310 (2025-01): the comparator BEFORE the fix, {_HADOOP} @ "
+                f"ee91492f16528292c4ad173dd018807a63fe6106 .../capacity/policy/{_FILE}, PriorityQueueComparator.compare: "
+                f"the configured minimum resources decide a tie only if BOTH are not none (&&), else the absolute "
+                f"capacities"),
+        notes="the historic tie-break reproduced exactly (in exact arithmetic): minEffRes compared only when both are "
+              "not none (&&; fixed: ||), else the absolute capacities; everything else as yarn-capacity"),))
+PORT.register()

@@ -6,14 +6,12 @@ Source (read, not copied; our code follows the semantics), apache/hadoop, in
 ``hadoop-yarn-project/hadoop-yarn/hadoop-yarn-server/hadoop-yarn-server-resourcemanager/src/main/java/org/
 apache/hadoop/yarn/server/resourcemanager/scheduler/fair/``:
 
-* ``policies/DominantResourceFairnessPolicy.java`` @ ee91492f16528292c4ad173dd018807a63fe6106:
-  ``getComparator`` (``COMPARATOR2`` when exactly two resource types are configured, else ``COMPARATORN``),
-  ``DominantResourceFairnessComparatorN`` (``compare``, ``calculateClusterAndFairRatios``, ``sortRatios``,
-  ``calculateMinShareRatios``, ``compareRatios``), ``DominantResourceFairnessComparator2`` and
-  ``compareAttribrutes`` (start time, then name).  This revision still has the YARN-11482 bug in
-  ``Comparator2`` (below); the fixed comparator is this file with that one line corrected (apache/hadoop
-  pull request 5607, "YARN-11482. Fix bug of DRF comparision DominantResourceFairnessComparator2 in fair
-  scheduler", merged to trunk 2023-04-29; its description quotes the two lines).
+* ``policies/DominantResourceFairnessPolicy.java`` @ ee91492f16528292c4ad173dd018807a63fe6106: the comparator,
+  :mod:`mechanisms.ports.yarn.drf_policy` (its semantics, NaN included, and the YARN-11482 bug).  This
+  revision still has the YARN-11482 bug in ``Comparator2``; the fixed comparator is this file with that one
+  line corrected (apache/hadoop pull request 5607, "YARN-11482. Fix bug of DRF comparision
+  DominantResourceFairnessComparator2 in fair scheduler", merged to trunk 2023-04-29; its description quotes
+  the two lines).
 * ``FSParentQueue.java`` @ 4994beff3fff0b08736dd7ff87b67e1ba7826193 (``assignContainer``: the child queues
   put into a ``TreeSet`` ordered by the policy's comparator, tried in that order until one assigns);
   ``FSLeafQueue.java`` @ 6e953eb6a3dfcb8da19470e98ffcf1d43bf1887c (``assignContainer`` /
@@ -23,66 +21,8 @@ apache/hadoop/yarn/server/resourcemanager/scheduler/fair/``:
 * Upstream's tests: ``src/test/.../fair/policies/TestDominantResourceFairnessPolicy.java`` @
   9193ed22dd9eb00f82573a9ba763db72ee65aad0 (tests/mechanisms/test_yarn_drf.py replays every comparison).
 
-The comparator (``compare(s1, s2)``: < 0 means ``s1`` gets a container first)
------------------------------------------------------------------------------
-For a schedulable with usage ``u``, min share ``m`` and weight ``w``, on a cluster of capacity ``c``:
-
-* usage ratios ``u_r / c_r`` and fair ratios ``(u_r / c_r) / w`` for every resource type;
-* its DOMINANT resource: the first index with the largest usage ratio (a later one replaces it only when
-  strictly larger; ``Comparator2``: vcores when its ratio is strictly larger than memory's, else memory --
-  the same rule for two resources);
-* NEEDY: its usage of the dominant resource is below its min share of that resource (an exact comparison of
-  amounts, no division);
-* a needy one goes before a non-needy one;
-* neither needy: both ratio vectors are sorted by usage ratio, DESCENDING (``Arrays.sort``, stable), and the
-  fair ratios are compared position by position; the first difference decides;
-* both needy: the same with the min-share ratios ``u_r / m_r`` (sorted by usage ratio);
-* a tie: start time, then name (``String.compareTo``).
-
-``Comparator2`` (two resource types) and ``ComparatorN`` agree in exact arithmetic, NaN included: both pick
-the same dominant resource and compare the dominant position first, then the other.  We compute
-``ComparatorN`` for any number of resources (one resource, which upstream cannot configure, is its
-one-row case).
-
-Division by zero: upstream divides in ``float`` (``ComparatorN``) or ``double`` (``Comparator2``) and we
-reproduce what IEEE arithmetic gives, on exact numbers: ``x / 0`` is ``+inf`` for ``x > 0`` (``-inf`` for
-``x < 0``) and ``0 / 0`` is NaN; ``inf / w`` stays ``inf``.  A comparison step is ``(int) Math.signum(a -
-b)``: 0 when either side is NaN, 0 for ``inf`` against ``inf`` (``inf - inf`` is NaN), else the sign.  The
-dominant-resource scan uses ``>``, false with NaN (so a NaN ratio at index 0 stays dominant).  The sort of
-the ratio rows is Java's ``TimSort`` below its merge threshold (32 rows): the longest initial run (reversed
-if strictly descending), then binary insertion; we run exactly that, with the comparator ``signum(o2[0] -
-o1[0])``, so rows with a NaN usage ratio (a resource the cluster has none of) land where upstream's sort
-puts them.  These semantics are :mod:`mechanisms.ports.java_go`'s (``ieee_div``, ``signum_diff``, ``gt``,
-``java_sort``, ``treeset_order``, ``string_key``), shared with ``yarn-capacity``.  Where each case arises:
-
-* weight 0: ``x / 0`` -- upstream's comment: "this Schedulable will lose out to any other Schedulable with
-  non-zero weight" (our instance format forbids weight 0; the pure functions take it);
-* min share 0 on a resource: its min-share ratio is ``+inf`` with usage > 0 and NaN with usage 0 (only read
-  when both are needy, i.e. below a positive min share of their dominant resource);
-* cluster capacity 0 of a resource: its usage ratio is NaN (usage 0) -- a resource type configured that
-  no node has.
-
-A NaN in a compared position makes that position a tie.  So upstream's comparator is NOT a strict weak
-order when it meets one: two needy queues tied on their dominant min-share ratio that differ on another
-resource, and a third queue tied with both except for a NaN there (usage 0 of a resource its min share
-gives 0 of), are ordered by the ratio between the first two and by NAME against the third -- a cycle when
-the names disagree with the ratios (tests/mechanisms/test_yarn_drf.py, e.g. three GPU-cluster queues, one
-without GPUs and without a GPU min share).  That is upstream's behaviour today, reproduced, not repaired.
-
-Exact arithmetic otherwise: upstream rounds to ``float``/``double``; two ratios equal exactly tie here and go
-to the tie-breaks even where rounding would order them.
-
-The historic bug: ``yarn-drf@YARN-11482``
------------------------------------------
-Before the fix, ``Comparator2`` decided whether ``s2`` is needy from ``s1``'s usage::
-
-    s2Needy = usage1[dominant2] < minShare2[dominant2]      (fixed: usage2[dominant2])
-
-(DominantResourceFairnessPolicy.java @ ee91492f, ``DominantResourceFairnessComparator2.compare``; PR 5607
-quotes the same lines.)  Only ``Comparator2`` had it: ``ComparatorN`` at the same revision reads ``usage2``.
-So the variant differs from the fixed policy only with exactly two resources, where upstream uses
-``Comparator2``; ``compare(a, b)`` and ``compare(b, a)`` then need not be opposite (a needy queue looks
-non-needy next to a heavier sibling, but needy when it is the first argument).
+The port and its historic version ``yarn-drf@YARN-11482`` are declared once, in :data:`PORT` (its pins, and the
+variant's switch ``s2_needy_from_s1`` with its issue, fix and commit).
 
 Our model on it (the conventions, stated in ``list``)
 -----------------------------------------------------
@@ -127,6 +67,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import partial
 from typing import Any, NamedTuple, Optional, Sequence
 
 from mechverify.allocation import Allocation
@@ -134,14 +75,15 @@ from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 from mechverify.policies import MAX_TASKS
 
-from ...core.registry import OrderSpec, Setting, register
+from ...core.order import order_facet
+from ...core.registry import OrderSpec, Setting
 from ...core.z3spec import Z3Spec
-from ..java_go import gt, ieee_div, isnan, java_sort, signum_diff, string_key, treeset_order
+from ..declare import Fix, Pin, Port, Variant
+from ..java_go import isnan, treeset_order
+from .drf_policy import Schedulable, cluster_ratios, compare_prepared, compare_schedulables, prepare
 
-__all__ = ["UPSTREAM", "UPSTREAM_11482", "Schedulable", "cluster_ratios", "min_share_ratios",
-           "sort_ratios", "compare_ratios", "Prepared", "prepare", "compare_prepared", "compare_schedulables",
-           "queue_name", "schedulables", "user_compare", "user_share", "queue_share", "YARN_DRF",
-           "YARN_DRF_11482", "yarn_drf", "yarn_drf_11482"]
+__all__ = ["UPSTREAM", "queue_name", "Usages", "usages", "schedulables", "user_compare", "user_share", "queue_share", "order",
+           "allocate", "PORT"]
 
 _HADOOP = "apache/hadoop"
 _POLICY = "DominantResourceFairnessPolicy.java"
@@ -149,117 +91,7 @@ UPSTREAM = (f"{_HADOOP} @ ee91492f16528292c4ad173dd018807a63fe6106, hadoop-yarn-
             f"fair/policies/{_POLICY} (ComparatorN / Comparator2) with the YARN-11482 fix (PR 5607); the descent: "
             f"FSParentQueue.java @ 4994beff3fff0b08736dd7ff87b67e1ba7826193, FSLeafQueue.java @ "
             f"6e953eb6a3dfcb8da19470e98ffcf1d43bf1887c, FSQueue.java @ 4c4f28c9e7f76762346d990b043c6b77d3ac627a")
-UPSTREAM_11482 = (f"YARN-11482 (https://issues.apache.org/jira/browse/YARN-11482), fixed by {_HADOOP} pull request "
-                  f"5607 (merged to trunk 2023-04-29; the fixing commit's hash is not pinned here): the comparator "
-                  f"BEFORE the fix, {_HADOOP} @ ee91492f16528292c4ad173dd018807a63fe6106 .../fair/policies/{_POLICY}, "
-                  f"DominantResourceFairnessComparator2.compare: s2Needy = resourceInfo1[dominant2] < "
-                  f"minShareInfo2[dominant2]")
-
 _ZERO = Fraction(0)
-
-
-# ---------------------------------------------------------------------- the comparator's parts
-class Schedulable(NamedTuple):
-    """What the comparator reads of a schedulable (``Schedulable`` upstream)."""
-
-    usage: tuple  # getResourceUsage(), per resource
-    min_share: tuple  # getMinShare(), per resource (0 for apps and for queues without a guarantee)
-    weight: Any  # getWeight()
-    start: int  # getStartTime()
-    name: str  # getName()
-
-
-def cluster_ratios(usage: Sequence[Any], cluster: Sequence[Any], weight: Any) -> tuple[int, list, list]:
-    """``calculateClusterAndFairRatios``: ``(dominant, usage ratios u_r / c_r, fair ratios (u_r / c_r) / w)``;
-    the dominant index is the first with the largest usage ratio (replaced only by a strictly larger one)."""
-    usage_r, fair = [], []
-    dominant = 0
-    for i, (u, c) in enumerate(zip(usage, cluster)):
-        q = ieee_div(u, c)
-        usage_r.append(q)
-        if gt(q, usage_r[dominant]):
-            dominant = i
-        fair.append(ieee_div(q, weight))
-    return dominant, usage_r, fair
-
-
-def min_share_ratios(usage: Sequence[Any], min_share: Sequence[Any]) -> list:
-    """``calculateMinShareRatios``: ``u_r / m_r`` (``+inf`` for ``m_r = 0 < u_r``, NaN for ``0 / 0``)."""
-    return [ieee_div(u, m) for u, m in zip(usage, min_share)]
-
-
-def sort_ratios(usage_ratios: Sequence[Any]) -> list[int]:
-    """``sortRatios``: the row indices in the order ``Arrays.sort`` leaves them with the comparator
-    ``signum(o2[0] - o1[0])`` (descending usage ratio; a NaN compares equal to everything): the JDK's TimSort
-    (:func:`mechanisms.ports.java_go.java_sort`; exact below 32 rows -- upstream clusters have a handful of
-    resource types)."""
-    return java_sort(range(len(usage_ratios)), lambda i, j: signum_diff(usage_ratios[j], usage_ratios[i]))
-
-
-def compare_ratios(ratios1: Sequence[Any], ratios2: Sequence[Any]) -> int:
-    """``compareRatios``: position by position, ``signum(r1 - r2)``; the first nonzero decides (0 if none)."""
-    for x, y in zip(ratios1, ratios2):
-        ret = signum_diff(x, y)
-        if ret:
-            return ret
-    return 0
-
-
-def _attributes(p1: "Prepared", p2: "Prepared") -> int:
-    """``compareAttribrutes``: start time, then name."""
-    a, b = p1.s.start, p2.s.start
-    if a != b:
-        return (a > b) - (a < b)
-    x, y = p1.name_key, p2.name_key
-    return (x > y) - (x < y)
-
-
-class Prepared(NamedTuple):
-    """What the comparator computes of ONE schedulable on a cluster (each side's part of ``compare``, done once
-    when the same schedulable is compared many times, e.g. while a ``TreeSet`` is filled)."""
-
-    s: Schedulable
-    dominant: int
-    order: list  # sortRatios: the resource indices by descending usage ratio
-    fair: list  # the fair ratios in that order
-    needy: bool  # its own usage of the dominant resource below its min share of it
-    name_key: bytes  # its name as UTF-16 code units (``String.compareTo``'s order)
-
-
-def prepare(s: Schedulable, cluster: Sequence[Any]) -> Prepared:
-    """One schedulable's part of the comparator (:class:`Prepared`)."""
-    dominant, usage_r, fair = cluster_ratios(s.usage, cluster, s.weight)
-    order = sort_ratios(usage_r)
-    return Prepared(s, dominant, order, [fair[i] for i in order], gt(s.min_share[dominant], s.usage[dominant]),
-                    string_key(s.name))
-
-
-def compare_prepared(p1: Prepared, p2: Prepared, *, yarn_11482: bool = False) -> int:
-    """:func:`compare_schedulables` on prepared schedulables."""
-    s1, s2 = p1.s, p2.s
-    s1_needy = p1.needy
-    if yarn_11482 and len(s1.usage) == 2:  # Comparator2 before the fix: s2's neediness off s1's usage
-        s2_needy = gt(s2.min_share[p2.dominant], s1.usage[p2.dominant])
-    else:
-        s2_needy = p2.needy
-    if not s1_needy and not s2_needy:
-        res = compare_ratios(p1.fair, p2.fair)
-    elif s1_needy and not s2_needy:
-        res = -1
-    elif s2_needy and not s1_needy:
-        res = 1
-    else:
-        m1, m2 = min_share_ratios(s1.usage, s1.min_share), min_share_ratios(s2.usage, s2.min_share)
-        res = compare_ratios([m1[i] for i in p1.order], [m2[i] for i in p2.order])
-    return res or _attributes(p1, p2)
-
-
-def compare_schedulables(s1: Schedulable, s2: Schedulable, cluster: Sequence[Any], *,
-                         yarn_11482: bool = False) -> int:
-    """The policy's comparator (module docstring): < 0 when ``s1`` gets a container before ``s2``.
-    ``yarn_11482=True``: the comparator before YARN-11482's fix -- with exactly two resources (upstream's
-    ``Comparator2``) ``s2``'s neediness is read off ``s1``'s usage."""
-    return compare_prepared(prepare(s1, cluster), prepare(s2, cluster), yarn_11482=yarn_11482)
 
 
 # ---------------------------------------------------------------------- our model as schedulables
@@ -278,26 +110,24 @@ def _user_usage(env: Environment, x: Sequence[Sequence[Any]], j: int) -> list:
     return acc
 
 
-class _Usages(NamedTuple):
+class Usages(NamedTuple):
+    """What the order reads of a state: the environment, the pooled cluster, every user's and every queue's usage."""
+
+    env: Environment
+    cluster: tuple
     users: list  # [j] -> usage vector
     queues: list  # [q] -> usage vector (the users below it)
 
 
-_LAST: list = [None, None]  # one-entry identity cache: (state, _Usages)
-
-
-def _usages(state: Allocation) -> _Usages:
-    if _LAST[0] is state:
-        return _LAST[1]
+def usages(state: Allocation) -> Usages:
+    """Every user's and every queue's usage in ``state`` (the order facet's derived data)."""
     env = state.env
     users = [_user_usage(env, state.x, j) for j in range(env.n_users)]
     queues = [[_ZERO] * env.n_resources for _ in range(env.n_queues)]
     for j in range(env.n_users):
         for q in env.user_path(j):
             queues[q] = [a + b for a, b in zip(queues[q], users[j])]
-    out = _Usages(users, queues)
-    _LAST[0], _LAST[1] = state, out
-    return out
+    return Usages(env, tuple(env.total_capacity()), users, queues)
 
 
 def _app(env: Environment, usage: Sequence[Any], j: int) -> Schedulable:
@@ -310,24 +140,24 @@ def _queue(env: Environment, usage: Sequence[Any], q: int) -> Schedulable:
                        0, queue_name(env, q))
 
 
-def schedulables(state: Allocation, i: int, j: int) -> tuple[Schedulable, Schedulable]:
-    """The two children of the lowest common ancestor of users ``i`` and ``j`` (apps or queues) in ``state``."""
-    env = state.env
+def schedulables(u: Usages, i: int, j: int) -> tuple[Schedulable, Schedulable]:
+    """The two children of the lowest common ancestor of users ``i`` and ``j`` (apps or queues) with the usages
+    ``u``."""
+    env = u.env
     pi, pj = env.user_path(i), env.user_path(j)
     k = 0
     while k < len(pi) and k < len(pj) and pi[k] == pj[k]:
         k += 1
-    u = _usages(state)
     a = _queue(env, u.queues[pi[k]], pi[k]) if k < len(pi) else _app(env, u.users[i], i)
     b = _queue(env, u.queues[pj[k]], pj[k]) if k < len(pj) else _app(env, u.users[j], j)
     return a, b
 
 
-def user_compare(state: Allocation, i: int, j: int, *, yarn_11482: bool = False) -> int:
-    """The order of users ``i`` and ``j`` in ``state``: the comparator on the two children of their lowest
-    common ancestor (< 0: ``i`` is served first)."""
-    a, b = schedulables(state, i, j)
-    return compare_schedulables(a, b, state.env.total_capacity(), yarn_11482=yarn_11482)
+def user_compare(u: Usages, i: int, j: int, *, s2_needy_from_s1: bool = False) -> int:
+    """The order of users ``i`` and ``j``: the comparator on the two children of their lowest common ancestor
+    (< 0: ``i`` is served first)."""
+    a, b = schedulables(u, i, j)
+    return compare_schedulables(a, b, u.cluster, s2_needy_from_s1=s2_needy_from_s1)
 
 
 def _weighted_dominant(usage: Sequence[Any], cluster: Sequence[Any], weight: Any) -> Any:
@@ -338,26 +168,25 @@ def _weighted_dominant(usage: Sequence[Any], cluster: Sequence[Any], weight: Any
     return best
 
 
-def user_share(state: Allocation, j: int) -> Any:
+def user_share(u: Usages, j: int) -> Any:
     """User ``j``'s weighted dominant share ``max_r (u_r / c_r) / w_j`` over the ratios that are not NaN (0 if
     none; ``inf`` when it holds a resource the cluster has none of)."""
-    env = state.env
-    return _weighted_dominant(_usages(state).users[j], env.total_capacity(), env.weight[j])
+    return _weighted_dominant(u.users[j], u.cluster, u.env.weight[j])
 
 
-def queue_share(state: Allocation, q: int) -> Any:
+def queue_share(u: Usages, q: int) -> Any:
     """Queue ``q``'s weighted dominant share (as :func:`user_share`, with the usage below it and its weight)."""
-    env = state.env
-    return _weighted_dominant(_usages(state).queues[q], env.total_capacity(), env.queue_weight[q])
+    return _weighted_dominant(u.queues[q], u.cluster, u.env.queue_weight[q])
 
 
-#: the order facets: the fixed policy, and the comparator before YARN-11482's fix
-YARN_DRF = OrderSpec(user_compare, user_share, queue_share)
-YARN_DRF_11482 = OrderSpec(lambda state, i, j: user_compare(state, i, j, yarn_11482=True), user_share, queue_share)
+def order(*, s2_needy_from_s1: bool = False) -> OrderSpec:
+    """The order facet of a version (``s2_needy_from_s1``: the comparator before YARN-11482's fix)."""
+    return order_facet(usages, partial(user_compare, s2_needy_from_s1=s2_needy_from_s1), user_share, queue_share)
 
 
 # ---------------------------------------------------------------------- the mechanism
-def _run(env: Environment, name: str, yarn_11482: bool) -> Allocation:
+def allocate(env: Environment, exact: bool = False, *, name: str = "yarn-drf",
+             s2_needy_from_s1: bool = False) -> Allocation:
     """One container per round down the tree (module docstring), on the one pool."""
     J, R, Q = env.n_users, env.n_resources, env.n_queues
     cluster = env.total_capacity()
@@ -389,7 +218,7 @@ def _run(env: Environment, name: str, yarn_11482: bool) -> Allocation:
         if not children:
             return None
         keyed = {c: prepare(sched(c), cluster) for c in children}
-        order = treeset_order(children, lambda a, b: compare_prepared(keyed[a], keyed[b], yarn_11482=yarn_11482))
+        order = treeset_order(children, lambda a, b: compare_prepared(keyed[a], keyed[b], s2_needy_from_s1=s2_needy_from_s1))
         for kind, i in order:
             if kind == "q":
                 got = descend(i)
@@ -433,25 +262,30 @@ _NOTES = ("port of the comparator's semantics (our code): queues are FSQueues (u
           "exact shares (upstream: float/double); no claims (upstream states none)")
 
 
-@register("yarn-drf", "YARN FairScheduler DRF (DominantResourceFairnessPolicy): needy below min share first, then "
-          "per-resource usage ratios sorted descending over the weight, then start time and name; one container "
-          "per round down the queue tree", _SETTING, (),
-          source=UPSTREAM, notes=_NOTES,
-          z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"),
-          order=YARN_DRF)
-def yarn_drf(env: Environment, exact: bool = False) -> Allocation:
-    """FairScheduler's DRF policy, one container per round (module docstring)."""
-    return _run(env, "yarn-drf", False)
-
-
-@register("yarn-drf@YARN-11482", "YARN FairScheduler DRF before the YARN-11482 fix: with two resources, "
-          "Comparator2 reads the second schedulable's neediness off the FIRST one's usage", _SETTING, (),
-          source=UPSTREAM_11482,
-          notes="the historic comparator, reproduced exactly (in exact arithmetic): s2Needy = usage1[dominant2] < "
-                "minShare2[dominant2], in Comparator2 only (two resources; with any other number upstream uses "
-                "ComparatorN, which was right, so the variant equals yarn-drf there); everything else as yarn-drf",
-          z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"),
-          order=YARN_DRF_11482)
-def yarn_drf_11482(env: Environment, exact: bool = False) -> Allocation:
-    """``yarn-drf`` with the comparator before YARN-11482's fix."""
-    return _run(env, "yarn-drf@YARN-11482", True)
+#: the port (``mechanisms.ports.declare``): the pinned policy with the YARN-11482 fix, and the version before it
+PORT = Port(
+    name="yarn-drf",
+    title="YARN FairScheduler DRF (DominantResourceFairnessPolicy): needy below min share first, then per-resource "
+          "usage ratios sorted descending over the weight, then start time and name; one container per round down "
+          "the queue tree",
+    pins=(Pin(_HADOOP, "ee91492f16528292c4ad173dd018807a63fe6106", f".../scheduler/fair/policies/{_POLICY}"),
+          Pin(_HADOOP, "4994beff3fff0b08736dd7ff87b67e1ba7826193", ".../scheduler/fair/FSParentQueue.java"),
+          Pin(_HADOOP, "6e953eb6a3dfcb8da19470e98ffcf1d43bf1887c", ".../scheduler/fair/FSLeafQueue.java"),
+          Pin(_HADOOP, "4c4f28c9e7f76762346d990b043c6b77d3ac627a", ".../scheduler/fair/FSQueue.java")),
+    source=UPSTREAM, setting=_SETTING, notes=_NOTES,
+    z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"),
+    allocate=allocate, order=order,
+    variants=(Variant(
+        issue="YARN-11482", switches={"s2_needy_from_s1": True}, fixed_by=(Fix("5607"),),
+        read_at="ee91492f16528292c4ad173dd018807a63fe6106",
+        title="YARN FairScheduler DRF before the YARN-11482 fix: with two resources, Comparator2 reads the second "
+              "schedulable's neediness off the FIRST one's usage",
+        source=(f"YARN-11482 (https://issues.apache.org/jira/browse/YARN-11482), fixed by {_HADOOP} pull request "
+                f"5607 (merged to trunk 2023-04-29; the fixing commit's hash is not pinned here): the comparator "
+                f"BEFORE the fix, {_HADOOP} @ ee91492f16528292c4ad173dd018807a63fe6106 .../fair/policies/{_POLICY}, "
+                f"DominantResourceFairnessComparator2.compare: s2Needy = resourceInfo1[dominant2] < "
+                f"minShareInfo2[dominant2]"),
+        notes="the historic comparator, reproduced exactly (in exact arithmetic): s2Needy = usage1[dominant2] < "
+              "minShare2[dominant2], in Comparator2 only (two resources; with any other number upstream uses "
+              "ComparatorN, which was right, so the variant equals yarn-drf there); everything else as yarn-drf"),))
+PORT.register()
