@@ -4,7 +4,7 @@ that calls it (queue heads, the sticky preemptor, requeues, the admission tourna
 :mod:`mechanisms.ports.kueue.scheduling`.
 
 Source (read, not copied; our code follows the semantics): kubernetes-sigs/kueue @
-ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.ports.kueue.drs.COMMIT`),
+ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.ports.kueue.port.COMMIT`),
 
 * ``pkg/scheduler/preemption/preemption.go``: ``fairPreemptions``, ``findCandidates``, ``cqIsBorrowing``,
   ``runFirstFsStrategy``, ``runSecondFsStrategy``, ``fsStrategyUnsatisfiable``, ``fillBackWorkloads``,
@@ -21,7 +21,8 @@ ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.ports.kueue.drs.COMM
   ``pkg/cache/scheduler/resource_node.go`` (``available``, ``potentialAvailable``); ``pkg/features/
   kube_features.go`` (defaults: ``FairSharingPreemptWithinNominal`` on).
 
-The DRS, the tree's subtree quotas and the admission tournament are :mod:`mechanisms.ports.kueue.drs`'s
+The DRS, the tree's subtree quotas and the admission tournament are the port's (:mod:`mechanisms.ports.kueue.drs`,
+:mod:`~mechanisms.ports.kueue.cohort`, :mod:`~mechanisms.ports.kueue.tournament`)
 (``dominant_resource_share``, ``DRS``, ``CohortTree``, ``Policy``, its heap tournament): not a second DRS.
 
 The model (every convention upstream leaves open is stated)
@@ -53,9 +54,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Iterator, Optional, Sequence
 
-from .drs import COMMIT, DRS, MAX_INT64, CohortTree, Policy, dominant_resource_share, integer_drs
+from .cohort import CohortTree, Policy
+from .drs import DRS, MAX_INT64, dominant_resource_share, integer_drs
 
-__all__ = ["COMMIT", "PRE_6925", "Node", "Workload", "Config", "Tree", "Share", "node_share", "get_targets",
+__all__ = ["PRE_6925", "Node", "Workload", "Config", "Tree", "Share", "node_share", "get_targets",
            "needs_preemption", "fits", "ADMISSION", "PIN", "NO_STICKY", "HISTORIC_6925"]
 
 #: the parent of PR 6925's merge (efc4a1bc10): the int DRS of issue 6774
@@ -153,7 +155,7 @@ HISTORIC_6925: dict = {"drs": "pre-6925", "sticky_head": False, "equivalence_has
 
 
 class Tree(CohortTree):
-    """A cohort tree given node by node, with the attributes kueue_drs's ``CohortTree`` has (so its DRS, policy
+    """A cohort tree given node by node, with the attributes the port's ``CohortTree`` has (so its DRS, policy
     keys and tournament run on it), plus the workloads."""
 
     def __init__(self, nodes: Sequence[Node], resources: Sequence[str], workloads: Sequence[Workload]) -> None:
@@ -223,7 +225,7 @@ class Tree(CohortTree):
 # ---------------------------------------------------------------------- shares
 @dataclass(frozen=True)
 class Share:
-    """A node's share as the preemption code compares it: ``key`` orders like ``CompareDRS`` (exact: kueue_drs's
+    """A node's share as the preemption code compares it: ``key`` orders like ``CompareDRS`` (exact: the port's
     ``DRS.key``; pre-6925: the int), ``borrowing`` is ``IsBorrowing`` (pre-6925: ``drs != 0``), ``inf`` is a
     weight-0 borrower (``PreciseWeightedShare`` = +Inf)."""
 
@@ -268,7 +270,7 @@ class _Pre6925Policy(Policy):
 
 
 class _PriorityKey(Policy):
-    """kueue_drs's comparison with upstream's step (3), priority (higher first), before FIFO."""
+    """The port's comparison with upstream's step (3), priority (higher first), before FIFO."""
 
     def key(self, tree, usage, requests, n, j):  # type: ignore[override]
         k = super().key(tree, usage, requests, n, j)
@@ -279,8 +281,7 @@ class _Pre6925PriorityKey(_Pre6925Policy, _PriorityKey):
     pass
 
 
-ADMISSION = {"exact": _PriorityKey("kueue-drs"), "pre-6925": _Pre6925PriorityKey("kueue-drs@6774", integer=True,
-                                                                                 borrow_check=None)}
+ADMISSION = {"exact": _PriorityKey(), "pre-6925": _Pre6925PriorityKey(integer=True, borrow_check=None)}
 
 
 # ---------------------------------------------------------------------- target selection

@@ -3,7 +3,7 @@ set, the sticky preemptor head, requeue reasons, the admission tournament and ev
 which preemptions can loop.
 
 Source (read, not copied; our code follows the semantics): kubernetes-sigs/kueue @
-ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.ports.kueue.drs.COMMIT`).  File and function per rule:
+ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.ports.kueue.port.COMMIT`).  File and function per rule:
 
 * ``pkg/cache/queue/manager.go``: ``heads`` (every active ClusterQueue pops its heap's first workload),
   ``RequeueWorkload``, ``deleteWorkloadWithoutLock`` (an admitted workload leaves its queue),
@@ -26,7 +26,7 @@ ff69552e79ad21652c36caa97038382e55625cf7 (:data:`mechanisms.ports.kueue.drs.COMM
   ``admit``), ``updateAssignmentIfNeeded`` (``RecomputeAssignmentUponPreemptionTargetsOverlap``: Fit becomes
   DeferredFit), ``fits``, ``quotaResourcesToReserve``, ``requeueAndUpdate`` (a nominated entry with no reason is
   ``FailedAfterNomination``);
-* ``pkg/scheduler/fair_sharing_iterator.go``: the tournament (:mod:`mechanisms.ports.kueue.drs`'s; ``entryComparer.less``
+* ``pkg/scheduler/fair_sharing_iterator.go``: the tournament (:mod:`mechanisms.ports.kueue.tournament`'s; ``entryComparer.less``
   with ``PrioritizePreemptorWorkloads`` off: non-borrowing, DRS, priority, FIFO);
 * ``pkg/controller/core/workload_controller.go``: ``Update`` (Pending -> QuotaReserved: the workload leaves the
   queues; QuotaReserved -> Pending, an eviction: the workload is pushed back at once and the inadmissible
@@ -85,7 +85,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from .drs import _Tournament, nominee_requests
+from .cohort import nominee_requests
+from .tournament import _Tournament
 from .preemption import ADMISSION, Config, Tree, fits, get_targets, needs_preemption
 
 __all__ = ["QueueState", "Head", "CycleResult", "schedule", "arrive", "requeue", "Outcome", "run", "classify",
@@ -272,7 +273,7 @@ def schedule(tree: Tree, cfg: Config, st: QueueState) -> CycleResult:
     usage = tree.usage(st.admitted)
     nominated = {cq: _nominate(tree, cfg, st.admitted, usage, j) for cq, j in heads.items()}
     snap = [list(row) for row in usage]  # the snapshot: + what this cycle reserves (cq.AddUsage)
-    # computeDRS simulates each head's assignment usage: a NoFit head has none (kueue_drs.nominee_requests)
+    # computeDRS simulates each head's assignment usage: a NoFit head has none (cohort.nominee_requests)
     t = _Tournament(tree, ADMISSION[cfg.drs], snap, nominee_requests(tree, tree.requests), heads)
     victims: list[int] = []
     done: list[Head] = []
