@@ -16,11 +16,11 @@ from .core.registry import Claim, Mechanism, OrderSpec, Setting, SettingError, a
 from .paper import drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf  # noqa: E402
 from .ports import mesos  # noqa: E402
 from .paper import hdrf  # noqa: E402
-from .ports.volcano import tree  # noqa: E402
+from .ports.volcano import port as volcano  # noqa: E402
 from .ports.kueue import port as kueue  # noqa: E402
 from .ports.yarn import drf, capacity  # noqa: E402
 from .ports import armada  # noqa: E402
 
-del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, tree, kueue, drf, capacity, armada
+del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]

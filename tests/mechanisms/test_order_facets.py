@@ -23,6 +23,7 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
+import mechanisms.ports.volcano.fast as vf
 import mechanisms.ports.volcano.tree as vh
 import mechverify.policies as policies
 from mechanisms.core.order import view
@@ -49,12 +50,12 @@ def steps_of(name, env, monkeypatch):
     log: list[tuple[int, int]] = []
     with monkeypatch.context() as mp:
         if name == "volcano-hdrf":
-            class Hdrf(vh._Hdrf):
+            class Hdrf(vf._Hdrf):
                 def __init__(self, env):
                     super().__init__(env)
                     self.t = _Watched(self.t, log, lambda j: (j, 0))
 
-            mp.setattr(vh, "_Hdrf", Hdrf)
+            mp.setattr(vf, "_Hdrf", Hdrf)
         else:
             class Fill(policies.FillState):
                 def __init__(self, env):
