@@ -76,9 +76,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
@@ -86,14 +86,17 @@ from mechverify.numbers import InstanceError
 from mechverify.policies import MAX_TASKS
 
 from ..core.mechanism import Mechanism
-from ..core.order import per_state, view
-from ..core.registry import OrderSpec, Setting, register
+from ..core.order import order_facet, view
+from ..core.registry import OrderSpec, Setting
 from ..core.z3spec import Z3Spec
+from .declare import Pin, Port
 
 __all__ = ["UPSTREAM", "Considered", "unweighted_cost", "weighted_cost", "ArmadaQueues", "armada_queues",
-           "ArmadaDRF", "armada_variant", "armada_drf"]
+           "ArmadaDRF", "QueueOrder", "order", "allocate", "PORT", "armada_variant"]
 
-UPSTREAM = ("armadaproject/armada @ 207cc9e04ef07aaeacfb446d1517446bb702a8e6, "
+_ARMADA = "armadaproject/armada"
+_COMMIT = "207cc9e04ef07aaeacfb446d1517446bb702a8e6"
+UPSTREAM = (f"{_ARMADA} @ {_COMMIT}, "
             "internal/scheduler/scheduling/fairness/fairness.go (+ fairness_test.go; the queue order: "
             "internal/scheduler/scheduling/queue_scheduler.go; the job order: internal/scheduler/jobdb/comparison.go)")
 
@@ -196,9 +199,19 @@ def _limit(env: Environment, j: int) -> Optional[int]:
 
 
 # ---------------------------------------------------------------------------------------- the policy
+class QueueOrder(NamedTuple):
+    """What the order facet reads of a state: the Armada queues, every user's key (its queue's key, then its
+    index) and every Armada queue's current cost."""
+
+    queues: ArmadaQueues
+    user_key: list
+    cost: list
+
+
 class ArmadaDRF:
     """Armada's DRF queue order with one choice of considered resources (:data:`Considered`): the cost, the
-    mechanism (:meth:`allocate`) and the order facet (:meth:`order_spec`), from one set of functions."""
+    mechanism (:meth:`allocate`) and what the order facet reads (:meth:`queue_order`), from one set of
+    functions."""
 
     def __init__(self, considered: Considered = None, name: str = "armada-drf") -> None:
         self.given = _given(considered)  # checked once, as upstream's constructor does
@@ -219,47 +232,29 @@ class ArmadaDRF:
         return (0, cost_of([x + d for x, d in zip(alloc, head_demand)], w), aq.names[a], a)
 
     # -- the order facet -----------------------------------------------------------------------------
-    def order_spec(self) -> OrderSpec:
-        """``OrderSpec(compare, share, queue_share)`` (module docstring, "The order facet")."""
+    def queue_order(self, state: Allocation) -> "QueueOrder":
+        """What the order facet reads of ``state`` (module docstring, "The order facet")."""
+        env = state.env
+        v = view(state)
+        aq = armada_queues(env)
+        mult = self.multipliers(env)
+        totals = v.totals
 
-        @per_state
-        def facet(state: Allocation):
-            env = state.env
-            v = view(state)
-            aq = armada_queues(env)
-            mult = self.multipliers(env)
-            totals = v.totals
+        def cost_of(alloc, w):
+            return weighted_cost(alloc, totals, mult, w)
 
-            def cost_of(alloc, w):
-                return weighted_cost(alloc, totals, mult, w)
-
-            zero = [_ZERO] * env.n_resources
-            qalloc = [list(zero) for _ in aq.names]
-            for j in range(env.n_users):
-                acc = qalloc[aq.of_user[j]]
-                for r, x in enumerate(v.allocated[j]):
-                    acc[r] += x
-            qkey, qcost = [], []
-            for a, members in enumerate(aq.members):
-                head = next((j for j in members if _limit(env, j) is None or v.tasks[j] < _limit(env, j)), None)
-                qkey.append(self._queue_key(cost_of, aq, a, qalloc[a], None if head is None else env.demand[head]))
-                qcost.append(cost_of(qalloc[a], aq.weights[a]))
-            ukey = [(qkey[aq.of_user[j]], j) for j in range(env.n_users)]
-            return aq, ukey, qcost
-
-        def compare(state: Allocation, i: int, j: int) -> int:
-            _, ukey, _ = facet(state)
-            return (ukey[i] > ukey[j]) - (ukey[i] < ukey[j])
-
-        def share(state: Allocation, j: int) -> Any:
-            aq, _, qcost = facet(state)
-            return qcost[aq.of_user[j]]
-
-        def queue_share(state: Allocation, q: int) -> Any:
-            aq, _, qcost = facet(state)
-            return qcost[aq.of_queue[q]]
-
-        return OrderSpec(compare, share, queue_share)
+        zero = [_ZERO] * env.n_resources
+        qalloc = [list(zero) for _ in aq.names]
+        for j in range(env.n_users):
+            acc = qalloc[aq.of_user[j]]
+            for r, x in enumerate(v.allocated[j]):
+                acc[r] += x
+        qkey, qcost = [], []
+        for a, members in enumerate(aq.members):
+            head = next((j for j in members if _limit(env, j) is None or v.tasks[j] < _limit(env, j)), None)
+            qkey.append(self._queue_key(cost_of, aq, a, qalloc[a], None if head is None else env.demand[head]))
+            qcost.append(cost_of(qalloc[a], aq.weights[a]))
+        return QueueOrder(aq, [(qkey[aq.of_user[j]], j) for j in range(env.n_users)], qcost)
 
     # -- the mechanism ---------------------------------------------------------------------------------
     def allocate(self, env: Environment, exact: bool = False, *, max_tasks: int = MAX_TASKS,
@@ -358,18 +353,43 @@ _NOTES = ("port of the fairness cost and the queue order (our code); one pool: s
           "(upstream: float64); no claims (upstream states none)")
 
 
+def _compare(o: QueueOrder, i: int, j: int) -> int:
+    return (o.user_key[i] > o.user_key[j]) - (o.user_key[i] < o.user_key[j])
+
+
+def _share(o: QueueOrder, j: int) -> Any:
+    return o.cost[o.queues.of_user[j]]
+
+
+def _queue_share(o: QueueOrder, q: int) -> Any:
+    return o.cost[o.queues.of_queue[q]]
+
+
+def order(*, considered: Considered = None) -> OrderSpec:
+    """The order facet with ``considered`` resources (module docstring, "The order facet")."""
+    return order_facet(ArmadaDRF(considered).queue_order, _compare, _share, _queue_share)
+
+
+def allocate(env: Environment, exact: bool = False, *, name: str = "armada-drf",
+             considered: Considered = None) -> Allocation:
+    """Armada's DRF queue order as whole-task scheduling on one pool (module docstring)."""
+    return ArmadaDRF(considered, name).allocate(env, exact)
+
+
+#: the port (``mechanisms.ports.declare``); no historic version is registered (:func:`armada_variant` builds
+#: unregistered ones with other considered resources)
+PORT = Port(
+    name="armada-drf", title=_TITLE,
+    pins=tuple(Pin(_ARMADA, _COMMIT, path) for path in (
+        "internal/scheduler/scheduling/fairness/fairness.go", "internal/scheduler/scheduling/queue_scheduler.go",
+        "internal/scheduler/jobdb/comparison.go")),
+    source=UPSTREAM, setting=_SETTING, notes=_NOTES, z3=_NO_Z3, allocate=allocate, order=order)
+
+
 def armada_variant(considered: Considered = None, name: str = "armada-drf") -> Mechanism:
     """An (unregistered) ``armada-drf`` with other considered resources or multipliers (:data:`Considered`),
     with its order facet: e.g. ``armada_variant({"foo": 4, "bar": 1})``."""
-    policy = ArmadaDRF(considered, name)
-    return Mechanism(name, _TITLE, policy.allocate, replace(_SETTING, ordered=True), (), UPSTREAM, _NOTES,
-                     z3=_NO_Z3, order=policy.order_spec())
+    return PORT.mechanism(name, _TITLE, UPSTREAM, _NOTES, considered=considered)
 
 
-_DEFAULT = ArmadaDRF()
-
-
-@register("armada-drf", _TITLE, _SETTING, (), source=UPSTREAM, notes=_NOTES, z3=_NO_Z3, order=_DEFAULT.order_spec())
-def armada_drf(env: Environment, exact: bool = False) -> Allocation:
-    """Armada's DRF queue order as whole-task scheduling on one pool (module docstring)."""
-    return _DEFAULT.allocate(env, exact)
+PORT.register()

@@ -95,20 +95,24 @@ its weight (``calculateShare`` of the inner node).
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Collection, Iterable, Mapping, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.policies import FillState, progressive_filling
 
-from ..core.order import per_state, view
-from ..core.registry import OrderSpec, Setting, register
+from ..core.order import order_facet, view
+from ..core.registry import OrderSpec, Setting
 from ..core.z3spec import Z3Spec
+from .declare import Pin, Port
 
 __all__ = ["UPSTREAM", "DEFAULT_ROLE", "VIRTUAL", "drf_share", "drf_key", "sort_clients", "sort_tree",
-           "user_order", "ORDER", "mesos_drf"]
+           "user_order", "SorterState", "order", "allocate", "PORT"]
 
-UPSTREAM = ("apache/mesos @ c1b42f79d157aa900be5cbb0c1023f1479962aa7, "
+_MESOS = "apache/mesos"
+_COMMIT = "c1b42f79d157aa900be5cbb0c1023f1479962aa7"
+UPSTREAM = (f"{_MESOS} @ {_COMMIT}, "
             "src/master/allocator/mesos/sorter/drf/sorter.cpp (+ sorter.hpp; role and framework sorters: "
             "src/master/allocator/mesos/hierarchical.cpp)")
 
@@ -341,66 +345,75 @@ def _key(st: FillState, j: int) -> tuple:
     return drf_key(drf_share(st.allocated[j], st.totals, env.weight[j]), st.tasks[j], env.users[j])
 
 
-@per_state
-def _positions(state: Allocation) -> list[int]:
-    """Each user's position in :func:`user_order` in the state."""
-    env = state.env
-    v = view(state)
-    index = {u: j for j, u in enumerate(env.users)}
-    pos = [0] * env.n_users
-    for i, u in enumerate(user_order(env, v.tasks, v.allocated)):
-        pos[index[u]] = i
-    return pos
+class SorterState:
+    """What the order reads of a state: the environment, its view (each user's tasks and pooled allocation), each
+    user's position in :func:`user_order`, and (when asked) each queue's subtree sum of the users' pooled
+    allocations (an inner node's ``allocated``)."""
+
+    def __init__(self, state: Allocation) -> None:
+        env = self.env = state.env
+        v = self.view = view(state)
+        index = {u: j for j, u in enumerate(env.users)}
+        self.position = [0] * env.n_users
+        for i, u in enumerate(user_order(env, v.tasks, v.allocated)):
+            self.position[index[u]] = i
+
+    @cached_property
+    def queue_allocations(self) -> list[list[Any]]:
+        env, v = self.env, self.view
+        sums = [[0 * t for t in v.totals] for _ in range(env.n_queues)]
+        for j in range(env.n_users):
+            for q in env.user_path(j):
+                sums[q] = [a + b for a, b in zip(sums[q], v.allocated[j])]
+        return sums
 
 
-def _order_compare(state: Allocation, i: int, j: int) -> int:
-    pos = _positions(state)
+def _compare(s: SorterState, i: int, j: int) -> int:
+    pos = s.position
     return (pos[i] > pos[j]) - (pos[i] < pos[j])
 
 
-def _order_share(state: Allocation, j: int) -> Any:
-    v = view(state)
-    return drf_share(v.allocated[j], v.totals, state.env.weight[j])
+def _share(s: SorterState, j: int) -> Any:
+    return drf_share(s.view.allocated[j], s.view.totals, s.env.weight[j])
 
 
-@per_state
-def _queue_allocations(state: Allocation) -> list[list[Any]]:
-    """Each queue's subtree sum of the users' pooled allocations (an inner node's ``allocated``)."""
-    env = state.env
-    v = view(state)
-    sums = [[0 * t for t in v.totals] for _ in range(env.n_queues)]
-    for j in range(env.n_users):
-        for q in env.user_path(j):
-            sums[q] = [a + b for a, b in zip(sums[q], v.allocated[j])]
-    return sums
+def _queue_share(s: SorterState, q: int) -> Any:
+    return drf_share(s.queue_allocations[q], s.view.totals, s.env.queue_weight[q])
 
 
-def _order_queue_share(state: Allocation, q: int) -> Any:
-    return drf_share(_queue_allocations(state)[q], view(state).totals, state.env.queue_weight[q])
+def order() -> OrderSpec:
+    """The order facet (module docstring, "The order facet")."""
+    return order_facet(SorterState, _compare, _share, _queue_share)
 
-
-#: the order facet (module docstring, "The order facet")
-ORDER = OrderSpec(_order_compare, _order_share, _order_queue_share)
 
 _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, divisible=False, hierarchy=True)
 
 
-@register("mesos-drf", "Mesos DRF sorter: one whole task per round to the first user in the sorter's order "
-          "(weighted dominant share of the pooled total, allocation count, path; on a queue tree the role "
-          "tree in pre-order, then each role's frameworks)", _SETTING, (),
-          source=UPSTREAM,
-          notes="port of the sorters' semantics (our code); queues are roles (queue weight = role weight), users "
-                "are frameworks of their queue's role, users at the root frameworks of the default role '*'; "
-                "a queue with users and child queues holds its users in the virtual leaf '<queue>/.' (weight 1, "
-                "as upstream); inside a role users go by (share / user weight, tasks, name) (upstream weights no "
-                "framework: user weights != 1 are our extension); queue guarantees (Mesos quota) are not read; "
-                "whole tasks, first fitting server in server order (convention: upstream visits agents in "
-                "random order); exact shares (upstream: double); the allocation count is the task count; no "
-                "claims (upstream states none)",
-          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"), order=ORDER)
-def mesos_drf(env: Environment, exact: bool = False) -> Allocation:
+def allocate(env: Environment, exact: bool = False, *, name: str = "mesos-drf") -> Allocation:
     """Mesos' DRF sorter as whole-task progressive filling (module docstring): flat, a heap on the key
     ``(share, count, name)``; on a queue tree, the users' order re-sorted at every step."""
     if not env.has_queues:
-        return progressive_filling(env, _key, name="mesos-drf")
-    return progressive_filling(env, _Order(env, env.total_capacity()).rank, local=False, name="mesos-drf")
+        return progressive_filling(env, _key, name=name)
+    return progressive_filling(env, _Order(env, env.total_capacity()).rank, local=False, name=name)
+
+
+#: the port (``mechanisms.ports.declare``); no historic version is registered
+PORT = Port(
+    name="mesos-drf",
+    title="Mesos DRF sorter: one whole task per round to the first user in the sorter's order (weighted dominant "
+          "share of the pooled total, allocation count, path; on a queue tree the role tree in pre-order, then "
+          "each role's frameworks)",
+    pins=tuple(Pin(_MESOS, _COMMIT, path) for path in (
+        "src/master/allocator/mesos/sorter/drf/sorter.cpp", "src/master/allocator/mesos/sorter/drf/sorter.hpp",
+        "src/master/allocator/mesos/hierarchical.cpp")),
+    source=UPSTREAM, setting=_SETTING,
+    notes="port of the sorters' semantics (our code); queues are roles (queue weight = role weight), users are "
+          "frameworks of their queue's role, users at the root frameworks of the default role '*'; a queue with "
+          "users and child queues holds its users in the virtual leaf '<queue>/.' (weight 1, as upstream); inside a "
+          "role users go by (share / user weight, tasks, name) (upstream weights no framework: user weights != 1 "
+          "are our extension); queue guarantees (Mesos quota) are not read; whole tasks, first fitting server in "
+          "server order (convention: upstream visits agents in random order); exact shares (upstream: double); the "
+          "allocation count is the task count; no claims (upstream states none)",
+    z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"),
+    allocate=allocate, order=order)
+PORT.register()
