@@ -133,7 +133,7 @@ def test_z3_no_two_cycle_on_one_resource():
 def test_z3_two_resource_two_cycle_rechecked_exactly():
     """z3's model for two resources (flat shape, weights 1/2): neither workload touches its queue's dominant
     resource r1, so admitting it leaves the share at 2 and S2-a (<=) holds both ways -- the equality upstream's
-    proof assumes away ("admission increases DRS").  Rechecked with kueue_drs's exact DRS."""
+    proof assumes away ("admission increases DRS").  Rechecked with the Kueue port's exact DRS."""
     names, lend = ("r0", "r1"), (F(3), F(1))
     qa, qc = (F(2), F(0)), (F(1), F(0))
     xa, xc = (F(2003, 2000), F(1, 1000)), (F(3, 1000), F(1, 1000))

@@ -28,23 +28,23 @@ The dominant resource share (``dominantResourceShare``)
 The integer DRS of the historic versions (:func:`integer_drs`)
 -------------------------------------------------------------
 ``kueue-drs@6577`` reproduces issue 6577 "Fairsharing bug that prevents CQs from reclaiming guarantees", fixed by PR
-  6617 (5106fb28c399ad05de55ca313db0238caa060c3a: ``max(1, ...)``) and PR 6925
-  (efc4a1bc10eacdd8a86129ccae34eadf3dd75424: the exact ``DRS`` type).  Before them
-  (``pkg/cache/fair_sharing.go`` @ 0b7ad55aaacf38892be32e3f33eb61bde28ae791, the parent of 6617) the DRS was
-  int64 arithmetic: ``ratio = b * 1000 / lendable`` (integer division), ``drs = max ratio`` starting at -1,
-  then MaxInt for weight 0, else ``drs * 1000 / weight.MilliValue()`` (integer division; ``MilliValue`` is
-  ``ceil(1000 w)``).  A borrowing queue with ``1000 b < lendable`` (large quotas) or ``drs < w`` (large
-  weights) gets 0 -- exactly the values PR 6617's new tests pin at 1 (501 vs nominal 500 in a cohort of 1500;
-  800 vs 500 with weights 300).  Its tournament compared those integers, then priority, then FIFO (no
-  non-borrowing step: that came with PR 9484).  With every borrowed resource at ``lendable <= 0`` the value is
-  ``-1000 / milli(w)`` truncated (``-1`` for weight 1).  :func:`integer_drs` is that formula.
+6617 (5106fb28c399ad05de55ca313db0238caa060c3a: ``max(1, ...)``) and PR 6925
+(efc4a1bc10eacdd8a86129ccae34eadf3dd75424: the exact ``DRS`` type).  Before them
+(``pkg/cache/fair_sharing.go`` @ 0b7ad55aaacf38892be32e3f33eb61bde28ae791, the parent of 6617) the DRS was
+int64 arithmetic: ``ratio = b * 1000 / lendable`` (integer division), ``drs = max ratio`` starting at -1,
+then MaxInt for weight 0, else ``drs * 1000 / weight.MilliValue()`` (integer division; ``MilliValue`` is
+``ceil(1000 w)``).  A borrowing queue with ``1000 b < lendable`` (large quotas) or ``drs < w`` (large
+weights) gets 0 -- exactly the values PR 6617's new tests pin at 1 (501 vs nominal 500 in a cohort of 1500;
+800 vs 500 with weights 300).  Its tournament compared those integers, then priority, then FIFO (no
+non-borrowing step: that came with PR 9484).  With every borrowed resource at ``lendable <= 0`` the value is
+``-1000 / milli(w)`` truncated (``-1`` for weight 1).  :func:`integer_drs` is that formula.
 
 Not registered: issue 4961 (weight-0 cohorts preempted workloads within their nominal quota; PR 4962,
-  887dddfe202e7b8d4b9d5cf3d05674e8946dfb4a).  Before it (``pkg/cache/fair_sharing.go`` @
-  070fa7d9b8ec7dec286dcedd5c1ae5773d5f2786) weight 0 returned MaxInt BEFORE the borrowing check, so a
-  weight-0 node within its quota had the largest share.  Our queue weights are > 0 (docs/model.md), so no
-  instance can show it; :func:`integer_drs` keeps that formula (``zero_weight_first=True``) and the tests pin
-  both behaviours on weight 0.
+887dddfe202e7b8d4b9d5cf3d05674e8946dfb4a).  Before it (``pkg/cache/fair_sharing.go`` @
+070fa7d9b8ec7dec286dcedd5c1ae5773d5f2786) weight 0 returned MaxInt BEFORE the borrowing check, so a
+weight-0 node within its quota had the largest share.  Our queue weights are > 0 (docs/model.md), so no
+instance can show it; :func:`integer_drs` keeps that formula (``zero_weight_first=True``) and the tests pin
+both behaviours on weight 0.
 """
 from __future__ import annotations
 

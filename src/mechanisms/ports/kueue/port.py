@@ -28,13 +28,9 @@ Historic versions (each registered as ``kueue-drs@<issue>``, its ``source`` citi
   6617 (5106fb28c399ad05de55ca313db0238caa060c3a: ``max(1, ...)``) and PR 6925
   (efc4a1bc10eacdd8a86129ccae34eadf3dd75424: the exact ``DRS`` type).  Before them
   (``pkg/cache/fair_sharing.go`` @ 0b7ad55aaacf38892be32e3f33eb61bde28ae791, the parent of 6617) the DRS was
-  int64 arithmetic: ``ratio = b * 1000 / lendable`` (integer division), ``drs = max ratio`` starting at -1,
-  then MaxInt for weight 0, else ``drs * 1000 / weight.MilliValue()`` (integer division; ``MilliValue`` is
-  ``ceil(1000 w)``).  A borrowing queue with ``1000 b < lendable`` (large quotas) or ``drs < w`` (large
-  weights) gets 0 -- exactly the values PR 6617's new tests pin at 1 (501 vs nominal 500 in a cohort of 1500;
-  800 vs 500 with weights 300).  Its tournament compared those integers, then priority, then FIFO (no
-  non-borrowing step: that came with PR 9484).  With every borrowed resource at ``lendable <= 0`` the value is
-  ``-1000 / milli(w)`` truncated (``-1`` for weight 1).  :func:`mechanisms.ports.kueue.drs.integer_drs` is that formula.
+  int64 arithmetic, 0 for a borrowing queue with ``1000 b < lendable`` or ``drs < w``
+  (:func:`mechanisms.ports.kueue.drs.integer_drs`, whose module states the formula); its tournament compared
+  those integers, then priority, then FIFO (no non-borrowing step: that came with PR 9484).
 * ``kueue-drs@10126`` -- issue 10126 "Incorrect admission ordering with FairSharingPrioritizeNonBorrowing",
   fixed by PR 10149 (2a9f6f00cae15104197f2c4a5e592f755c188799).  Before it
   (``pkg/scheduler/fair_sharing_iterator.go`` @ 66c2cf1a93ee3f19d8b29309d27832a4595d4106) step (1) of ``less``
@@ -42,11 +38,8 @@ Historic versions (each registered as ``kueue-drs@<issue>``, its ``source`` citi
   at EVERY level, so at a higher Cohort a workload whose ClusterQueue fits its quota beat one whose Cohort
   does not borrow, even when its own Cohort borrows (the issue's reproduction is a test).
 * Not registered: issue 4961 (weight-0 cohorts preempted workloads within their nominal quota; PR 4962,
-  887dddfe202e7b8d4b9d5cf3d05674e8946dfb4a).  Before it (``pkg/cache/fair_sharing.go`` @
-  070fa7d9b8ec7dec286dcedd5c1ae5773d5f2786) weight 0 returned MaxInt BEFORE the borrowing check, so a
-  weight-0 node within its quota had the largest share.  Our queue weights are > 0 (docs/model.md), so no
-  instance can show it; :func:`mechanisms.ports.kueue.drs.integer_drs` keeps that formula (``zero_weight_first=True``) and the tests pin
-  both behaviours on weight 0.
+  887dddfe202e7b8d4b9d5cf3d05674e8946dfb4a): no instance can show it, our queue weights are > 0
+  (:mod:`mechanisms.ports.kueue.drs` keeps its formula).
 
 The variants' switches are :class:`mechanisms.ports.kueue.cohort.Policy`'s: ``integer`` (the integer DRS) and
 ``borrow_check`` (step (1) of the comparison).
