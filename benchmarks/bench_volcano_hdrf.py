@@ -1,5 +1,5 @@
-"""Benchmark: ``volcano-hdrf`` (src/mechanisms/volcano_hdrf.py) on queue trees of growing size, against the literal
-full recomputation after every task (:func:`mechanisms.volcano_hdrf.volcano_hdrf_reference`).  Not a test:
+"""Benchmark: ``volcano-hdrf`` (src/mechanisms/ports/volcano/) on queue trees of growing size, against the literal
+full recomputation after every task (:func:`mechanisms.ports.volcano.tree.volcano_hdrf_reference`).  Not a test:
 
     python benchmarks/bench_volcano_hdrf.py [--tasks 1000,10000,20000] [--reference 250,500,1000] [--load 1] [--seed 0]
     python benchmarks/bench_volcano_hdrf.py --ties 1000 [--orders 5] [--seed 0]
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mechanisms  # noqa: E402
-from mechanisms.volcano_hdrf import volcano_hdrf_reference  # noqa: E402
+from mechanisms.ports.volcano.tree import volcano_hdrf_reference  # noqa: E402
 from mechverify.instances import parse_environment  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def timed(f):
 
 
 # ---------------------------------------------------------------------------------------- --ties: the tie rule
-# An independent port (it shares no code with src/mechanisms/volcano_hdrf.py) of upstream's allocate loop in
+# An independent port (it shares no code with src/mechanisms/ports/volcano/) of upstream's allocate loop in
 # hierarchy mode, volcano-sh/volcano @ ed72c7c815a9fd547a787134676f73d42e9d049c: the tree of drf.go
 # (buildHierarchy, updateHierarchicalShare, resourceSaturated, calculateShare) recomputed after every task,
 # compareQueues (drf.go 160-184), QueueOrderFn / JobOrderFn with their fallbacks (session_plugins.go 717-798),

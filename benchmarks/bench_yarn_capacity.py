@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mechanisms  # noqa: E402
-from mechanisms.yarn_capacity import yarn_capacity_reference  # noqa: E402
+from mechanisms.ports.yarn.capacity import yarn_capacity_reference  # noqa: E402
 from mechverify.instances import parse_environment  # noqa: E402
 
 

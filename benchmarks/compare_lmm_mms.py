@@ -6,7 +6,7 @@ exactly on random instances of seed 003's setting, and shrink the smallest disag
 Instances: one pool, 1-3 resources, 1-5 users, integer capacities 1..12, integer demands 1..4, integer
 bounds 1..8 (small integers, so both sides are exact rationals and compared with ``==``).
 Besides the registered reading (upper median, line 10 as printed) it measures two unregistered
-readings of Algorithm 1 (``mechanisms.lmm_mms.algorithm1``): the lower median (R6), the proof of
+readings of Algorithm 1 (``mechanisms.paper.lmm_mms.algorithm1``): the lower median (R6), the proof of
 Thm 2's feasibility test (``x_i = theta_i MMS_i`` instead of ``B_i``, R3) and the printed strict
 ``theta_i < theta^max_i`` dummy rule (R4), to show which printed detail causes the disagreements.
 ``--exhaustive S`` then checks every instance with <= 3 users, <= 2 resources and numbers summing
@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mechanisms import allocate  # noqa: E402
-from mechanisms.lmm_mms import AlgorithmStall, algorithm1  # noqa: E402
+from mechanisms.paper.lmm_mms import AlgorithmStall, algorithm1  # noqa: E402
 from mechverify.instances import parse_environment  # noqa: E402
 
 

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mechanisms.seed004.online import tsf_er_online  # noqa: E402
+from mechanisms.paper.external_resources.online import tsf_er_online  # noqa: E402
 from simulation import metrics as M  # noqa: E402
 from simulation.tsf_er_online import jct_factors, simulate, synthetic_workload, time_averaged_metrics  # noqa: E402
 from mechverify.numbers import fmt_exact  # noqa: E402

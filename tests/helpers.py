@@ -24,7 +24,7 @@ from fractions import Fraction as F
 import pytest
 
 from mechanisms import get
-from mechanisms.registry import Mechanism, Setting, SettingError
+from mechanisms.core.registry import Mechanism, Setting, SettingError
 from mechverify.allocation import Allocation
 from mechverify.instances import load_environment, parse_environment
 from verifier.check import check_property

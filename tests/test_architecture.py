@@ -186,7 +186,7 @@ def test_a_planted_facade_cycle_is_found(tmp_path):
 
 def test_the_layer_check_can_fail():
     # the rank table really orders the layers it names
-    assert _rank("mechverify.model") < _rank("mechanisms.registry") < _rank("verifier.properties.sp") \
+    assert _rank("mechverify.model") < _rank("mechanisms.core.registry") < _rank("verifier.properties.sp") \
         < _rank("verifier.engines.search") < _rank("verifier.store") < _rank("verifier.run") < _rank("verifier.cli.main") \
         < _rank("mechverify.api")
     assert _rank("mechverify.declare") == _rank("mechverify") == 0  # the decorator is core: metadata only
@@ -226,7 +226,7 @@ def _name_literals(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
 
 
 def _registered_names() -> set[str]:
-    from mechanisms.registry import all_mechanisms
+    from mechanisms.core.registry import all_mechanisms
     from verifier.properties import PROPERTIES
     from verifier.results import Verdict
 

@@ -1,21 +1,26 @@
-"""Allocation mechanisms of the seed papers, registered by name (see ``registry.py``).
+"""Allocation mechanisms, registered by name, in three folders:
 
-Importing this package registers every mechanism; use :func:`mechanisms.get` /
+* ``core/`` -- the plumbing: what a mechanism is (``mechanism.py``), the registry (``registry.py``), a user's
+  mechanism by reference or entry point (``references.py``), the z3 facet (``z3spec.py``) and what order
+  facets read of a state (``order.py``);
+* ``paper/`` -- the mechanisms of the seed papers and their shared building blocks;
+* ``ports/`` -- production schedulers' policies, ported (each declared once with its upstream pin and its
+  historic variants, ``ports/declare.py``; Java/Go semantics they reproduce in ``ports/java_go.py``).
+
+Importing this package registers every mechanism (in the order below); use :func:`mechanisms.get` /
 :func:`mechanisms.allocate` / :func:`mechanisms.all_mechanisms`.
 """
-from .registry import Claim, Mechanism, OrderSpec, Setting, SettingError, all_mechanisms, allocate, get, register  # noqa: F401
+from .core.registry import Claim, Mechanism, OrderSpec, Setting, SettingError, all_mechanisms, allocate, get, register  # noqa: F401
 
-from . import drf_family  # noqa: F401,E402
-from . import drfh_indivisible  # noqa: E402,F401
-from . import seed004  # noqa: E402,F401
-from . import lmm_mms  # noqa: E402,F401
-from . import psdsf  # noqa: E402,F401
-from . import mesos_drf  # noqa: E402,F401
-from . import hdrf  # noqa: E402,F401
-from . import volcano_hdrf  # noqa: E402,F401
-from . import kueue_drs  # noqa: E402,F401
-from . import yarn_drf  # noqa: E402,F401
-from . import yarn_capacity  # noqa: E402,F401
-from . import armada_drf  # noqa: E402,F401
+# the registering modules, in registration order (the order ``REGISTERED`` keeps); the names are not kept here
+from .paper import drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf  # noqa: E402
+from .ports import mesos  # noqa: E402
+from .paper import hdrf  # noqa: E402
+from .ports.volcano import port as volcano  # noqa: E402
+from .ports.kueue import port as kueue  # noqa: E402
+from .ports.yarn import drf, capacity  # noqa: E402
+from .ports import armada  # noqa: E402
+
+del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]

@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional, Sequence, Union
 
-from mechanisms.registry import Mechanism, get
-from mechanisms.references import from_function
+from mechanisms.core.registry import Mechanism, get
+from mechanisms.core.references import from_function
 
 from .allocation import Allocation
 from .instances import load_environment, parse_environment

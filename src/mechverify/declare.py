@@ -2,7 +2,7 @@
 
 The decorator only attaches a :class:`MechanismSpec` to the function (``func.__mechverify__``); the
 function is returned unchanged and stays callable as before.  The mechanism layer reads the spec when the
-function is referenced (``mechanisms.references``), so the core imports nothing above it.
+function is referenced (``mechanisms.core.references``), so the core imports nothing above it.
 
     @mechverify.mechanism(name="greedy", claims={"sp": "holds", "ef": "holds"},
                           single_server=True, bounds=False)
@@ -13,7 +13,7 @@ function is referenced (``mechanisms.references``), so the core imports nothing 
 to ``"holds"`` or ``"fails"``, or is a sequence of ``mechanisms.Claim`` objects (with a source).  The
 keywords other than ``name``, ``title``, ``claims``, ``source`` and ``tolerance`` are fields of
 ``mechanisms.Setting`` (checked when the function is referenced: an unknown one is named in one line).
-Fields not given take the basic model of a user's mechanism (``mechanisms.references.DEFAULT_SETTING``):
+Fields not given take the basic model of a user's mechanism (``mechanisms.core.references.DEFAULT_SETTING``):
 ``placement=False, bounds=False, weights=False, external=False`` -- the first three differ from
 ``Setting``'s own defaults (README, "Audit your own mechanism", says why); every other field keeps
 ``Setting``'s default.  ``divisible=False`` declares whole tasks (utilities count whole tasks; README).

@@ -68,7 +68,7 @@ __all__ = ["FORMAT", "LPCertificateError", "Malformed", "Rejected", "LP", "deriv
 
 FORMAT = "mechverify-lp-certificate/1"
 KINDS = ("pareto-optimal", "dominated", "level", "unreachable")
-#: the normalisers N_u a level claim may name (mechanisms/normalisers.py states the same formulas)
+#: the normalisers N_u a level claim may name (mechanisms/paper/normalisers.py states the same formulas)
 NORMALISERS = {
     "dominant-share": "min over demanded resources of c[first server,r] / d[u,r], external resources pooled (DRF)",
     "pooled-dominant-share": "min over demanded resources of (sum_s c[s,r]) / d[u,r] (DRFH)",

@@ -105,7 +105,7 @@ def pareto_certificate(env: Environment, alloc: Allocation, mode: str,
 def level_certificate(env: Environment, alloc: Allocation, mode: str, normaliser: str,
                       about: Optional[dict] = None) -> tuple[Optional[dict], str]:
     """The maximal common level of the scores ``x_j / (w_j N_j)`` over chi(E) of ``mode`` (the first level
-    of a leximin mechanism: ``mechanisms.common.leximin_allocation``), proven by the dual of
+    of a leximin mechanism: ``mechanisms.paper.leximin.leximin_allocation``), proven by the dual of
     ``lexmaxmin.common_level_lp``, with the exact allocation ``alloc`` (whose ``info["normaliser"]`` holds
     its ``N_j``) as the primal.  ``normaliser``: the checker's name of the ``N_j`` formula
     (:data:`NORMALISERS`).  Returns ``(certificate, "")`` or ``(None, why not)``."""

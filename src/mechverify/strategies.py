@@ -25,7 +25,7 @@ __all__ = ["Domain", "environments", "cases", "simple_rationals", "demand_misrep
 
 def _setting(where: Any):
     """The ``Setting`` of a mechanism-like argument (a ``Setting`` or ``None`` passes through)."""
-    from mechanisms.registry import Setting
+    from mechanisms.core.registry import Setting
 
     if where is None or isinstance(where, Setting):
         return where

@@ -1,9 +1,9 @@
 """Distributed PS-DSF over time (002 Sec. III-D, Sec. V): the trajectory under a server schedule.
 
-Each round the scheduled servers run their procedure (``mechanisms.psdsf.server_response``) from their
+Each round the scheduled servers run their procedure (``mechanisms.paper.psdsf.server_response``) from their
 own capacities and the users' current totals; users may come and go (the Sec. V experiment: user 4
 inactive during (100, 250) s).  The iteration itself (schedules, one round) lives in
-``mechanisms.psdsf.distributed``, which the registered ``psdsf-distributed`` uses; this module only
+``mechanisms.paper.psdsf.distributed``, which the registered ``psdsf-distributed`` uses; this module only
 records whole trajectories.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import random as _random
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-from mechanisms.psdsf import (ZERO, Schedule, apply_round, as_allocation, check_env, per_server_drf_start,
+from mechanisms.paper.psdsf import (ZERO, Schedule, apply_round, as_allocation, check_env, per_server_drf_start,
                               round_servers)
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
@@ -44,7 +44,7 @@ def run_distributed(env: Environment, rounds: int, schedule: Schedule = "sync",
     it takes no part (002 Sec. V: user 4 inactive during (100, 250) s).  ``x(0)`` is the initial
     allocation; entries of inactive users are 0 in every later allocation.  Exact arithmetic
     throughout (long runs that converge only geometrically grow denominators; keep ``rounds``
-    moderate or use ``mechanisms.psdsf.distributed_fixed_point``)."""
+    moderate or use ``mechanisms.paper.psdsf.distributed_fixed_point``)."""
     if mode not in ("rdm", "tdm"):
         raise ValueError(f"mode: expected 'rdm' or 'tdm', got {mode!r}")
     if not isinstance(rounds, int) or rounds < 0:

@@ -3,7 +3,7 @@
 One job per user: user ``j`` arrives at ``arrival[j]`` with ``floor(n_j)`` tasks of length
 ``duration[j]``.  Time is exact (``Fraction``).  Simultaneous events form one batch: completions,
 then arrivals, then -- at a reallocation boundary ``t = k * slot`` with activity in the slot --
-Reallocation, else one AllocateFromQueues (``mechanisms.seed004.online.Scheduler``).  A suspended
+Reallocation, else one AllocateFromQueues (``mechanisms.paper.external_resources.online.Scheduler``).  A suspended
 task keeps its progress and pays ``overhead``.  JCT factors compare with the same simulator run for
 the user alone; time-averaged metrics weight each snapshot's ``simulation.metrics`` by its duration.
 Exact semantics: docs/seed004-mechanisms.md, "Online TSF-ER (Algorithm 2)".
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
-from mechanisms.seed004.online import SETTING, Scheduler, task_count
+from mechanisms.paper.external_resources.online import SETTING, Scheduler, task_count
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.instances import parse_environment

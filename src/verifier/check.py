@@ -34,7 +34,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from mechanisms.registry import SettingError
+from mechanisms.core.registry import SettingError
 from mechverify.lp import LPError
 from mechverify.model import Environment
 

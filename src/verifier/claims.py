@@ -26,7 +26,7 @@ __all__ = ["covers", "claims_for", "assumption_broken", "outcome", "outcomes", "
 
 REFUTED = "REFUTED"
 
-# a claim's standing assumptions (mechanisms.registry.DOMAIN_CONDITIONS) as search-domain narrowing;
+# a claim's standing assumptions (mechanisms.core.registry.DOMAIN_CONDITIONS) as search-domain narrowing;
 # conditions not listed here are enforced by the search's accept filter alone
 _CONDITION_DOMAIN = {"positive_demands": {"zero_demands": False}, "positive_capacities": {"zero_capacities": False},
                      "no_placement": {"placement": False}, "unbounded": {"bounds": False},

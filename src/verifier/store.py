@@ -357,7 +357,7 @@ def _another_split(cert: Any, mech: Any, fresh: dict, stored: Any) -> bool:
     mechanism whose LP has several optimal splits returns the one its LP solver finds, which another
     solver (or version) may not; the gap and the utilities are compared on their own, so the violation
     itself is the same."""
-    from mechanisms.registry import MechanismOutputError, check_output
+    from mechanisms.core.registry import MechanismOutputError, check_output
 
     if not isinstance(stored, dict) or stored.keys() != fresh.keys():
         return False

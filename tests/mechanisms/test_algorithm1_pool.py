@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 import random
 
-import mechanisms.seed004.algorithm1_float as AF
-from mechanisms.normalisers import etas
+import mechanisms.paper.external_resources.algorithm1_float as AF
+from mechanisms.paper.normalisers import etas
 from mechverify import highs as H
 from mechverify import lp as LP
 from mechverify.instances import parse_environment

@@ -1,4 +1,4 @@
-"""``armada-drf`` (src/mechanisms/armada_drf.py): upstream's own cost tests as regression tests, the queue order
+"""``armada-drf`` (src/mechanisms/ports/armada.py): upstream's own cost tests as regression tests, the queue order
 and the loop by hand (proposed cost, FIFO, the queue-name tie, the drop of a job that does not fit), the
 order facet, the queue mapping, the heap loop against a literal recomputation, the setting and ``list``.
 
@@ -17,9 +17,9 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.armada_drf import (UPSTREAM, ArmadaDRF, armada_queues, armada_variant, unweighted_cost,
+from mechanisms.ports.armada import (UPSTREAM, ArmadaDRF, armada_queues, armada_variant, unweighted_cost,
                                    weighted_cost)
-from mechanisms.registry import SettingError
+from mechanisms.core.registry import SettingError
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.instances import parse_environment
 from tests.helpers import run_cli

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import mechanisms.drfh_indivisible as di
+import mechanisms.paper.drfh_indivisible as di
 from mechverify.workloads import get
 from verifier.rates import sample_rng
 

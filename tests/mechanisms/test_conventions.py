@@ -27,9 +27,9 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms  # noqa: F401  (registers every mechanism in REGISTERED)
-from mechanisms.armada_drf import unweighted_cost
-from mechanisms.mechanism import REGISTERED
-from mechanisms.mesos_drf import drf_share
+from mechanisms.ports.armada import unweighted_cost
+from mechanisms.core.mechanism import REGISTERED
+from mechanisms.ports.mesos import drf_share
 from mechverify.allocation import Allocation
 from mechverify.instances import parse_environment
 

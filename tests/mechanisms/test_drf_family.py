@@ -15,8 +15,8 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.drf_family import global_dominant_share
-from mechanisms.registry import SettingError
+from mechanisms.paper.drf_family import global_dominant_share
+from mechanisms.core.registry import SettingError
 from mechverify.allocation import feasibility_violations
 from mechverify.instances import parse_environment
 from tests.helpers import ROOT
@@ -403,7 +403,7 @@ def test_float_gammas_agree_with_the_exact_ones_at_every_size():
     relative), zero demands and zero capacities included."""
     import random
 
-    from mechanisms.normalisers import tsf_gamma, tsf_gammas
+    from mechanisms.paper.normalisers import tsf_gamma, tsf_gammas
     from mechverify.instances import parse_environment
     from tests.helpers import random_instance
 
@@ -425,7 +425,7 @@ def test_pooled_normalisers_exact_and_float():
     resource (capacity 1, u1 demands 3 per task): u1's share max(2/3, 3/1) = 3, so 1/3."""
     import math
 
-    from mechanisms.normalisers import pooled_normalisers
+    from mechanisms.paper.normalisers import pooled_normalisers
 
     d = {"resources": ["a", "b", "c"],
          "servers": [{"name": "s1", "capacity": [1, 1, 0]}, {"name": "s2", "capacity": [1, 2, 0]}],

@@ -1,4 +1,4 @@
-"""DRF's closed form (``mechanisms/drf_pool.py``, water filling in exact integer pairs) against the LP
+"""DRF's closed form (``mechanisms/paper/drf_pool.py``, water filling in exact integer pairs) against the LP
 path it replaced (``leximin_allocation`` over ``drf_normaliser``: repeated HiGHS LPs re-solved exactly,
 ``mechverify/lexmaxmin.py``), on 300 random one-server instances with zero demands, zero capacities,
 weights, task bounds (0 included), external resources and ineligible users.  Exact allocations and
@@ -13,9 +13,9 @@ from fractions import Fraction as F
 import pytest
 
 from mechanisms import allocate
-from mechanisms.common import leximin_allocation
-from mechanisms.drf_pool import drf_one_pool
-from mechanisms.normalisers import drf_normaliser
+from mechanisms.paper.leximin import leximin_allocation
+from mechanisms.paper.drf_pool import drf_one_pool
+from mechanisms.paper.normalisers import drf_normaliser
 from mechverify.instances import parse_environment
 from mechverify.numbers import InstanceError
 

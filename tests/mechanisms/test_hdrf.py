@@ -1,4 +1,4 @@
-"""``naive-hdrf``, ``hdrf`` and ``hdrf-tasks`` (src/mechanisms/hdrf.py): the H-DRF paper's starvation and
+"""``naive-hdrf``, ``hdrf`` and ``hdrf-tasks`` (src/mechanisms/paper/hdrf.py): the H-DRF paper's starvation and
 blocking examples (Bhattacharya et al., SoCC 2013, sections "Naive H-DRF" and "Dynamic H-DRF", as Volcano's
 docs/design/hdrf.md retells them), Volcano's own hdrf_test.go expectations, the weighted rescaling, flat
 instances (= DRF), exactness, and the CLI.
@@ -17,8 +17,8 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.hdrf import fluid, whole_tasks
-from mechanisms.registry import SettingError
+from mechanisms.paper.hdrf import fluid, whole_tasks
+from mechanisms.core.registry import SettingError
 from mechverify.instances import parse_environment
 from mechverify.policies import progressive_filling
 from tests.helpers import run_cli

@@ -7,7 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.registry import Setting, SettingError
+from mechanisms.core.registry import Setting, SettingError
 from mechverify.instances import parse_environment
 
 

@@ -1,4 +1,4 @@
-"""``kueue-drs`` (src/mechanisms/kueue_drs.py): upstream's DRS test values as regression tests, the historic
+"""``kueue-drs`` (src/mechanisms/ports/kueue/): upstream's DRS test values as regression tests, the historic
 versions of issues 6577 (integer rounding to 0) and 10126 (ClusterQueue-level non-borrowing step) and the
 pre-4962 weight-0 formula, the order in a state, the admission cycles by hand, the incremental tournament
 against the literal recomputation, the command line, and hostile inputs.
@@ -21,11 +21,13 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.kueue_drs import (COMMIT, DRS, MAX_INT64, PRE_4962, PRE_6617, PRE_10149, CohortTree, _cycles,
-                                  _LiteralTournament, _Tournament, _tree, compare_drs, compare_users,
-                                  dominant_resource_share, integer_drs, kueue_drs_fast, kueue_drs_reference,
-                                  milli_value, queue_borrows, queue_share, served_order, user_share)
-from mechanisms.registry import SettingError
+from mechanisms.core.registry import SettingError
+from mechanisms.ports.kueue.cohort import CohortTree, Policy, tree_of
+from mechanisms.ports.kueue.drs import (DRS, MAX_INT64, PRE_4962, compare_drs, dominant_resource_share, integer_drs,
+                                        milli_value)
+from mechanisms.ports.kueue.order import queue_borrows, served_order, state_on_tree
+from mechanisms.ports.kueue.port import COMMIT, PORT, PRE_6617, PRE_10149
+from mechanisms.ports.kueue.tournament import _cycles, _LiteralTournament, _Tournament, kueue_drs_fast, kueue_drs_reference
 from mechverify.allocation import Allocation
 from mechverify.instances import load_environment, parse_environment
 from mechverify.numbers import INF, InstanceError
@@ -35,6 +37,23 @@ EXAMPLE = os.path.join(ROOT, "examples", "kueue-10126.json")
 GO_TEST = f"pkg/cache/scheduler/fair_sharing_test.go @ {COMMIT}"
 CPU_GPU = ("cpu", "example.com/gpu")
 POLICIES = ("kueue-drs", "kueue-drs@6577", "kueue-drs@10126")
+
+
+def policy(name):
+    """The comparison of the version registered as ``name`` (the port's declaration gives its switches)."""
+    return Policy(**PORT.switches(name))
+
+
+def compare_users(name, st, i, j):
+    return mechanisms.get(name).order.compare(st, i, j)
+
+
+def user_share(name, st, j):
+    return mechanisms.get(name).order.share(st, j)
+
+
+def queue_share(name, st, q):
+    return mechanisms.get(name).order.queue_share(st, q)
 
 
 def tree_env(resources, capacity, queues, users):
@@ -58,10 +77,10 @@ def totals(env, alloc):
     return {u: int(t) for u, t in zip(env.users, alloc.totals())}
 
 
-def both(env, policy="kueue-drs"):
+def both(env, name="kueue-drs"):
     """The registered (incremental) mechanism, checked against the literal recomputation at every pop."""
-    a = mechanisms.allocate(policy, env)
-    assert a.exact and a.x == kueue_drs_reference(env, policy).x
+    a = mechanisms.allocate(name, env)
+    assert a.exact and a.x == kueue_drs_reference(env, policy(name), name).x
     return totals(env, a)
 
 
@@ -182,7 +201,7 @@ def basic_env():
 
 def test_tree_mapping_and_state_shares():
     env = basic_env()
-    t = _tree(env)
+    t = tree_of(env)
     assert t.names == ["", "cq", "lending-cq"] and t.kind == ["cohort", "cq", "cq"]
     assert t.quota[0] == (0, 0) and t.lendable == (10, 10)  # the pool is the guarantees: no root quota
     st = state(env, [1, 0])
@@ -200,7 +219,7 @@ def test_tree_mapping_and_state_shares():
 def test_inner_queue_users_and_root_users_sit_in_implicit_clusterqueues():
     env = tree_env(["cpu"], [10], [("a", 1, [4]), ("a/b", 1, [2])],
                    [("r", None, [1], 1), ("i", "a", [1], 1), ("l", "a/b", [1], 1)])
-    t = _tree(env)
+    t = tree_of(env)
     assert [t.names[t.user_cq[j]] for j in range(3)] == [".", "a/.", "a/b"]
     assert t.quota[t.user_cq[1]] == (0,) and t.subtree[t.queue_node[0]] == (6,) and t.quota[0] == (4,)
 
@@ -307,7 +326,7 @@ def test_admission_cycles_by_hand():
     assert mechanisms.allocate("kueue-drs", env).info == {"admitted": ["u1", "t1", "t2"], "cycles": 2}
     st = state(env, [0, 0, 0, 0])
     # nothing admitted: cycle 1 pops u1 (not borrowing) then t1; cycle 2: t2 and u2 both within quota, FIFO
-    assert served_order("kueue-drs", st) == [2, 0, 1, 3]
+    assert served_order(policy("kueue-drs"), st) == [2, 0, 1, 3]
     assert user_share("kueue-drs", st, 0) == 250 and user_share("kueue-drs", st, 2) == 0
     after = state(env, [1, 0, 3, 0])  # the state after cycle 1
     assert compare_users("kueue-drs", after, 1, 3) < 0
@@ -324,7 +343,7 @@ def test_fifo_inside_a_clusterqueue_and_one_workload_per_queue_per_cycle():
     # cycle 1: p1 and q1 (both within quota: FIFO p1, q1); cycle 2: p2 (p within quota) then q2 (borrowing
     # 5 of 10: 500) -- q2 does not fit (p1 + p2 + q1 + q2 = 12 > 10)
     assert both(env) == {"p1": 1, "p2": 1, "q1": 1, "q2": 0}
-    assert served_order("kueue-drs", st) == [0, 2, 1, 3]
+    assert served_order(policy("kueue-drs"), st) == [0, 2, 1, 3]
 
 
 def test_the_pairwise_order_is_not_transitive_across_levels():
@@ -338,7 +357,7 @@ def test_the_pairwise_order_is_not_transitive_across_levels():
     st = state(env, [1, 1, 0])
     cmp = mechanisms.get("kueue-drs").order.compare
     assert cmp(st, 0, 1) < 0 and cmp(st, 1, 2) < 0 and cmp(st, 2, 0) < 0
-    assert served_order("kueue-drs", st) == [2, 0, 1]
+    assert served_order(policy("kueue-drs"), st) == [2, 0, 1]
 
 
 # ---------------------------------------------------------------------- random trees
@@ -388,21 +407,20 @@ def test_incremental_tournament_matches_the_literal_recomputation():
     for _ in range(250):
         env = random_env(rng)
         for name in POLICIES:
-            assert kueue_drs_fast(env, name).x == kueue_drs_reference(env, name).x
+            assert kueue_drs_fast(env, policy(name), name).x == kueue_drs_reference(env, policy(name), name).x
         st = random_state(rng, env)
-        tree = _tree(env)
+        tree = tree_of(env)
         for name in POLICIES:
-            fast = _cycles(env, mechanisms.kueue_drs.POLICIES[name],
+            fast = _cycles(env, policy(name),
                            [list(u) for u in _usage(st)], False, _Tournament)[0]
-            lit = _cycles(env, mechanisms.kueue_drs.POLICIES[name],
+            lit = _cycles(env, policy(name),
                           [list(u) for u in _usage(st)], False, _LiteralTournament)[0]
-            assert fast == lit == served_order(name, st)
+            assert fast == lit == served_order(policy(name), st)
             assert sorted(fast) == list(range(env.n_users)) and tree.n_nodes >= env.n_queues + 1
 
 
 def _usage(st):
-    from mechanisms.kueue_drs import _view
-    return _view(st).usage
+    return state_on_tree(st).usage
 
 
 def test_order_invariants_on_random_states():

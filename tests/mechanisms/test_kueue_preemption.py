@@ -1,4 +1,4 @@
-"""Kueue's fair-sharing preemption (src/mechanisms/kueue_preemption.py) on upstream's own cases.
+"""Kueue's fair-sharing preemption (src/mechanisms/ports/kueue/preemption.py) on upstream's own cases.
 
 Every expected target set is upstream's: ``pkg/scheduler/preemption/preemption_fair_test.go``
 (``TestFairPreemptions``) and ``test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go``
@@ -12,7 +12,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechanisms.kueue_preemption import S2A, S2B, Config, Node, Tree, Workload, get_targets
+from mechanisms.ports.kueue.preemption import S2A, S2B, Config, Node, Tree, Workload, get_targets
 
 BASE = {"all": (None, 0, 1), "a": ("all", 3, 1), "b": ("all", 3, 1), "c": ("all", 3, 1),
         "preemptible": ("all", 0, 1)}

@@ -1,4 +1,4 @@
-"""Kueue's queue manager and scheduling cycle (src/mechanisms/kueue_scheduling.py) on upstream's own scenarios.
+"""Kueue's queue manager and scheduling cycle (src/mechanisms/ports/kueue/scheduling.py) on upstream's own scenarios.
 
 Upstream's scenarios are Go unit and integration tests @ ff69552e79ad21652c36caa97038382e55625cf7 that cannot run
 here; each is re-encoded with upstream's objects (queues, quotas, weights, priorities, requests, creation order)
@@ -23,9 +23,9 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechanisms.kueue_drs import dominant_resource_share
-from mechanisms.kueue_preemption import HISTORIC_6925, NO_STICKY, Config, Node, Tree, Workload
-from mechanisms.kueue_scheduling import (FAILED_AFTER_NOMINATION, NO_CANDIDATES, NO_FIT, PENDING_PREEMPTION,
+from mechanisms.ports.kueue.drs import dominant_resource_share
+from mechanisms.ports.kueue.preemption import HISTORIC_6925, NO_STICKY, Config, Node, Tree, Workload
+from mechanisms.ports.kueue.scheduling import (FAILED_AFTER_NOMINATION, NO_CANDIDATES, NO_FIT, PENDING_PREEMPTION,
                                          QueueState, arrive, requeue, run, schedule)
 
 

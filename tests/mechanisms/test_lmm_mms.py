@@ -1,7 +1,7 @@
 """Seed 003 (Li et al., LMM-MMS): the definition ``lmm-mms`` and Algorithm 1 as printed ``lmm-mms-linear``.
 
 Every number is an exact ``Fraction``.  Hand derivations are in the comments; readings R1-R8 of the
-printed Algorithm 1 are in ``mechanisms/lmm_mms.py``.
+printed Algorithm 1 are in ``mechanisms/paper/lmm_mms.py``.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fractions import Fraction as F
 import pytest
 
 from mechanisms import SettingError, allocate, get
-from mechanisms.lmm_mms import AlgorithmStall, algorithm1, mms, theta_max
+from mechanisms.paper.lmm_mms import AlgorithmStall, algorithm1, mms, theta_max
 from mechverify.instances import parse_environment
 from mechverify.utility import utilities
 from tests.helpers import ROOT, example

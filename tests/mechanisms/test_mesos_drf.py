@@ -1,11 +1,11 @@
-"""``mesos-drf`` (src/mechanisms/mesos_drf.py): upstream's own sorter tests as ORDER tests of our ordering,
+"""``mesos-drf`` (src/mechanisms/ports/mesos.py): upstream's own sorter tests as ORDER tests of our ordering,
 the DRF paper's example, the tie-breaks that distinguish it from First-Fit DRFH, and queue trees (roles).
 
 Upstream: apache/mesos @ c1b42f79d157aa900be5cbb0c1023f1479962aa7, src/tests/sorter_tests.cpp.  Each order
 test replays one upstream test's calls (``allocated`` adds the resources and counts one allocation,
 ``unallocated`` subtracts without touching the count, ``remove`` drops the client, ``deactivate`` hides it
 from the sort, ``addSlave``/``removeSlave`` set the total) and checks every ``EXPECT_EQ(..., sorter.sort())``
-of it against :func:`mechanisms.mesos_drf.sort_clients` (flat) or :func:`mechanisms.mesos_drf.sort_tree`
+of it against :func:`mechanisms.ports.mesos.sort_clients` (flat) or :func:`mechanisms.ports.mesos.sort_tree`
 (hierarchical: client paths).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.mesos_drf import DEFAULT_ROLE, UPSTREAM, drf_share, sort_clients, sort_tree, user_order
+from mechanisms.ports.mesos import DEFAULT_ROLE, UPSTREAM, drf_share, sort_clients, sort_tree, user_order
 from mechverify.allocation import feasibility_violations
 from mechverify.instances import parse_environment
 from tests.helpers import env_of, run_cli

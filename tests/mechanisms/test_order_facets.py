@@ -8,10 +8,10 @@ mechanism's steps are recorded from the real run (its task counts are watched, n
 ``volcano-hdrf``'s facet is upstream's comparator, not repaired, which is cyclic where ``compareQueues`` ties
 queues of different depths: there the next choice is the least user among those that can take a task
 wherever one precedes all the others, and otherwise the one the module's rule names
-(``mechanisms.volcano_hdrf.next_user``).
+(``mechanisms.ports.volcano.tree.next_user``).
 
 For ``armada-drf`` the facet is upstream's order at the start of a scheduling round, before any job is
-dropped (src/mechanisms/armada_drf.py): its first user that still has a job is the next one the loop TRIES, as
+dropped (src/mechanisms/ports/armada.py): its first user that still has a job is the next one the loop TRIES, as
 long as no user was dropped; the loop's choices are read from its own trace of placements and drops.
 """
 from __future__ import annotations
@@ -23,9 +23,10 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-import mechanisms.volcano_hdrf as vh
+import mechanisms.ports.volcano.fast as vf
+import mechanisms.ports.volcano.tree as vh
 import mechverify.policies as policies
-from mechanisms.order_state import view
+from mechanisms.core.order import view
 from mechverify.allocation import Allocation
 from mechverify.instances import parse_environment
 
@@ -49,12 +50,12 @@ def steps_of(name, env, monkeypatch):
     log: list[tuple[int, int]] = []
     with monkeypatch.context() as mp:
         if name == "volcano-hdrf":
-            class Hdrf(vh._Hdrf):
+            class Hdrf(vf._Hdrf):
                 def __init__(self, env):
                     super().__init__(env)
                     self.t = _Watched(self.t, log, lambda j: (j, 0))
 
-            mp.setattr(vh, "_Hdrf", Hdrf)
+            mp.setattr(vf, "_Hdrf", Hdrf)
         else:
             class Fill(policies.FillState):
                 def __init__(self, env):
@@ -199,7 +200,7 @@ def test_armada_facet_is_the_order_the_loop_tries_until_a_drop():
     """Random instances (as above, several nodes and placement): while no user has been dropped, the loop's
     next attempt is the first user of the facet's order that still has a job (bound not reached); the facet's
     order never depends on what fits."""
-    from mechanisms.armada_drf import ArmadaDRF
+    from mechanisms.ports.armada import ArmadaDRF
 
     rng = random.Random("armada")
     spec = mechanisms.get("armada-drf").order

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import mechanisms
-from mechanisms import psdsf as P
-from mechanisms.registry import SettingError
+from mechanisms.paper import psdsf as P
+from mechanisms.core.registry import SettingError
 from mechverify.allocation import feasibility_violations
 from mechverify.model import Environment
 from mechverify.instances import load_environment, parse_environment
@@ -108,7 +108,7 @@ def test_theorem_checks_reject_non_psdsf():
 
 def test_output_failing_theorem_raises(monkeypatch):
     env = env_of("000-fig1.json")
-    import mechanisms.psdsf.iteration as iteration
+    import mechanisms.paper.psdsf.iteration as iteration
 
     monkeypatch.setattr(iteration, "fast_fixed_point", lambda *a, **k: None)  # force the exact iteration
     monkeypatch.setattr(iteration, "exact_iteration", lambda *a, **k: None)  # ... the Fraction one

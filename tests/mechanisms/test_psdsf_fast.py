@@ -1,4 +1,4 @@
-"""The fast path of PS-DSF (mechanisms/psdsf/fast.py) gives the exact iteration's allocation.
+"""The fast path of PS-DSF (mechanisms/paper/psdsf/fast.py) gives the exact iteration's allocation.
 
 Pinned results: computed with the exact iteration alone (``psdsf(..., fast=False)`` and
 ``distributed_fixed_point``) before the fast path existed; the fast path must give the same
@@ -14,10 +14,10 @@ from fractions import Fraction as F
 from hypothesis import HealthCheck, given, settings
 
 import mechanisms
-from mechanisms import psdsf as P
-from mechanisms.psdsf import fast
-from mechanisms.psdsf.distributed import distributed_fixed_point
-from mechanisms.psdsf.iteration import algorithm_i
+from mechanisms.paper import psdsf as P
+from mechanisms.paper.psdsf import fast
+from mechanisms.paper.psdsf.distributed import distributed_fixed_point
+from mechanisms.paper.psdsf.iteration import algorithm_i
 from mechverify.instances import parse_environment
 from mechverify.strategies import environments
 
@@ -161,8 +161,8 @@ def test_fast_path_equals_exact_iteration(env):
 def test_int_pair_exact_phase_then_the_rest_of_the_iteration(monkeypatch):
     """Without the float path: the exact phase on int pairs, then ``iterate`` resumed after its round
     40 (rounded iterates, pattern LP) gives the Fraction iteration's result, round count and method."""
-    import mechanisms.psdsf.distributed as D
-    import mechanisms.psdsf.iteration as I
+    import mechanisms.paper.psdsf.distributed as D
+    import mechanisms.paper.psdsf.iteration as I
 
     monkeypatch.setattr(I, "fast_fixed_point", lambda *a, **k: None)
     monkeypatch.setattr(D, "fast_fixed_point", lambda *a, **k: None)

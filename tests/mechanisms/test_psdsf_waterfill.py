@@ -1,4 +1,4 @@
-"""PS-DSF's server procedure (``mechanisms.psdsf.algorithm.waterfill``, water filling in reduced pairs of
+"""PS-DSF's server procedure (``mechanisms.paper.psdsf.algorithm.waterfill``, water filling in reduced pairs of
 Python ints) against the same procedure written in ``fractions.Fraction`` (its previous implementation,
 kept here verbatim as the reference): identical exact columns on 600 random servers -- zero demands,
 equal and distinct head starts, resources nobody demands, TDM's single time resource -- and identical
@@ -13,8 +13,8 @@ from typing import Sequence
 import pytest
 
 import mechanisms
-from mechanisms.psdsf import algorithm as ALG
-from mechanisms.psdsf.shares import ZERO, PSDSFError
+from mechanisms.paper.psdsf import algorithm as ALG
+from mechanisms.paper.psdsf.shares import ZERO, PSDSFError
 from mechverify.instances import parse_environment
 
 

@@ -12,8 +12,8 @@ import pytest
 
 import mechverify
 from mechanisms import get
-from mechanisms.registry import MechanismOutputError, Setting
-from mechanisms.references import DEFAULT_SETTING, from_function, to_allocation
+from mechanisms.core.registry import MechanismOutputError, Setting
+from mechanisms.core.references import DEFAULT_SETTING, from_function, to_allocation
 from mechverify.numbers import InstanceError
 
 from tests.helpers import ROOT

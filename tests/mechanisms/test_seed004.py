@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import mechanisms
-from mechanisms.normalisers import etas
-from mechanisms.registry import SettingError
-from mechanisms.seed004 import make_alpha_mechanism, resolve_alpha
+from mechanisms.paper.normalisers import etas
+from mechanisms.core.registry import SettingError
+from mechanisms.paper.external_resources import make_alpha_mechanism, resolve_alpha
 from mechverify.allocation import feasibility_violations
 from mechverify.instances import load_environment, parse_environment
 from mechverify.numbers import InstanceError
@@ -365,9 +365,9 @@ def test_float_path_and_column_generation_match_the_exact_path(monkeypatch):
     (``TaskPolytope`` + exact LP)."""
     import random
 
-    import mechanisms.seed004.algorithm1_float as T
-    from mechanisms.normalisers import etas_float
-    from mechanisms.seed004 import algorithm1
+    import mechanisms.paper.external_resources.algorithm1_float as T
+    from mechanisms.paper.normalisers import etas_float
+    from mechanisms.paper.external_resources import algorithm1
 
     monkeypatch.setattr(T, "CG_INITIAL_SERVERS", 1)
     monkeypatch.setattr(T, "CG_ADD_PER_USER", 1)

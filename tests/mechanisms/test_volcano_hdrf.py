@@ -1,4 +1,4 @@
-"""``volcano-hdrf`` (src/mechanisms/volcano_hdrf.py): upstream's own HDRF tests as regression tests, the H-DRF
+"""``volcano-hdrf`` (src/mechanisms/ports/volcano/): upstream's own HDRF tests as regression tests, the H-DRF
 starvation example of upstream's design doc, upstream's tie fallback (creation order) and the rule where it is
 cyclic, upstream's heap, the incremental loop against the literal recomputation, the setting, a hostile tree and
 the command line.
@@ -36,9 +36,10 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.registry import SettingError
-from mechanisms.volcano_hdrf import (UPSTREAM, compare_queues, compare_users, hdrf_tree, next_user,
-                                     volcano_hdrf_fast, volcano_hdrf_reference)
+from mechanisms.core.registry import SettingError
+from mechanisms.ports.volcano.fast import volcano_hdrf_fast
+from mechanisms.ports.volcano.port import UPSTREAM
+from mechanisms.ports.volcano.tree import compare_queues, compare_users, hdrf_tree, next_user, volcano_hdrf_reference
 from mechverify.instances import load_environment, parse_environment
 from tests.helpers import ROOT
 from verifier.check import check_instance

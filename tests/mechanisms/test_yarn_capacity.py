@@ -1,4 +1,4 @@
-"""``yarn-capacity`` and ``yarn-capacity@YARN-11745``: CapacityScheduler's queue order (src/mechanisms/yarn_capacity.py).
+"""``yarn-capacity`` and ``yarn-capacity@YARN-11745``: CapacityScheduler's queue order (src/mechanisms/ports/yarn/capacity.py).
 
 Upstream's cases are from ``TestPriorityUtilizationQueueOrderingPolicy.java`` (Hean-Chhinling/hadoop @ 6d5350fa, the
 branch of pull request 7278): ``testUtilizationOrdering`` (the ``utilization`` policy, priorities ignored) and
@@ -15,7 +15,8 @@ from itertools import permutations
 import pytest
 
 import mechanisms
-from mechanisms.yarn_capacity import QueueSnapshot, compare_queues, dominant_share, java_sort
+from mechanisms.ports.java_go import java_sort
+from mechanisms.ports.yarn.capacity import QueueSnapshot, compare_queues, dominant_share
 from mechverify.allocation import state_of
 from mechverify.instances import parse_environment
 
@@ -92,7 +93,7 @@ def _strict_weak(items, cmp):
 def test_the_fix_makes_the_tie_break_a_strict_weak_order_and_the_old_one_is_not():
     items = _tie_snapshots(14, seed=7)
     assert _strict_weak(items, compare_queues) is None
-    bad = _strict_weak(items, lambda a, b: compare_queues(a, b, yarn_11745=True))
+    bad = _strict_weak(items, lambda a, b: compare_queues(a, b, min_resource_tie_needs_both=True))
     assert bad is not None and len(bad) == 3
     # the shape of the break: two queues with minimum resources, ordered, each tied with one without
     a, b, c = (items[k] for k in bad)
@@ -151,7 +152,7 @@ def test_users_directly_in_a_queue_form_its_implicit_leaf_fifo():
 
 
 def test_the_key_is_the_fixed_comparator():
-    from mechanisms.yarn_capacity import queue_key
+    from mechanisms.ports.yarn.capacity import queue_key
     rng = random.Random(11)
     vals = [F(0), F(1, 3), F(1, 2), F(1)]
     snaps = [QueueSnapshot(rng.choice(vals), rng.choice(vals), rng.choice(vals),
@@ -166,7 +167,7 @@ def test_the_incremental_policy_equals_the_literal_one():
     # random trees, guarantees, bounds: the fast path (sorted live children, re-keyed along the served path, dead
     # nodes dropped) against every parent sorted afresh every round with the fixed comparator
     from hypothesis import HealthCheck, given, settings
-    from mechanisms.yarn_capacity import yarn_capacity_reference
+    from mechanisms.ports.yarn.capacity import yarn_capacity_reference
     from mechverify.strategies import environments
     mech = mechanisms.get("yarn-capacity")
 

@@ -1,4 +1,4 @@
-"""``yarn-drf`` and ``yarn-drf@YARN-11482`` (src/mechanisms/yarn_drf.py): upstream's comparator tests replayed on
+"""``yarn-drf`` and ``yarn-drf@YARN-11482`` (src/mechanisms/ports/yarn/drf.py, drf_policy.py): upstream's comparator tests replayed on
 hand-built states, the historic bug's asymmetry, the NaN cycle of today's comparator, the JDK's TreeSet and sort
 reproduced, the mechanism end to end, and hostile inputs.
 
@@ -23,16 +23,19 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.registry import SettingError
-from mechanisms.yarn_drf import (NAN, YARN_DRF, YARN_DRF_11482, Schedulable, cluster_ratios, compare_ratios,
-                                 compare_schedulables, min_share_ratios, queue_share, sort_ratios, treeset_order,
-                                 user_share)
+from mechanisms.core.registry import SettingError
+from mechanisms.ports.java_go import NAN, treeset_order
+from mechanisms.ports.yarn.drf_policy import (Schedulable, cluster_ratios, compare_ratios, compare_schedulables,
+                                              min_share_ratios, sort_ratios)
 from mechverify.allocation import Allocation, feasibility_violations
 from mechverify.instances import load_environment, parse_environment
 from mechverify.numbers import INF, InstanceError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "yarn-drf.json")
+#: the registered order facets: the fixed policy, and the comparator before YARN-11482's fix
+YARN_DRF = mechanisms.get("yarn-drf").order
+YARN_DRF_11482 = mechanisms.get("yarn-drf@YARN-11482").order
 TEST_COMMIT = "9193ed22dd9eb00f82573a9ba763db72ee65aad0"
 
 
@@ -370,7 +373,8 @@ def test_example_by_hand():
     assert not feasibility_violations(env, alloc.x)
     # the order facet on the final state: a <1, 2> and b <5, 4> / 2 = (5/12, 1/3): a first, then y before z in b
     assert [env.users[j] for j in YARN_DRF.order(alloc)] == ["x", "y", "z"]
-    assert user_share(alloc, 2) == F(1, 2) and queue_share(alloc, 1) == F(5, 12) and queue_share(alloc, 0) == F(1, 3)
+    assert YARN_DRF.share(alloc, 2) == F(1, 2) and YARN_DRF.queue_share(alloc, 1) == F(5, 12) \
+        and YARN_DRF.queue_share(alloc, 0) == F(1, 3)
     # before the YARN-11482 fix a stays "needy" while b holds less than 2 of a's dominant resource (vcores):
     # x takes three containers, then no vcores are left for y or z
     assert mechanisms.allocate("yarn-drf@YARN-11482", env).totals() == (3, 0, 0)
@@ -431,7 +435,7 @@ def test_zero_capacities_give_a_defined_order_never_a_traceback():
         order = YARN_DRF.order(state)
         assert sorted(order) == [0, 1, 2]
         for j in range(3):
-            s = user_share(state, j)
+            s = YARN_DRF.share(state, j)
             assert s == INF or isinstance(s, F)
         for i in range(3):
             for j in range(3):

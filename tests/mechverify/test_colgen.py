@@ -80,15 +80,15 @@ def test_algorithm1_float_path_shares_the_session_and_its_layout_memory(monkeypa
     """Algorithm 1's float path builds LP-TaskShare as arrays and solves it in the same session
     (``from_arrays``): a misreported demand has the truthful LP's layout and starts from its final basis;
     warm, cold and exact give the same totals (Algorithm 1's totals are unique)."""
-    from mechanisms import seed004
-    from mechanisms.normalisers import etas, etas_float
+    from mechanisms.paper import external_resources
+    from mechanisms.paper.normalisers import etas, etas_float
 
     rng = random.Random(3)
     d = random_instance(rng, 12, 6, 2, capacity=(1, 20), external=(20, 80), external_demand=(0, 3), tasks=0.3,
                         task_range=(1, 9))
     colgen.forget_layouts()
     env = parse_environment(d)
-    seed004.algorithm1(env, "tsf-er", False, etas_float(env), cg_threshold=0)
+    external_resources.algorithm1(env, "tsf-er", False, etas_float(env), cg_threshold=0)
     assert [k[0] for k in colgen._LAST] == ["algorithm1"]
     starts = []
     real = colgen.ColumnGenerationSession._set_basis
@@ -96,11 +96,11 @@ def test_algorithm1_float_path_shares_the_session_and_its_layout_memory(monkeypa
                         lambda self, c, r: (starts.append(1), real(self, c, r)))
     d["users"][0]["demand"] = [v + 1 for v in d["users"][0]["demand"]]
     dev = parse_environment(d)
-    warm = seed004.algorithm1(dev, "tsf-er", False, etas_float(dev), cg_threshold=0)
+    warm = external_resources.algorithm1(dev, "tsf-er", False, etas_float(dev), cg_threshold=0)
     assert starts == [1] and warm.info["column_generation"]["used"]
     colgen.forget_layouts()
-    cold = seed004.algorithm1(dev, "tsf-er", False, etas_float(dev), cg_threshold=0)
-    exact = seed004.algorithm1(dev, "tsf-er", True, etas(dev))
+    cold = external_resources.algorithm1(dev, "tsf-er", False, etas_float(dev), cg_threshold=0)
+    exact = external_resources.algorithm1(dev, "tsf-er", True, etas(dev))
     assert starts == [1]  # the cold run did not start from a remembered basis
     assert _close(warm.totals(), exact.totals()) and _close(cold.totals(), exact.totals())
 

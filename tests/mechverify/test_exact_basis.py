@@ -1,6 +1,6 @@
 """The exact LP path repairs HiGHS's basis by rational simplex pivots instead of falling back to z3.
 
-PS-DSF's pattern LP (mechanisms/psdsf/iteration.py) has 80-bit right-hand sides; HiGHS's basis is
+PS-DSF's pattern LP (mechanisms/paper/psdsf/iteration.py) has 80-bit right-hand sides; HiGHS's basis is
 optimal only within its 1e-7 tolerances and its exact basic solution violated rows by ~1e-24, so every
 such LP used to be re-solved by z3.  Now exact simplex pivots from HiGHS's basis and, when they run
 out of budget, iterative refinement with HiGHS repair the basis.  Here z3 is made to raise, and the results must equal the ones the
@@ -47,7 +47,7 @@ def _no_z3(*args, **kwargs):
 @pytest.mark.parametrize("name", ["psdsf-rdm", "psdsf-tdm"])
 def test_pattern_lp_needs_no_z3_and_matches_the_z3_path(monkeypatch, name, pivots):
     """Both repairs on their own: exact pivots, and (no pivots allowed) iterative refinement."""
-    import mechanisms.psdsf.iteration as psdsf_iteration
+    import mechanisms.paper.psdsf.iteration as psdsf_iteration
 
     # these instances' pattern LPs are the subject: skip PS-DSF's float path (it solves them without LP)
     monkeypatch.setattr(psdsf_iteration, "fast_fixed_point", lambda *a, **k: None)

@@ -220,7 +220,7 @@ def test_extreme_legal_instances_run_through_the_float_path(mech):
     accuracy: on such badly scaled instances a float allocation may be refused by the output check
     (a one-line error, never a verdict; the exact path is unaffected).  (Indivisible mechanisms place
     tasks one by one, so 1e8 tasks are a matter of time, not of numbers: not run here.)"""
-    from mechanisms.registry import MechanismOutputError
+    from mechanisms.core.registry import MechanismOutputError
 
     m = mechanisms.get(mech)
     ran = 0

@@ -10,7 +10,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from mechanisms.registry import get as get_mechanism
+from mechanisms.core.registry import get as get_mechanism
 from mechverify.instances import parse_environment
 from mechverify.numbers import InstanceError
 from mechverify.workloads import WORKLOADS, Workload, get

@@ -7,9 +7,9 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.registry import SettingError
-from mechanisms.normalisers import eta
-from mechanisms.seed004.online import Scheduler, tsf_er_online
+from mechanisms.core.registry import SettingError
+from mechanisms.paper.normalisers import eta
+from mechanisms.paper.external_resources.online import Scheduler, tsf_er_online
 from simulation import metrics as M
 from simulation.tsf_er_online import jct_factors, simulate, synthetic_workload, time_averaged_metrics
 from mechverify.allocation import feasibility_violations
@@ -217,7 +217,7 @@ def test_verifier_audits_it_like_any_mechanism():
 
 
 def test_step_guard(monkeypatch):
-    import mechanisms.seed004.online as mod
+    import mechanisms.paper.external_resources.online as mod
 
     monkeypatch.setattr(mod, "MAX_STEPS", 3)
     with pytest.raises(InstanceError, match="^instance:"):

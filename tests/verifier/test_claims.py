@@ -1,7 +1,7 @@
 """Claims: every registered claim names a known property, variant and assumption; the ONE coverage
 rule (verifier.claims, docs/claims.md); conflicting papers are both recorded."""
 import mechanisms
-from mechanisms.registry import DOMAIN_CONDITIONS, Claim
+from mechanisms.core.registry import DOMAIN_CONDITIONS, Claim
 from verifier import claims
 from verifier.engines.strategies import Domain
 from verifier.properties import PROPERTIES

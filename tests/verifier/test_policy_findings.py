@@ -27,7 +27,7 @@ from fractions import Fraction as F
 import pytest
 
 import mechanisms
-from mechanisms.volcano_hdrf import volcano_hdrf_reference
+from mechanisms.ports.volcano.tree import volcano_hdrf_reference
 from mechverify.instances import load_environment
 from verifier.check import check_instance
 from tests.helpers import ROOT, run_cli

@@ -1,12 +1,12 @@
-"""The bounded preemption-cycle search (src/verifier/preemption_cycles.py) and its z3 query."""
+"""The bounded preemption-cycle search (src/mechanisms/ports/kueue/cycles.py) and its z3 query."""
 from __future__ import annotations
 
 from fractions import Fraction as F
 
-from mechanisms.kueue_drs import dominant_resource_share
-from mechanisms.kueue_preemption import NO_STICKY, S2A, S2B, Config, Node, Tree, Workload
-from mechanisms.kueue_scheduling import run
-from verifier.preemption_cycles import DEFAULT_POLICY, Variant, _forests, search, shapes, two_cycle_query
+from mechanisms.ports.kueue.drs import dominant_resource_share
+from mechanisms.ports.kueue.preemption import NO_STICKY, S2A, S2B, Config, Node, Tree, Workload
+from mechanisms.ports.kueue.scheduling import run
+from mechanisms.ports.kueue.cycles import DEFAULT_POLICY, Variant, _forests, search, shapes, two_cycle_query
 
 
 def test_shapes_up_to_isomorphism():
@@ -133,7 +133,7 @@ def test_z3_no_two_cycle_on_one_resource():
 def test_z3_two_resource_two_cycle_rechecked_exactly():
     """z3's model for two resources (flat shape, weights 1/2): neither workload touches its queue's dominant
     resource r1, so admitting it leaves the share at 2 and S2-a (<=) holds both ways -- the equality upstream's
-    proof assumes away ("admission increases DRS").  Rechecked with kueue_drs's exact DRS."""
+    proof assumes away ("admission increases DRS").  Rechecked with the Kueue port's exact DRS."""
     names, lend = ("r0", "r1"), (F(3), F(1))
     qa, qc = (F(2), F(0)), (F(1), F(0))
     xa, xc = (F(2003, 2000), F(1, 1000)), (F(3, 1000), F(1, 1000))
@@ -183,3 +183,25 @@ def test_smallest_starved_loop_at_the_pin():
     assert out.kind == "loop" and out.loop_kind == "starved" and out.steps == 8 and len(out.loop) == 5
     assert [r.preempted for r in out.loop] == [(), ((0, (1,)),), (), (), ((1, (2,)),)]
     assert [r.admitted for r in out.loop] == [(1,), (), (2,), (), ()]
+
+
+def test_the_command_runs_the_ports_search(capsys):
+    """``python -m verifier.preemption_cycles`` is the port's ``main`` (one entry point, the same output)."""
+    import json
+    import subprocess
+    import sys
+
+    import verifier.preemption_cycles as cmd
+    from mechanisms.ports.kueue import cycles
+    from tests.helpers import ROOT
+
+    assert cmd.main is cycles.main
+    args = ["--max-queues", "1", "--max-workloads", "1", "--policies", "default", "--resources", "1", "--weights",
+            "1", "--priorities", "0", "--budget", "30"]
+    assert cycles.main(args) == 0
+    direct = json.loads(capsys.readouterr().out)
+    out = subprocess.run([sys.executable, "-m", "verifier.preemption_cycles", *args], cwd=ROOT, capture_output=True,
+                         text=True, check=True, timeout=120)
+    via = json.loads(out.stdout)
+    direct.pop("seconds"), via.pop("seconds")
+    assert via == direct and via["configurations"] > 0 and via["loops"] == 0

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import mechverify
 from mechanisms import get
-from mechanisms.references import from_function
+from mechanisms.core.references import from_function
 from verifier.run import run_mechanism
 from verifier.store import find_files, replay
 

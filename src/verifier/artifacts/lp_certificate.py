@@ -30,7 +30,7 @@ from ..results import ACCEPTED, MALFORMED, REJECTED, ArtifactResult
 from .base import ArtifactKind, ReplayError
 
 #: the z3 encoders (``Mechanism.z3.encoder``) of mechanisms whose allocation is the leximin of x_j / (w_j N_j)
-#: over chi(E) (``mechanisms.common.leximin_allocation`` or DRF's closed form of it)
+#: over chi(E) (``mechanisms.paper.leximin.leximin_allocation`` or DRF's closed form of it)
 LEXIMIN_ENCODERS = ("leximin", "drf-closed-form")
 
 __all__ = ["LEXIMIN_ENCODERS", "Written", "write_certificates", "point_to", "is_lp_certificate", "certificate_files",

@@ -37,7 +37,7 @@ from typing import Any, Callable, Optional
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, target, Verbosity
 from hypothesis.errors import Unsatisfiable
 
-from mechanisms.registry import SettingError
+from mechanisms.core.registry import SettingError
 from mechverify.model import Environment
 
 from ..properties import budget as bud

@@ -7,7 +7,7 @@ or ``os._exit``, dies of a signal or exhausts its memory limit, is a finding abo
 "crash" -- not a crash of the verifier.  The engines search it like any other
 instance property; the re-check runs the mechanism again in exact mode and must see the failure again
 (a mechanism that fails only sometimes on the same instance is not certified).  ``run`` searches it first
-for a user's mechanism (``mechanisms.references``); the registered mechanisms are checked by the test
+for a user's mechanism (``mechanisms.core.references``); the registered mechanisms are checked by the test
 suite instead.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ def failure_of(mech, env: Environment, exact: bool) -> Optional[str]:
 
 def _failure(mech, env: Environment, exact: bool) -> Optional[tuple[str, str]]:
     """``None``, or (the failure in one line, its kind: ``UserCodeFailure.kind`` or "invalid")."""
-    from mechanisms.registry import SettingError
+    from mechanisms.core.registry import SettingError
 
     from mechverify.deadline import BudgetExhausted
 

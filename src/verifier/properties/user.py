@@ -217,14 +217,14 @@ def from_function(func: Callable, *, reference: str = "", source_hash: str = "",
 def resolve(ref: str) -> UserProperty:
     """The property a reference ``left:function`` names (cached while its source is unchanged; one-line
     ``InstanceError`` otherwise)."""
-    from mechanisms.references import load_object, source_hash, source_path
+    from mechanisms.core.references import load_object, source_hash, source_path
 
     cached = _RESOLVED.get(ref)
     if cached is not None:
         if source_hash(source_path(ref)) == cached.source_hash:
             return cached
         del _RESOLVED[ref]
-        from mechanisms.references import forget_module
+        from mechanisms.core.references import forget_module
 
         forget_module(ref)
     obj, path = load_object(ref, what="property")
@@ -237,12 +237,12 @@ def resolve(ref: str) -> UserProperty:
 
 def load_entry_points(registry: dict[str, Property]) -> None:
     """Add the properties installed packages declare in the entry-point group ``mechverify.properties``
-    (``name = "package.module:function"``; ``mechanisms.references.installed``) to ``registry``; once per
+    (``name = "package.module:function"``; ``mechanisms.core.references.installed``) to ``registry``; once per
     process."""
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED.append(True)
-    from mechanisms.references import installed
+    from mechanisms.core.references import installed
 
     def make(name: str, value: str, obj: Any, digest: str) -> UserProperty:
         prop = from_function(obj, reference=value, source_hash=digest, name=name)

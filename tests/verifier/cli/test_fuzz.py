@@ -192,11 +192,11 @@ def test_mechanism_that_does_not_converge_is_solver_trouble(tmp_path, capsys, mo
     traceback; in --batch it is that line's error and the run goes on.  (PS-DSF's float path solves
     this instance -- a PS-DSF allocation, Theorem 1 checked exactly -- so it is switched off here: the
     exact iteration alone gives up on it.)"""
-    import mechanisms.psdsf.iteration as psdsf_iteration
-    from mechanisms.lmm_mms import AlgorithmStall
+    import mechanisms.paper.psdsf.iteration as psdsf_iteration
+    from mechanisms.paper.lmm_mms import AlgorithmStall
 
     monkeypatch.setattr(psdsf_iteration, "fast_fixed_point", lambda *a, **k: None)
-    from mechanisms.psdsf import PSDSFError
+    from mechanisms.paper.psdsf import PSDSFError
     from mechverify.lp import LPError
     from verifier.cli import main
 

@@ -9,7 +9,7 @@ from fractions import Fraction as F
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import mechanisms
-from mechanisms.registry import Mechanism, Setting
+from mechanisms.core.registry import Mechanism, Setting
 from mechverify.allocation import Allocation
 from mechverify.instances import parse_environment
 from verifier.engines import strategies as S

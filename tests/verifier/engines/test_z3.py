@@ -196,7 +196,7 @@ def test_lemma_l9_structure_of_the_tsf_normalisers():
     """L9 needs N = min( sum_s min_r c[s,r]/d[r], min_k c_er[k]/d_er[k] ): check the implementations'
     eta (seed 004 eq. 6) and gamma exactly on random positive instances, and that exactly the specs
     built on them are flagged per_server (the encodings are tied to the implementations by validate)."""
-    from mechanisms.normalisers import eta, tsf_gamma
+    from mechanisms.paper.normalisers import eta, tsf_gamma
     rng = random.Random(9)
     for _ in range(30):
         env = random_env(Shape(users=2, servers=rng.randint(1, 4), resources=rng.randint(1, 3),
@@ -359,7 +359,7 @@ def test_the_engine_reads_facets_not_names(monkeypatch):
     assert goal_of(Envy()) is goal_of(PROPERTIES["ef"])
     r = certify(mechanisms.get("tsf-er"), "envy", "placement-aware", Shape(2, 1, 2), timeout=60, method="reduction")
     assert r.verdict == "certified" and r.property == "envy" and r.details["method"] == "Lemma L8 reduction", r.note
-    from mechanisms.z3spec import Z3Spec
+    from mechanisms.core.z3spec import Z3Spec
     odd = dataclasses.replace(mechanisms.get("tsf-er"), z3=Z3Spec.none("no encoding for this one"))
     r = certify(odd, "sp", "demand", Shape(2, 1, 2), timeout=30)
     assert r.verdict == "unknown" and r.note == "no encoding for this one"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction as F
 
-from mechanisms.mechanism import Mechanism, OrderSpec, Setting
+from mechanisms.core.mechanism import Mechanism, OrderSpec, Setting
 from mechverify.allocation import Allocation, state_of
 from mechverify.instances import parse_environment
 from verifier.properties import get_property

@@ -9,7 +9,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechanisms.mechanism import Mechanism, Setting
+from mechanisms.core.mechanism import Mechanism, Setting
 from mechverify.allocation import Allocation
 from mechverify.instances import parse_environment
 from verifier.properties import get_property

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import mechverify
 from mechanisms import get
-from mechanisms.references import from_function
+from mechanisms.core.references import from_function
 from verifier.properties import get_property
 from verifier.properties.base import Witness
 
@@ -59,7 +59,7 @@ def test_declared_setting_keeps_runs_inside_it():
     env = example("001-fig1.json")  # two servers: outside the setting, not a finding
     import pytest
 
-    from mechanisms.registry import SettingError
+    from mechanisms.core.registry import SettingError
 
     with pytest.raises(SettingError):
         RUNS.evaluate(from_function(one_pool), env, "any")

@@ -268,7 +268,7 @@ def _user_report(results, user=True):
 
 
 def _refuted_ef(source):
-    from mechanisms.registry import Claim
+    from mechanisms.core.registry import Claim
 
     r = Result("mine", "ef", "placement-aware", claims=[Claim("ef", "holds", source)], verdict="violated",
                counterexample="ce/mine/ef-1.json")

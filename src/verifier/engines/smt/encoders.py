@@ -171,7 +171,7 @@ def common_level_cases(bounded_participants: Sequence[int]) -> list:
 
 def common_level(ctx: Ctx, senv: SymEnv, norms: Sequence[Norm], case, tag: str, *, external: bool = True,
                  server_external_caps=None, need: str = "exact") -> SymAlloc:
-    """Seed 004 Algorithm 1 (see ``mechanisms/tsf_er.py``): rounds of ``max g`` s.t. chi(E) without
+    """Seed 004 Algorithm 1 (see ``mechanisms/paper/external_resources/tsf_er.py``): rounds of ``max g`` s.t. chi(E) without
     task-bound rows, ``X_j = w_j N_j g`` for active users, ``X_j = n_j`` for saturated ones;
     ``case`` = the saturating sets per round.  Users without a normaliser are pinned to 0.
 

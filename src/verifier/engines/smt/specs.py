@@ -1,6 +1,6 @@
 """How a mechanism is encoded: a :class:`Spec` (its family, normaliser and cases; ``covers`` says when an
 environment is outside the encoding), built by :func:`get_spec` from the facet the mechanism declares where
-it is registered (``Mechanism.z3``, a ``mechanisms.z3spec.Z3Spec``: the encoder and normaliser by their
+it is registered (``Mechanism.z3``, a ``mechanisms.core.z3spec.Z3Spec``: the encoder and normaliser by their
 names here, :data:`NORMALISERS`).  No mechanism is looked up by its name.  The normalisers mirror
 ``mechanisms/`` and are checked against them by :func:`.validate.validate_spec` (table: docs/z3.md, "Specs").
 """
@@ -21,7 +21,7 @@ __all__ = ["Spec", "NORMALISERS", "get_spec", "not_covered", "encoded"]
 
 # ---------------------------------------------------------------------- normalisers
 def _fallback(ctx: Ctx, senv: SymEnv, j: int, tag: str) -> Any:
-    """``mechanisms.common.fallback_normaliser``: ``n_j``, else the external limit, else ``None``."""
+    """``mechanisms.paper.normalisers.fallback_normaliser``: ``n_j``, else the external limit, else ``None``."""
     if senv.tasks[j] is not None:
         return senv.tasks[j] if senv.tasks[j] > 0 else None
     m = _external_limit(ctx, senv, j, f"fb_{tag}_{j}")
@@ -242,7 +242,7 @@ class Spec:
         raise ValueError(f"unknown family {self.family}")
 
     def _cru(self, ctx: Ctx, senv: SymEnv, tag: str) -> SymAlloc:
-        """CRU (``mechanisms/seed004_rivals.py``): ``max sum X_j/eta_j`` s.t. chi(E), SI
+        """CRU (``mechanisms/paper/external_resources/cru.py``): ``max sum X_j/eta_j`` s.t. chi(E), SI
         ``X_j >= psi_j = u_j(equal split)``, EF ``rho_jk X_k <= X_j`` (unbounded users)."""
         J = senv.J
         poly = build_poly(ctx, senv, tag)

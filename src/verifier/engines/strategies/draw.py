@@ -39,7 +39,7 @@ def simple_rationals(min_value: Fraction | int = 0, max_value: Fraction | int = 
 def _inside(setting, env: Environment) -> None:
     """Never generate outside the mechanism's domain: constraints ``domain_for`` encodes are met by
     construction; any other constraint of the ``Setting`` rejects the draw (Hypothesis ``assume``)."""
-    from mechanisms.registry import SettingError
+    from mechanisms.core.registry import SettingError
 
     try:
         setting.check(env, "strategy")
@@ -65,7 +65,7 @@ def environments(setting=None, domain: Optional[Domain] = None, *, dominant: Opt
     biases toward the bottleneck-fairness premise: ``"global"`` (resource 1 is every user's global
     dominant resource) or ``"per-server"`` (resource 1 is dominant for every user at every server)."""
     if setting is None:
-        from mechanisms.registry import Setting
+        from mechanisms.core.registry import Setting
 
         setting = Setting(placement=True, external=True, bounds=True, weights=True, server_demand=True)
     if domain is None:

@@ -1,0 +1,286 @@
+"""What a mechanism is: ``Setting`` (the part of the one model it is defined for), ``Claim`` (what a paper, or a
+user, says about a property), ``Mechanism`` (function, setting, claims, origin) and :func:`call` (setting
+check, the call, the output check).  The table of registered mechanisms lives here too; ``registry``
+fills it (``@register``, entry points) and looks names up, ``references`` makes a user's function a
+``Mechanism`` -- both import this module, neither imports the other's caller.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from mechverify.allocation import Allocation, feasibility_violations
+from mechverify.deadline import call_limit_scope
+from mechverify.model import Environment
+from mechverify.numbers import InstanceError, fmt_exact
+
+from .z3spec import Z3Spec
+
+__all__ = ["Claim", "Setting", "Mechanism", "SettingError", "MechanismOutputError", "DOMAIN_CONDITIONS", "ORIGINS",
+           "call", "check_output", "REGISTERED"]
+
+#: where a mechanism comes from (``Mechanism.origin``)
+ORIGINS = ("builtin", "reference", "entry-point", "function")
+
+
+class SettingError(InstanceError):
+    """The environment uses a part of the model the mechanism is not defined for."""
+
+
+class MechanismOutputError(InstanceError):
+    """A mechanism returned an allocation outside chi(E) of its own setting (a bug, never a verdict)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a paper says about a property of a mechanism.
+
+    ``variant=None`` covers the property's *claim variants* (``Property.claim_variants``: e.g. EF
+    placement-aware, SP over demands and -- with placement -- eligible sets).  ``domain`` names the
+    paper's standing assumptions that the mechanism's ``Setting`` is wider than (see
+    :data:`DOMAIN_CONDITIONS`); a violation outside them does not refute the claim.
+    """
+
+    property: str  # 'sp', 'gsp', 'ef', 'si', 'po', 'bf', 'srf', 'pm', 'single-server-drf'
+    status: str  # 'holds' | 'fails'
+    source: str  # e.g. "001 Sec. IV-C Thm 3"
+    variant: Optional[str] = None
+    note: str = ""
+    domain: tuple[str, ...] = ()
+
+    def covers(self, env: Environment) -> Optional[str]:
+        """``None`` if the claim speaks about ``env``; else the assumption ``env`` breaks."""
+        for cond in self.domain:
+            test, text = DOMAIN_CONDITIONS[cond]
+            if not test(env):
+                return text
+        return None
+
+
+def _positive_demands(env: Environment) -> bool:
+    # every resource: computational, per-server and external (the search's positive-demand domain,
+    # ``zero_demands=False``, draws no zero external demand either)
+    return all(v > 0 for row in env.demand for v in row) and all(
+        v > 0 for vec in env.server_demand.values() for v in vec) and all(
+        v > 0 for row in env.external_demand for v in row)
+
+
+DOMAIN_CONDITIONS = {
+    "positive_demands": (_positive_demands, "the paper assumes every user demands every resource (d > 0)"),
+    "positive_capacities": (lambda env: all(v > 0 for row in env.capacity for v in row),
+                            "the paper assumes every server has every resource (c > 0)"),
+    "no_placement": (lambda env: not env.has_placement, "the paper assumes no placement constraints"),
+    "uniform_demands": (lambda env: not env.has_server_demand,
+                        "the paper's theorem assumes one demand vector per user (per-server demands are 002 Sec. IV, "
+                        "future work there)"),
+    "unbounded": (lambda env: not env.has_bounds, "the paper assumes unbounded task counts"),
+    "unweighted": (lambda env: not env.has_weights, "the paper assumes equal weights"),
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The domain a mechanism is defined on (what its paper allows)."""
+
+    single_server: bool = False  # True: exactly one server (a single resource pool)
+    placement: bool = True  # placement constraints (eligible sets) allowed
+    external: bool = False  # external resources allowed
+    bounds: bool = True  # finite task bounds allowed
+    weights: bool = True  # weights != 1 allowed
+    server_demand: bool = False  # per-server demand overrides (seed 002 Sec. IV)
+    feasibility: str = "rdm"  # 'rdm' or 'tdm'
+    divisible: bool = True  # False: indivisible tasks (integer x)
+    exact: bool = True  # the allocation is rational and computed exactly with --exact
+    requires_bounds: bool = False  # every user must have a finite task bound n_j > 0 (seed 003)
+    min_resources: int = 1  # e.g. a memory-proportional split needs a second resource
+    positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
+    hierarchy: bool = False  # a queue tree (``queues``, users' ``queue``) allowed (hierarchical sharing)
+    ordered: bool = False  # the policy exposes its ORDER in a state (``Mechanism.order``; set by ``register``)
+    quota_first: bool = False  # its order promises within-quota before borrowing (``OrderSpec.request``; ``register``)
+
+    def describe(self) -> str:
+        """One line naming the setting's parts (as ``list`` prints it)."""
+        parts = ["1 server" if self.single_server else "many servers", self.feasibility.upper()]
+        for flag, label in ((self.placement, "placement"), (self.external, "external"), (self.bounds, "bounds"),
+                            (self.weights, "weights"), (self.server_demand, "per-server demands"),
+                            (self.hierarchy, "queue tree"), (self.ordered, "ordered"),
+                            (self.quota_first, "quota first")):
+            if flag:
+                parts.append(label)
+        if not self.divisible:
+            parts.append("indivisible tasks")
+        if self.requires_bounds:
+            parts.append("every user bounded (n_j > 0)")
+        if self.positive_data:
+            parts.append("positive demands and capacities")
+        return ", ".join(parts)
+
+    def check(self, env: Environment, name: str) -> None:
+        """Raise :class:`SettingError` naming the field if ``env`` lies outside this setting."""
+        if env.n_resources < self.min_resources:
+            raise SettingError(f"resources: {name} needs at least {self.min_resources} resources, "
+                               f"got {env.n_resources}")
+        if self.single_server and env.n_servers != 1:
+            raise SettingError(f"servers: {name} is defined for one server (a single resource pool); "
+                               f"got {env.n_servers} servers")
+        if not self.placement and env.has_placement:
+            j = next(j for j in range(env.n_users) if env.eligible[j] != frozenset(range(env.n_servers)))
+            raise SettingError(f"users[{j}].eligible: {name} is defined without placement constraints")
+        if not self.external and env.n_external:
+            raise SettingError(f"external: {name} is defined without external resources (got {env.n_external})")
+        if not self.bounds and env.has_bounds:
+            j = next(j for j in range(env.n_users) if env.tasks[j] is not None)
+            raise SettingError(f"users[{j}].tasks: {name} is defined for unbounded task counts")
+        if not self.weights and env.has_weights:
+            j = next(j for j in range(env.n_users) if env.weight[j] != 1)
+            raise SettingError(f"users[{j}].weight: {name} is defined for equal weights")
+        if not self.server_demand and env.has_server_demand:
+            j, s = next(iter(env.server_demand))
+            raise SettingError(f"users[{j}].server_demand: {name} does not take per-server demands")
+        if not self.hierarchy and env.has_queues:
+            placed = sum(q is not None for q in env.user_queue)
+            raise SettingError(f"queues: {name} is defined without a queue tree (got {env.n_queues} "
+                               f"queue{'' if env.n_queues == 1 else 's'}, {placed} user{'' if placed == 1 else 's'} "
+                               f"in queues)")
+        if not self.ordered and env.has_usage:
+            j = next(j for j in range(env.n_users) if any(env.usage[j]))
+            raise SettingError(f"users[{j}].usage: {name} reads no state (a usage is the current allocation a "
+                               f"production policy's order is read in; allocations start from an empty cluster)")
+        if self.positive_data:
+            for s, row in enumerate(env.capacity):
+                for r, c in enumerate(row):
+                    if c <= 0:
+                        raise SettingError(f"servers[{s}].capacity[{r}]: {name} needs every capacity > 0, "
+                                           f"got {fmt_exact(c)}")
+            for j in range(env.n_users):
+                for r, d in enumerate(env.demand[j]):
+                    if d <= 0:
+                        raise SettingError(f"users[{j}].demand[{r}]: {name} needs every per-task demand > 0, "
+                                           f"got {fmt_exact(d)}")
+        if self.requires_bounds:
+            for j in range(env.n_users):
+                b = env.tasks[j]
+                if b is None or b <= 0:
+                    got = "null (unbounded)" if b is None else fmt_exact(b)
+                    raise SettingError(f"users[{j}].tasks: {name} needs a task bound n_j > 0 for every user, got {got}")
+
+
+@dataclass(frozen=True)
+class OrderSpec:
+    """A production policy's ORDER of its clients in a state -- the ``order`` facet (``register(...,
+    order=OrderSpec(...))``; the ``order`` command and the order properties read it, docs/policies.md).
+
+    ``state`` is an :class:`Allocation` of the environment: the current allocation (an instance's
+    ``usage``, or ``order --allocation``), not necessarily one the policy would produce.
+
+    * ``compare(state, i, j) -> int`` -- < 0: user ``i`` is served before ``j``; > 0: after; 0: the policy
+      leaves them tied.  Exactly the policy's comparator (for a tree: the comparison of the two nodes under
+      their lowest common ancestor), NOT repaired: whether it is a strict weak order is what the order
+      properties check.
+    * ``share(state, j)`` -- user ``j``'s share as the policy computes it (exact; ``INF`` allowed).
+    * ``queue_share(state, q)`` -- queue ``q``'s share (``None``: the policy has none).
+    * ``request(state, j)`` -- for a policy that serves a client WITHIN its quota before one that would BORROW
+      (Kueue's ``FairSharingPrioritizeNonBorrowing``), the amount per resource it weighs user ``j``'s next
+      admission with (Kueue: the whole workload); ``None``: the policy makes no such promise, and the
+      ``order/quota-first`` check does not apply to it.
+    """
+
+    compare: Callable[[Allocation, int, int], int]
+    share: Callable[[Allocation, int], Any]
+    queue_share: Optional[Callable[[Allocation, int], Any]] = None
+    request: Optional[Callable[[Allocation, int], tuple]] = None
+
+    def order(self, state: Allocation) -> list[int]:
+        """The users in the order served (Python's sort with :attr:`compare`, ties by user index): for a
+        comparator that is not a strict weak order, what a sort happens to return."""
+        from functools import cmp_to_key
+
+        return sorted(range(state.env.n_users), key=cmp_to_key(lambda a, b: self.compare(state, a, b) or (a > b) - (a < b)))
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A mechanism, registered or a user's (:attr:`origin`): its allocation function, setting, claims and notes."""
+    name: str
+    title: str
+    func: Callable[[Environment, bool], Allocation]
+    setting: Setting
+    claims: tuple[Claim, ...] = ()
+    source: str = ""
+    notes: str = ""
+    #: constraints of chi(E) the mechanism may violate BY DESIGN (e.g. ``("bounds",)`` for an algorithm
+    #: reproduced as printed that overshoots task bounds); :func:`call` does not check them
+    may_violate: tuple[str, ...] = ()
+    #: how to load a user's mechanism again (``pkg.mod:func`` / ``path/file.py:func``; "" when registered
+    #: here) and the SHA-256 of its source file (replay says when it changed)
+    reference: str = ""
+    source_hash: str = ""
+    #: a user's implementation: the relative tolerance a violation margin must exceed when the function
+    #: returned floats (taken exactly as written); ``None`` for the registered mechanisms
+    tolerance: Optional[float] = None
+    #: a user's implementation: seconds one call may take in its worker process (``--call-limit``;
+    #: ``None``: derived from the command's budget, ``mechverify.deadline.call_limit_for``)
+    call_limit: Optional[float] = None
+    #: where it comes from (:data:`ORIGINS`): ``builtin`` (``@register``), ``reference`` (``pkg.mod:func`` /
+    #: ``path/file.py:func``), ``entry-point`` (an installed package's), ``function`` (a plain function given
+    #: to the Python API); every origin but ``builtin`` is a user's mechanism (:attr:`is_users`)
+    origin: str = "builtin"
+    #: how the z3 engine encodes it (``mechanisms.core.z3spec.Z3Spec``, declared with ``register(..., z3=...)``;
+    #: ``None``: no symbolic encoding)
+    z3: Optional[Z3Spec] = None
+    #: the policy's order in a state (:class:`OrderSpec`, ``register(..., order=...)``; ``None``: no order facet)
+    order: Optional[OrderSpec] = None
+    #: a vectorised FLOAT allocator ``batch(envs) -> [Allocation or None]`` (``register(..., batch=...)``): ``rates``
+    #: screens many instances at once with it (``None`` entries: the float path); only exact re-checks count
+    batch: Optional[Callable[[Any], list]] = None
+
+    def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(f"origin: expected one of {', '.join(ORIGINS)}, got {self.origin!r}")
+
+    @property
+    def is_users(self) -> bool:
+        """A user's mechanism (a reference, an entry point or a function given to the Python API), not one
+        registered here: it runs in a worker process, its claims are the user's own ("claimed", with their
+        ``source``), ``runs`` is searched first, and its float outputs are judged within ``tolerance``."""
+        return self.origin != "builtin"
+
+    @property
+    def ref(self) -> str:
+        """What :func:`get` needs to find this mechanism again (in another process too)."""
+        return self.reference or self.name
+
+    def __call__(self, env: Environment, exact: bool = False) -> Allocation:
+        return call(self, env, exact)
+
+
+#: the registered mechanisms by name (``registry.register``; entry points: ``references.load_entry_points``)
+REGISTERED: dict[str, Mechanism] = {}
+
+
+def call(m: Mechanism, env: Environment, exact: bool = False) -> Allocation:
+    """Check the setting, run the mechanism (a user's within its per-call limit), and check its output is in
+    chi(E) (:func:`check_output`)."""
+    m.setting.check(env, m.name)
+    if m.call_limit is not None:  # a user's mechanism with its own per-call limit (``--call-limit``, a stored one)
+        with call_limit_scope(m.call_limit, override=True):
+            alloc = m.func(env, exact)
+    else:
+        alloc = m.func(env, exact)
+    check_output(m, env, alloc)
+    return alloc
+
+
+def check_output(m: Mechanism, env: Environment, alloc: Allocation) -> None:
+    """Raise :class:`MechanismOutputError` naming the first constraint of chi(E) (the setting's
+    feasibility, placement, external resources and bounds) that ``alloc`` violates.  Exact entries are
+    checked exactly, floats within ``mechverify.numbers.FLOAT_REL``; a user's float implementation
+    (its numbers taken exactly as written) within its ``tolerance``."""
+    st, skip = m.setting, m.may_violate
+    as_floats = (alloc.info or {}).get("as_written") == "float" and m.is_users and m.tolerance is not None
+    bad = feasibility_violations(env, alloc.x, st.feasibility, check_placement="placement" not in skip,
+                                 check_external=st.external and "external" not in skip,
+                                 check_bounds=st.bounds and "bounds" not in skip,
+                                 rel_tol=m.tolerance if as_floats else None)
+    if bad:
+        raise MechanismOutputError(f"{m.name}: output is not feasible: {bad[0]}")

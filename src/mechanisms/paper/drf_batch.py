@@ -1,0 +1,136 @@
+"""DRF on one pool and per-server DRF, vectorised over many instances (the ``batch`` facet of ``drf`` and
+``per-server-drf``: ``rates``'s batch path, docs/architecture.md).
+
+The same water filling as ``mechanisms.paper.drf_pool`` (read its docstring), in numpy floats for ``n``
+instances of one shape at once: every participating user holds ``x_j = a_j t`` with ``a_j = w_j N_j``
+(``N_j`` = tasks per unit of dominant share), resource ``r`` limits the common level ``t`` to
+``(1 - used_r) / slope_r``, a bound to ``n_j / a_j``; each round raises ``t`` to the smallest limit and
+freezes the users it binds (a float limit within ``1e-12`` relative of ``t*`` binds).  The allocations are
+float SCREENING results: a violation found on one is counted only after the property's exact re-check,
+which runs the mechanism itself exactly.
+
+An instance outside the closed form's common case -- a participating user that demands nothing (its
+normaliser falls back to the task bound), per-server demands, queues, more than one server for ``drf`` --
+is left to the mechanism's own float path (``None`` in the returned list).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Optional, Sequence
+
+import numpy as np
+
+from mechverify.allocation import Allocation
+from mechverify.model import Environment
+
+__all__ = ["water_fill", "drf_one_pool_batch", "per_server_drf_batch"]
+
+_REL = 1e-12
+
+
+def water_fill(C: np.ndarray, D: np.ndarray, W: np.ndarray, B: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """Task counts ``x`` (``n x J``) of DRF's water filling on ``n`` pools at once.
+
+    ``C``: capacities ``n x R``; ``D``: demands ``n x J x R``; ``W``: weights ``n x J``; ``B``: task bounds
+    ``n x J`` (``inf``: none); ``M``: participating users ``n x J`` (bool).  A participating user must
+    demand something; one that demands a resource of capacity 0 gets 0 (as in ``drf_pool``)."""
+    n, J, R = D.shape
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(D > 0, D / C[:, None, :], 0.0)  # dominant-share units per task
+        dead = ((D > 0) & (C[:, None, :] <= 0)).any(axis=2)
+        part = M & ~dead
+        dom = share.max(axis=2)
+        a = np.where(part, W / np.where(dom > 0, dom, 1.0), 0.0)
+        e = np.where(part[:, :, None], share * a[:, :, None], 0.0)  # share of r per unit of level
+        blim_all = np.where(part & np.isfinite(B), B / np.where(a > 0, a, 1.0), np.inf)
+    level = np.zeros((n, J))
+    active = part.copy()
+    used = np.zeros((n, R))
+    for _ in range(J):
+        if not active.any():
+            break
+        slope = (e * active[:, :, None]).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lim = np.where(slope > 0, (1.0 - used) / np.where(slope > 0, slope, 1.0), np.inf)
+        blim = np.where(active, blim_all, np.inf)
+        t = np.minimum(lim.min(axis=1), blim.min(axis=1))  # n
+        tt = t[:, None]
+        tol = _REL * np.maximum(1.0, np.abs(tt))
+        hit_r = np.isfinite(tt) & (lim <= tt + tol)  # n x R: the resources that fill up at t*
+        demands_hit = ((e > 0) & hit_r[:, None, :]).any(axis=2)
+        frozen = active & ((blim <= tt + tol) | demands_hit)
+        level = np.where(frozen, tt, level)
+        used = used + (e * (frozen * level)[:, :, None]).sum(axis=1)
+        active = active & ~frozen
+    return np.where(part, level * a, 0.0)
+
+
+def _flat(env: Environment) -> bool:
+    return not env.has_queues and not env.has_server_demand
+
+
+def _groups(envs: Sequence[Environment], key):
+    groups: dict = {}
+    for n, env in enumerate(envs):
+        groups.setdefault(key(env), []).append(n)
+    return groups.values()
+
+
+def _arrays(envs: Sequence[Environment], with_external: bool):
+    def f(v):  # float(Fraction) without numbers.Rational.__float__'s detour: the same correctly rounded n / d
+        return v._numerator / v._denominator if v.__class__ is Fraction else float(v)
+
+    D = np.array([[[f(v) for v in row] + ([f(v) for v in ext] if with_external else [])
+                   for row, ext in zip(env.demand, env.external_demand)] for env in envs])
+    W = np.array([[f(w) for w in env.weight] for env in envs])
+    B = np.array([[np.inf if t is None else f(t) for t in env.tasks] for env in envs])
+    return D, W, B
+
+
+def drf_one_pool_batch(envs: Sequence[Environment], name: str = "drf") -> list[Optional[Allocation]]:
+    """``drf``'s float allocations of ``envs`` (one server, external resources pooled); ``None`` for an
+    instance outside the vectorised case (module docstring)."""
+    out: list[Optional[Allocation]] = [None] * len(envs)
+    ok = [n for n, env in enumerate(envs) if env.n_servers == 1 and _flat(env)]
+    for idx in _groups([envs[n] for n in ok], lambda e: (e.n_users, e.n_resources, e.n_external)):
+        group = [envs[ok[k]] for k in idx]
+        D, W, B = _arrays(group, True)
+        C = np.array([[float(v) for v in env.capacity[0]] + [float(v) for v in env.external_capacity]
+                      for env in group])
+        M = np.array([[0 in el for el in env.eligible] for env in group])
+        X = water_fill(C, D, W, B, M)
+        nothing = M & ~(D > 0).any(axis=2)  # demands nothing: the bound fallback, left to the float path
+        for k, env in enumerate(group):
+            if nothing[k].any():
+                continue
+            out[ok[idx[k]]] = Allocation(env, tuple((float(v),) for v in X[k]), name, False, {"batch": True})
+    return out
+
+
+def per_server_drf_batch(envs: Sequence[Environment], name: str = "per-server-drf") -> list[Optional[Allocation]]:
+    """``per-server-drf``'s float allocations: DRF's water filling on every server among the users that
+    can use it (``Environment.usable``); ``None`` outside the vectorised case."""
+    out: list[Optional[Allocation]] = [None] * len(envs)
+    ok = [n for n, env in enumerate(envs) if _flat(env) and not env.n_external]
+    for idx in _groups([envs[n] for n in ok], lambda e: (e.n_users, e.n_servers, e.n_resources)):
+        group = [envs[ok[k]] for k in idx]
+        D, W, B = _arrays(group, False)
+        if not (D > 0).any(axis=2).all():
+            # a user demanding nothing: the whole group by the float path would be slow; split it
+            keep = [k for k, env in enumerate(group) if (D[k] > 0).any(axis=1).all()]
+            if not keep:
+                continue
+            sub = per_server_drf_batch([group[k] for k in keep], name)
+            for k, a in zip(keep, sub):
+                out[ok[idx[k]]] = a
+            continue
+        S = group[0].n_servers
+        X = np.zeros((len(group), group[0].n_users, S))
+        for s in range(S):
+            C = np.array([[float(v) for v in env.capacity[s]] for env in group])
+            M = np.array([[env.usable(j, s) for j in range(env.n_users)] for env in group])
+            X[:, :, s] = water_fill(C, D, W, B, M)
+        for k, env in enumerate(group):
+            out[ok[idx[k]]] = Allocation(env, tuple(tuple(float(v) for v in row) for row in X[k]), name, False,
+                                         {"batch": True})
+    return out

@@ -1,0 +1,179 @@
+"""First-Fit and Best-Fit DRFH for indivisible tasks (seed 001 Sec. V-B).
+
+Progressive filling with whole tasks (``mechanisms.paper.filling``): at every step the scheduler picks the active user with the
+lowest weighted global dominant share ``G_j / w_j = x_j max_r D[j,r] / w_j`` (ties: lowest index)
+and places ONE task of it on a server where it fits:
+
+* First-Fit: the first server (in instance order) with enough remaining resources;
+* Best-Fit: the fitting server minimising eq. (9)
+  ``H(j, l) = || D_j / D_{j,r0} - cbar_l / cbar_{l,r0} ||_1``, where ``cbar_l`` is server ``l``'s
+  remaining capacity (as a share of the pooled capacity, like ``D``).  The paper normalises by
+  resource 1; a user that does not demand resource 1 would divide by zero, so we normalise by the
+  user's first demanded resource ``r0`` (identical whenever ``D_{j,1} > 0``).  Ties: lowest index.
+
+A user with no fitting server, or whose bound ``n_j`` is reached (``floor(n_j)`` whole tasks),
+becomes inactive.  Stops when no user is active.  All arithmetic is exact (``Fraction``), so the
+result is exact whatever ``--exact`` says.  Eligibility is honoured (placement constraints).
+A user demanding nothing at all (only possible with a finite bound) gets ``floor(n_j)`` tasks on
+its first eligible server.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from mechverify.allocation import Allocation
+from mechverify.model import Environment
+from mechverify.numbers import INF, is_inf
+
+from .filling import fill_whole_tasks
+from .normalisers import global_dominant_share
+from ..core.registry import Setting, register
+from ..core.z3spec import Z3Spec
+
+MAX_STEPS = 2_000_000
+
+# Seed 001 states no property theorem for the heuristics (only "a fairly good approximation to
+# DRFH", Sec. V-B), so they carry no claims: the verifier reports what holds without a paper claim.
+_INDIV_CLAIMS: tuple = ()
+
+
+def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation:
+    J, S, R = env.n_users, env.n_servers, env.n_resources
+    pooled = env.total_capacity()
+    remaining = [list(env.capacity[s]) for s in range(S)]
+    x = [[0] * S for _ in range(J)]
+    share = [global_dominant_share(env, j) for j in range(J)]
+    limit = [math.floor(env.tasks[j]) if env.tasks[j] is not None else None for j in range(J)]
+    total = [0] * J
+
+    def server_fits(j: int, s: int) -> bool:
+        return all(remaining[s][r] >= env.demand[j][r] for r in range(R))
+
+    def user_open(j: int, _last: int = -1) -> bool:
+        return limit[j] is None or total[j] < limit[j]
+
+    def place(j: int, s: int) -> None:
+        for r in range(R):
+            remaining[s][r] -= env.demand[j][r]
+        x[j][s] += 1
+        total[j] += 1
+
+    fits: dict[int, set[int]] = {}
+    for j in range(J):
+        if not env.eligible[j] or is_inf(share[j]) or not user_open(j):
+            continue
+        if all(v == 0 for v in env.demand[j]):  # only with a finite bound (the model's guard)
+            if limit[j] is not None:
+                fits[j] = {min(env.eligible[j])}
+            continue
+        fs = {s for s in env.eligible[j] if server_fits(j, s)}
+        if fs:
+            fits[j] = fs
+    pick = None
+    if best_fit:
+        def server_key(j: int, s: int) -> Any:
+            return (_h(env.demand[j], remaining[s], pooled), s)
+
+        pick, place = _best_fit_heaps(env, remaining, pooled, place)
+    else:
+        def server_key(j: int, s: int) -> Any:
+            return s
+    steps = fill_whole_tasks(fits, lambda u: (Fraction(total[u]) * share[u] / env.weight[u], u), server_key, place,
+                             server_fits, user_open, MAX_STEPS,
+                             f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
+                             f"scale capacities/demands down", pick_server=pick)
+    return Allocation(env, tuple(tuple(Fraction(v) for v in row) for row in x), name, True, {"steps": steps})
+
+
+def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place):
+    """Best-Fit's server choice without rescanning every server at every step: eq. (9) ``H(j, l)`` changes
+    only at the server where a task was just placed, so each user keeps a heap of ``(H, l, version)`` and
+    ``place`` pushes the new key of that one server (older entries of it are skipped as stale).  The same
+    exact values as :func:`_h` (``D_j / D_{j,r0}`` is computed once per user, ``cbar_l / cbar_{l,r0}`` once
+    per server change), so the same server as the scan, ties included.  Returns ``(pick_server, place)``."""
+    import heapq
+
+    R = env.n_resources
+    ratio: dict[int, Any] = {}  # user -> (r0, D_j / D_{j,r0}) or None (demands nothing: H = 0)
+    for j in range(env.n_users):
+        d = env.demand[j]
+        r0 = next((r for r, v in enumerate(d) if v > 0), None)
+        if r0 is None or not pooled[r0]:
+            ratio[j] = None if r0 is None else (r0, None)
+            continue
+        D = [d[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(R)]
+        ratio[j] = (r0, [D[r] / D[r0] for r in range(R)])
+    version = [0] * env.n_servers
+    cbar_cache: dict[tuple[int, int], Any] = {}  # (server, r0) -> cbar / cbar_r0 (None: no r0 left)
+    heaps: dict[int, list] = {}
+
+    def key(j: int, s: int) -> Any:
+        rj = ratio[j]
+        if rj is None:
+            return Fraction(0)
+        r0, a = rj
+        if a is None:  # demands a resource the cluster has none of: as _h (never fits anywhere)
+            return _h(env.demand[j], remaining[s], pooled)
+        b = cbar_cache.get((s, r0), False)
+        if b is False:
+            rem = remaining[s]
+            c0 = rem[r0] / pooled[r0]
+            b = None if c0 == 0 else [(rem[r] / pooled[r] if pooled[r] else Fraction(0)) / c0 for r in range(R)]
+            cbar_cache[(s, r0)] = b
+        if b is None:
+            return INF
+        return sum((abs(a[r] - b[r]) for r in range(R)), Fraction(0))
+
+    def pick(j: int, fs: set) -> int:
+        h = heaps.get(j)
+        if h is None:
+            h = heaps[j] = [(key(j, s), s, version[s]) for s in fs]
+            heapq.heapify(h)
+        while True:
+            _, s, v = h[0]
+            if s in fs and v == version[s]:
+                return s
+            heapq.heappop(h)  # stale (the server changed since) or no longer fitting (never fits again)
+
+    def place_and_update(j: int, s: int) -> None:
+        place(j, s)
+        version[s] += 1
+        for r0 in {rj[0] for rj in ratio.values() if rj is not None}:
+            cbar_cache.pop((s, r0), None)
+        for u, h in heaps.items():
+            heapq.heappush(h, (key(u, s), s, version[s]))
+
+    return pick, place_and_update
+
+
+def _h(d, rem, pooled) -> Any:
+    """Eq. (9) with shares of the pooled capacity; inf when the server has none of resource r0."""
+    r0 = next((r for r, v in enumerate(d) if v > 0), None)
+    if r0 is None:
+        return Fraction(0)
+    D = [d[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
+    cbar = [rem[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
+    if cbar[r0] == 0:
+        return INF
+    return sum((abs(D[r] / D[r0] - cbar[r] / cbar[r0]) for r in range(len(d))), Fraction(0))
+
+
+_SETTING = Setting(placement=True, external=False, bounds=True, weights=True, divisible=False)
+
+
+@register("drfh-first-fit", "First-Fit DRFH: progressive filling with whole tasks, first fitting server",
+          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B",
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
+def drfh_first_fit(env: Environment, exact: bool = False) -> Allocation:
+    """First-Fit DRFH (seed 001 Sec. V-B): whole tasks, first fitting server."""
+    return _progressive_fill(env, False, "drfh-first-fit")
+
+
+@register("drfh-best-fit", "Best-Fit DRFH: progressive filling with whole tasks, server by H(i,l) of eq. (9)",
+          _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B eq. (9)",
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
+def drfh_best_fit(env: Environment, exact: bool = False) -> Allocation:
+    """Best-Fit DRFH (seed 001 Sec. V-B): whole tasks, the fitting server minimising eq. (9)."""
+    return _progressive_fill(env, True, "drfh-best-fit")
