@@ -132,6 +132,15 @@ public class Probe {
         for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) t[i][j] = in.nextInt();
         Collections.sort(xs, (x, y) -> t[x][y]);
         for (int v : xs) sb.append(v).append(' ');
+      } else if (kind.equals("T")) {
+        int n = in.nextInt();
+        List<Integer> xs = new ArrayList<>();
+        for (int i = 0; i < n; i++) xs.add(in.nextInt());
+        final int[][] t = new int[n][n];
+        for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) t[i][j] = in.nextInt();
+        TreeSet<Integer> set = new TreeSet<>((x, y) -> t[x][y]);
+        set.addAll(xs);
+        for (int v : set) sb.append(v).append(' ');
       } else {
         int n = in.nextInt();
         String[] s = new String[n];
@@ -167,7 +176,8 @@ def _java_double(w: str) -> float:
 def test_every_function_matches_the_jdk(tmp_path):
     """``java_sort`` is ``Collections.sort`` on random comparison tables (below MIN_MERGE: any table, also cyclic
     ones and ties that are not transitive; from MIN_MERGE up: strict weak orders with ties); ``signum_diff``,
-    ``double_compare``, ``gt`` and ``ieee_div`` are Java's on doubles with NaN and infinities; ``string_key``
+    ``treeset_order`` is a ``TreeSet``'s iteration order after ``addAll`` on random tables; ``double_compare``,
+    ``gt`` and ``ieee_div`` are Java's on doubles with NaN and infinities; ``string_key``
     orders strings as ``String.compareTo``."""
     (tmp_path / "Probe.java").write_text(_JAVA)
     subprocess.run(["javac", "Probe.java"], cwd=tmp_path, check=True, capture_output=True, timeout=120)
@@ -198,6 +208,17 @@ def test_every_function_matches_the_jdk(tmp_path):
         tab = [[(key[i] > key[j]) - (key[i] < key[j]) for j in range(n)] for i in range(n)]
         lines.append(f"S {n} {' '.join(map(str, items))} {' '.join(str(v) for row in tab for v in row)}")
         expect.append(("S", java_sort(items, lambda a, b, tab=tab: tab[a][b])))
+    for _ in range(300):  # TreeSet: any antisymmetric table (cycles, intransitive ties, ties that drop an item)
+        n = rng.randint(1, 40)
+        items = list(range(n))
+        rng.shuffle(items)
+        tab = [[0 if i == j else (rng.choice((-1, 0, 1)) if rng.random() < 0.3 else (i > j) - (i < j))
+                for j in range(n)] for i in range(n)]
+        for i in range(n):
+            for j in range(i):
+                tab[i][j] = -tab[j][i]
+        lines.append(f"T {n} {' '.join(map(str, items))} {' '.join(str(v) for row in tab for v in row)}")
+        expect.append(("T", treeset_order(items, lambda a, b, tab=tab: tab[a][b])))
     for _ in range(60):
         n = rng.randint(1, 8)
         strs = ["".join(chr(rng.choice((0x41, 0x61, 0x7a, 0xe9, 0xff61, 0x1f600, 0x10000))) for _ in

@@ -99,6 +99,7 @@ a divisible guarantee by the size of a task, as whole-task DRF misses SI).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Optional
 
@@ -476,13 +477,16 @@ HDRF_CLAIMS = (
                "parent's guarantee; the root's is the whole cluster"),
 )
 _Z3 = Z3Spec.none("hierarchical descent with rescaled shares: not encoded")
+#: the setting of every H-DRF variant: one server, a queue tree, task bounds and weights, in whole tasks or not
+_FRACTIONAL = Setting(single_server=True, hierarchy=True, placement=False, external=False, bounds=True, weights=True,
+                      divisible=True)
+_WHOLE_TASKS = replace(_FRACTIONAL, divisible=False)
 
 
 @register("naive-hdrf", "Naive hierarchical DRF in whole tasks (the paper's task-by-task form): one task at a time "
           "to the leaf reached by descending to the least child, a node's share the dominant share of its "
           "subtree's summed allocation",
-          Setting(single_server=True, hierarchy=True, placement=False, external=False, bounds=True, weights=True,
-                  divisible=False),
+          _WHOLE_TASKS,
           (), source=_SRC,
           notes="whole tasks, as the paper's algorithms launch tasks; the paper's starvation shows in a static "
                 "instance when n2,1's first task takes every CPU (examples/hdrf-starvation.json); the fractional "
@@ -495,8 +499,7 @@ def naive_hdrf(env: Environment, exact: bool = False) -> Allocation:
 
 @register("naive-hdrf-fractional", "Naive hierarchical DRF (fractional): an internal node's share is the dominant "
           "share of its subtree's summed allocation; descent to the least child by share / weight",
-          Setting(single_server=True, hierarchy=True, placement=False, external=False, bounds=True, weights=True,
-                  divisible=True),
+          _FRACTIONAL,
           (), source=_SRC,
           notes="fractional limit of the whole-task descent, exact event by event; no claim registered: the "
                 "paper's starvation of Naive H-DRF is dynamic (n2,1 already holds every CPU when GPUs are freed) "
@@ -510,8 +513,7 @@ def naive_hdrf_fractional(env: Environment, exact: bool = False) -> Allocation:
 
 @register("hdrf", "H-DRF (fractional): non-blocked children rescaled to the least-served one (weighted), blocked "
           "ones unscaled, saturated resources ignored in internal shares; descent to the least child by share / weight",
-          Setting(single_server=True, hierarchy=True, placement=False, external=False, bounds=True, weights=True,
-                  divisible=True),
+          _FRACTIONAL,
           HDRF_CLAIMS, source=_SRC,
           notes="fractional limit of Dynamic H-DRF's descent, exact event by event; a child is rescaled to its "
                 "weight times the least share / weight of its non-blocked siblings (Volcano: to the least share, "
@@ -524,8 +526,7 @@ def hdrf(env: Environment, exact: bool = False) -> Allocation:
 
 @register("hdrf-tasks", "H-DRF in whole tasks: one task at a time to the leaf reached by descending to the least "
           "non-blocked child by rescaled share / weight",
-          Setting(single_server=True, hierarchy=True, placement=False, external=False, bounds=True, weights=True,
-                  divisible=False),
+          _WHOLE_TASKS,
           (), source=_SRC,
           notes="the paper's Dynamic H-DRF as a whole-task loop (blocked: cannot take one more task); no claim "
                 "registered (whole tasks can miss a divisible guarantee by their size, as whole-task DRF misses "

@@ -176,48 +176,30 @@ def treeset_order(items: Sequence[Any], cmp: Callable[[Any, Any], int]) -> list:
     comparator that is not a strict weak order, the order the set happens to hold."""
     root: list[Optional[_Entry]] = [None]
 
-    def rotate_left(p: Optional[_Entry]) -> None:
+    def rotate(p: Optional[_Entry], up: str, down: str) -> None:
+        """``rotateLeft(p)`` (``up="right"``, ``down="left"``: p's right child takes its place) or its mirror
+        ``rotateRight(p)`` (``up="left"``, ``down="right"``)."""
         if p is None:
             return
-        r = p.right
-        p.right = r.left
-        if r.left is not None:
-            r.left.parent = p
+        r = getattr(p, up)
+        setattr(p, up, getattr(r, down))
+        if getattr(r, down) is not None:
+            getattr(r, down).parent = p
         r.parent = p.parent
         if p.parent is None:
             root[0] = r
-        elif p.parent.left is p:
-            p.parent.left = r
+        elif getattr(p.parent, down) is p:
+            setattr(p.parent, down, r)
         else:
-            p.parent.right = r
-        r.left = p
+            setattr(p.parent, up, r)
+        setattr(r, down, p)
         p.parent = r
-
-    def rotate_right(p: Optional[_Entry]) -> None:
-        if p is None:
-            return
-        lft = p.left
-        p.left = lft.right
-        if lft.right is not None:
-            lft.right.parent = p
-        lft.parent = p.parent
-        if p.parent is None:
-            root[0] = lft
-        elif p.parent.right is p:
-            p.parent.right = lft
-        else:
-            p.parent.left = lft
-        lft.right = p
-        p.parent = lft
 
     def parent_of(e):
         return None if e is None else e.parent
 
-    def left_of(e):
-        return None if e is None else e.left
-
-    def right_of(e):
-        return None if e is None else e.right
+    def child_of(e, side: str):
+        return None if e is None else getattr(e, side)
 
     def is_red(e) -> bool:
         return e is not None and e.red
@@ -227,36 +209,25 @@ def treeset_order(items: Sequence[Any], cmp: Callable[[Any, Any], int]) -> list:
             e.red = red
 
     def fix_after_insertion(x: _Entry) -> None:
+        # the JDK writes the two mirror cases out; ``side`` is the side of x's parent under its grandparent,
+        # ``other`` the uncle's (side "left": rotateLeft(x's parent), then rotateRight(the grandparent))
         x.red = True
         while x is not None and x is not root[0] and x.parent.red:
-            if parent_of(x) is left_of(parent_of(parent_of(x))):
-                y = right_of(parent_of(parent_of(x)))
-                if is_red(y):
-                    set_red(parent_of(x), False)
-                    set_red(y, False)
-                    set_red(parent_of(parent_of(x)), True)
-                    x = parent_of(parent_of(x))
-                else:
-                    if x is right_of(parent_of(x)):
-                        x = parent_of(x)
-                        rotate_left(x)
-                    set_red(parent_of(x), False)
-                    set_red(parent_of(parent_of(x)), True)
-                    rotate_right(parent_of(parent_of(x)))
+            grand = parent_of(parent_of(x))
+            side, other = ("left", "right") if parent_of(x) is child_of(grand, "left") else ("right", "left")
+            y = child_of(grand, other)
+            if is_red(y):
+                set_red(parent_of(x), False)
+                set_red(y, False)
+                set_red(grand, True)
+                x = grand
             else:
-                y = left_of(parent_of(parent_of(x)))
-                if is_red(y):
-                    set_red(parent_of(x), False)
-                    set_red(y, False)
-                    set_red(parent_of(parent_of(x)), True)
-                    x = parent_of(parent_of(x))
-                else:
-                    if x is left_of(parent_of(x)):
-                        x = parent_of(x)
-                        rotate_right(x)
-                    set_red(parent_of(x), False)
-                    set_red(parent_of(parent_of(x)), True)
-                    rotate_left(parent_of(parent_of(x)))
+                if x is child_of(parent_of(x), other):
+                    x = parent_of(x)
+                    rotate(x, other, side)
+                set_red(parent_of(x), False)
+                set_red(parent_of(parent_of(x)), True)
+                rotate(parent_of(parent_of(x)), side, other)
         root[0].red = False
 
     for key in items:

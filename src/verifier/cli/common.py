@@ -192,6 +192,16 @@ def mechanism_and_properties(args: argparse.Namespace) -> tuple:
     return mech, props
 
 
+def add_executor_options(p: argparse.ArgumentParser, what: str) -> None:
+    """``--executor``, ``--jobs`` and ``--scheduler``: where ``what`` (the cells, the chunks of samples) run."""
+    p.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help=f"where {what} run: local processes (default) or a Dask cluster (--scheduler)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="local worker processes (default: one per core; 1 = in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="the Dask scheduler, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
+
+
 def check_executor_options(args: argparse.Namespace) -> None:
     """``--executor``/``--jobs``/``--scheduler`` (and ``--campaign`` when the command has it), checked before
     any work (one line, exit 2)."""

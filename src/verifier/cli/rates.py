@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (MECHANISM_HELP, as_json, emit, CliError, add_tolerance, check_executor_options, command, executor_from,
+from .common import (MECHANISM_HELP, add_executor_options, as_json, emit, CliError, add_tolerance, check_executor_options, command, executor_from,
                      non_negative_seed, output_dir, positive_seconds, progress_printer, with_user_options)
 
 
@@ -42,12 +42,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", default=None,
                    help="also write DIR/rates.json, rates.md, rates.html and the plots (PNG and SVG)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("--executor", choices=["local", "dask"], default="local",
-                   help="where the chunks of samples run: local processes (default) or a Dask cluster (--scheduler)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="local worker processes (default: one per core; 1 = in this process)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="the Dask scheduler, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
+    add_executor_options(p, "the chunks of samples")
     add_tolerance(p)
 
 

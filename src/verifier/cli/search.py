@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from .common import (as_json, emit, check_executor_options, executor_from, MECHANISM_HELP, CliError, FailOn, add_fail_on, add_keep_all,
+from .common import (add_executor_options, as_json, emit, check_executor_options, executor_from, MECHANISM_HELP, CliError, FailOn, add_fail_on, add_keep_all,
                      add_mechanism_options, announce_store, command, finding_exit, interrupted_exit,
                      mechanism_and_properties, non_negative_seed, output_dir, parse_properties, positive_seconds,
                      progress_printer)
@@ -18,12 +18,7 @@ from .common import (as_json, emit, check_executor_options, executor_from, MECHA
 
 def _add_campaign_options(p: argparse.ArgumentParser) -> None:
     """``--executor``, ``--jobs``, ``--scheduler``, ``--campaign`` (docs/campaigns.md)."""
-    p.add_argument("--executor", choices=["local", "dask"], default="local",
-                   help="where the cells run: local processes (default) or a Dask cluster (--scheduler)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="local worker processes (default: one per core; 1 = in this process)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="the Dask scheduler, e.g. tcp://10.0.0.1:8786 (with --executor dask)")
+    add_executor_options(p, "the cells")
     p.add_argument("--campaign", metavar="DIR", default=None,
                    help="resumable: one result file per finished cell in DIR; the same command again skips "
                         "them (another configuration on the same DIR is refused)")

@@ -156,13 +156,16 @@ def _result(env: Environment, name: str, admitted: list[int], cycles: int) -> Al
                                                        "cycles": cycles})
 
 
+def _admit(env: Environment, policy: Policy, name: str, tournament: type) -> Allocation:
+    """The admission cycles from an empty cluster with ``tournament`` choosing each cycle's workload."""
+    usage = [[_ZERO] * env.n_resources for _ in range(tree_of(env).n_nodes)]
+    _, admitted, cycles = _cycles(env, policy, usage, True, tournament)
+    return _result(env, name, admitted, cycles)
+
+
 def kueue_drs_fast(env: Environment, policy: Policy = Policy(), name: str = "kueue-drs") -> Allocation:
     """The admission cycles with per-Cohort heaps (module docstring); the allocation is ``name``'s."""
-    pol = policy
-    tree = tree_of(env)
-    usage = [[_ZERO] * env.n_resources for _ in range(tree.n_nodes)]
-    _, admitted, cycles = _cycles(env, pol, usage, True, _Tournament)
-    return _result(env, name, admitted, cycles)
+    return _admit(env, policy, name, _Tournament)
 
 
 class _LiteralTournament:
@@ -234,8 +237,4 @@ class _LiteralTournament:
 
 def kueue_drs_reference(env: Environment, policy: Policy = Policy(), name: str = "kueue-drs") -> Allocation:
     """The admission cycles recomputed literally at every pop (:class:`_LiteralTournament`); slow, for tests."""
-    pol = policy
-    tree = tree_of(env)
-    usage = [[_ZERO] * env.n_resources for _ in range(tree.n_nodes)]
-    _, admitted, cycles = _cycles(env, pol, usage, True, _LiteralTournament)
-    return _result(env, name, admitted, cycles)
+    return _admit(env, policy, name, _LiteralTournament)
