@@ -263,3 +263,34 @@ def test_the_name_check_can_fail():
                      'class V(str, Enum):\n    X = "violated"\nif v == "violated": pass\n'
                      '@command("order", "help")\ndef f(): pass\n')
     assert _name_literals(tree, {"sp", "drf", "ef", "violated", "order"}) == [(2, "drf"), (3, "sp"), (7, "violated")]
+
+
+def _documented_folders() -> tuple[set[str], str]:
+    """The folders docs/architecture.md's tree lists (its lines that start with a path), and the tree's text."""
+    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    tree = text.split("## The tree, one line per folder", 1)[1].split("```")[1]
+    folders = set()
+    for line in tree.splitlines():
+        head = line.split("  ", 1)[0].strip()
+        for part in head.split(", "):
+            if part.endswith("/"):
+                folders.add(part.rstrip("/"))
+    return folders, tree
+
+
+def test_the_architecture_doc_lists_every_package_and_only_real_folders():
+    documented, tree = _documented_folders()
+    missing = [f for f in documented if not os.path.isdir(os.path.join(ROOT, f))]
+    assert not missing, f"docs/architecture.md lists folders that do not exist: {missing}"
+    packages = set()
+    for dirpath, _, files in os.walk(SRC):
+        rel = os.path.relpath(dirpath, ROOT).replace(os.sep, "/")
+        if "__init__.py" in files and rel.count("/") <= 3:
+            packages.add(rel)
+    # a folder is described by its own line, named on its parent's (volcano/ on the ports/ line) or by its
+    # children's lines (src/mechanisms/ by core/, paper/ and ports/)
+    undescribed = [p for p in packages if p not in documented
+                   and not (p.rpartition("/")[0] in documented and p.rpartition("/")[2] + "/" in tree)
+                   and not any(d.startswith(p + "/") for d in documented)]
+    assert not undescribed, f"packages docs/architecture.md does not describe: {sorted(undescribed)}"
