@@ -97,7 +97,8 @@ class Environment:
     """An immutable environment (the *reported* one when given to a mechanism).
 
     All numbers are ``Fraction``.  Indices: users ``j``, servers ``s``, resources ``r``,
-    external resources ``k``.  Build from JSON with :func:`parse_environment`.
+    external resources ``k``.  Build from JSON with :func:`parse_environment`.  Sizes: ``n_users``,
+    ``n_servers``, ``n_resources``, ``n_external`` and ``n_queues`` (0: a flat instance, every user at the root).
     """
 
     resources: tuple[str, ...]
@@ -143,6 +144,10 @@ class Environment:
         # memo of derived quantities (the environment is immutable); not a dataclass field, so it
         # takes no part in ==, repr or replace()
         object.__setattr__(self, "_memo", {})
+        # the sizes (attributes, not fields: no part in ==, repr or replace()); n_queues 0: a flat instance
+        for attr, of in (("n_users", self.users), ("n_servers", self.servers), ("n_resources", self.resources),
+                         ("n_external", self.external), ("n_queues", self.queues)):
+            object.__setattr__(self, attr, len(of))
         if not _DEFERRED[0]:
             self.validate()
 
@@ -156,25 +161,8 @@ class Environment:
         return queue_parents(self)
 
     # ------------------------------------------------------------------ sizes
-    @property
-    def n_users(self) -> int:
-        """Number of users."""
-        return len(self.users)
-
-    @property
-    def n_servers(self) -> int:
-        """Number of servers."""
-        return len(self.servers)
-
-    @property
-    def n_resources(self) -> int:
-        """Number of computational resources."""
-        return len(self.resources)
-
-    @property
-    def n_external(self) -> int:
-        """Number of external resources."""
-        return len(self.external)
+    # n_users, n_servers, n_resources, n_external and n_queues are plain attributes set once by __post_init__
+    # (read in every inner loop; an attribute costs a third of a property)
 
     @property
     def has_placement(self) -> bool:
@@ -198,11 +186,6 @@ class Environment:
         return bool(self.server_demand)
 
     # ------------------------------------------------------------------ the queue tree
-    @property
-    def n_queues(self) -> int:
-        """Number of declared queues (0: a flat instance, every user at the root)."""
-        return len(self.queues)
-
     @property
     def has_usage(self) -> bool:
         """The instance carries a state (``usage``): some user holds tasks in it."""

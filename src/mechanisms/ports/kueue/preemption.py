@@ -419,7 +419,11 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
     order = {c: i for i, c in enumerate(cands)}
     tree.add(usage, preemptor, 1)  # SimulateUsageAddition: the DRS values include the incoming workload
 
-    def fits_fs() -> bool:  # workloadFitsForFairSharing
+    def take(c: int) -> bool:
+        """``c`` becomes a target (its usage removed); whether the preemptor now fits
+        (workloadFitsForFairSharing)."""
+        tree.add(usage, c, -1)
+        targets.append(c)
         tree.add(usage, preemptor, -1)
         ok = fits(tree, usage, preemptor)
         tree.add(usage, preemptor, 1)
@@ -432,10 +436,7 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
     ordering = _Ordering(tree, cfg, usage, preemptor, cands, order)
     for tcq in ordering.targets():  # runFirstFsStrategy
         if tcq == pcq or within_nominal:
-            c = ordering.pop(tcq)
-            tree.add(usage, c, -1)
-            targets.append(c)
-            if fits_fs():
+            if take(ordering.pop(tcq)):
                 found = True
                 break
             continue
@@ -452,10 +453,7 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
             tree.add(usage, c, 1)
             passed = p_new.cmp(t_new) <= 0 if cfg.strategies[0] == S2A else p_new.cmp(t_old) < 0
             if passed:
-                tree.add(usage, c, -1)
-                targets.append(c)
-                if fits_fs():
-                    found = True
+                found = take(c)
                 break
             retry.append(c)
         if found:
@@ -466,12 +464,9 @@ def get_targets(tree: Tree, cfg: Config, admitted: Sequence[int], preemptor: int
             a_p, a_t = ordering.almost_lcas(tcq)
             p_new, t_old = node_share(tree, cfg, usage, a_p), node_share(tree, cfg, usage, a_t)
             c = ordering.pop(tcq)
-            if p_new.cmp(t_old) < 0:
-                tree.add(usage, c, -1)
-                targets.append(c)
-                if fits_fs():
-                    found = True
-                    break
+            if p_new.cmp(t_old) < 0 and take(c):
+                found = True
+                break
             ordering.drop(tcq)
     tree.add(usage, preemptor, -1)
     if not found:

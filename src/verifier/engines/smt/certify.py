@@ -13,7 +13,6 @@ import time
 from fractions import Fraction
 from typing import Callable, Optional
 
-from mechverify.deadline import BudgetExhausted
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError, fmt_exact
 
@@ -160,11 +159,8 @@ def certify(mech, prop_name: str, variant: Optional[str] = None, shape: Shape = 
     a.result.details.update(cases=0, cases_pruned=0, control="")
     n_workers = default_jobs() if jobs is None else jobs
     title = f"mechverify certify {a.mech.name} --property {a.prop.name} --variant {a.variant}: {shape.describe()}"
-    try:
-        return settle(a, lambda: _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method),
-                      n_workers, title, second, proofs, keep_queries)
-    except BudgetExhausted as exc:
-        return a.done(Verdict.UNKNOWN, f"{exc}; not certified")
+    return settle(a, lambda: _certify(a, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method),
+                  n_workers, title, second, proofs, keep_queries, cut="; not certified")
 
 
 def _certify(a: Attempt, shape, timeout, jobs, assume, crosscheck, seed, prune, split, method) -> Result:

@@ -12,7 +12,7 @@ from typing import Callable, Optional, Sequence
 
 import z3
 
-from mechverify.deadline import BudgetExhausted, budget_note
+from mechverify.deadline import budget_note
 from mechverify.lp import LPError
 from mechverify.model import Environment
 from mechverify.utility import utility
@@ -126,11 +126,8 @@ def instance_query(mech, env: Environment, prop_name: str, variant: Optional[str
                                  f"variables)")
     n_workers = default_jobs() if jobs is None else jobs
     title = f"mechverify query {mech.name} --property {prop.name} --variant {a.variant}: {env.describe()}"
-    try:
-        return settle(a, lambda: _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout),
-                      n_workers, title, second, proofs, keep_queries)
-    except BudgetExhausted as exc:
-        return a.done(Verdict.UNKNOWN, str(exc))
+    return settle(a, lambda: _answer(a, goal, spec, env, senv, users, n_workers, joint, validate, timeout),
+                  n_workers, title, second, proofs, keep_queries)
 
 
 def _answer(a: Attempt, goal: Z3Goal, spec, env: Environment, senv: SymEnv, users: list, n_workers: int,

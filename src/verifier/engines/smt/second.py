@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from mechverify.deadline import budget_note
+from mechverify.deadline import BudgetExhausted, budget_note
 
 from ...results import Verdict
 from .pool import BUDGET_REASON, Job, budget_cut, release, run_jobs, run_on, start_workers
@@ -286,11 +286,12 @@ def ask_cvc5(asks: list, n_workers: int, deadline: Optional[float], timeout: flo
         release(procs)
 
 
-def settle(a, compute, n_workers: int, title: str, second: bool, proofs: bool = False, keep: bool = False) -> Any:
+def settle(a, compute, n_workers: int, title: str, second: bool, proofs: bool = False, keep: bool = False,
+           cut: str = "") -> Any:
     """The envelope of ``certify`` and ``query``: ``a.ledger`` made (with cvc5's workers starting when
     ``second``), ``compute()`` run under the attempt's deadline, the ledger kept (``keep``), a certified result
-    given to :func:`second_opinion`; the workers stopped whatever happens (``BudgetExhausted`` is the
-    caller's)."""
+    given to :func:`second_opinion`; the workers stopped whatever happens.  The deadline coming first is an
+    ``unknown`` result saying so (followed by ``cut``)."""
     from ...properties import budget as bud
 
     a.ledger = Ledger(ahead=(n_workers, a.deadline, title) if second else None)
@@ -302,6 +303,8 @@ def settle(a, compute, n_workers: int, title: str, second: bool, proofs: bool = 
             if res.verdict is Verdict.CERTIFIED and second:
                 return second_opinion(a, a.ledger, n_workers, title, proofs, keep)
             return res
+    except BudgetExhausted as exc:
+        return a.done(Verdict.UNKNOWN, f"{exc}{cut}")
     finally:
         a.ledger.cancel_ahead()
 
