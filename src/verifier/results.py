@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict, Union
 
 from mechverify.model import describe_shape
 from mechverify.numbers import fmt
 
 from .claims import REFUTED
 
-__all__ = ["Verdict", "VERDICTS", "Result", "verdict_text", "is_noise", "describe_size", "ARTIFACT_STATUSES",
+__all__ = ["Verdict", "VERDICTS", "Result", "Details", "SmtDetails", "CheckDetails", "AuditDetails", "DETAIL_KINDS",
+           "verdict_text", "is_noise", "describe_size", "ARTIFACT_STATUSES",
            "ACCEPTED", "REJECTED", "MALFORMED", "ArtifactResult"]
 
 
@@ -63,14 +64,66 @@ VERDICTS = {
 }
 
 
+class SmtDetails(TypedDict, total=False):
+    """What ``certify`` and ``query`` (``verifier.engines.smt``) add to a result."""
+
+    cases: int  # the support/dominance cases of the shape, after pruning
+    cases_pruned: int  # cases dropped as unsatisfiable before any query
+    case_log: list  # how the cases were enumerated, one line each
+    case: str  # the case a counterexample or an undecided query belongs to
+    control: str  # the vacuity control's outcome ('' until it ran)
+    method: str  # 'full encoding' or the reduction's method
+    queries: int  # SMT queries asked
+    encoding: str  # the mechanism's encoding family and description
+    crosscheck: str  # how the encoding was checked against the implementation
+    crosscheck_env: dict  # the instance on which the encoding and the implementation disagreed
+    reduction: str  # the scale/symmetry reduction's status and note
+    space: str  # query: what the symbolic part of the instance ranges over
+    shape: list  # certify's shape (users, resources, ...) in a sweep
+    provenance: dict  # what the store records with a violation (solver versions included)
+    ledger: Any  # second.Ledger: the queries a verdict rests on (what --export writes)
+    title: str  # the question, as the exported files name it
+    solvers: list  # [{"name": ..., "version": ...}] of z3 and cvc5
+    second_solver_seconds: float  # cvc5's time
+    answers: list  # per obligation: stage, role, key, logic and each solver's answer
+    incomplete: list  # obligations cvc5 could not decide
+    agreement: str  # 'z3 and cvc5 agree', or z3 alone and why
+    proofs: str  # the Alethe proofs asked and checked
+
+
+class CheckDetails(TypedDict, total=False):
+    """What ``check`` (and ``check --certificates``) adds to a result."""
+
+    outside: list  # per claim: why the instance breaks its assumptions (None: it does not)
+    lp_certificate: str  # the exact LP certificate written for the verdict
+
+
+class AuditDetails(TypedDict, total=False):
+    """What ``audit`` adds to a result: where its evidence comes from."""
+
+    covered_by_claim: bool  # a claim covers the cell (or the cell has no claim at all)
+    source: str  # 'search', or a stored counterexample replayed exactly, ...
+    stored_outside: str  # a stored counterexample outside the claims' assumptions (its path)
+    stored_outcomes: list  # the claims' outcomes on it
+    searched: bool  # the cell was searched as well
+    search_text: str  # the search's verdict, when a stored counterexample decided the cell
+    replays: bool  # the stored counterexample of a violation replays exactly
+
+
+#: a result's ``details``: the keys one engine or command adds (``tests/verifier/test_results.py`` fails on a
+#: key written anywhere that none of these declares)
+Details = Union[SmtDetails, CheckDetails, AuditDetails]
+DETAIL_KINDS = (SmtDetails, CheckDetails, AuditDetails)
+
+
 @dataclass
 class Result:
     """What one question about one mechanism established (see :data:`VERDICTS`).
 
     ``claims`` are the registered claims covering the cell (``verifier.claims.claims_for``) and
     ``outcomes`` what the verdict means for each (``verifier.claims.outcomes``).  ``details`` holds what
-    only one engine produces (z3: cases, control, space; check: per-claim instance notes; audit:
-    evidence source)."""
+    only one engine or command produces, with the keys its :data:`Details` type declares (SMT: cases,
+    control, space, the solvers' agreement; check: per-claim instance notes; audit: the evidence's source)."""
 
     mechanism: str
     property: str
@@ -93,7 +146,7 @@ class Result:
     size: Optional[dict] = None
     minimality: Optional[dict] = None
     certified: Optional[dict] = None
-    details: dict = field(default_factory=dict)
+    details: Details = field(default_factory=dict)  # type: ignore[assignment]
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "verdict":  # a name read from a file or a campaign: resolved once, here
