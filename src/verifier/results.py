@@ -40,6 +40,11 @@ class Verdict(str, Enum):
     __str__ = str.__str__  # "violated", in text and f-strings alike
     __format__ = str.__format__
 
+    def __repr__(self) -> str:
+        """``'violated'``: the Python API printed verdicts as strings before they were members, and a user's
+        ``print(results)`` keeps showing the same (``Verdict.VIOLATED == 'violated'`` as well)."""
+        return repr(self.value)
+
     @property
     def decided(self) -> bool:
         """Did the question get an answer?  ``unknown`` did not; every other verdict did (``not applicable``
