@@ -177,7 +177,7 @@ def algorithm1(env: Environment, median: str = "upper", test: str = "printed", d
 
 @register("lmm-mms-linear", "LMM-MMS by Algorithm 1 as printed (median-based, 'O(n)'), exact arithmetic",
           SETTING, LINEAR_CLAIMS, source="003 Sec. 4.1 Algorithm 1, Thm 2, Example 2",
-          notes="Readings R1-R8 in mechanisms/lmm_mms.py; line 10 tests every undecided user at its full "
+          notes="Readings R1-R8 in mechanisms/paper/lmm_mms.py; line 10 tests every undecided user at its full "
                 "bound B_i as printed (the proof of Thm 2 uses theta_i MMS_i); the final common level is not "
                 "capped by B_i, so x_i > B_i can occur.",
           may_violate=("bounds",),

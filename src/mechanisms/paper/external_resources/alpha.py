@@ -136,5 +136,5 @@ for _kind, _title, _src in (("drf", "DRF-alpha: equalised dominant shares with a
         _name = f"{_kind}-{_p}"
         _setting = replace(SEED004_SETTING, min_resources=2) if _p == "mem" else SEED004_SETTING
         register(_name, f"{_title}: {_what}", _setting, _alpha_claims(_kind), source=_src,
-                 notes="Build other splits with mechanisms.seed004.make_alpha_mechanism(kind, alpha_rule).")(
+                 notes="Build other splits with mechanisms.paper.external_resources.make_alpha_mechanism(kind, alpha_rule).")(
             make_alpha_mechanism(_kind, _rule, _name))

@@ -40,7 +40,7 @@ TSF_ER_CLAIMS = (
           SEED004_SETTING, TSF_ER_CLAIMS, source="004 Sec. 4 Algorithm 1, eq. (6), (8a)-(8f); Sec. 8 (weights, "
           "several external resources)",
           notes="(8f) equalises ALL active users; differs from tsf-er-maxmin (leximin) when some active user is "
-                "blocked by a resource another does not use (see mechanisms/seed004/tsf_er.py).",
+                "blocked by a resource another does not use (see mechanisms/paper/external_resources/tsf_er.py).",
           z3=Z3Spec("algorithm1", "eta", description="Algorithm 1: common level X_j = eta_j g, rounds"))
 def tsf_er(env: Environment, exact: bool = False) -> Allocation:
     """Seed 004 Algorithm 1 with ``eta_j`` from eq. (6) (see the module docstring)."""
