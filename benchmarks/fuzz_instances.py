@@ -31,8 +31,9 @@ good line).  The mechanism rotates over cheap ones.
 
 A case PASSES when no exception escapes ``main`` (a traceback), every exit code means something
 (allocate 0/2/3; --batch 0/1, every line a result or one error line naming the line;
-check 0/1/2/3; replay 0/1), an exit 2 prints EXACTLY one line on stderr starting with
+check 0/1/2/3/4; replay 0/1), an exit 2 prints EXACTLY one line on stderr starting with
 ``error:`` and naming a field or flag (``error: <where>: ...``), an exit 3 one ``solver error:`` line,
+an exit 4 (check decided nothing, e.g. every property not applicable) one ``nothing decided:`` line,
 replay prints one line per file and never hides a crash (a ``TypeError`` etc. in its message), and
 each command ends within the time limit in bounded memory (``RLIMIT_AS`` in the worker processes).
 
@@ -647,7 +648,7 @@ def judge(cmd: str, r: dict[str, Any]) -> Optional[str]:
         return ("hang" if r["traceback"].startswith("hang") else "traceback") + ": " + \
             r["traceback"].strip().splitlines()[-1][:300]
     code, err = r["code"], r["stderr"]
-    allowed = {"allocate": {0, 2, 3}, "stdin": {0, 2, 3}, "batch": {0, 1}, "check": {0, 1, 2, 3},
+    allowed = {"allocate": {0, 2, 3}, "stdin": {0, 2, 3}, "batch": {0, 1}, "check": {0, 1, 2, 3, 4},
                "replay": {0, 1}}[cmd]
     if code not in allowed:
         return f"exit code {code!r} (allowed {sorted(allowed)})"
@@ -666,6 +667,9 @@ def judge(cmd: str, r: dict[str, Any]) -> Optional[str]:
     elif code == 3:
         if err.count("\n") != 1 or not err.startswith("solver error: "):
             return f"exit 3 without exactly one 'solver error:' line: {err[:300]!r}"
+    elif code == 4:
+        if err.count("\n") != 1 or not err.startswith("nothing decided: "):
+            return f"exit 4 without exactly one 'nothing decided:' line: {err[:300]!r}"
     elif err.strip():
         return f"exit {code} with stderr: {err[:300]!r}"
     if cmd == "batch":

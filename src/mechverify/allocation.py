@@ -23,7 +23,7 @@ from math import isfinite
 from typing import Any, Optional, Sequence
 
 from .model import Environment
-from .numbers import FLOAT_REL, as_float, fmt_exact, is_inf
+from .numbers import FLOAT_REL, as_float, fmt_exact, fmt_value, is_inf
 
 __all__ = ["Allocation", "Bundle", "feasibility_violations", "is_feasible", "state_of"]
 
@@ -220,9 +220,9 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
         for s in range(S):
             v = x[j][s]
             if not _le(0, v):
-                out.append(f"x[{env.users[j]},{env.servers[s]}] = {v} < 0")
+                out.append(f"x[{env.users[j]},{env.servers[s]}] = {fmt_value(v)} < 0")
             elif check_placement and s not in env.eligible[j] and not _le(v, 0):
-                out.append(f"placement: {env.users[j]} is not eligible at {env.servers[s]} but gets {v}")
+                out.append(f"placement: {env.users[j]} is not eligible at {env.servers[s]} but gets {fmt_value(v)}")
     if mode == "rdm":
         for s in range(S):
             held = [(x[j][s], env.d(j, s)) for j in range(J) if x[j][s]]  # zero entries use nothing
@@ -232,7 +232,7 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
             for r in range(R):
                 used = sum((v * d[r] for v, d in held), 0)
                 if not _le(used, cap[r]):
-                    out.append(f"RDM: {env.servers[s]}.{env.resources[r]} uses {used} > {cap[r]}")
+                    out.append(f"RDM: {env.servers[s]}.{env.resources[r]} uses {fmt_value(used)} > {fmt_value(cap[r])}")
     else:
         for s in range(S):
             share: Any = 0
@@ -245,17 +245,17 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
                 elif not is_inf(g):
                     share = share + x[j][s] / g
             if not _le(share, 1):
-                out.append(f"TDM: time shares at {env.servers[s]} sum to {share} > 1")
+                out.append(f"TDM: time shares at {env.servers[s]} sum to {fmt_value(share)} > 1")
     if check_external and env.n_external:
         tot = [sum(x[j], 0) for j in range(J)]
         for k in range(env.n_external):
             used = sum((tot[j] * env.external_demand[j][k] for j in range(J)), 0)
             if not _le(used, env.external_capacity[k]):
-                out.append(f"external: {env.external[k]} uses {used} > {env.external_capacity[k]}")
+                out.append(f"external: {env.external[k]} uses {fmt_value(used)} > {fmt_value(env.external_capacity[k])}")
     if check_bounds:
         for j in range(J):
             if env.tasks[j] is not None and not _le(sum(x[j], 0), env.tasks[j]):
-                out.append(f"bound: {env.users[j]} gets {sum(x[j], 0)} > n_j = {env.tasks[j]}")
+                out.append(f"bound: {env.users[j]} gets {fmt_value(sum(x[j], 0))} > n_j = {fmt_value(env.tasks[j])}")
     return out
 
 

@@ -237,7 +237,9 @@ class Environment:
         return tuple(reversed(out))
 
     def user_path(self, j: int) -> tuple[int, ...]:
-        """The queues from the top level down to user ``j``'s queue (``()``: ``j`` is at the root)."""
+        """The queues from the top level down to user ``j``'s queue, as INDICES into ``queues`` (``queues[q]``
+        is the path name, ``queue_weight[q]`` its weight, ...): with ``queues`` ``("eng", "ops", "eng/dev")``
+        a user in ``eng/dev`` has path ``(0, 2)``; ``()``: ``j`` is at the root."""
         return self.queue_path(self.user_queue[j])
 
     def queue_users(self, q: Optional[int] = None) -> tuple[int, ...]:

@@ -19,7 +19,7 @@ import sys
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "is_number_like", "INF", "FLOAT_REL", "is_inf",
+__all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "fmt_value", "is_number_like", "INF", "FLOAT_REL", "is_inf",
            "ratio", "rel_change", "gt", "json_number", "from_exact_text", "as_float", "plural"]
 
 #: Infinity, the one spelling (an unbounded normaliser, ``x/0`` ratios, a user whose tasks use nothing).
@@ -176,6 +176,17 @@ def fmt_exact(value: Any) -> str:
     value = Fraction(value)
     num = _int_text(value.numerator)
     return num if value.denominator == 1 else f"{num}/{_int_text(value.denominator)}"
+
+
+def fmt_value(value: Any) -> str:
+    """A number as a message shows it, the same number always the same text: exact values as
+    :func:`fmt_exact`, floats by their shortest decimal text without a trailing ``.0`` (``1200000.0`` ->
+    ``1200000``, ``0.1`` -> ``0.1``), infinities as ``inf``."""
+    if isinstance(value, float):
+        if math.isinf(value) or math.isnan(value):
+            return repr(value)
+        return str(int(value)) if value.is_integer() else repr(value)
+    return fmt_exact(value)
 
 
 def fmt(value: Any, digits: int = 6) -> str:

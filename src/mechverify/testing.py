@@ -64,7 +64,9 @@ def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, variant:
     ``options`` are the run configuration's (``verifier.config.RunConfig``): ``budget`` (wall-clock seconds for
     the whole call -- every variant, and ``runs``, together -- as the CLI's ``--budget``; default
     :data:`DEFAULT_BUDGET`), ``seed``, ``trials`` (candidates per variant: reproducible), ``store`` (a directory
-    to keep the counterexample in; default: not stored)."""
+    to keep the counterexample in; default: not stored).  A failure shows the finding, not this function's
+    source (``__tracebackhide__``: pytest leaves the frame out)."""
+    __tracebackhide__ = True  # pytest: the user's test line and the finding, not ~50 lines of this library
     from verifier.config import RunConfig
     from verifier.planning import plan
     from verifier.properties import get_property, parse_cells
@@ -99,6 +101,11 @@ def assert_property(mechanism: Any, prop: Union[str, Sequence[str]], *, variant:
     for r in results:
         if r.verdict is Verdict.VIOLATED and r.certificate is not None:
             raise AssertionError(counterexample_text(r))
+    for r in results:  # the property's own code failed: a finding about the property, not the mechanism
+        if r.property_failed:
+            inst = r.details.get("failed_instance")
+            raise AssertionError(f"the property {r.property} failed (its own code, not {mech.name}): "
+                                 f"{r.property_failure}" + (f"\non the instance {json.dumps(inst)}" if inst else ""))
     bad = [r for r in results if not r.verdict.passing and not (allow_unknown and not r.verdict.decided)]
     if bad:
         raise AssertionError(f"{mech.name}: not established within the budget ({seconds:g} s for the whole call) -- "

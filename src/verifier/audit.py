@@ -85,7 +85,9 @@ class AuditCell:
             return "not registered"
         v = {Verdict.VIOLATED: Verdict.VIOLATED, Verdict.CERTIFIED: Verdict.CERTIFIED, Verdict.NOT_REFUTED: "not refuted",
              Verdict.UNKNOWN: Verdict.UNKNOWN, Verdict.NOT_APPLICABLE: "n/a"}[self.verdict]
-        if self.claimed == "disputed" and self.verdict in (Verdict.VIOLATED, Verdict.NOT_REFUTED):
+        if self.verdict is Verdict.UNKNOWN and any(e.property_failed for e in self.evidence):
+            v = "unknown (**the property failed**: its own code)"
+        elif self.claimed == "disputed" and self.verdict in (Verdict.VIOLATED, Verdict.NOT_REFUTED):
             v = ("violated (**refutes ✓**, confirms ✗)" if self.refuted else
                  "violated outside ✓'s assumptions" if self.verdict is Verdict.VIOLATED else
                  "no violation found (✓ not refuted, ✗ not reproduced)")

@@ -128,6 +128,8 @@ def _run_cell(mech, prop_name: str, variant: str, config: RunConfig, budget: flo
             cell.domain = dict(res.domain)
             if scoped is not None:
                 cell.domain["claim_assumptions"] = list(scoped.domain)
+        if res.property_failure:  # the property's own code failed: a finding about it, nothing more to search
+            break
         if res.verdict is Verdict.VIOLATED:
             dom_used, accept_used = dom, accept
             if label == "setting" and scoped is not None:
@@ -146,6 +148,10 @@ def _run_cell(mech, prop_name: str, variant: str, config: RunConfig, budget: flo
         cell.verdict, cell.certificate = Verdict.VIOLATED, res.certificate
         if res.note:
             cell.note = res.note
+    elif res.property_failure:
+        cell.verdict, cell.note, cell.property_failure = Verdict.UNKNOWN, res.note, res.property_failure
+        if res.failed_env is not None:
+            cell.details["failed_instance"] = res.failed_env.to_dict()
     else:
         cell.measure = res.worst
         if cell.certified:

@@ -44,6 +44,7 @@ from . import planning
 from .config import RunConfig
 from .planning import Cell
 from .properties import Property
+from .properties.base import PropertyFailure
 from .properties import budget as bud
 from .properties.runs import failure_text
 from .record import OUTCOMES_ONLY, record
@@ -101,11 +102,11 @@ def _new_result(mech, env, prop, variant) -> Result:
 def _check_property(mech, env, prop, variant, end, seed, allocs: Allocations, sampler=None, max_trials=None) -> Result:
     t0 = bud.now()
     res = _new_result(mech, env, prop, variant)
-    reason = prop.applicable(mech, env, variant)
-    if reason:
-        res.verdict, res.note = Verdict.NOT_APPLICABLE, reason
-        return res
     try:
+        reason = prop.applicable(mech, env, variant)
+        if reason:
+            res.verdict, res.note = Verdict.NOT_APPLICABLE, reason
+            return res
         with bud.scope(end):
             if not prop.needs_deviation:
                 _instance(mech, env, prop, variant, res, allocs.exact, allocs.float, allocs.exact_note)
@@ -114,8 +115,12 @@ def _check_property(mech, env, prop, variant, end, seed, allocs: Allocations, sa
                 _deviations(mech, env, prop, variant, res, end, allocs.float, allocs.seconds, sampler, max_trials)
     except bud.BudgetExhausted as exc:
         res.verdict, res.note = Verdict.UNKNOWN, str(exc)
+    except PropertyFailure as exc:  # the property's own code: a finding about it, the other cells go on
+        res.verdict, res.property_failure = Verdict.UNKNOWN, exc.text
+        res.note = f"the property failed on this instance: {exc.text}"
+        res.details["failed_instance"] = env.to_dict()
     except (LPError, ArithmeticError) as exc:
-        res.verdict, res.note = Verdict.UNKNOWN, f"solver trouble: {exc}"
+        res.verdict, res.note, res.solver_trouble = Verdict.UNKNOWN, f"solver trouble: {exc}", str(exc)
     res.seconds = bud.now() - t0
     if sampler is not None:
         sampler.seconds += res.seconds
@@ -235,16 +240,16 @@ def _deviations(mech, env, prop, variant, res: Result, end, alloc_float, alloc_s
 def check_instance(mech, env: Environment, properties: Optional[Sequence[str]] = None,
                    config: RunConfig = RunConfig(budget=DEFAULT_CHECK_BUDGET),
                    variants: Optional[dict[str, Sequence[str]]] = None) -> list[Result]:
-    """Check every planned property (``verifier.planning``: default all; a user's mechanism: ``runs`` first)
-    and each of its variants on ``env`` within ``config.budget`` wall-clock seconds in total (and before
+    """Check every planned cell (``verifier.planning.plan``: default every property; a user's mechanism: ``runs``
+    first; the variants ``run`` would search -- the others are the plan's ``skipped``) on ``env`` within
+    ``config.budget`` wall-clock seconds in total (and before
     ``config.deadline``); see the module docstring.  When a user's mechanism fails on ``env`` (raises, or
     returns no valid allocation), ``runs`` reports it and the other properties are "unknown" -- there is no
     allocation to judge."""
     cfg = config.start()
     budget = cfg.budget if cfg.budget is not None else bud.left(cfg.deadline)
     with bud.user_calls(mech, budget):
-        return _check_instance(mech, env, planning.plan([mech], properties, variants, every_variant=True).cells,
-                               cfg, budget)
+        return _check_instance(mech, env, planning.plan([mech], properties, variants).cells, cfg, budget)
 
 
 def _check_instance(mech, env: Environment, planned: Sequence[Cell], cfg: RunConfig, budget: float) -> list[Result]:
@@ -264,9 +269,9 @@ def _check_instance(mech, env: Environment, planned: Sequence[Cell], cfg: RunCon
                 if c.prop.mechanism_failure else _failed(mech, env, c.prop, c.variant, failed) for c in planned]
     t_alloc = bud.now() - t
     alloc_exact, exact_note = None, ""
-    wants_exact = any(not p.needs_deviation and not p.applicable(mech, env, v) for p, v in cells)
+    wants_exact = any(not p.needs_deviation and not _premise_fails(p, mech, env, v) for p, v in cells)
     # time kept for one deviation of every deviation cell: their sampled verdicts need allocations too
-    reserve = t_alloc * sum(1 for p, v in cells if p.needs_deviation and not p.applicable(mech, env, v))
+    reserve = t_alloc * sum(1 for p, v in cells if p.needs_deviation and not _premise_fails(p, mech, env, v))
     if wants_exact and bud.left(end) > EXACT_FACTOR * t_alloc + reserve:
         try:  # exact whenever the mechanism can give it (MNW certifies some optima exactly)
             with bud.scope(bud.earliest(end, bud.now() + max(0.0, bud.left(end) - reserve))):
@@ -285,7 +290,7 @@ def _check_instance(mech, env: Environment, planned: Sequence[Cell], cfg: RunCon
     pace = t_alloc  # seconds per deviation: one allocation, until deviation cells measured it
     measured = False  # a deviation's time was measured (pace is no longer the first allocation's)
     order = sorted(range(len(cells)), key=lambda i: cells[i][0].needs_deviation)  # instance properties first
-    weights = {i: (0.0 if cells[i][0].applicable(mech, env, cells[i][1])
+    weights = {i: (0.0 if _premise_fails(cells[i][0], mech, env, cells[i][1])
                    else DEVIATION_WEIGHT if cells[i][0].needs_deviation else INSTANCE_WEIGHT) for i in order}
     with known_allocation(mech, env, alloc_exact) if alloc_exact is not None else contextlib.nullcontext():
         for n, i in enumerate(order):
@@ -331,6 +336,15 @@ def _check_instance(mech, env: Environment, planned: Sequence[Cell], cfg: RunCon
             if smp.trials:
                 pace = smp.seconds / smp.trials
     return [out[i] for i in range(len(cells))]
+
+
+def _premise_fails(prop, mech, env: Environment, variant: str) -> bool:
+    """For planning the budget: the property's premise fails on ``env`` (a premise that itself fails counts
+    as holding here; the cell's own check reports that failure)."""
+    try:
+        return bool(prop.applicable(mech, env, variant))
+    except PropertyFailure:
+        return False
 
 
 def _cell_share(left: float, weight: float, rest: float, pace: float, deviation: bool) -> float:

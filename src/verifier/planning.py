@@ -4,9 +4,9 @@
 ``assert_property``) all ask :func:`plan`.  Names (of properties, variants) are resolved here, once: a plan
 holds the objects.  Two rules live here and nowhere else:
 
-* the READING: a variant is searched only when the mechanism's setting allows it
+* the READING: a variant is judged only when the mechanism's setting allows it
   (``Property.variant_possible``; docs/properties.md, "Readings on trees and whole tasks"); the others are
-  skipped with the reason.  ``check`` judges every variant on its one instance (``every_variant``);
+  skipped with the reason -- by ``check`` on its one instance exactly as by ``run``;
 * the MECHANISM-FAILURE policy (``Property.mechanism_failure``): a user's mechanism (``Mechanism.is_users``)
   is judged for its own failures first (property ``runs``), whatever was asked -- a mechanism that crashes,
   loops or returns garbage is a finding under ``--properties ef`` too.
@@ -89,13 +89,11 @@ def properties_for(mechanism: Any, properties: Optional[Iterable[PropertyLike]] 
 
 
 def plan(mechanisms: Sequence[Any], properties: Optional[Iterable[PropertyLike]] = None,
-         variants: Optional[dict[str, Sequence[str]]] = None, every_variant: bool = False,
-         failures_first: bool = True) -> Plan:
+         variants: Optional[dict[str, Sequence[str]]] = None, failures_first: bool = True) -> Plan:
     """The plan for ``mechanisms`` x ``properties`` (default: every default property; names or objects) --
     module docstring.  ``variants`` (``{property name: [variant, ...]}``, as ``properties.parse_cells`` gives
-    it) keeps only those variants of the properties it names.  ``every_variant``: keep the variants the
-    setting does not allow too (``check`` judges each on its instance).  ``failures_first=False``: the asked
-    properties only, for a user's mechanism too (``rates`` counts what it was asked to count)."""
+    it) keeps only those variants of the properties it names.  ``failures_first=False``: the asked properties
+    only, for a user's mechanism too (``rates`` counts what it was asked to count)."""
     asked = None if properties is None else list(properties)
     cells: list[Cell] = []
     skipped: list[Skip] = []
@@ -106,7 +104,7 @@ def plan(mechanisms: Sequence[Any], properties: Optional[Iterable[PropertyLike]]
             wanted = (variants or {}).get(prop.ref)
             keep = None if wanted is None else {prop.variant_of(w) for w in wanted}
             for v in (v for v in prop.variants if keep is None or v in keep):
-                why = None if every_variant else prop.variant_possible(mech.setting, v)
+                why = prop.variant_possible(mech.setting, v)
                 if why:
                     skipped.append(Skip(mech, prop, v, why))
                 else:

@@ -84,6 +84,10 @@ class CellRates:
     measures: list = field(default_factory=list)  # the measure of every evaluated instance (floats)
     deviations: Optional[int] = None  # deviations tried per instance (deviation properties)
     first_violation: Optional[int] = None  # the index of the first violating sample (reproducible by seed)
+    # the property's own code failed (a user's property: properties.base.PropertyFailure): message -> instances,
+    # and the first such sample (reproducible by seed); neither evaluated nor counted
+    property_failures: dict = field(default_factory=dict)
+    first_property_failure: Optional[int] = None
 
     @property
     def key(self) -> tuple:
@@ -92,7 +96,8 @@ class CellRates:
     @property
     def evaluated(self) -> int:
         """Instances the property was evaluated on."""
-        return self.samples - sum(self.not_applicable.values()) - sum(self.errors.values())
+        return (self.samples - sum(self.not_applicable.values()) - sum(self.errors.values())
+                - sum(self.property_failures.values()))
 
     @property
     def rate(self) -> Optional[float]:
@@ -108,12 +113,14 @@ class CellRates:
         self.violations += other.violations
         self.rechecked += other.rechecked
         for mine, theirs in ((self.not_applicable, other.not_applicable), (self.errors, other.errors),
-                             (self.unconfirmed, other.unconfirmed)):
+                             (self.unconfirmed, other.unconfirmed), (self.property_failures, other.property_failures)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         self.measures.extend(other.measures)
         if self.first_violation is None:
             self.first_violation = other.first_violation
+        if self.first_property_failure is None:
+            self.first_property_failure = other.first_property_failure
 
     def distribution(self) -> dict:
         """Mean, clipped mean (the measure clipped at the property's threshold: violations count by how

@@ -51,6 +51,7 @@ from .config import RunConfig
 from .executors import InProcess
 from .properties import get_property
 from .properties import budget as bud
+from .properties.base import PropertyFailure
 from .rate_records import QUANTILES, CellRates, RatesReport, _Stream, point_key, sample_rng, wilson
 
 # the records are verifier.rate_records'; the public ones are re-exported here
@@ -108,7 +109,7 @@ def _confirm(prop, mech, cell: CellRates, witness, i: int) -> bool:
         return False
     try:
         cert = prop.recheck(mech, witness)
-    except bud.BudgetExhausted:
+    except (bud.BudgetExhausted, PropertyFailure):
         raise
     except Exception as exc:  # noqa: BLE001 - a re-check that fails claims nothing
         _count(cell.unconfirmed, f"exact re-check failed: {_short(exc)}")
@@ -327,6 +328,10 @@ def _evaluate_cell(prop, mech, variant, envs, allocs, cell: CellRates, start: in
             del cell.measures[snap[0]:]
             cell.violations, cell.rechecked, cell.unconfirmed, cell.first_violation = snap[1:]
             return
+        except PropertyFailure as exc:  # the property's own code: a finding about it (the report names it)
+            _count(cell.property_failures, exc.text[:300])
+            if cell.first_property_failure is None:
+                cell.first_property_failure = i
         except InstanceError as exc:
             _count(cell.not_applicable, f"the mechanism rejects the instance: {str(exc).splitlines()[0][:160]}")
         except Exception as exc:  # noqa: BLE001 - counted as an error, never a verdict

@@ -19,7 +19,7 @@ from mechverify.numbers import fmt
 
 from .claims import REFUTED
 
-__all__ = ["Verdict", "VERDICTS", "Result", "Details", "SmtDetails", "CheckDetails", "AuditDetails", "DETAIL_KINDS",
+__all__ = ["Verdict", "VERDICTS", "Result", "Details", "SmtDetails", "CheckDetails", "SearchDetails", "AuditDetails", "DETAIL_KINDS",
            "verdict_text", "is_noise", "describe_size", "ARTIFACT_STATUSES",
            "ACCEPTED", "REJECTED", "MALFORMED", "ArtifactResult"]
 
@@ -103,6 +103,12 @@ class CheckDetails(TypedDict, total=False):
     lp_certificate: str  # the exact LP certificate written for the verdict
 
 
+class SearchDetails(TypedDict, total=False):
+    """What a search (``run``, ``audit``) adds to a result."""
+
+    failed_instance: dict  # the instance on which the property's own code failed (``Result.property_failure``)
+
+
 class AuditDetails(TypedDict, total=False):
     """What ``audit`` adds to a result: where its evidence comes from."""
 
@@ -117,8 +123,8 @@ class AuditDetails(TypedDict, total=False):
 
 #: a result's ``details``: the keys one engine or command adds (``tests/verifier/test_results.py`` fails on a
 #: key written anywhere that none of these declares)
-Details = Union[SmtDetails, CheckDetails, AuditDetails]
-DETAIL_KINDS = (SmtDetails, CheckDetails, AuditDetails)
+Details = Union[SmtDetails, CheckDetails, SearchDetails, AuditDetails]
+DETAIL_KINDS = (SmtDetails, CheckDetails, SearchDetails, AuditDetails)
 
 
 @dataclass
@@ -152,6 +158,11 @@ class Result:
     minimality: Optional[dict] = None
     certified: Optional[dict] = None
     details: Details = field(default_factory=dict)  # type: ignore[assignment]
+    # the property's own code failed (``properties.base.PropertyFailure``): the one-line failure; the verdict
+    # is then ``unknown`` and the finding is about the property, not the mechanism
+    property_failure: str = ""
+    # solver trouble (an LP/MIP solver failed): why; the verdict is then ``unknown`` (exit 3)
+    solver_trouble: str = ""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "verdict":  # a name read from a file or a campaign: resolved once, here
@@ -179,6 +190,11 @@ class Result:
     def mechanism_failed(self) -> bool:
         """A certified failure of the mechanism itself (``Property.mechanism_failure``)."""
         return self.verdict is Verdict.VIOLATED and self.prop.mechanism_failure
+
+    @property
+    def property_failed(self) -> bool:
+        """The property's own code failed on an instance (a finding about the property)."""
+        return bool(self.property_failure)
 
     def __repr__(self) -> str:
         return f"<Result {self.mechanism} {self.property}/{self.variant}: {verdict_text(self)}>"
@@ -244,6 +260,8 @@ def verdict_text(r: Result) -> str:
         return f"not applicable ({r.note or 'premise fails'})"
     if r.verdict is Verdict.VACUOUS:
         return f"vacuous -- the vacuity control is UNSAT, so nothing is certified ({r.note})"
+    if r.property_failure:
+        return f"unknown: the property '{r.property}' failed (its own code): {r.property_failure}"
     return f"unknown: {r.note or 'no reason given'}"
 
 

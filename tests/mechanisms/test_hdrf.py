@@ -334,3 +334,20 @@ def test_cli_run_finishes():
     out = run_cli("run", "hdrf", "--budget", "3", "--properties", "hsi,ef", "--no-store", timeout=120)
     assert out.returncode == 0, out.stderr
     assert "hsi/guarantee" in out.stdout
+
+
+def test_an_hsi_certificate_names_its_benchmark_the_guarantee_not_an_equal_split():
+    import mechverify
+
+    @mechverify.mechanism(hierarchy=True)
+    def all_to_b(env):
+        # every task to the last user: u1 (queue a, weight 1 of 2) gets nothing
+        return [[0] * env.n_servers for _ in range(env.n_users - 1)] + [[10]]
+
+    env = mechverify.instance({"resources": ["cpu"], "servers": [{"capacity": [10]}],
+                               "queues": [{"name": "a"}, {"name": "b"}],
+                               "users": [{"demand": [1], "queue": "a"}, {"demand": [1], "queue": "b"}]})
+    (r,) = [r for r in mechverify.check(all_to_b, env, "hsi") if r.property == "hsi"]
+    # u1's guarantee: half of 10 cpu (two demanding sibling queues of weight 1) = 5 tasks; it runs 0
+    assert r.verdict == "violated"
+    assert r.certificate.utilities == {"u[u1]": 0, "u[u1] hierarchical share guarantee": 5}

@@ -45,3 +45,14 @@ def test_hierarchical_setting_takes_the_tree_and_says_so():
     st.check(_env(["a", "a/b"], ["a/b", "a"]), "h")
     st.check(_env(None, [None]), "h")  # a flat instance is a (trivial) tree
     assert "queue tree" in st.describe() and "queue tree" not in Setting().describe()
+
+
+def test_a_mismatch_names_the_whole_fix_not_only_the_first_field():
+    d = {"resources": ["r1"], "servers": [{"capacity": [4]}], "queues": [{"name": "a"}],
+         "users": [{"demand": [1], "tasks": 2, "weight": 2, "queue": "a"}]}
+    with pytest.raises(SettingError) as e:
+        Setting(bounds=False, weights=False).check(parse_environment(d), "mine")
+    msg = str(e.value)
+    assert msg.startswith("users[0].tasks: mine is defined for unbounded task counts") and "\n" not in msg
+    assert "@mechverify.mechanism(..., bounds=True, weights=True, hierarchy=True)" in msg
+    Setting(bounds=True, weights=True, hierarchy=True).check(parse_environment(d), "mine")  # the fix works

@@ -88,6 +88,9 @@ def test_assert_property_passes_and_fails_with_the_counterexample():
     assert "instance (2 users x 1 server x 1 resource): {" in msg and "allocation " in msg
 
 
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(mechverify.__file__)))  # the code under test
+
+
 def test_pytest_plugin_option(tmp_path):
     (tmp_path / "test_mine.py").write_text(textwrap.dedent(f'''
         import mechverify.testing as t
@@ -101,12 +104,14 @@ def test_pytest_plugin_option(tmp_path):
     '''))
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--mechverify-budget",
                           "2.5", str(tmp_path / "test_mine.py")], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+                         timeout=300, env=dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, ROOT])))
     assert "1 failed, 1 passed" in out.stdout, out.stdout + out.stderr
     assert "greedy violates ef/placement-aware" in out.stdout
+    # the failure shows the user's line and the finding, not the library's source
+    assert "def assert_property" not in out.stdout and "run_mechanism(" not in out.stdout, out.stdout
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--mechverify-budget",
                           "-1", str(tmp_path / "test_mine.py")], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+                         timeout=300, env=dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, ROOT])))
     assert out.returncode == 4 and "--mechverify-budget: must be > 0" in out.stderr
 
 

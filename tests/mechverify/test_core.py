@@ -37,6 +37,35 @@ def test_numbers_reject(raw):
     assert str(e.value).startswith("users[0].demand[1]:")
 
 
+def test_fmt_value_one_text_per_number():
+    from mechverify.numbers import fmt_value
+    assert [fmt_value(v) for v in (1200000.0, 1200000, F(1200000), 0.1, F(1, 3), 2.5)] == \
+        ["1200000", "1200000", "1200000", "0.1", "1/3", "2.5"]
+
+
+def test_a_float_output_names_its_numbers_as_the_instance_does():
+    import mechverify
+    from mechanisms.core.mechanism import MechanismOutputError
+
+    @mechverify.mechanism()
+    def over(env):
+        return [[13.0]]
+
+    env = mechverify.instance({"resources": ["cpu"], "servers": [{"capacity": [12]}], "users": [{"demand": [1]}]})
+    with pytest.raises(MechanismOutputError) as e:
+        mechverify.allocate(over, env)
+    assert "uses 13 > 12" in str(e.value) and ".0" not in str(e.value)
+
+
+def test_user_path_is_indices_into_queues():
+    import mechverify
+    env = mechverify.instance({"resources": ["cpu"], "servers": [{"capacity": [4]}],
+                               "queues": [{"name": "eng"}, {"name": "ops"}, {"name": "eng/dev"}],
+                               "users": [{"demand": [1], "queue": "eng/dev"}, {"demand": [1]}]})
+    assert env.user_path(0) == (0, 2) and [env.queues[q] for q in env.user_path(0)] == ["eng", "eng/dev"]
+    assert env.user_path(1) == ()
+
+
 def test_fmt_exact():
     assert fmt_exact(F(60, 11)) == "60/11" and fmt_exact(F(6)) == "6"
 

@@ -63,14 +63,15 @@ def test_a_users_mechanism_is_judged_for_its_own_failures_first():
 
 
 def test_the_reading_is_decided_once():
-    """A variant the setting does not allow is skipped, with the reason, except for ``check``, which judges
-    every variant on its instance."""
+    """A variant the setting does not allow is skipped, with the reason -- by ``check`` as by ``run``: a
+    whole-task policy is judged in the whole-task reading only."""
     tasks = get("drfh-first-fit")
     p = planning.plan([tasks], ["ef"])
     skipped = {(s.prop.name, s.variant): s.reason for s in p.skipped}
     assert skipped and all(reason for reason in skipped.values())
-    every = planning.plan([tasks], ["ef"], every_variant=True)
-    assert not every.skipped and len(every.cells) == len(p.cells) + len(p.skipped)
+    assert [c.variant for c in p.cells] == ["whole-task"]
+    checked = mv.check(tasks, example("000-fig1.json"), properties=["ef"])
+    assert [(r.property, r.variant) for r in checked] == [("ef", "whole-task")]
 
 
 def test_a_run_configuration_starts_and_refuses_unknown_options():

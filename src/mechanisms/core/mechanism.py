@@ -115,6 +115,37 @@ class Setting:
             parts.append("positive demands and capacities")
         return ", ".join(parts)
 
+    def missing_flags(self, env: Environment, name: str) -> list[tuple[str, tuple[str, str]]]:
+        """The declarable setting flags ``env`` needs and this setting lacks, in field order: ``[(flag, (field,
+        why))]`` -- all of them, so one message can name the whole fix."""
+        out: list[tuple[str, tuple[str, str]]] = []
+        if not self.placement and env.has_placement:
+            j = next(j for j in range(env.n_users) if env.eligible[j] != frozenset(range(env.n_servers)))
+            out.append(("placement", (f"users[{j}].eligible", f"{name} is defined without placement constraints")))
+        if not self.external and env.n_external:
+            out.append(("external", ("external", f"{name} is defined without external resources (got "
+                                                 f"{env.n_external})")))
+        if not self.bounds and env.has_bounds:
+            j = next(j for j in range(env.n_users) if env.tasks[j] is not None)
+            out.append(("bounds", (f"users[{j}].tasks", f"{name} is defined for unbounded task counts")))
+        if not self.weights and env.has_weights:
+            j = next(j for j in range(env.n_users) if env.weight[j] != 1)
+            out.append(("weights", (f"users[{j}].weight", f"{name} is defined for equal weights")))
+        if not self.server_demand and env.has_server_demand:
+            j, s = next(iter(env.server_demand))
+            out.append(("server_demand", (f"users[{j}].server_demand", f"{name} does not take per-server demands")))
+        if not self.hierarchy and env.has_queues:
+            placed = sum(q is not None for q in env.user_queue)
+            out.append(("hierarchy", ("queues", f"{name} is defined without a queue tree (got {env.n_queues} "
+                                                f"queue{'' if env.n_queues == 1 else 's'}, {placed} "
+                                                f"user{'' if placed == 1 else 's'} in queues)")))
+        if not self.ordered and env.has_usage:
+            j = next(j for j in range(env.n_users) if any(env.usage[j]))
+            out.append(("ordered", (f"users[{j}].usage", f"{name} reads no state (a usage is the current allocation "
+                                                          f"a production policy's order is read in; allocations "
+                                                          f"start from an empty cluster)")))
+        return out
+
     def check(self, env: Environment, name: str) -> None:
         """Raise :class:`SettingError` naming the field if ``env`` lies outside this setting."""
         if env.n_resources < self.min_resources:
@@ -123,29 +154,12 @@ class Setting:
         if self.single_server and env.n_servers != 1:
             raise SettingError(f"servers: {name} is defined for one server (a single resource pool); "
                                f"got {env.n_servers} servers")
-        if not self.placement and env.has_placement:
-            j = next(j for j in range(env.n_users) if env.eligible[j] != frozenset(range(env.n_servers)))
-            raise SettingError(f"users[{j}].eligible: {name} is defined without placement constraints")
-        if not self.external and env.n_external:
-            raise SettingError(f"external: {name} is defined without external resources (got {env.n_external})")
-        if not self.bounds and env.has_bounds:
-            j = next(j for j in range(env.n_users) if env.tasks[j] is not None)
-            raise SettingError(f"users[{j}].tasks: {name} is defined for unbounded task counts")
-        if not self.weights and env.has_weights:
-            j = next(j for j in range(env.n_users) if env.weight[j] != 1)
-            raise SettingError(f"users[{j}].weight: {name} is defined for equal weights")
-        if not self.server_demand and env.has_server_demand:
-            j, s = next(iter(env.server_demand))
-            raise SettingError(f"users[{j}].server_demand: {name} does not take per-server demands")
-        if not self.hierarchy and env.has_queues:
-            placed = sum(q is not None for q in env.user_queue)
-            raise SettingError(f"queues: {name} is defined without a queue tree (got {env.n_queues} "
-                               f"queue{'' if env.n_queues == 1 else 's'}, {placed} user{'' if placed == 1 else 's'} "
-                               f"in queues)")
-        if not self.ordered and env.has_usage:
-            j = next(j for j in range(env.n_users) if any(env.usage[j]))
-            raise SettingError(f"users[{j}].usage: {name} reads no state (a usage is the current allocation a "
-                               f"production policy's order is read in; allocations start from an empty cluster)")
+        missing = self.missing_flags(env, name)
+        if missing:
+            field_, text = missing[0][1]
+            flags = ", ".join(f"{flag}=True" for flag, _ in missing)
+            raise SettingError(f"{field_}: {text} (a mechanism taking this instance declares {flags} in its "
+                               f"setting: @mechverify.mechanism(..., {flags}))")
         if self.positive_data:
             for s, row in enumerate(env.capacity):
                 for r, c in enumerate(row):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (MECHANISM_HELP, FailOn, add_mechanism_options, announce_store, command, finding_exit,
-                     mechanism_and_properties, output_dir, replay_artifacts)
+from .common import (MECHANISM_HELP, FailOn, add_mechanism_options, announce_store, command,
+                     mechanism_and_properties, output_dir, replay_artifacts, results_exit)
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
@@ -57,6 +57,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         written = write_certificates(mech, env, props, args.instance, args.certificates, deadline, args.budget)
     results = check_instance(mech, env, props, config)
+    from ..planning import plan
+
+    skipped = [s.row() for s in plan([mech], props).skipped]  # the readings run does not search either
     if written is not None:
         from ..artifacts.lp_certificate import point_to
 
@@ -72,7 +75,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                                         keep_all=True))
     if args.format == "json":
         doc = {"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
-               "budget": args.budget, "results": [check_result_to_json(r) for r in results]}
+               "budget": args.budget, "results": [check_result_to_json(r) for r in results],
+               "skipped": [{"property": p, "variant": v, "reason": why} for p, v, why in skipped]}
         if written is not None:
             doc["lp_certificates"] = {"directory": args.certificates,
                                       "files": sorted(path for path, _ in written.files.values()),
@@ -85,6 +89,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"{mech.name} on {args.instance} ({env.describe()})")
         for r in results:
             print("  " + check_line(r, width=None if width is None else width - 2).replace("\n", "\n  "))
+        if skipped:
+            from ..report.text import wrap_line
+
+            for line in wrap_line("; ".join(f"{p}/{v} ({why})" for p, v, why in skipped), width, "    ",
+                                  "  not checked: "):
+                print(line)
         for line in legend_lines([c.source for r in results for c in r.claims], width):
             print(line)
         if written is not None:
@@ -93,7 +103,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                   + (f" (check them: python -m verifier verify-certificate {args.certificates})" if n else ""))
             for note in written.notes:
                 print(f"  {note}")
-    return finding_exit(args.fail_on, results)
+    return results_exit(args, results)
 
 
 def _configure_replay(p: argparse.ArgumentParser) -> None:

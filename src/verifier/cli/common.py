@@ -21,6 +21,7 @@ __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
 EXIT_USAGE = 2
 EXIT_SOLVER = 3
+EXIT_UNDECIDED = 4  # run, check, audit, rates: nothing was decided (or, with --strict, something was not)
 EXIT_INTERRUPTED = 130  # Ctrl-C (after printing and writing what finished)
 EXIT_TERMINATED = 143  # SIGTERM (likewise)
 
@@ -174,9 +175,10 @@ def with_user_options(mech, args: argparse.Namespace):
 
 
 def add_mechanism_options(p: argparse.ArgumentParser, fail_on: FailOn) -> None:
-    """``--fail-on`` (default ``fail_on``), ``--tolerance`` and ``--call-limit``: the options of a command that
-    judges one mechanism (check, run)."""
+    """``--fail-on`` (default ``fail_on``), ``--strict``, ``--tolerance`` and ``--call-limit``: the options of a
+    command that judges one mechanism (check, run)."""
     add_fail_on(p, fail_on)
+    add_strict(p)
     add_tolerance(p)
 
 
@@ -227,11 +229,47 @@ def executor_from(args: argparse.Namespace, cells: int):
 
 
 def finding_exit(fail_on: FailOn, results) -> int:
-    """0, or :data:`EXIT_FINDING` when ``results`` contain what ``--fail-on`` names."""
+    """0, or :data:`EXIT_FINDING` when ``results`` contain what ``--fail-on`` names (a failing mechanism or
+    property counts unless ``never``)."""
     if fail_on is FailOn.VIOLATED and any(r.verdict is Verdict.VIOLATED for r in results):
         return EXIT_FINDING
-    if fail_on is not FailOn.NEVER and any(r.refuted or r.mechanism_failed for r in results):
+    if fail_on is not FailOn.NEVER and any(r.refuted or r.mechanism_failed or r.property_failed for r in results):
         return EXIT_FINDING
+    return 0
+
+
+def add_strict(p: argparse.ArgumentParser) -> None:
+    """``--strict``: any undecided cell exits 4 (not only a command that decided nothing)."""
+    p.add_argument("--strict", action="store_true",
+                   help="exit 4 when ANY cell ends unknown (without it: only when no cell was decided); a finding "
+                        "(exit 1) and solver trouble (exit 3) still come first")
+
+
+def results_exit(args: argparse.Namespace, results) -> int:
+    """The exit code of ``run``, ``check`` and ``audit`` from their results, by precedence: 1 (what
+    ``--fail-on`` names) over 3 (solver trouble) over 4 (nothing decided -- every judged cell unknown: 'not
+    applicable' and 'not searched' decide nothing --, or with ``--strict`` any cell unknown) over 0.  The
+    reason for 3 and 4 is one line on stderr."""
+    results = list(results)
+    code = finding_exit(args.fail_on, results)
+    if code:
+        return code
+    unknown = [r for r in results if r.verdict is Verdict.UNKNOWN]
+    trouble = [r for r in unknown if r.solver_trouble]
+    if trouble:
+        print(f"solver error: {len(trouble)} of {len(results)} cells unknown because of the solver ({trouble[0].property}/{trouble[0].variant}: "
+              f"{trouble[0].solver_trouble})", file=sys.stderr)
+        return EXIT_SOLVER
+    decided = [r for r in results if r.verdict.decided and r.verdict is not Verdict.NOT_APPLICABLE]
+    if not decided:
+        why = f"; first: {unknown[0].property}/{unknown[0].variant}: {unknown[0].note}" if unknown else ""
+        print(f"nothing decided: {len(unknown)} of {len(results)} cells unknown, none violated, satisfied, "
+              f"certified or searched without a violation{why}", file=sys.stderr)
+        return EXIT_UNDECIDED
+    if getattr(args, "strict", False) and unknown:
+        print(f"--strict: {len(unknown)} of {len(results)} cells unknown (first: {unknown[0].property}/"
+              f"{unknown[0].variant}: {unknown[0].note})", file=sys.stderr)
+        return EXIT_UNDECIDED
     return 0
 
 

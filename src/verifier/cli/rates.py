@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (MECHANISM_HELP, add_executor_options, as_json, emit, CliError, add_tolerance, check_executor_options, command, executor_from,
+from .common import (EXIT_FINDING, EXIT_UNDECIDED, MECHANISM_HELP, add_executor_options, add_strict, as_json, emit, CliError, add_tolerance, check_executor_options, command, executor_from,
                      non_negative_seed, output_dir, positive_seconds, progress_printer, with_user_options)
 
 
@@ -39,6 +39,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="wall-clock seconds (default: none): drawing stops then, and the report says how many "
                         "samples were done")
     p.add_argument("--format", choices=["text", "json", "md"], default="text", help="stdout format")
+    add_strict(p)
     p.add_argument("--out", metavar="DIR", default=None,
                    help="also write DIR/rates.json, rates.md, rates.html and the plots (PNG and SVG)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -123,4 +124,23 @@ def cmd_rates(args: argparse.Namespace) -> int:
 
         print("interrupted: the chunks that finished are reported above", file=sys.stderr)
         return interrupted_exit()
+    return rates_exit(rep, args.strict)
+
+
+def rates_exit(rep, strict: bool) -> int:
+    """1 when a property's own code failed; 4 when no cell evaluated a single sample (every sample not
+    applicable, an error, or not reached) -- with ``--strict``, when any cell did not; else 0.  The reason
+    for 4 is one line on stderr."""
+    failed = [c for c in rep.cells if c.property_failures]
+    if failed:
+        return EXIT_FINDING
+    empty = [c for c in rep.cells if c.evaluated <= 0]
+    if len(empty) == len(rep.cells):  # (no cell at all: the budget ended before the first chunk, or all skipped)
+        print(f"nothing decided: no cell evaluated a sample ({len(rep.cells)} cells; {rep.samples_done} samples "
+              f"drawn)", file=sys.stderr)
+        return EXIT_UNDECIDED
+    if strict and empty:
+        print(f"--strict: {len(empty)} of {len(rep.cells)} cells evaluated no sample (first: {empty[0].mechanism} "
+              f"{empty[0].property}/{empty[0].variant})", file=sys.stderr)
+        return EXIT_UNDECIDED
     return 0

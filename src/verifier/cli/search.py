@@ -10,8 +10,8 @@ import argparse
 import os
 import sys
 
-from .common import (add_executor_options, as_json, emit, check_executor_options, executor_from, MECHANISM_HELP, CliError, FailOn, add_fail_on, add_keep_all,
-                     add_mechanism_options, announce_store, command, finding_exit, interrupted_exit,
+from .common import (add_executor_options, add_strict, as_json, emit, check_executor_options, executor_from, MECHANISM_HELP, CliError, FailOn, add_fail_on, add_keep_all,
+                     add_mechanism_options, announce_store, command, interrupted_exit, results_exit,
                      mechanism_and_properties, non_negative_seed, output_dir, parse_properties, positive_seconds,
                      progress_printer)
 
@@ -105,7 +105,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"interrupted: {len(rep.results)} cells finished (printed above, stored and written); "
               f"the others were not searched", file=sys.stderr)
         return interrupted_exit()
-    return finding_exit(args.fail_on, rep.results)
+    return results_exit(args, rep.results)
 
 
 def _configure_audit(p: argparse.ArgumentParser) -> None:
@@ -137,6 +137,7 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_campaign_options(p)
     add_fail_on(p, FailOn.REFUTED)
+    add_strict(p)
 
 
 @command("audit", "regenerate the seed papers' property tables: verdict and evidence per cell")(_configure_audit)
@@ -178,4 +179,4 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print("interrupted: the cells searched so far are reported above (and stored); the others are "
               "'unknown -- not searched'", file=sys.stderr)
         return interrupted_exit()
-    return finding_exit(args.fail_on, [e for c in result["cells"] for e in c.evidence])
+    return results_exit(args, [e for c in result["cells"] for e in c.evidence])

@@ -26,7 +26,7 @@ from mechverify.model import Environment
 from mechverify.utility import utility
 
 from ..properties import moves
-from ..properties.base import Certificate, Deviation, Report
+from ..properties.base import Certificate, Deviation, PropertyFailure, Report
 
 __all__ = ["optimize_misreports"]
 
@@ -65,6 +65,8 @@ class _Ctx:
         self.tick()
         try:
             ev = self.prop.evaluate(self.mech, env, self.variant, deviation=dev, exact=False, alloc=base)
+        except PropertyFailure:  # the property's own code: a finding about it (the search stops)
+            raise
         except Exception as exc:  # noqa: BLE001
             self._error(exc)
             return None
@@ -73,6 +75,8 @@ class _Ctx:
         if ev.violated and ev.witness is not None:
             try:
                 cert = self.prop.recheck(self.mech, ev.witness)
+            except PropertyFailure:
+                raise
             except Exception as exc:  # noqa: BLE001
                 self._error(exc)
                 return None

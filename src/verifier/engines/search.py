@@ -41,7 +41,7 @@ from mechanisms.core.registry import SettingError
 from mechverify.model import Environment
 
 from ..properties import budget as bud
-from ..properties.base import Certificate, Property
+from ..properties.base import Certificate, Property, PropertyFailure
 from ..properties.runs import failure_text
 from . import strategies as strat
 from .strategies.domain import property_of
@@ -95,6 +95,8 @@ class SearchResult:
     domain: dict = field(default_factory=dict)
     pool: list = field(default_factory=list)  # [(score, order, env)] seeds for the optimiser
     optimizer_trials: int = 0
+    property_failure: str = ""  # the property's own code failed (PropertyFailure): the search stopped there
+    failed_env: Optional[Environment] = None  # the instance it failed on
 
 
 class _Found(Exception):
@@ -307,6 +309,8 @@ class _Search:
             return None
         except bud.BudgetExhausted:  # the command's deadline came during the call: stop, not an error
             raise _Abort() from None
+        except PropertyFailure as exc:
+            self._property_failed(exc, env)
         except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
             res.errors += 1
             res.first_error = res.first_error or failure_text(exc)
@@ -332,6 +336,8 @@ class _Search:
         res = self.res
         try:
             cert = self.prop.recheck(self.mech, witness)
+        except PropertyFailure as exc:
+            self._property_failed(exc, witness.env)
         except Exception as exc:  # noqa: BLE001
             res.errors += 1
             res.first_error = res.first_error or f"exact re-check: {type(exc).__name__}: {exc}"
@@ -363,24 +369,38 @@ class _Search:
             return "outside", None
         except bud.BudgetExhausted:  # the command's deadline came during the call: stop, not an error
             raise _Abort() from None
+        except PropertyFailure as exc:
+            self._property_failed(exc, env)
         except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search
             res.first_error = res.first_error or failure_text(exc)
             return "error", None
+
+    def _property_failed(self, exc: PropertyFailure, env: Environment) -> None:
+        """The property's own code failed on ``env``: a finding about the property, which ends the search (its
+        other candidates would only meet the same code)."""
+        if not self.res.property_failure:
+            self.res.property_failure, self.res.failed_env = exc.text, env
+        raise _Abort()
 
     # ------------------------------------------------------------------ phase 2: the misreport optimiser
     def optimise(self) -> Optional[Certificate]:
         """The optimiser (``optimize.py``) seeded with the environments Hypothesis found closest to a
         violation, for the rest of the budget (properties whose hints call for it)."""
         res, spec = self.res, self.spec
-        if not (self.use_opt and self._trials_left() and clock() < self.end):
+        if res.property_failure or not (self.use_opt and self._trials_left() and clock() < self.end):
             return None
         from .optimize import optimize_misreports
 
         left = None if spec.max_trials is None else spec.max_trials - res.trials
         accept = spec.accept
-        cert, ot = optimize_misreports(self.mech, self.prop, self.variant, [e for _, _, e in res.pool],
-                                       seed=spec.seed, deadline=self.end, max_trials=left, result=res, clock=clock,
-                                       accept=None if accept is None else (lambda e, d: _accepted(accept, e, d)))
+        try:
+            cert, ot = optimize_misreports(self.mech, self.prop, self.variant, [e for _, _, e in res.pool],
+                                           seed=spec.seed, deadline=self.end, max_trials=left, result=res,
+                                           clock=clock,
+                                           accept=None if accept is None else (lambda e, d: _accepted(accept, e, d)))
+        except PropertyFailure as exc:  # the failing instance is the optimiser's: not known here
+            res.property_failure = exc.text
+            return None
         res.optimizer_trials = ot
         res.trials += ot
         if cert is not None:
@@ -397,6 +417,9 @@ class _Search:
         res.wall_seconds = time.perf_counter() - self.w0
         if found is not None:
             res.verdict, res.certificate = Verdict.VIOLATED, found
+        elif res.property_failure:
+            res.verdict = Verdict.UNKNOWN
+            res.note = f"the property failed on a generated instance: {res.property_failure}"
         elif res.trials == 0 and res.errors:  # the mechanism (or the property) failed on every candidate
             res.verdict = Verdict.UNKNOWN
             res.note = (f"every call failed ({res.errors} candidates; first: {res.first_error})"

@@ -35,7 +35,7 @@ from .deviation import Deviation, Report
 from . import moves
 
 __all__ = ["READINGS", "reading", "reading_possible", "Deviation", "Report", "Witness", "Certificate", "Evaluation",
-           "Hints", "Measure", "Property", "DEVIATION_KINDS"]
+           "Hints", "Measure", "Property", "PropertyFailure", "DEVIATION_KINDS"]
 
 #: What a property's deviation is (``Hints.deviation``): nothing (an instance property), one user's
 #: demand report, eligible-set report or task-count report, a coalition's demand reports, a user leaving.
@@ -242,6 +242,16 @@ def reading_possible(setting, variant: str, prop: str, has: tuple[str, ...] = RE
     if r is not None:
         return f"{'whole tasks' if r == 'whole-task' else 'a queue tree'}: see {prop}/{r}"
     return None
+
+
+class PropertyFailure(Exception):
+    """A property's own code failed (a user's property raised, timed out, or returned no number): a finding
+    about THAT property, never about the mechanism, and never a verdict.  ``prop`` names it; ``text`` is the
+    one-line failure (what it raised, what it printed)."""
+
+    def __init__(self, prop: str, text: str) -> None:
+        self.prop, self.text = prop, text
+        super().__init__(f"the property {prop} failed: {text}")
 
 
 @dataclass

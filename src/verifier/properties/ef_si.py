@@ -337,6 +337,8 @@ class SharingIncentive(Property):
         "bounded": Hints(uses_users=True, require_bounds=True, premise_note="at least one finite task bound"),
     }
 
+    benchmark_label = "equal split"  # how a certificate's numbers name the benchmark
+
     def benchmark(self, env, j, mech) -> Any:
         """What user ``j`` must run at least (:func:`si_benchmark`)."""
         return si_benchmark(env, j, mech)
@@ -429,7 +431,7 @@ class SharingIncentive(Property):
         u = env.users[j]
         split = self.split_text(env, j, mech)
         return Certificate(witness, Fraction(gap), ratio(own[1], b), {"allocation": run.alloc},
-                           {f"u[{u}]": own[1], f"u[{u}] equal split": b}, robust, "",
+                           {f"u[{u}]": own[1], f"u[{u}] {self.benchmark_label}": b}, robust, "",
                            "exact" if run.exact else "interval",
                            f"{u} runs {own[1]} {plural(own[1], 'task')}, but {b} with its {split}"
                            f"{' (whole tasks)' if witness.variant == 'whole-task' else ''}")

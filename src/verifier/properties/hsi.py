@@ -69,6 +69,8 @@ class HierarchicalShareGuarantee(SharingIncentive):
         """Every instance of a hierarchical mechanism (flat ones too: hsi is then SI among demanding users)."""
         return None
 
+    benchmark_label = "hierarchical share guarantee"
+
     def benchmark(self, env, j, mech) -> Any:
         """``u_j`` of the hierarchical share guarantee (module docstring)."""
         return hsi_benchmark(env, j, integral=integral_of(mech))

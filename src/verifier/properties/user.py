@@ -35,11 +35,13 @@ from typing import Any, Callable, Optional
 
 from mechverify.allocation import Allocation
 from mechverify.declare import PropertySpec, property_spec_of
+from mechverify.deadline import BudgetExhausted
 from mechverify.isolation import Worker, in_process
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, fmt_exact, gt
 
-from .base import Certificate, Evaluation, Hints, Property, Witness
+from .base import Certificate, Evaluation, Hints, Property, PropertyFailure, Witness
+from .runs import failure_text
 
 __all__ = ["UserProperty", "from_function", "resolve", "load_entry_points", "ENTRY_POINT_GROUP", "MAX_MARGIN_BITS"]
 
@@ -112,9 +114,16 @@ class UserProperty(Property):
         return _margin(self.func(*args, **kwargs), f"property {self.name}")
 
     def _call(self, op: str, args: tuple, variant: str) -> Any:
-        if in_process():
-            return self._in_worker(op, args, variant)
-        return self._worker(op, args, variant)
+        """The user's function (or premise) on ``args``; its failure -- an exception, a time-out, a margin
+        that is not a number -- is a :class:`PropertyFailure` naming this property (never the mechanism's)."""
+        try:
+            if in_process():
+                return self._in_worker(op, args, variant)
+            return self._worker(op, args, variant)
+        except BudgetExhausted:  # the command's deadline: not the property's failure
+            raise
+        except Exception as exc:  # noqa: BLE001 - the worker's failure, or (in process) the function's own
+            raise PropertyFailure(self.name, failure_text(exc)) from None
 
     # --------------------------------------------------------------------------------- the contract
     def applicable(self, mech, env: Environment, variant: str) -> Optional[str]:

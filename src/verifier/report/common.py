@@ -53,6 +53,23 @@ def runs_findings(results: Any) -> list:
     return [r for r in results if r.mechanism_failed]
 
 
+def property_failures(results: Any) -> list:
+    """The cells where the property's own code failed (a user's property raised, timed out or returned no
+    number): findings about the property -- the command exits 1 for them, like for a failing mechanism."""
+    return [r for r in results if r.property_failed]
+
+
+def property_failure_lines(r: Any) -> list[str]:
+    """What a report says of a property that failed: which, how, and the instance it failed on."""
+    import json
+
+    out = [f"{r.property}/{r.variant}: THE PROPERTY FAILED (its own code, not the mechanism): {r.property_failure}"]
+    inst = r.details.get("failed_instance")
+    if inst is not None:
+        out.append("on the instance " + json.dumps(inst, separators=(",", ":")))
+    return out
+
+
 def closing_line(rep: Any) -> str:
     """The report's last word when no claim was refuted: that, or -- when the mechanism failed (``runs``) --
     the failure, which makes ``run`` exit 1."""

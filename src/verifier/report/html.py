@@ -26,7 +26,7 @@ from ..results import Result, Verdict
 from ..store import read as read_stored
 from .citations import SEEDS, codes_in
 from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_of, measure_text,
-                     num_text, property_label, runs_findings, verdict_words)
+                     num_text, property_failure_lines, property_failures, property_label, runs_findings, verdict_words)
 
 __all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
            "link_name"]
@@ -466,6 +466,8 @@ def render_html(rep) -> str:
     if refuted and failed:
         ref += ("<p class='bad'><b>The mechanism failed</b> (an exception or an invalid output): "
                 + "; ".join(esc(f"{r.property}/{r.variant}: {verdict_words(r)}") for r in failed) + "</p>")
+    ref += "".join("<p class='bad'><b>" + esc(first) + "</b>" + "".join("<br><code>" + esc(ln) + "</code>" for ln in rest)
+                   + "</p>" for first, *rest in map(property_failure_lines, property_failures(rep.results)))
     skipped = ("<p class='small'>Not searched: " + "; ".join(f"{esc(p)}/{esc(v)} ({esc(w)})" for p, v, w in rep.skipped)
                + "</p>") if rep.skipped else ""
     body = (f"<h1>mechverify run: {esc(rep.mechanism)}</h1>"

@@ -47,7 +47,15 @@ def cell_to_json(r: Result) -> dict[str, Any]:
         "summary": r.certificate.summary if r.certificate is not None else None,
         **dict(certified=r.certified),  # the certification's record: a JSON field, not the verdict
         "domain": r.domain,
+        **_failure_json(r),
     }
+
+
+def _failure_json(r: Result) -> dict[str, Any]:
+    """A property's own failure, when there was one (the key is absent otherwise)."""
+    if not r.property_failure:
+        return {}
+    return {"property_failure": {"text": r.property_failure, "instance": r.details.get("failed_instance")}}
 
 
 def report_to_json(rep) -> dict[str, Any]:
@@ -74,6 +82,7 @@ def check_result_to_json(r: Result) -> dict[str, Any]:
            "counterexample": r.counterexample, "witness": None}
     if r.details.get("lp_certificate"):
         out["lp_certificate"] = r.details["lp_certificate"]
+    out.update(_failure_json(r))
     if r.certificate is not None:
         c = r.certificate
         w = c.witness

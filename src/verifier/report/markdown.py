@@ -5,7 +5,7 @@ from typing import Any
 
 from ..results import Result, Verdict, describe_size, verdict_text
 from .citations import codes_in, seed_legend
-from .common import (ClaimWords, claim_words, closing_line, detail, domain_text, property_label, runs_findings,
+from .common import (ClaimWords, claim_words, closing_line, detail, domain_text, property_failure_lines, property_failures, property_label, runs_findings,
                      verdict_words)
 
 __all__ = ["render_markdown", "render_audit_markdown", "markdown_legend"]
@@ -50,6 +50,9 @@ def render_markdown(rep) -> str:
     else:
         line = closing_line(rep)
         out.append(line[0].upper() + line[1:] + ".")
+    for r in property_failures(rep.results):
+        first, *rest = property_failure_lines(r)
+        out += ["", f"**{_md_escape(first)}**"] + [f"`{ln}`" for ln in rest]
     out += markdown_legend([r.claims_text() for r in rep.results] + [rep.title])
     return "\n".join(out) + "\n"
 

@@ -50,7 +50,9 @@ def cell_to_json(c) -> dict:
             "deviations_per_sample": c.deviations, "bound": "lower" if c.deviations is not None else "count",
             "bound_text": bound_text(c), "first_violation_sample": c.first_violation,
             "measure": {"meaning": prop.measure.meaning, "violated_when": prop.measure.violated_when,
-                        **c.distribution()}}
+                        **c.distribution()},
+            **({"property_failures": dict(c.property_failures), "first_property_failure_sample":
+                c.first_property_failure} if c.property_failures else {})}
 
 
 def rates_to_json(rep) -> dict:
@@ -124,6 +126,10 @@ def _notes(rep) -> list[str]:
         out.append(f"{m} {cl}: {v} x {k}")
     for m, p, v, why in rep.skipped:
         out.append(f"{m} {p}/{v}: not sampled ({why})")
+    for c in rep.cells:
+        for k, v in c.property_failures.items():
+            out.append(f"!! {c.mechanism} {cell_label(c)}: THE PROPERTY FAILED (its own code, not the mechanism) "
+                       f"on {v} instance(s), first sample {c.first_property_failure} (seed {rep.seed}): {k}")
     return out
 
 

@@ -16,7 +16,8 @@ from mechverify.numbers import fmt, from_exact_text, plural
 
 from ..results import Result, Verdict
 from .citations import codes_in, seed_legend
-from .common import claim_words, closing_line, detail, domain_text, measure_text, num_text, runs_findings, verdict_words
+from .common import (claim_words, closing_line, detail, domain_text, measure_text, num_text, property_failure_lines,
+                     property_failures, runs_findings, verdict_words)
 
 __all__ = ["render_table", "check_line", "CHECK_VERDICT_TEXT", "terminal_width", "use_color", "PIPE_WIDTH",
            "summarise_allocation", "legend_lines", "wrap_line", "z3_verdict_text"]
@@ -104,15 +105,18 @@ def _table_plain(rep, color: bool) -> list[str]:
     return lines
 
 
-def _fit(natural: list[int], width: int, fixed: Sequence[int], minimum: int = 10) -> list[int]:
-    """Column widths within ``width`` (separators of 2): ``fixed`` columns keep their natural width (capped),
-    the others share what is left in proportion to their natural widths."""
+def _fit(natural: list[int], width: int, fixed: Sequence[int], minimum: int = 10,
+         words: Optional[Sequence[int]] = None) -> list[int]:
+    """Column widths within ``width`` (separators of 2): ``fixed`` columns keep their natural width (capped,
+    but never narrower than their longest word ``words[i]`` up to half the width: a name such as
+    ``single-server-drf/whole-task`` is not cut mid-word), the others share what is left in proportion to
+    their natural widths."""
     total = sum(natural) + 2 * (len(natural) - 1)
     if total <= width:
         return list(natural)
     out = list(natural)
     for i in fixed:
-        out[i] = min(natural[i], max(minimum, width // 4))
+        out[i] = min(natural[i], max(minimum, width // 4, min(words[i] if words else 0, width // 2)))
     flex = [i for i in range(len(natural)) if i not in fixed]
     room = width - sum(out[i] for i in fixed) - 2 * (len(natural) - 1)
     want = sum(natural[i] for i in flex) or 1
@@ -137,7 +141,8 @@ def _table_wrapped(rep, width: int, color: bool) -> list[str]:
     four = sum(natural) + 6 <= width
     cols = (0, 1, 2, 3) if four else (0, 2, 3)
     head = [head4[i] for i in cols]
-    widths = _fit([natural[i] for i in cols], width, fixed=(0, len(cols) - 1))
+    longest = [max((len(w) for row in rows for w in row[i].split()), default=0) for i in range(len(head4))]
+    widths = _fit([natural[i] for i in cols], width, fixed=(0, len(cols) - 1), words=[longest[i] for i in cols])
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(), "  ".join("-" * w for w in widths)]
     for r, row in zip(rep.results, rows):
         cells = [row[i] for i in cols]
@@ -198,6 +203,11 @@ def render_table(rep, width: Optional[int] = None, color: bool = False) -> str:
     else:
         lines += [_paint(ln, "red" if runs_findings(rep.results) else None, color)
                   for ln in wrap_line(closing_line(rep), width, "  ")]
+    for r in property_failures(rep.results):
+        first, *rest = property_failure_lines(r)
+        lines += [_paint(ln, "red", color) for ln in wrap_line(first, width, "     ", "  !! ")]
+        for ln in rest:
+            lines += wrap_line(ln, width, "     ", "     ")
     leg = legend_lines([r.claims_text() for r in rep.results] + [rep.title], width)
     if leg:
         lines += [""] + leg
@@ -241,6 +251,8 @@ def check_line(r: Result, width: Optional[int] = None) -> str:
     refuted = ""
     if wrong:
         refuted = "  << CLAIM REFUTED" + (f" ({'; '.join(wrong)})" if len(r.claims) > 1 else "")
+    if r.property_failed:
+        refuted += "  << THE PROPERTY FAILED (its own code, not the mechanism)"
     line = f"{head:28s} {text}   ({claim}){refuted}"
     return line if width is None else "\n".join(wrap_line(line, width, " " * 6))
 

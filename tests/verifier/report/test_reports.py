@@ -111,6 +111,8 @@ def test_run_every_format(run_report, tmp_path):
         assert max(len(ln) for ln in narrow.splitlines()) <= width, width
         if len(po.counterexample) + 20 <= width:
             assert po.counterexample in narrow  # the path stays whole on its own line
+        for r in rep.results:  # property/variant names are never cut mid-word
+            assert any(ln.startswith(f"{r.property}/{r.variant} ") for ln in narrow.splitlines()), (width, r.variant)
     coloured = render_table(rep, width=100, color=True)
     assert ANSI.search(coloured) and ANSI.sub("", coloured) == render_table(rep, width=100)
     md = render_markdown(rep)
