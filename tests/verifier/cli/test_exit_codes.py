@@ -61,6 +61,13 @@ def test_the_api_attributes_a_raising_property_too(tmp_path):
     assert by["raises"].property_failed and not by["raises"].mechanism_failed
 
 
+def test_a_property_returning_garbage_is_its_own_failure(tmp_path):
+    f = tmp_path / "garbage.py"
+    f.write_text("def words(env, alloc):\n    return 'not a margin'\n")
+    (r,) = [r for r in mechverify.check("drfh", FIG1, f"{f}:words") if r.property == "words"]
+    assert r.property_failed and "not a number" in r.property_failure and r.verdict == "unknown"
+
+
 def test_run_that_decides_nothing_exits_4_with_one_line():
     out = run_cli("run", "drf", "--budget", "1e-9", "--no-store")
     assert out.returncode == EXIT_UNDECIDED, (out.returncode, out.stderr)
@@ -104,3 +111,11 @@ def test_rates_that_evaluates_nothing_exits_4():
     out = run_cli("rates", "drf", "--workload", "uniform", "--properties", "ef", "--budget", "1e-9", "--quiet")
     assert out.returncode == EXIT_UNDECIDED, (out.returncode, out.stdout, out.stderr)
     assert out.stderr.strip().splitlines()[-1].startswith("nothing decided: ")
+
+
+def test_audit_marks_a_failing_property_and_exits_1(tmp_path):
+    out = run_cli("audit", "--mechanisms", "drf", "--properties", f"{_raising(tmp_path)},si", "--trials", "20",
+                  "--budget", "60", "--store", str(tmp_path / "store"), "--quiet", timeout=300)
+    assert out.returncode == 1, out.stderr
+    assert "| raises | – → unknown (**the property failed**: its own code) |" in out.stdout
+    assert "boom in my property" in out.stdout and "| si |" in out.stdout  # si still judged
