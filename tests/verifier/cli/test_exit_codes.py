@@ -119,3 +119,11 @@ def test_audit_marks_a_failing_property_and_exits_1(tmp_path):
     assert out.returncode == 1, out.stderr
     assert "| raises | – → unknown (**the property failed**: its own code) |" in out.stdout
     assert "boom in my property" in out.stdout and "| si |" in out.stdout  # si still judged
+
+
+def test_rates_counts_a_failing_property_apart_and_exits_1(tmp_path):
+    out = run_cli("rates", "drf", "--workload", "uniform", "--servers", "1", "--properties",
+                  f"{_raising(tmp_path)},si", "--samples", "5", "--quiet")
+    assert out.returncode == 1, out.stderr
+    assert "!! drf raises/default: THE PROPERTY FAILED (its own code, not the mechanism) on 5 instance(s)" in out.stdout
+    assert "drf        si/per-server-split" in out.stdout  # si was still evaluated
