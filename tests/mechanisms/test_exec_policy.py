@@ -228,3 +228,20 @@ def test_the_program_dies_with_the_verifier(tmp_path, how):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+@pytest.mark.parametrize("value", [0, 3, -2, 0.5, 1e300, "3/4", "-1/2", "2", "0.25", ".5", "1e-3", "1E+2", "7/10",
+                                   "1/0", "3/x", "", " 1", "1 ", "1\n", "/2", "1/", "--1", "1e1000", "inf", "x" * 101,
+                                   True, None, [1], {"a": 1}])
+def test_the_quick_look_accepts_only_what_the_schema_accepts(value):
+    """The allocate answer's quick look (``exec_protocol._plainly_valid``) is never more lenient than the
+    schema (it takes the schema's own pattern); what it turns down goes to the schema, which decides."""
+    from mechverify.exec_protocol import _plainly_valid, _validator
+
+    msg = {"id": 1, "tasks": [[0, value]]}
+    by_schema = _validator("allocate_answer").is_valid(msg)
+    if _plainly_valid("allocate_answer", msg):
+        assert by_schema
+    assert (message_error("allocate_answer", msg) is None) == by_schema
+    for other in ({"id": "1", "tasks": [[value]]}, {"id": 1, "tasks": [value]}, {"id": 1, "tasks": [[value]], "x": 0}):
+        assert not _plainly_valid("allocate_answer", other) or _validator("allocate_answer").is_valid(other)
