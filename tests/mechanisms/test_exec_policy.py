@@ -138,6 +138,47 @@ def test_integers_are_exact():
     assert fresh("zeros")(ENV, exact=True).x == ((0,), (0,))
 
 
+# ------------------------------------------------------------------------------------------- orders
+#: Mesos' DRFSorterTest.DRF (apache/mesos src/tests/sorter_tests.cpp, as tests/verifier/cli/test_order_command.py):
+#: total cpus 100, mem 100; a holds 5 tasks of <1, 1>, b 6, c 1, d 1 of <3, 1>: dominant shares 5/100, 6/100,
+#: 1/100, 3/100 -> c, d, a, b
+MESOS = {"resources": ["cpus", "mem"], "servers": [{"name": "agent", "capacity": [100, 100]}],
+         "users": [{"name": "a", "demand": [1, 1], "usage": [5]}, {"name": "b", "demand": [1, 1], "usage": [6]},
+                   {"name": "c", "demand": [1, 1], "usage": [1]}, {"name": "d", "demand": [3, 1], "usage": [1]}]}
+
+
+def test_an_order_from_the_program_is_the_policys_order_facet(tmp_path):
+    m = fresh("order")
+    assert m.setting.ordered and m.order is not None and m.order.queue_share is None
+    path = tmp_path / "mesos.json"
+    path.write_text(json.dumps(MESOS))
+    p = subprocess.run([sys.executable, "-m", "verifier", "order", ref("order"), str(path), "--format", "json"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")),
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["order"] == ["c", "d", "a", "b"]
+    assert out["shares"] == {"a": "1/20", "b": "3/50", "c": "1/100", "d": "3/100"}
+
+
+def test_a_comparator_that_is_not_a_strict_weak_order_is_found():
+    """The program's comparator: u1 < u2 < u3 < u1 (here a < b < c < a), answered as it is, not repaired."""
+    results = mv.check(ref("cycle"), mv.environment(MESOS), "order/strict-weak")
+    (res,) = [r for r in results if r.property == "order"]
+    assert res.verdict == "violated"
+    assert res.certificate.summary == "a before b before c, but compare(a, c) = 1: not transitive"
+
+
+def test_an_order_that_leaves_out_a_user_is_one_line_finding():
+    from mechverify.allocation import Allocation
+
+    env = mv.environment(MESOS)
+    state = Allocation(env, tuple(tuple(F(v) for v in row) for row in env.usage), "usage", True)
+    with pytest.raises(UserCodeFailure) as exc:
+        fresh("order-missing").order.compare(state, 0, 1)
+    assert exc.value.kind == "protocol" and exc.value.text == "its order leaves out d"
+
+
 # ---------------------------------------------------------------------------------------- failures
 @pytest.mark.parametrize("mode, kind, text", [
     ("crash", "died", "the policy process exited with code 3 before answering request 1 (allocate) [output: request 1]"),
