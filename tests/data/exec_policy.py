@@ -6,7 +6,7 @@
 * ``crash``: exits with code 3 on every request; ``garbage``: answers a line that is not JSON; ``wrong-id``:
   answers with another id; ``error``: answers an error; ``hang``: never answers; ``negative``: answers -1;
 * ``version2``: its handshake speaks version 2; ``chatty``: prints a log line before its handshake;
-  ``silent``: exits without a handshake; ``bad-setting``: its handshake has an unknown setting key;
+  ``silent``: exits without a handshake; ``mute``: never writes one; ``bad-setting``: its handshake has an unknown setting key;
 * ``order``: provides an order too -- users by their dominant share in the state (Mesos' DRF sorter: the
   largest of tasks x d[j][r] / the pooled c[r]), ties grouped; ``cycle``: its comparator is rock, paper,
   scissors on the first three users (u1 before u2 before u3 before u1), not a strict weak order;
@@ -35,6 +35,8 @@ if mode == "chatty":
     print("starting up ...", flush=True)
 if mode == "silent":
     sys.exit(0)
+if mode == "mute":
+    time.sleep(3600)
 hello = {"protocol": "mechverify-exec", "version": 2 if mode == "version2" else 1, "name": f"test-{mode}",
          "provides": ["allocate"], "claims": {"sp": "holds"}, "source": "tests/data/exec_policy.py"}
 if mode == "bad-setting":

@@ -91,6 +91,19 @@ def test_a_bad_handshake_is_one_clear_error(mode, text):
     assert "\n" not in msg and msg.startswith(f"mechanism {ref(mode)}: ") and text in msg, msg
 
 
+def test_a_program_that_never_writes_its_handshake_is_one_line_and_killed(tmp_path, monkeypatch):
+    import mechanisms.core.exec_policy as ep
+
+    monkeypatch.setattr(ep, "HANDSHAKE_SECONDS", 1.0)
+    pidfile = tmp_path / "pid"
+    t0 = time.monotonic()
+    with pytest.raises(InstanceError) as exc:
+        fresh("mute", str(pidfile))
+    assert str(exc.value) == f"mechanism {ref('mute', str(pidfile))}: the policy wrote no handshake within 1 s of its start"
+    assert time.monotonic() - t0 < 1 + 5
+    assert gone(read_pid(pidfile))
+
+
 def test_a_missing_program_is_one_clear_error():
     with pytest.raises(InstanceError, match=r"^mechanism exec:no-such-program-37 x: no command 'no-such-program-37' on PATH$"):
         get("exec:no-such-program-37 x")

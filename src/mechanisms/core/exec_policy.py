@@ -9,8 +9,8 @@ a :class:`Mechanism` of origin ``reference`` (a user's mechanism: ``runs`` is se
 The program lives in a worker process (``mechverify.isolation.Worker``): the worker's child starts it
 (``isolation.spawn``) and relays each call; the per-call time limit, the command's deadline, the memory
 limit and the kill on a time-out, on Ctrl-C, at exit and when the verifier dies are the worker's.  Starting
-the program (a JVM's start-up) has its own limit, :data:`~mechverify.exec_protocol.HANDSHAKE_SECONDS` or the
-call limit if larger, so a slow start is not taken for a slow answer.  A program that crashes, writes
+the program (a JVM's start-up) has its own limit, :data:`~mechverify.exec_protocol.HANDSHAKE_SECONDS`, so a
+slow start is not taken for a slow answer, and a program that never writes its handshake is one line.  A program that crashes, writes
 garbage or answers out of step fails the call in one line (``UserCodeFailure``: a ``runs`` finding) and is
 started again for the next call.  What it answers is validated as a Python function's return value
 (``references.to_allocation``: integers and ``"p/q"`` strings exact, floats taken exactly as written and
@@ -24,7 +24,7 @@ import os
 from typing import Any, Optional
 
 from mechverify.allocation import Allocation
-from mechverify.deadline import call_limit, call_limit_scope
+from mechverify.deadline import call_limit_scope
 from mechverify.declare import DEFAULT_TOLERANCE
 from mechverify.exec_protocol import HANDSHAKE_SECONDS, PolicyProcess, command_argv, command_digest
 from mechverify.isolation import UserCodeFailure, Worker, in_process
@@ -94,16 +94,23 @@ class _Link:
         self.hello: Optional[dict[str, Any]] = None
 
     def start(self) -> dict[str, Any]:
-        """Start the program if its worker is not running (its own time limit; ``UserCodeFailure`` when it
-        cannot start or its handshake changed since it was resolved)."""
+        """Start the program if its worker is not running, within :data:`HANDSHAKE_SECONDS` of its own (not
+        the call's limit: a JVM's start-up is no slow answer; the command's deadline still applies);
+        ``UserCodeFailure`` when it cannot start or its handshake changed since it was resolved."""
         if in_process():
             proc = _process(self.argv)
             hello = proc.hello if proc.running() else proc.start()
         elif self.worker.alive and self.hello is not None:
             return self.hello
         else:
-            with call_limit_scope(max(HANDSHAKE_SECONDS, call_limit()), override=True):
-                hello = self.worker("start")
+            try:
+                with call_limit_scope(HANDSHAKE_SECONDS, override=True):
+                    hello = self.worker("start")
+            except UserCodeFailure as exc:
+                if exc.kind != "timeout":
+                    raise
+                raise UserCodeFailure("timeout", f"the policy wrote no handshake within {HANDSHAKE_SECONDS:g} s of "
+                                                 f"its start", exc.output) from None
         if self.hello is not None and hello.get("name") != self.hello.get("name"):
             self.worker.stop()
             raise UserCodeFailure("protocol", f"the policy restarted as {hello.get('name')!r}, not "
