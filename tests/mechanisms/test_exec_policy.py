@@ -299,3 +299,15 @@ def test_the_quick_look_accepts_only_what_the_schema_accepts(value):
     assert (message_error("allocate_answer", msg) is None) == by_schema
     for other in ({"id": "1", "tasks": [[value]]}, {"id": 1, "tasks": [value]}, {"id": 1, "tasks": [[value]], "x": 0}):
         assert not _plainly_valid("allocate_answer", other) or _validator("allocate_answer").is_valid(other)
+
+
+def test_in_process_mode_talks_to_the_program_from_the_verifier(monkeypatch):
+    """``MECHVERIFY_IN_PROCESS=1`` (for a debugger): no worker; the answers and the failures are the same."""
+    monkeypatch.setenv("MECHVERIFY_IN_PROCESS", "1")
+    m = fresh("exact")
+    assert m(ENV, exact=True).x == ((F(1, 2),), (F(1, 3),))
+    assert m.func.worker.calls == 0  # the worker was never used
+    with pytest.raises(UserCodeFailure) as exc:
+        fresh("crash")(ENV)
+    assert exc.value.kind == "died" and exc.value.text == (
+        "the policy process exited with code 3 before answering request 1 (allocate)")
