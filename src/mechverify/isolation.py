@@ -16,7 +16,11 @@ a file, a module or a notebook, is already there; nothing is imported again) and
 * the child's stdout and stderr (file descriptors 1 and 2, so C code's output too) go to a file of
   their own; what a failing call printed is part of its finding, never mixed into the verifier's output;
 * an exception, ``sys.exit``, ``os._exit``, a signal (a segfault) or an object that cannot be sent back
-  is a :class:`UserCodeFailure` naming what happened; the child is started again for the next call.
+  is a :class:`UserCodeFailure` naming what happened; the child is started again for the next call;
+* the child leads a process group of its own: a program it starts (:func:`spawn`: a policy in another
+  language, ``mechanisms.core.exec_policy``) is killed with it -- at a time-out, at the deadline, on Ctrl-C,
+  when the verifier exits or dies -- and nothing is left running.  Code in the child names a failure in its
+  own words by raising :class:`Failure`.
 
 The parent never trusts the child's word for a violation: a finding is re-checked by calling again
 (``verifier.properties.runs``).  The worker path costs a pipe round trip per call (pickling the arguments
@@ -28,6 +32,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -37,7 +42,7 @@ from typing import Any, Callable, Optional
 
 from .deadline import BudgetExhausted, call_limit, seconds_left
 
-__all__ = ["Worker", "UserCodeFailure", "MEMORY_LIMIT", "in_process", "OUTPUT_CHARS"]
+__all__ = ["Worker", "UserCodeFailure", "Failure", "MEMORY_LIMIT", "in_process", "OUTPUT_CHARS", "spawn"]
 
 #: bytes of address space a worker may add to what the verifier had mapped when it forked
 MEMORY_LIMIT = int(os.environ.get("MECHVERIFY_MEMORY_LIMIT", str(2 << 30)))
@@ -69,8 +74,26 @@ class UserCodeFailure(Exception):
         return self.text + (f" [output: {out}]" if out else "")
 
 
+class Failure(Exception):
+    """Raised by the code a :class:`Worker` runs to name a failure in its own words: the call fails with
+    :class:`UserCodeFailure` of this ``kind`` and ``text`` (e.g. ``mechanisms.core.exec_policy``: "died",
+    "the policy process exited with code 3 before answering"; "protocol", "its answer is not JSON: ...").
+    A kind in :data:`RESTART_KINDS` ends the child: the next call starts afresh."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__(text)
+        self.kind, self.text = kind, text
+
+
+#: failure kinds after which the child is not reused (its state is unknown: the code meant to end, ran out of
+#: memory, lost the program it talks to, or that program's stream is out of step)
+RESTART_KINDS = ("exit", "memory", "died", "protocol")
+
+
 def _describe(exc: BaseException) -> tuple[str, str]:
     """(kind, text) of an exception raised by the user's code in the child."""
+    if isinstance(exc, Failure):
+        return exc.kind, " ".join(str(exc.text).split())[:1000]
     if isinstance(exc, SystemExit):
         return "exit", f"called sys.exit({exc.code!r})"
     if isinstance(exc, MemoryError):
@@ -90,17 +113,62 @@ def _signal_name(num: int) -> str:
 
 
 # ------------------------------------------------------------------------------------------ the child
+def spawn(argv: list[str], limits: bool = True) -> "subprocess.Popen":
+    """Start a program from code a :class:`Worker` runs (a policy in another language): its standard input
+    and output are pipes to the caller (binary), its standard error is the worker's output (shown in a failing
+    call's finding), and it belongs to the worker's process group, so it dies with the worker -- at a time-out,
+    at the deadline, on Ctrl-C, when the verifier exits or dies.  Its memory is limited to :data:`MEMORY_LIMIT`
+    bytes of data (``RLIMIT_DATA``: heap and anonymous memory) instead of the worker's address-space limit:
+    runtimes reserve far more address space than they use (a JVM reserves 1 GiB for class metadata alone).
+    ``OSError`` when it cannot be started.  ``limits=False`` (user code run in the verifier's own process,
+    :func:`in_process`): no limit, the verifier's own limits untouched."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        resource = None
+    if not limits:
+        resource = None
+    saved = []
+    if resource is not None:  # the limits are inherited at the fork: set them here, and restore ours after
+        for which, soft in ((resource.RLIMIT_AS, None), (resource.RLIMIT_DATA, MEMORY_LIMIT)):
+            try:
+                old = resource.getrlimit(which)
+                hard = old[1]
+                want = hard if soft is None else (soft if hard == resource.RLIM_INFINITY else min(soft, hard))
+                resource.setrlimit(which, (want, hard))
+                saved.append((which, old))
+            except (ValueError, OSError):
+                pass
+    try:
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
+    finally:
+        for which, old in saved:
+            try:
+                resource.setrlimit(which, old)
+            except (ValueError, OSError):
+                pass
+
+
 def _watch_parent(parent: int) -> None:
-    """In the child: exit when the parent is gone (an orphan must not keep looping)."""
+    """In the child: exit when the parent is gone (an orphan must not keep looping), with every program it
+    started (its process group)."""
     while True:
         time.sleep(0.5)
         if os.getppid() != parent:
+            try:
+                os.killpg(0, signal.SIGKILL)  # the group this child leads: the programs it started, and itself
+            except OSError:
+                pass
             os._exit(0)
 
 
 def _child(fn: Callable, conn, keep: tuple[int, ...], out: int, parent: int) -> None:  # pragma: no cover
     """The child's whole life (covered through the parent's tests: coverage does not follow a fork)."""
     try:
+        try:
+            os.setpgid(0, 0)  # a group of its own: killing it kills what the user's code started (spawn)
+        except OSError:
+            pass
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         fd = out  # an unnamed file, opened for appending by the parent
@@ -167,7 +235,16 @@ def _mapped_bytes() -> int:
 
 
 # ----------------------------------------------------------------------------------------- the parent
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the process group the (not yet reaped) child ``pid`` leads: what it started dies with it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def _kill(pid: int) -> None:
+    _kill_group(pid)
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
@@ -256,6 +333,11 @@ class Worker:
         self._p.pid, self._conn, self._p.owner = pid, parent_conn, me
         self.forks += 1
 
+    @property
+    def alive(self) -> bool:
+        """A child of this process is running: the next call goes to it (else it starts a new one)."""
+        return self._p.pid is not None and self._p.owner == os.getpid()
+
     def stop(self) -> None:
         """Kill the child (the next call starts a new one)."""
         pid, conn = self._p.pid, self._conn
@@ -305,7 +387,11 @@ class Worker:
                 _kill(pid)
                 return "the worker process stopped answering"
         except ChildProcessError:
+            _kill_group(pid)
             return "the worker process ended"
+        # what it started must not outlive it (a group outlives its reaped leader while it has members, and
+        # Linux does not reuse its id until then)
+        _kill_group(pid)
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             extra = " (out of memory?)" if sig == signal.SIGKILL else ""
@@ -350,6 +436,6 @@ class Worker:
         if reply[0] == "ok":
             return reply[1]
         _, kind, text = reply
-        if kind in ("exit", "memory"):
+        if kind in RESTART_KINDS:
             self.stop()  # the code meant to end, or its process may be in no state to go on: start afresh
         raise UserCodeFailure(kind, text, self._output())

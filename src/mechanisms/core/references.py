@@ -40,8 +40,9 @@ from mechverify.numbers import InstanceError
 
 from .mechanism import REGISTERED, Claim, Mechanism, MechanismOutputError, Setting, SettingError
 
-__all__ = ["resolve", "load_object", "forget_module", "installed", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
-           "ENTRY_POINT_GROUP"]
+__all__ = ["resolve", "load_object", "forget_module", "installed", "source_path", "from_function", "to_allocation",
+           "load_entry_points", "source_hash", "user_setting", "user_claims", "check_user_name", "worker_reply",
+           "from_worker_reply", "DEFAULT_SETTING", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "mechverify.mechanisms"
 #: the setting of an undecorated user function: the basic model of seed 001 (many servers, RDM)
@@ -157,31 +158,42 @@ def resolve(ref: str) -> Mechanism:
     return mech
 
 
-def _setting(func: Callable, fields: dict[str, Any]) -> Setting:
+def user_setting(who: str, fields: dict[str, Any]) -> Setting:
+    """The setting a user declares (``fields``: keywords of :class:`Setting`) over :data:`DEFAULT_SETTING`;
+    one-line ``InstanceError`` naming ``who`` for an unknown keyword."""
     known = {f.name for f in dataclasses.fields(Setting)}
     for key in fields:
         if key not in known:
-            raise InstanceError(f"mechanism: {func.__name__}: unknown setting keyword {key!r} "
+            raise InstanceError(f"mechanism: {who}: unknown setting keyword {key!r} "
                                 f"(known: {', '.join(sorted(known))})")
     return dataclasses.replace(DEFAULT_SETTING, **fields) if fields else DEFAULT_SETTING
 
 
-def _claims(func: Callable, given: Any, source: str) -> tuple[Claim, ...]:
+def user_claims(who: str, given: Any, source: str) -> tuple[Claim, ...]:
+    """The claims a user declares: a mapping ``{"sp": "holds", "ef/placement-aware": "fails"}`` or ``Claim``
+    objects (one-line ``InstanceError`` naming ``who`` otherwise)."""
     out = []
     if isinstance(given, dict):
         for key, status in given.items():
             prop, _, variant = str(key).partition("/")
             if status not in _STATUSES:
-                raise InstanceError(f"mechanism: {func.__name__}: claims[{key!r}]: expected 'holds' or 'fails', "
+                raise InstanceError(f"mechanism: {who}: claims[{key!r}]: expected 'holds' or 'fails', "
                                     f"got {status!r}")
-            out.append(Claim(prop, status, source or f"declared by {func.__name__}", variant or None))
+            out.append(Claim(prop, status, source or f"declared by {who}", variant or None))
     else:
         for c in given or ():
             if not isinstance(c, Claim):
-                raise InstanceError(f"mechanism: {func.__name__}: claims: expected a mapping or Claim objects, "
+                raise InstanceError(f"mechanism: {who}: claims: expected a mapping or Claim objects, "
                                     f"got {type(c).__name__}")
             out.append(c)
     return tuple(out)
+
+
+def check_user_name(name: str, reference: str) -> None:
+    """A user's mechanism may not take a registered mechanism's name (one-line ``InstanceError``)."""
+    if name in REGISTERED:
+        raise InstanceError(f"mechanism: {reference or name}: the name {name!r} is a registered mechanism; "
+                            f"give yours another one (@mechverify.mechanism(name=...))")
 
 
 def from_function(func: Callable, *, reference: str = "", source_hash: str = "", name: Optional[str] = None,
@@ -191,11 +203,11 @@ def from_function(func: Callable, *, reference: str = "", source_hash: str = "",
     (``Mechanism.origin``: ``function``, ``reference`` or ``entry-point``)."""
     spec = spec_of(func)
     mname = name or (spec.name if spec and spec.name else getattr(func, "__name__", "user-mechanism"))
-    if mname in REGISTERED and REGISTERED[mname].func is not func:
-        raise InstanceError(f"mechanism: {reference or mname}: the name {mname!r} is a registered mechanism; "
-                            f"give yours another one (@mechverify.mechanism(name=...))")
-    setting = _setting(func, dict(spec.setting) if spec else {})
-    claims = _claims(func, spec.claims if spec else (), spec.source if spec else "")
+    if not (mname in REGISTERED and REGISTERED[mname].func is func):
+        check_user_name(mname, reference)
+    who = getattr(func, "__name__", mname)
+    setting = user_setting(who, dict(spec.setting) if spec else {})
+    claims = user_claims(who, spec.claims if spec else (), spec.source if spec else "")
     tol = tolerance if tolerance is not None else (spec.tolerance if spec and spec.tolerance is not None
                                                    else DEFAULT_TOLERANCE)
     doc = (inspect.getdoc(func) or "").strip().splitlines()
@@ -226,30 +238,41 @@ def _adapt(func: Callable, name: str) -> Callable[[Environment, bool], Allocatio
 
     def in_worker(env: Environment, exact: bool) -> tuple:
         """Runs in the worker: the allocation's rows and info, or the one-line reason it is none."""
-        try:
-            alloc = direct(env, exact)
-        except SettingError as exc:  # the function itself rejects the instance: outside its domain
-            return ("setting", str(exc))
-        except MechanismOutputError as exc:
-            return ("output", str(exc))
-        except BudgetExhausted as exc:
-            return ("budget", exc.what)
-        return ("alloc", alloc.x, alloc.info)
+        return worker_reply(direct, env, exact)
 
     worker = Worker(in_worker, label=f"the mechanism {name}")
 
     def allocate(env: Environment, exact: bool = False) -> Allocation:
         if in_process():
             return direct(env, exact)
-        got = worker(env, exact)  # UserCodeFailure: the function raised, looped, exited, died
-        if got[0] == "alloc":
-            return Allocation(env, got[1], name, exact, got[2])
-        raise {"setting": SettingError, "output": MechanismOutputError, "budget": BudgetExhausted}[got[0]](got[1])
+        # UserCodeFailure: the function raised, looped, exited, died
+        return from_worker_reply(worker(env, exact), env, name, exact)
 
     allocate.__wrapped__ = func  # type: ignore[attr-defined]
     allocate.__doc__ = func.__doc__
     allocate.worker = worker  # type: ignore[attr-defined]
     return allocate
+
+
+def worker_reply(direct: Callable[[Environment, bool], Allocation], env: Environment, exact: bool) -> tuple:
+    """In a worker's child: ``direct(env, exact)`` (the user's allocation, validated) as a plain reply -- its
+    rows and info, or the one-line reason it is none (:func:`from_worker_reply` reads it back)."""
+    try:
+        alloc = direct(env, exact)
+    except SettingError as exc:  # the user's code itself rejects the instance: outside its domain
+        return ("setting", str(exc))
+    except MechanismOutputError as exc:
+        return ("output", str(exc))
+    except BudgetExhausted as exc:
+        return ("budget", exc.what)
+    return ("alloc", alloc.x, alloc.info)
+
+
+def from_worker_reply(got: tuple, env: Environment, name: str, exact: bool) -> Allocation:
+    """The :class:`Allocation` a :func:`worker_reply` carries, or its reason raised as the exception it was."""
+    if got[0] == "alloc":
+        return Allocation(env, got[1], name, exact, got[2])
+    raise {"setting": SettingError, "output": MechanismOutputError, "budget": BudgetExhausted}[got[0]](got[1])
 
 
 #: the largest entry (in absolute value) and the largest numerator/denominator size a mechanism may return:

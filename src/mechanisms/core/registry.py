@@ -18,6 +18,7 @@ from mechverify.numbers import InstanceError
 
 from .mechanism import (DOMAIN_CONDITIONS, ORIGINS, REGISTERED, Claim, Mechanism, MechanismOutputError,  # noqa: F401
                         OrderSpec, Setting, SettingError, call, check_output)
+from .exec_policy import is_exec, resolve_exec
 from .references import load_entry_points, resolve
 from .z3spec import Z3Spec
 
@@ -61,16 +62,19 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
 
 def get(name: str) -> Mechanism:
     """The mechanism registered under ``name``, or loaded from a reference ``package.module:function`` /
-    ``path/to/file.py:function`` (``mechanisms.core.references``); ``InstanceError`` in one line otherwise."""
+    ``path/to/file.py:function`` (``mechanisms.core.references``), or a program ``exec:COMMAND ARGS``
+    (``mechanisms.core.exec_policy``); ``InstanceError`` in one line otherwise."""
     _ensure_loaded()
     try:
         return REGISTERED[name]
     except (KeyError, TypeError):  # TypeError: not a name at all (a damaged file's list or object)
         pass
+    if is_exec(name):  # a program in any language (docs/exec-protocol.md)
+        return resolve_exec(name)
     if isinstance(name, str) and ":" in name:
         return resolve(name)
     raise InstanceError(f"mechanism: unknown name {name!r} (known: {', '.join(sorted(REGISTERED))}; "
-                        f"or a reference package.module:function or path/to/file.py:function)")
+                        f"or a reference package.module:function, path/to/file.py:function or exec:COMMAND ARGS)")
 
 
 def all_mechanisms() -> list[Mechanism]:

@@ -27,7 +27,8 @@ EXIT_TERMINATED = 143  # SIGTERM (likewise)
 
 #: help of every command's mechanism argument
 MECHANISM_HELP = ("a registered name (see 'list'), or your own: package.module:function or path/to/file.py:function "
-                  "(README, 'Audit your own mechanism')")
+                  "(README, 'Audit your own mechanism'), or a program in any language: 'exec:COMMAND ARGS' "
+                  "(docs/exec-protocol.md)")
 
 #: name -> (configure(parser), run(args) -> exit code, help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
