@@ -11,7 +11,7 @@ from typing import Any
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError
 
-from .common import MECHANISM_HELP, CliError, command
+from .common import MECHANISM_HELP, CliError, command, declaration_warnings
 
 #: the commands this module defines (``main`` loads no other command module for them)
 NAMES = ("list", "allocate", "schema", "order")
@@ -164,9 +164,10 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         env = parse_environment_text(sys.stdin.read(), "stdin")
     else:
         env = load_environment(args.instance)
+    warnings = declaration_warnings(env)
     res = allocation_result(args.mechanism, env, args.exact)
     if (args.format or "table") == "json":
-        print(json.dumps(res))
+        print(json.dumps({**res, "warnings": warnings} if warnings else res))
     else:
         print(_table(res, args.full))
     return 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (MECHANISM_HELP, FailOn, add_mechanism_options, announce_store, command, finding_exit,
-                     mechanism_and_properties, output_dir, replay_artifacts)
+from .common import (MECHANISM_HELP, FailOn, add_mechanism_options, announce_store, command, declaration_warnings,
+                     finding_exit, mechanism_and_properties, output_dir, replay_artifacts)
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
@@ -51,6 +51,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         announce_store(args.store, False)
     output_dir(args.certificates, "--certificates")
     env = load_environment(args.instance)
+    warnings = declaration_warnings(env)
     written = None
     if args.certificates:  # first, within the budget: check then runs in the time left
         from ..artifacts.lp_certificate import write_certificates
@@ -73,6 +74,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.format == "json":
         doc = {"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                "budget": args.budget, "results": [check_result_to_json(r) for r in results]}
+        if warnings:
+            doc["warnings"] = warnings
         if written is not None:
             doc["lp_certificates"] = {"directory": args.certificates,
                                       "files": sorted(path for path, _ in written.files.values()),
