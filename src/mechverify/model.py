@@ -139,7 +139,8 @@ class Environment:
             object.__setattr__(self, "queue_weight", tuple(Fraction(1) for _ in range(nq)))
         if not self.queue_guarantee and nq:
             object.__setattr__(self, "queue_guarantee", tuple(None for _ in range(nq)))
-        if not self.queue_max and nq:
+        if len(self.queue_max) != nq and not any(m is not None for m in self.queue_max):
+            # absent (or left over from a tree replaced by code that predates maxes): no max anywhere
             object.__setattr__(self, "queue_max", tuple(None for _ in range(nq)))
         if not self.user_queue:
             object.__setattr__(self, "user_queue", tuple(None for _ in range(nj)))

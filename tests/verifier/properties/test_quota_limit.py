@@ -65,6 +65,17 @@ def test_limit_on_a_declared_max():
     assert verdicts("hdrf-tasks", env_of(d), "limit")["whole-task"].verdict == "satisfied"  # 5 <= 5
 
 
+def test_the_divisible_readings_on_fractional_hdrf():
+    # fractional H-DRF: A and B (weights 1, both unbounded) split the 10 cpu 5 / 5.  quota/tree: A holds 5 of
+    # its 8, and more of a1 fits within 8: S = 5/8.  limit/tree with A's max 3: 5 > 3, ratio 5/3, excess 2
+    r = verdicts("hdrf", mechverify.load(TEN), "quota")["tree"]
+    assert r.verdict == "violated" and r.certificate.measure == F(5, 8)
+    d = json.load(open(TEN))
+    d["queues"][0]["max"] = [3]
+    r = verdicts("hdrf", env_of(d), "limit")["tree"]
+    assert r.verdict == "violated" and r.certificate.measure == F(5, 3) and r.certificate.gap == 2
+
+
 def test_over_committed_guarantees_are_not_applicable():
     r = verdicts("hdrf-tasks", mechverify.load(f"{ROOT}/examples/overcommitted-tree.json"), "quota")["whole-task"]
     assert r.verdict == "not_applicable" and "above the pooled capacity" in r.note
