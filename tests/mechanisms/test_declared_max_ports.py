@@ -42,3 +42,23 @@ def test_limit_catches_a_policy_that_ignores_the_max():
     (r,) = [r for r in mechverify.check("hdrf-tasks", instance(6), "limit") if r.variant == "whole-task"]
     assert r.verdict == "violated" and r.certificate.gap == 2 and r.certificate.measure == F(4, 3)
     assert "max" in get("kueue-drs").notes and "lendingLimit is not representable" in get("kueue-drs").notes
+
+
+# ---------------------------------------------------------------------- YARN FairScheduler: maxResources
+def yarn_instance(max_a=None):
+    a = {"name": "A", **({"max": [max_a]} if max_a is not None else {})}
+    return parse_environment_text(json.dumps({
+        "resources": ["cpu"], "servers": [{"capacity": [10]}], "queues": [a, {"name": "B"}],
+        "users": [{"name": "a1", "demand": [1], "queue": "A"}, {"name": "b1", "demand": [1], "tasks": 2, "queue": "B"}]}),
+        "inst.json")
+
+
+def test_yarn_drf_honours_max_resources():
+    # b1 wants 2 containers, a1 unbounded: without a max a1 takes the other 8 (the pool is 10)
+    assert [row[0] for row in mechverify.allocate("yarn-drf", yarn_instance()).x] == [8, 2]
+    # A's maxResources 6: FSQueue.fitsInMaxShare refuses a1's 7th container (6 + 1 > 6); 2 cpu stay idle
+    for name in ("yarn-drf", "yarn-drf@YARN-11482"):
+        assert [row[0] for row in mechverify.allocate(name, yarn_instance(6)).x] == [6, 2], name
+        (r,) = [r for r in mechverify.check(name, yarn_instance(6), "limit") if r.variant == "whole-task"]
+        assert r.verdict == "satisfied"
+    assert "fitsInMaxShare" in get("yarn-drf").notes and "declared max is not read" in get("yarn-capacity").notes
