@@ -19,12 +19,12 @@ from mechverify.workloads.traces import (GOOGLE2011_MACHINES, GOOGLE2011_SHARES_
                                          alibaba_tasks)
 from tests.helpers import ROOT
 
-NAMES = ["uniform", "google2011", "alibaba2018", "seed004"]
+NAMES = ["uniform", "google2011", "alibaba2018", "seed004", "tree"]
 #: small shapes where a workload's default is large (the checks do not depend on the size)
 SMALL = {"google2011": {"servers": 12}}
 
 
-def test_the_registry_holds_the_four_models_and_get_names_the_known_ones_on_a_typo():
+def test_the_registry_holds_the_five_models_and_get_names_the_known_ones_on_a_typo():
     assert list(WORKLOADS) == NAMES
     for name in NAMES:
         w = get(name)
@@ -32,7 +32,7 @@ def test_the_registry_holds_the_four_models_and_get_names_the_known_ones_on_a_ty
         json.dumps(w.describe())  # JSON-ready, with the defaults
     with pytest.raises(InstanceError) as e:
         get("google")
-    assert str(e.value) == "--workload 'google': unknown workload (known: uniform, google2011, alibaba2018, seed004)"
+    assert str(e.value) == "--workload 'google': unknown workload (known: uniform, google2011, alibaba2018, seed004, tree)"
 
 
 @pytest.mark.parametrize("name", NAMES)
