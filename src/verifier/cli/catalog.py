@@ -32,14 +32,16 @@ def _list_properties(fmt: str) -> int:
     props = [get_property(n) for n in all_names()]
     rows = [{"name": p.name, "title": p.title, "variants": dict(p.variants),
              "deviation": sorted({p.hints_for(v).deviation for v in p.variants}),
-             "source": getattr(p, "source", "") or "built-in", "reference": p.ref if p.ref != p.name else None}
+             "source": getattr(p, "source", "") or "built-in", "reference": p.ref if p.ref != p.name else None,
+             **({"reads": list(p.reads)} if p.reads else {})}
             for p in props]
     if fmt == "json":
         print(json.dumps(rows, indent=2))
         return 0
     for r in rows:
         print(f"{r['name']}  --  {r['title']}")
-        print(f"    variants:  {', '.join(r['variants'])}   (deviation: {', '.join(r['deviation'])})")
+        print(f"    variants:  {', '.join(r['variants'])}   (deviation: {', '.join(r['deviation'])})"
+              + (f"   reads: {', '.join(r['reads'])}" if r.get("reads") else ""))
         if r["reference"]:
             print(f"    source:    {r['source']}  ({r['reference']})")
     return 0
