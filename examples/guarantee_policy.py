@@ -6,6 +6,11 @@ above it (the subtree reading: what the users below a queue hold together, poole
 has room, to the user with the smallest dominant share of the pool over its weight; ties to the name.  A
 queue's ``max`` is not read (``limit`` will say so where one binds).
 
+It honours guarantees declared on top-level queues, as in ``examples/guarantee-10cpu.json``.  Below a
+guaranteed queue it does not protect a guaranteed child from an unguaranteed sibling: both are "within" the
+parent's guarantee, and the sibling may take the room the child is guaranteed (``quota`` says so:
+tests/verifier/properties/test_quota_limit.py), so it makes no claim.
+
     python -m verifier check hdrf-tasks examples/guarantee-10cpu.json --properties quota          # violated: A 5 < 8
     python -m verifier check examples/guarantee_policy.py:guarantees_first examples/guarantee-10cpu.json --properties quota
 """
@@ -16,8 +21,7 @@ from mechverify.policies import progressive_filling
 
 
 @mechverify.mechanism(name="guarantees-first", divisible=False, hierarchy=True, placement=True, bounds=True,
-                      weights=True, reads=("guarantee",), claims={"quota": "holds"},
-                      source="examples/guarantee_policy.py (a made-up claim)")
+                      weights=True, reads=("guarantee",), source="examples/guarantee_policy.py")
 def guarantees_first(env):
     """Within-guarantee first, then the smallest weighted dominant share (module docstring)."""
     totals = env.total_capacity()

@@ -44,6 +44,18 @@ def test_the_guarantee_policy_honours_it():
     assert [sum(row) for row in x] == [8, 2]
 
 
+def test_the_guarantee_policy_leaves_a_nested_guarantee_to_an_unguaranteed_sibling():
+    # pool 4 cpu; P guaranteed 4, its child P/C guaranteed 4, its child P/U nothing; c1 in P/C, u1 in P/U.
+    # Both have room within every guarantee above them at first (key 0); dominant shares alternate, ties to
+    # the name: c1, u1, c1, u1 -> 2 and 2.  P/C holds 2 < 4 and c1's next task fits within 4: S = 1/2
+    env = env_of({"resources": ["cpu"], "servers": [{"capacity": [4]}],
+                  "queues": [{"name": "P", "guarantee": [4]}, {"name": "P/C", "guarantee": [4]}, {"name": "P/U"}],
+                  "users": [{"name": "c1", "demand": [1], "queue": "P/C"}, {"name": "u1", "demand": [1], "queue": "P/U"}]})
+    assert [sum(row) for row in mechverify.allocate(POLICY, env).x] == [2, 2]
+    r = verdicts(POLICY, env, "quota")["whole-task"]
+    assert r.verdict == "violated" and r.certificate.measure == F(1, 2)
+
+
 def test_the_cli_reports_and_exits_as_the_issue_asks():
     bad = run_cli("check", "hdrf-tasks", TEN, "--properties", "quota")
     assert bad.returncode == 1 and "quota/whole-task" in bad.stdout and "VIOLATED" in bad.stdout
