@@ -69,7 +69,8 @@ class Domain:
                          **({"every_user_bounded": True} if self.all_bounded else {}),
                          **({"queue_tree": True} if self.hierarchy else {}),
                          **({"state": True} if self.state else {}),
-                         **({"guarantees": True} if self.guarantees and self.hierarchy else {}),
+                         # a state draws the queues' guarantees with it (docs/model.md "States")
+                         **({"guarantees": True} if self.guarantees and self.hierarchy and not self.state else {}),
                          **({"maxes": True} if self.maxes and self.hierarchy else {})},
             **({"queues": f"{self.min_leaves}-{self.max_leaves} leaf queues, depth "
                           f"{str(self.min_queue_depth) + '-' if self.min_queue_depth > 1 else '<= '}{self.max_queue_depth}, "
