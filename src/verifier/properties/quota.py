@@ -33,7 +33,6 @@ guarantees (``reads``).
 """
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, Optional
 
 from mechverify.declared import guarantees_nest, held
@@ -101,7 +100,7 @@ class Quota(Property):
         g, H = env.queue_guarantee[q], held(env, run.alloc.x, _below(env, q))
         name, who, R = env.queues[q], env.users[j], env.resources
         what = "one more task" if run.integral else "more"
-        where = (f"within the guarantee" if env.n_servers == 1
+        where = ("within the guarantee" if env.n_servers == 1
                  else f"within the guarantee and in room nobody holds on {env.servers[s]}")
         summary = (f"queue {name} holds {_vec(H, R)}, S = {fmt_exact(ratio)} of its declared guarantee {_vec(g, R)}, "
                    f"while {what} of {who} fits {where}")
