@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 __all__ = ["MechanismSpec", "mechanism", "spec_of", "DEFAULT_TOLERANCE", "PropertySpec", "property_", "property_spec_of",
-           "PROPERTY_DEVIATIONS"]
+           "PROPERTY_DEVIATIONS", "READS", "check_reads"]
 
 #: relative tolerance a float implementation's violation margin must exceed (``--tolerance``)
 DEFAULT_TOLERANCE = 1e-9
@@ -77,10 +77,30 @@ def spec_of(obj: Any, kind: type = None) -> Optional[Any]:  # type: ignore[assig
 #: one user's misreport of its demands, eligible set or task count, or one user leaving
 PROPERTY_DEVIATIONS = ("none", "demand", "eligible", "tasks", "leave")
 
+#: what a property (``reads=``) or a mechanism's setting (``Setting.reads``) may declare it reads beyond the
+#: basic model, so that the search draws it: queues' declared ``guarantee`` and ``max`` (on queue trees) and a
+#: ``state`` (a current usage, for policies that expose their order); docs/properties.md, "What a property reads"
+READS = ("guarantee", "max", "state")
+
+
+def check_reads(reads: Any, where: str = "reads") -> tuple[str, ...]:
+    """``reads`` as a tuple of :data:`READS` entries (a ``ValueError`` naming ``where`` otherwise)."""
+    if isinstance(reads, str):
+        reads = (reads,)
+    try:
+        out = tuple(reads)
+    except TypeError:
+        raise ValueError(f"{where}: expected a sequence of {', '.join(READS)}, got {reads!r}") from None
+    for r in out:
+        if r not in READS:
+            raise ValueError(f"{where}: unknown {r!r} (known: {', '.join(READS)})")
+    return out
+
 
 @dataclass(frozen=True)
 class PropertySpec:
-    """What ``@mechverify.property`` records: name, deviation kind, source, variants, premise and hints."""
+    """What ``@mechverify.property`` records: name, deviation kind, source, variants, premise, hints and what it
+    reads (:data:`READS`)."""
 
     name: Optional[str] = None
     deviation: str = "none"
@@ -89,18 +109,20 @@ class PropertySpec:
     variants: Mapping[str, str] = field(default_factory=dict)
     applicable: Optional[Callable] = None
     hints: Mapping[str, Any] = field(default_factory=dict)
+    reads: tuple[str, ...] = ()
 
 
 def property_(name: Optional[str] = None, *, deviation: str = "none", source: str = "", title: str = "",
               variants: Union[Mapping[str, str], Sequence[str], None] = None, applicable: Optional[Callable] = None,
-              hints: Optional[Mapping[str, Any]] = None) -> Callable:
+              hints: Optional[Mapping[str, Any]] = None, reads: Sequence[str] = ()) -> Callable:
     """Decorator (``@mechverify.property``): declare a function that returns the MARGIN by which a property
     fails at an instance (> 0: violated by that much; <= 0: holds).  ``deviation="none"``: ``f(env, alloc)``;
     ``"demand"``/``"eligible"``/``"tasks"``: ``f(env, alloc, user, reported_alloc)`` (the allocation after
     ``user`` misreports); ``"leave"``: ``f(env, alloc, user, alloc_without_user)``.  With several
     ``variants`` the function also receives ``variant=``.  ``applicable(env)`` returns ``None`` or why the
     premise fails; ``hints`` are ``verifier.properties.Hints`` fields that narrow the search (e.g.
-    ``{"min_users": 2}``).  The function itself is unchanged (docs/properties.md, "Write your own property")."""
+    ``{"min_users": 2}``); ``reads`` names what the function reads beyond the basic model (:data:`READS`:
+    ``"guarantee"``, ``"max"``, ``"state"``), so that the search draws it.  The function itself is unchanged (docs/properties.md, "Write your own property")."""
     if name is not None and (not isinstance(name, str) or not name.strip() or ":" in name or "/" in name
                              or "," in name):
         raise ValueError(f"name: expected a non-empty name without ':', '/' or ',', got {name!r}")
@@ -117,7 +139,8 @@ def property_(name: Optional[str] = None, *, deviation: str = "none", source: st
             raise ValueError(f"variants: expected names without '/', ',' or ':', got {v!r}")
     if applicable is not None and not callable(applicable):
         raise ValueError(f"applicable: expected a function env -> None | reason, got {type(applicable).__name__}")
-    return _attaching(PropertySpec(name, deviation, source, title, vs, applicable, dict(hints or {})))
+    return _attaching(PropertySpec(name, deviation, source, title, vs, applicable, dict(hints or {}),
+                                   check_reads(reads)))
 
 
 def property_spec_of(obj: Any) -> Optional[PropertySpec]:

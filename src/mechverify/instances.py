@@ -292,7 +292,7 @@ def instance_schema() -> dict[str, Any]:
 # ---------------------------------------------------------------------- parsing
 _TOP_KEYS = {"resources", "servers", "external", "queues", "users", "name", "description", "source"}
 _ENTRY_KEYS = {"name", "capacity"}  # a server or an external resource
-_QUEUE_KEYS = {"name", "weight", "guarantee"}
+_QUEUE_KEYS = {"name", "weight", "guarantee", "max"}
 _USER_KEYS = {"name", "demand", "external_demand", "weight", "eligible", "tasks", "server_demand", "queue", "usage"}
 
 
@@ -328,21 +328,22 @@ def _named_entries(raw: Any, where: str, prefix: str, non_empty: bool, capacity)
     return names, caps
 
 
-def _queues(raw: Any, R: int) -> tuple[tuple[str, ...], tuple[Fraction, ...], tuple[Optional[tuple[Fraction, ...]], ...]]:
-    """``queues``: a list of ``{name, weight, guarantee}`` -> (paths, weights, guarantees).  The count is
+def _queues(raw: Any, R: int) -> tuple[tuple[str, ...], tuple[Fraction, ...], tuple[Optional[tuple[Fraction, ...]], ...],
+                                     tuple[Optional[tuple[Fraction, ...]], ...]]:
+    """``queues``: a list of ``{name, weight, guarantee, max}`` -> (paths, weights, guarantees, maxes).  The count is
     checked first (a hostile list of 10^5 queues costs nothing more); the tree itself (segments,
     duplicates, declared parents, depth) is checked by ``Environment``, with the same field names."""
     if raw is None:
-        return (), (), ()
+        return (), (), (), ()
     if not isinstance(raw, list):
-        raise InstanceError(f"queues: expected a list of {{name, weight, guarantee}}, got {_show(raw)}")
+        raise InstanceError(f"queues: expected a list of {{name, weight, guarantee, max}}, got {_show(raw)}")
     if len(raw) > MAX_QUEUES:
         raise InstanceError(f"queues: too many queues ({len(raw)}, limit {MAX_QUEUES})")
-    names, weights, guarantees = [], [], []
+    names, weights, guarantees, maxes = [], [], [], []
     for q, obj in enumerate(raw):
         where = f"queues[{q}]"
         if not isinstance(obj, Mapping):
-            raise InstanceError(f"{where}: expected an object {{name, weight, guarantee}}, got {_show(obj)}")
+            raise InstanceError(f"{where}: expected an object {{name, weight, guarantee, max}}, got {_show(obj)}")
         _check_keys(obj, _QUEUE_KEYS, where)
         if "name" not in obj:
             raise InstanceError(f"{where}.name: missing (a queue path such as 'eng/dev')")
@@ -353,7 +354,9 @@ def _queues(raw: Any, R: int) -> tuple[tuple[str, ...], tuple[Fraction, ...], tu
         weights.append(w)
         g = obj.get("guarantee")
         guarantees.append(None if g is None else _vector(g, R, f"{where}.guarantee", "resource"))
-    return tuple(names), tuple(weights), tuple(guarantees)
+        m = obj.get("max")
+        maxes.append(None if m is None else _vector(m, R, f"{where}.max", "resource"))
+    return tuple(names), tuple(weights), tuple(guarantees), tuple(maxes)
 
 
 def parse_environment(data: Any) -> Environment:
@@ -388,7 +391,7 @@ def parse_environment(data: Any) -> Environment:
     ext_t = _name_list(ext_names, "external", allow_empty=True)
     K = len(ext_t)
 
-    queues, qweight, qguarantee = _queues(data.get("queues"), R)
+    queues, qweight, qguarantee, qmax = _queues(data.get("queues"), R)
     qindex: dict[str, int] = {}
     for q, path in enumerate(queues):
         qindex.setdefault(path, q)  # a duplicate is reported by Environment (naming both entries)
@@ -472,7 +475,7 @@ def parse_environment(data: Any) -> Environment:
         demand=tuple(demand), external=ext_t, external_capacity=tuple(ext_cap),
         external_demand=tuple(edemand), weight=tuple(weight), eligible=tuple(eligible),
         tasks=tuple(tasks), server_demand=server_demand,
-        queues=queues, queue_weight=qweight, queue_guarantee=qguarantee, user_queue=tuple(user_queue),
+        queues=queues, queue_weight=qweight, queue_guarantee=qguarantee, queue_max=qmax, user_queue=tuple(user_queue),
         usage=tuple(usage),
     )
 

@@ -12,8 +12,8 @@ Notation (used in every docstring of the project)
   seed 002 ``delta_{n,i}``; default all), task bounds ``n_j`` (seed 004 ``n_j``, seed 003 ``B_i``;
   ``None`` = unbounded);
 * an optional queue tree (hierarchical sharing): queues ``q`` named by paths ``"eng/dev"`` (every prefix
-  is itself a queue; the root is unnamed), weights ``w_q > 0``, optional guarantees ``g[q,r] >= 0``, and
-  each user's queue (``None``: the root).
+  is itself a queue; the root is unnamed), weights ``w_q > 0``, optional declared guarantees ``g[q,r] >= 0``
+  and maxes ``m[q,r] >= 0`` (``mechverify.declared``), and each user's queue (``None``: the root).
 
 Derived quantities
 ------------------
@@ -117,6 +117,7 @@ class Environment:
     queues: tuple[str, ...] = ()  # [q] -> path "eng/dev"
     queue_weight: tuple[Fraction, ...] = ()  # [q] -> w_q > 0 (default 1)
     queue_guarantee: tuple[Optional[tuple[Fraction, ...]], ...] = ()  # [q] -> [r] or None (not given)
+    queue_max: tuple[Optional[tuple[Fraction, ...]], ...] = ()  # [q] -> [r] or None (not given): a declared limit
     user_queue: tuple[Optional[int], ...] = ()  # [j] -> queue index, None = the root
     # a STATE (docs/model.md "States"): the current allocation, whole or fractional tasks per user and server,
     # that a production policy's ORDER is read in; () = the empty cluster.  Allocation functions ignore it.
@@ -138,6 +139,9 @@ class Environment:
             object.__setattr__(self, "queue_weight", tuple(Fraction(1) for _ in range(nq)))
         if not self.queue_guarantee and nq:
             object.__setattr__(self, "queue_guarantee", tuple(None for _ in range(nq)))
+        if len(self.queue_max) != nq and not any(m is not None for m in self.queue_max):
+            # absent (or left over from a tree replaced by code that predates maxes): no max anywhere
+            object.__setattr__(self, "queue_max", tuple(None for _ in range(nq)))
         if not self.user_queue:
             object.__setattr__(self, "user_queue", tuple(None for _ in range(nj)))
         object.__setattr__(self, "server_demand", dict(self.server_demand))
@@ -196,6 +200,16 @@ class Environment:
         """A queue tree is declared (then some users may sit in queues; with none declared every user is at
         the root)."""
         return bool(self.queues)
+
+    @property
+    def has_guarantees(self) -> bool:
+        """Some queue declares a guarantee (``queue_guarantee``)."""
+        return any(g is not None for g in self.queue_guarantee)
+
+    @property
+    def has_maxes(self) -> bool:
+        """Some queue declares a max (``queue_max``)."""
+        return any(m is not None for m in self.queue_max)
 
     def queue_index(self, path: str) -> int:
         """The index of the queue named ``path`` (``KeyError`` if none)."""
@@ -434,11 +448,12 @@ class Environment:
             eligible=tuple(frozenset(smap[s] for s in self.eligible[j] if s in smap) for j in U),
             tasks=tuple(self.tasks[j] for j in U),
             server_demand=sd,
-            # the tree is kept whole (a queue left without users stays declared); guarantees follow the
-            # kept resources
+            # the tree is kept whole (a queue left without users stays declared); guarantees and maxes follow
+            # the kept resources
             queues=self.queues,
             queue_weight=self.queue_weight,
             queue_guarantee=tuple(None if g is None else tuple(g[r] for r in Rv) for g in self.queue_guarantee),
+            queue_max=tuple(None if m is None else tuple(m[r] for r in Rv) for m in self.queue_max),
             user_queue=tuple(self.user_queue[j] for j in U),
             usage=tuple(tuple(self.usage[j][s] for s in Sv) for j in U) if self.usage else (),
         )
@@ -463,6 +478,7 @@ class Environment:
             queues=tuple(moved(self.queues[i]) for i in keep),
             queue_weight=tuple(self.queue_weight[i] for i in keep),
             queue_guarantee=tuple(self.queue_guarantee[i] for i in keep),
+            queue_max=tuple(self.queue_max[i] for i in keep),
             user_queue=tuple(new_parent if uq == q else (None if uq is None else qmap[uq]) for uq in self.user_queue),
         )
 
@@ -485,6 +501,8 @@ class Environment:
                     qd["weight"] = fmt_exact(self.queue_weight[q])
                 if self.queue_guarantee[q] is not None:
                     qd["guarantee"] = [fmt_exact(v) for v in self.queue_guarantee[q]]
+                if self.queue_max[q] is not None:  # absent: the instance serialises as before
+                    qd["max"] = [fmt_exact(v) for v in self.queue_max[q]]
                 queues.append(qd)
             out["queues"] = queues
         users = []

@@ -83,11 +83,12 @@ def validate(env) -> None:
 def _validate_queues(env) -> None:
     """The queue tree: at most :data:`MAX_QUEUES` queues (counted before anything else), well-formed
     unique paths of at most :data:`MAX_QUEUE_DEPTH` segments whose every prefix is declared, weights
-    > 0, guarantees one number >= 0 per resource, users in declared queues."""
+    > 0, guarantees and maxes one number >= 0 per resource, users in declared queues.  (Declarations that do
+    not add up -- a guarantee above a max, over-committed siblings -- are warnings: ``mechverify.declared``.)"""
     Q, R = len(env.queues), len(env.resources)
     if Q > MAX_QUEUES:
         raise InstanceError(f"queues: too many queues ({Q}, limit {MAX_QUEUES})")
-    for label, vec in (("weight", env.queue_weight), ("guarantee", env.queue_guarantee)):
+    for label, vec in (("weight", env.queue_weight), ("guarantee", env.queue_guarantee), ("max", env.queue_max)):
         if len(vec) != Q:
             raise InstanceError(f"queues[].{label}: expected {Q} entries (one per queue), got {len(vec)}")
     if Q:
@@ -97,9 +98,9 @@ def _validate_queues(env) -> None:
         if not isinstance(w, Fraction) or w <= 0:
             raise InstanceError(f"queues[{q}].weight: must be > 0 "
                                 f"(got {fmt_exact(w) if isinstance(w, Fraction) else w!r})")
-        g = env.queue_guarantee[q]
-        if g is not None:
-            check_vec(g, R, f"queues[{q}].guarantee")
+        for label, vec in (("guarantee", env.queue_guarantee[q]), ("max", env.queue_max[q])):
+            if vec is not None:
+                check_vec(vec, R, f"queues[{q}].{label}")
     for j, q in enumerate(env.user_queue):
         if q is not None and not (q.__class__ is int and 0 <= q < Q):
             raise InstanceError(f"users[{j}].queue: unknown queue index {q!r} ({Q} queues declared)")

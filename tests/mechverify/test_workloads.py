@@ -19,12 +19,12 @@ from mechverify.workloads.traces import (GOOGLE2011_MACHINES, GOOGLE2011_SHARES_
                                          alibaba_tasks)
 from tests.helpers import ROOT
 
-NAMES = ["uniform", "google2011", "alibaba2018", "seed004"]
+NAMES = ["uniform", "google2011", "alibaba2018", "seed004", "tree"]
 #: small shapes where a workload's default is large (the checks do not depend on the size)
 SMALL = {"google2011": {"servers": 12}}
 
 
-def test_the_registry_holds_the_four_models_and_get_names_the_known_ones_on_a_typo():
+def test_the_registry_holds_the_five_models_and_get_names_the_known_ones_on_a_typo():
     assert list(WORKLOADS) == NAMES
     for name in NAMES:
         w = get(name)
@@ -32,7 +32,7 @@ def test_the_registry_holds_the_four_models_and_get_names_the_known_ones_on_a_ty
         json.dumps(w.describe())  # JSON-ready, with the defaults
     with pytest.raises(InstanceError) as e:
         get("google")
-    assert str(e.value) == "--workload 'google': unknown workload (known: uniform, google2011, alibaba2018, seed004)"
+    assert str(e.value) == "--workload 'google': unknown workload (known: uniform, google2011, alibaba2018, seed004, tree)"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -255,3 +255,37 @@ def test_seed004_bandwidth_binds_below_3_mhz_and_not_above_as_the_paper_says():
             alloc = m(env, exact=True)
             used = sum(alloc.total(j) * env.external_demand[j][0] for j in range(env.n_users))
             assert (used == env.external_capacity[0]) is saturated
+
+
+# ---------------------------------------------------------------------- tree
+def test_tree_samples_declare_nested_guarantees_and_maxes_above_them():
+    from mechverify.declared import declaration_warnings
+
+    w = get("tree")
+    for seed in range(50):
+        env = w.sample(np.random.default_rng(seed), maxes="true")
+        assert env.n_servers == 1 and env.n_queues >= 3 and env.has_guarantees and env.has_maxes
+        assert declaration_warnings(env) == ()  # nested: quota applies to every sample
+        for q, path in enumerate(env.queues):
+            top = "/" not in path
+            assert (env.queue_guarantee[q] is not None) if top else True
+            assert (env.queue_max[q] is not None) == top  # maxes on the top-level queues only
+            if top:
+                assert all(g <= m <= c for g, m, c in zip(env.queue_guarantee[q], env.queue_max[q], env.capacity[0]))
+        assert all(env.user_queue[j] in env.queue_leaves() for j in range(env.n_users))
+        assert all(t is not None and 1 <= t <= 10 for t in env.tasks)
+    env = w.sample(np.random.default_rng(0), guaranteed=0, bounded=False)
+    assert all(not any(g) for g in env.queue_guarantee if g is not None) and all(t is None for t in env.tasks)
+
+
+def test_rates_measures_hsi_and_quota_on_tree_samples():
+    from tests.helpers import run_cli
+
+    out = run_cli("rates", "hdrf-tasks", "--workload", "tree", "--properties", "hsi,quota", "--samples", "12",
+                  "--format", "json")
+    assert out.returncode == 0, out.stderr
+    cells = {(c["property"], c["variant"]): c for c in json.loads(out.stdout)["cells"]}
+    for key in (("hsi", "guarantee"), ("quota", "whole-task")):
+        c = cells[key]
+        # every sample evaluated (the guarantees nest: quota applies), every counted violation confirmed
+        assert c["evaluated"] == 12 and not c["not_applicable"] and c["confirmed"] == c["violations"]

@@ -97,6 +97,17 @@ class Setting:
     hierarchy: bool = False  # a queue tree (``queues``, users' ``queue``) allowed (hierarchical sharing)
     ordered: bool = False  # the policy exposes its ORDER in a state (``Mechanism.order``; set by ``register``)
     quota_first: bool = False  # its order promises within-quota before borrowing (``OrderSpec.request``; ``register``)
+    #: what the mechanism reads beyond the basic model (``mechverify.declare.READS``: queues' declared
+    #: ``"guarantee"`` / ``"max"``): the search draws them for every property searched on it (docs/model.md)
+    reads: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from mechverify.declare import check_reads
+
+        try:
+            object.__setattr__(self, "reads", check_reads(self.reads, "Setting.reads"))
+        except ValueError as exc:
+            raise SettingError(str(exc)) from None
 
     def describe(self) -> str:
         """One line naming the setting's parts (as ``list`` prints it)."""
@@ -107,6 +118,8 @@ class Setting:
                             (self.quota_first, "quota first")):
             if flag:
                 parts.append(label)
+        if self.reads:
+            parts.append("reads " + "/".join(self.reads))
         if not self.divisible:
             parts.append("indivisible tasks")
         if self.requires_bounds:

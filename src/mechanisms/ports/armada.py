@@ -349,7 +349,7 @@ _NOTES = ("port of the fairness cost and the queue order (our code); one pool: s
           "in declaration order (FIFO in its queue; user weights inside a queue unread); a job that does not fit "
           "is dropped when its queue comes up (upstream's Clear), its queue keeps that job's key until then; "
           "considered resources: every resource, multiplier 1 (armada_variant builds others); queue "
-          "guarantees, priority classes, gangs, prioritiseLargerJobs and preemption not modelled; exact costs "
+          "guarantees and maxes, priority classes, gangs, prioritiseLargerJobs and preemption not modelled; exact costs "
           "(upstream: float64); no claims (upstream states none)")
 
 

@@ -411,7 +411,7 @@ PORT = Port(
           "frameworks of their queue's role, users at the root frameworks of the default role '*'; a queue with "
           "users and child queues holds its users in the virtual leaf '<queue>/.' (weight 1, as upstream); inside a "
           "role users go by (share / user weight, tasks, name) (upstream weights no framework: user weights != 1 "
-          "are our extension); queue guarantees (Mesos quota) are not read; whole tasks, first fitting server in "
+          "are our extension); queue guarantees (Mesos quota guarantees) and maxes (quota limits) are not read; whole tasks, first fitting server in "
           "server order (convention: upstream visits agents in random order); exact shares (upstream: double); the "
           "allocation count is the task count; no claims (upstream states none)",
     z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"),

@@ -6,19 +6,19 @@
     env = w.sample(numpy.random.default_rng(0), users=15, rho="0.7")   # an Environment
 
 ``uniform`` (the project's random instances), ``google2011`` (Google's 2011 machine mix), ``alibaba2018``
-(Alibaba 2018 task demands), ``seed004`` (seed 004 Sec. 6.2).  Core: imports only mechverify, numpy and
+(Alibaba 2018 task demands), ``seed004`` (seed 004 Sec. 6.2), ``tree`` (queue trees with declared guarantees).  Core: imports only mechverify, numpy and
 the standard library; the trace data ships as a derived table (``data/``), nothing is downloaded.
 """
 from __future__ import annotations
 
 from .base import Param, Workload, flag
-from .models import Alibaba2018, Google2011, Seed004, Uniform
+from .models import Alibaba2018, Google2011, Seed004, Tree, Uniform
 from ..numbers import InstanceError
 
 __all__ = ["WORKLOADS", "get", "Workload", "Param", "flag"]
 
 #: name -> workload, in the order the docs list them
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (Uniform(), Google2011(), Alibaba2018(), Seed004())}
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (Uniform(), Google2011(), Alibaba2018(), Seed004(), Tree())}
 
 
 def get(name: str) -> Workload:

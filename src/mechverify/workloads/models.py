@@ -1,4 +1,4 @@
-"""The workload models: ``uniform``, ``google2011``, ``alibaba2018``, ``seed004`` (docs/workloads.md).
+"""The workload models: ``uniform``, ``google2011``, ``alibaba2018``, ``seed004``, ``tree`` (docs/workloads.md).
 
 Each draws every random number from the ``numpy.random.Generator`` it is given, in a fixed order, and
 builds its numbers exactly (``int`` or ``Fraction``: the traces' decimals are exact decimals), so the
@@ -14,7 +14,7 @@ from ..model import Environment
 from .base import Param, Workload
 from .traces import GOOGLE2011_MACHINES, GOOGLE2011_TOTAL, alibaba_tasks
 
-__all__ = ["Uniform", "Google2011", "Alibaba2018", "Seed004", "seed004_bandwidth_khz", "CPU_HZ", "SPECTRAL_EFFICIENCY",
+__all__ = ["Uniform", "Google2011", "Alibaba2018", "Seed004", "Tree", "seed004_bandwidth_khz", "CPU_HZ", "SPECTRAL_EFFICIENCY",
            "GAMMA_SHAPE", "GAMMA_SCALE", "CYCLES_PER_BIT_MIN", "CYCLES_PER_BIT_MAX", "MAX_TASKS"]
 
 
@@ -209,3 +209,84 @@ class Seed004(Workload):
             capacity=((one, one), (1 + rho, 1 - rho), (1 - rho, 1 + rho)),
             users=_names("u", len(demand)), demand=demand, tasks=tasks,
             external=("bw",), external_capacity=(values["bandwidth"] * 1000,), external_demand=ext)
+
+
+# ---------------------------------------------------------------------- tree
+class Tree(Workload):
+    name = "tree"
+    title = "queue trees with declared guarantees on one pool (hierarchical and quota policies)"
+    provenance = ("Synthetic: one pool with integer capacities uniform in 10..40 per resource; `queues` top-level "
+                  "queues (integer weights uniform in 1..4), each with 0, 1 or 2 child queues (uniformly), "
+                  "every user in a uniformly drawn leaf; per user and resource an integer demand uniform in 1..5, "
+                  "weight 1, a task bound uniform in 1..10 (`bounded`, as Kueue's whole workloads need; false: "
+                  "unbounded).  Declared guarantees, nested as production schedulers expect them: the top-level "
+                  "queues split `guaranteed` of the pool in proportion to integer shares uniform in 1..10 "
+                  "(floored per resource, so they never add up to more than the pool); a child queue gets a "
+                  "guarantee with probability 1/2, the same split of its parent's.  `maxes`: a top-level queue's "
+                  "max is its guarantee plus a uniform integer share of the rest of the pool.  No queue "
+                  "declaration raises a warning (mechverify.declared): quota applies to every sample.")
+    params = {"users": _users(6, 200),
+              "queues": Param("queues", "int", 3, "number of top-level queues", 1, 20),
+              "resources": Param("resources", "int", 2, "number of resources", 1, 10),
+              "guaranteed": Param("guaranteed", "number", Fraction(4, 5),
+                                  "the fraction of the pool the top-level guarantees split", Fraction(0), Fraction(1)),
+              "maxes": Param("maxes", "bool", False, "declare a max on every top-level queue"),
+              "bounded": Param("bounded", "bool", True, "task bounds 1..10 (false: unbounded users)")}
+    mechanisms = ("hdrf", "hdrf-tasks", "kueue-drs")
+
+    def draw(self, rng, values: Mapping[str, Any]) -> Environment:
+        J, Q, R = values["users"], values["queues"], values["resources"]
+        frac, maxes, bounded = values["guaranteed"], values["maxes"], values["bounded"]
+        cap = [int(v) for v in rng.integers(10, 41, size=R)]  # the pool
+        paths: list[str] = []
+        weights: list[Fraction] = []
+        guarantees: list = []
+        leaves: list[int] = []
+
+        def split(amount, shares):  # floor(amount * share / total) per resource: never more than amount
+            total = sum(shares)
+            return [tuple(Fraction((a * s) // total) for a in amount) for s in shares]
+
+        top_w = [int(v) for v in rng.integers(1, 5, size=Q)]
+        top_shares = [int(v) for v in rng.integers(1, 11, size=Q)]
+        kids = [int(v) for v in rng.integers(0, 3, size=Q)]
+        pool_g = [Fraction(c) * frac for c in cap]
+        top_g = split(pool_g, top_shares)
+        for i in range(Q):
+            paths.append(f"q{i + 1}")
+            weights.append(_INT[top_w[i]])
+            guarantees.append(tuple(Fraction(v) for v in top_g[i]))
+            top = len(paths) - 1
+            if not kids[i]:
+                leaves.append(top)
+                continue
+            c_w = [int(v) for v in rng.integers(1, 5, size=kids[i])]
+            c_shares = [int(v) for v in rng.integers(1, 11, size=kids[i])]
+            c_on = [bool(v) for v in rng.integers(0, 2, size=kids[i])]
+            c_g = split(list(guarantees[top]), c_shares)
+            for k in range(kids[i]):
+                paths.append(f"q{i + 1}/c{k + 1}")
+                weights.append(_INT[c_w[k]])
+                guarantees.append(tuple(Fraction(v) for v in c_g[k]) if c_on[k] else None)
+                leaves.append(len(paths) - 1)
+        qmax: tuple = ()
+        if maxes:
+            extra = rng.integers(0, 1_000_000, size=(Q, R)).tolist()
+            mx = []
+            for q, g in enumerate(guarantees):
+                if "/" in paths[q]:
+                    mx.append(None)
+                    continue
+                i = int(paths[q][1:]) - 1
+                mx.append(tuple(g[r] + Fraction((cap[r] - g[r]) * extra[i][r] // 1_000_000) for r in range(R)))
+            qmax = tuple(mx)
+        dem = rng.integers(1, 6, size=(J, R)).tolist()
+        where = rng.integers(0, len(leaves), size=J).tolist()
+        bounds = rng.integers(1, 11, size=J).tolist()
+        return Environment(
+            resources=_names("r", R), servers=("pool",), capacity=(tuple(_INT[c] if c <= 20 else Fraction(c)
+                                                                          for c in cap),),
+            users=_names("u", J), demand=tuple(tuple(_INT[v] for v in d) for d in dem),
+            tasks=tuple(_INT[b] for b in bounds) if bounded else (),
+            queues=tuple(paths), queue_weight=tuple(weights), queue_guarantee=tuple(guarantees), queue_max=qmax,
+            user_queue=tuple(leaves[w] for w in where))

@@ -11,7 +11,7 @@ from typing import Any
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError
 
-from .common import MECHANISM_HELP, CliError, command
+from .common import MECHANISM_HELP, CliError, command, declaration_warnings
 
 #: the commands this module defines (``main`` loads no other command module for them)
 NAMES = ("list", "allocate", "schema", "order")
@@ -32,14 +32,16 @@ def _list_properties(fmt: str) -> int:
     props = [get_property(n) for n in all_names()]
     rows = [{"name": p.name, "title": p.title, "variants": dict(p.variants),
              "deviation": sorted({p.hints_for(v).deviation for v in p.variants}),
-             "source": getattr(p, "source", "") or "built-in", "reference": p.ref if p.ref != p.name else None}
+             "source": getattr(p, "source", "") or "built-in", "reference": p.ref if p.ref != p.name else None,
+             **({"reads": list(p.reads)} if p.reads else {})}
             for p in props]
     if fmt == "json":
         print(json.dumps(rows, indent=2))
         return 0
     for r in rows:
         print(f"{r['name']}  --  {r['title']}")
-        print(f"    variants:  {', '.join(r['variants'])}   (deviation: {', '.join(r['deviation'])})")
+        print(f"    variants:  {', '.join(r['variants'])}   (deviation: {', '.join(r['deviation'])})"
+              + (f"   reads: {', '.join(r['reads'])}" if r.get("reads") else ""))
         if r["reference"]:
             print(f"    source:    {r['source']}  ({r['reference']})")
     return 0
@@ -164,9 +166,10 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         env = parse_environment_text(sys.stdin.read(), "stdin")
     else:
         env = load_environment(args.instance)
+    warnings = declaration_warnings(env)
     res = allocation_result(args.mechanism, env, args.exact)
     if (args.format or "table") == "json":
-        print(json.dumps(res))
+        print(json.dumps({**res, "warnings": warnings} if warnings else res))
     else:
         print(_table(res, args.full))
     return 0

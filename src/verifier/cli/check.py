@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import (MECHANISM_HELP, FailOn, add_mechanism_options, announce_store, command,
+from .common import (MECHANISM_HELP, FailOn, add_mechanism_options, announce_store, command, declaration_warnings,
                      mechanism_and_properties, output_dir, replay_artifacts, results_exit)
 
 
@@ -51,6 +51,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         announce_store(args.store, False)
     output_dir(args.certificates, "--certificates")
     env = load_environment(args.instance)
+    warnings = declaration_warnings(env)
     written = None
     if args.certificates:  # first, within the budget: check then runs in the time left
         from ..artifacts.lp_certificate import write_certificates
@@ -77,6 +78,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         doc = {"mechanism": mech.name, "instance": args.instance, "seed": args.seed,
                "budget": args.budget, "results": [check_result_to_json(r) for r in results],
                "skipped": [{"property": p, "variant": v, "reason": why} for p, v, why in skipped]}
+        if warnings:
+            doc["warnings"] = warnings
         if written is not None:
             doc["lp_certificates"] = {"directory": args.certificates,
                                       "files": sorted(path for path, _ in written.files.values()),

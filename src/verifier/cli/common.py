@@ -16,7 +16,7 @@ from ..results import Verdict
 __all__ = ["COMMANDS", "command", "CliError", "EXIT_USAGE", "EXIT_SOLVER", "EXIT_FINDING", "EXIT_INTERRUPTED", "EXIT_TERMINATED",
            "TERMINATED", "MECHANISM_HELP", "sigterm_as_interrupt", "interrupted_exit", "announce_store", "add_keep_all", "parse_properties",
            "progress_printer", "add_tolerance", "with_tolerance", "with_user_options", "positive_seconds", "non_negative_seed", "output_dir", "finding_exit",
-           "add_fail_on", "check_executor_options", "executor_from", "FailOn", "replay_artifacts"]
+           "add_fail_on", "check_executor_options", "executor_from", "FailOn", "replay_artifacts", "declaration_warnings"]
 
 EXIT_FINDING = 1  # a violation / refuted claim (see --fail-on)
 EXIT_USAGE = 2
@@ -72,6 +72,18 @@ def progress_printer(quiet: bool) -> Optional[Callable[[str], None]]:
         print(msg, file=sys.stderr, flush=True)
 
     return say
+
+
+def declaration_warnings(env) -> list[str]:
+    """The instance's declarations that do not add up (``mechverify.declared``: over-committed guarantees, a
+    guarantee above a max, ...), each printed as one ``warning:`` line on stderr; returned for a JSON
+    document's ``warnings`` list.  The command goes on: real clusters over-commit."""
+    from mechverify.declared import declaration_warnings as found
+
+    lines = [str(w) for w in found(env)]
+    for line in lines:
+        print(line, file=sys.stderr)
+    return lines
 
 
 def positive_seconds(value: float, flag: str) -> float:

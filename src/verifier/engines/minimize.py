@@ -11,10 +11,10 @@ the violation EXACTLY on the result:
    a resource, an external resource; with a queue tree also a queue: a leaf queue is removed (its users move
    to its parent), an inner one merged into its parent (its users and child queues move up;
    ``Environment.without_queue``);
-2. drop a feature: weight -> 1 (of a user or a queue), a queue's guarantee, task bound -> unbounded,
+2. drop a feature: weight -> 1 (of a user or a queue), a queue's guarantee or max, task bound -> unbounded,
    eligible set -> all servers, a per-server demand override, a part of a misreport -> truthful, a
    coalition member (coalitions of 3+);
-3. simplify a number (capacities, demands, external demands, weights, queue weights and guarantees,
+3. simplify a number (capacities, demands, external demands, weights, queue weights, guarantees and maxes,
    bounds, misreported numbers) to a simpler one: 0, small integers, floor/ceil, fewer-digit fractions --
    "simpler" means a smaller ``(denominator, |numerator|)``, so the process terminates.
 
@@ -179,6 +179,9 @@ def _features(w: Witness) -> Iterator[Candidate]:
             qg = env.queue_guarantee[:q] + (None,) + env.queue_guarantee[q + 1:]
             yield (f"drop the guarantee of queue {env.queues[q]}", _try(lambda: replace(env, queue_guarantee=qg)),
                    dev, w.users)
+        if env.queue_max[q] is not None:
+            qm = env.queue_max[:q] + (None,) + env.queue_max[q + 1:]
+            yield f"drop the max of queue {env.queues[q]}", _try(lambda: replace(env, queue_max=qm)), dev, w.users
     for j in range(env.n_users):
         if env.usage and any(env.usage[j]):
             us = env.usage[:j] + (tuple(Fraction(0) for _ in range(env.n_servers)),) + env.usage[j + 1:]
@@ -270,6 +273,12 @@ def _numbers(w: Witness, zero_demands: bool = True, zero_capacities: bool = True
                 qg = env.queue_guarantee[:q] + (g[:r] + (c,) + g[r + 1:],) + env.queue_guarantee[q + 1:]
                 yield (f"guarantee of queue {env.queues[q]}.{env.resources[r]} -> {c}",
                        _try(lambda: replace(env, queue_guarantee=qg)), dev, w.users)
+        m = env.queue_max[q]
+        for r, v in enumerate(m or ()):
+            for c in simpler_numbers(v):
+                qm = env.queue_max[:q] + (m[:r] + (c,) + m[r + 1:],) + env.queue_max[q + 1:]
+                yield (f"max of queue {env.queues[q]}.{env.resources[r]} -> {c}",
+                       _try(lambda: replace(env, queue_max=qm)), dev, w.users)
     for (j, s), vec in sorted(env.server_demand.items()):
         for r, v in enumerate(vec):
             for c in simpler_numbers(v, allow_zero=zero_demands):

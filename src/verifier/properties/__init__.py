@@ -10,6 +10,8 @@ from mechverify.numbers import InstanceError
 from .base import Certificate, Deviation, Evaluation, Hints, Property, Report, Witness  # noqa: F401
 from .ef_si import EnvyFreeness, SharingIncentive
 from .hsi import HierarchicalShareGuarantee
+from .limit import Limit
+from .quota import Quota
 from .fairness import BottleneckFairness, SingleResourceFairness  # noqa: F401
 from .population import PopulationMonotonicity  # noqa: F401
 from .single_server import SingleServerDRF  # noqa: F401
@@ -23,7 +25,7 @@ __all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property"
 
 PROPERTIES: dict[str, Property] = {p.name: p for p in (
     StrategyProofness(), GroupStrategyProofness(), EnvyFreeness(), SharingIncentive(), HierarchicalShareGuarantee(),
-    ParetoOptimality(),
+    Quota(), Limit(), ParetoOptimality(),
     BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), OrderIsStrictWeak(),
     ShareFaithful(), Runs(),
 )}

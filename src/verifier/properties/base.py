@@ -17,7 +17,8 @@ optimiser, the minimiser, z3).  It offers
   (``check``'s deviation search; ``verifier.properties.moves``).
 
 Facets every layer reads instead of switching on the name: ``measure`` (a :class:`Measure`: what the
-measure means, its threshold and direction -- the reports print it), ``hints`` (the search engines) and,
+measure means, its threshold and direction -- the reports print it), ``hints`` (the search engines),
+``reads`` (what the search must draw: declared guarantees, maxes, a state) and,
 optionally, ``z3`` (the module of its z3 goal, ``verifier/engines/smt/goals/``; docs/z3.md, "Goals").
 Measures, their orientation and violation thresholds are listed in docs/properties.md.
 """
@@ -51,8 +52,7 @@ class Hints:
     (at least this many external resources), ``require_bounds`` (at least one finite task bound),
     ``no_queues`` (flat instances only, also where the setting takes queue trees), ``min_queue_depth`` and
     ``min_leaves`` (queue trees whose leaves sit at least that deep, with at least that many leaves: nested
-    quotas), ``max_task_bound`` (task bounds of 1 or more folded into 1..this: small whole workloads), ``state`` (draw a STATE
-    -- a ``usage`` and queue guarantees -- for a policy that exposes its order, ``Setting.ordered``),
+    quotas), ``max_task_bound`` (task bounds of 1 or more folded into 1..this: small whole workloads),
     ``dominant`` (bias toward the bottleneck-fairness premise: ``"global"`` or ``"per-server"``).
     ``premise_note``: one line a verdict shows about that bias.  ``uses_users``: ``recheck`` reads
     ``witness.users`` (the minimiser keeps them; others recompute who is hurt).  ``optimizer``: the
@@ -70,7 +70,6 @@ class Hints:
     min_queue_depth: int = 1
     min_leaves: int = 2
     max_task_bound: int = 0
-    state: bool = False
     dominant: Optional[str] = None
     premise_note: str = ""
     uses_users: bool = False
@@ -274,6 +273,10 @@ class Property:
     measure: Measure = MARGIN  # what the measure means, its threshold and direction (the reports print it)
     hints: Hints = Hints()  # for every variant ...
     variant_hints: dict[str, Hints] = {}  # ... except these
+    #: what the property reads beyond the basic model (``mechverify.declare.READS``: queues' declared
+    #: ``"guarantee"`` and ``"max"``, a ``"state"``): the search draws them where the setting allows (queue trees,
+    #: ordered policies); docs/properties.md, "What a property reads"
+    reads: tuple[str, ...] = ()
     #: the module of the property's z3 goal (``verifier.engines.smt.goals.<module>``, which defines ``GOAL``:
     #: the users it names, what the encoding must give, the goal formula; docs/z3.md, "Goals"); ``None``: the
     #: z3 engine does not handle the property

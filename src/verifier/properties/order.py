@@ -5,7 +5,7 @@ plugin) decide fairness by an order -- who gets the next container or workload -
 that order (YARN-11745: a comparator that is not transitive; kueue 6577: a borrowing queue whose share
 rounds to 0).  A policy exposes its order with the ``order`` facet (``mechanisms.OrderSpec``: ``compare``,
 ``share``, ``queue_share``); the STATE is the instance's ``usage`` (``mechverify.allocation.state_of``; none:
-the empty cluster), drawn by the search for these properties (``Hints.state``).  Only policies with the facet
+the empty cluster), drawn by the search for these properties (``reads``).  Only policies with the facet
 are searched (``Setting.ordered``).
 
 ``order`` (a strict weak order, and invariant under units):
@@ -72,7 +72,8 @@ def _describe(env, users) -> str:
 
 
 class _OrderProperty(Property):
-    hints = Hints(uses_users=True, state=True)
+    hints = Hints(uses_users=True)
+    reads = ("state", "guarantee")  # an order is read in a state, with the queues' quotas
 
     def variant_possible(self, setting, variant):
         """Only policies that expose their order (``Setting.ordered``)."""
@@ -123,7 +124,7 @@ class OrderIsStrictWeak(_OrderProperty):
     }
     default_variant = "strict-weak"
     # the smallest break of the promise needs nested quotas: two cohorts, one holding two ClusterQueues
-    variant_hints = {"quota-first": Hints(uses_users=True, state=True, min_users=3, one_resource=True,
+    variant_hints = {"quota-first": Hints(uses_users=True, min_users=3, one_resource=True,
                                           min_queue_depth=2, min_leaves=3, max_task_bound=3,
                                           premise_note="nested queue trees (leaves at depth 2+) with guarantees")}
 
@@ -202,13 +203,14 @@ def _weak_order_failure(spec, env, state) -> Optional[tuple[tuple[int, ...], str
 
 def scaled_resource(env, r: int, factor: int = SCALE):
     """``env`` with resource ``r`` re-expressed in units ``factor`` times smaller: every capacity, demand,
-    per-server demand and queue guarantee of ``r`` times ``factor`` (task counts, hence the state, unchanged)."""
+    per-server demand, queue guarantee and max of ``r`` times ``factor`` (task counts, hence the state, unchanged)."""
     def mul(vec):
         return tuple(v * factor if i == r else v for i, v in enumerate(vec))
 
     return replace(env, capacity=tuple(mul(row) for row in env.capacity), demand=tuple(mul(d) for d in env.demand),
                    server_demand={k: mul(v) for k, v in env.server_demand.items()},
-                   queue_guarantee=tuple(None if g is None else mul(g) for g in env.queue_guarantee))
+                   queue_guarantee=tuple(None if g is None else mul(g) for g in env.queue_guarantee),
+                   queue_max=tuple(None if m is None else mul(m) for m in env.queue_max))
 
 
 def _scale_failure(spec, env, state) -> Optional[tuple[tuple[int, ...], str]]:
@@ -242,7 +244,7 @@ class ShareFaithful(_OrderProperty):
         "weight": "a larger weight (user or queue, x 2) never makes it worse off in the order",
     }
     default_variant = "monotone"
-    variant_hints = {"borrowing": Hints(uses_users=True, state=True, premise_note="queue trees with guarantees")}
+    variant_hints = {"borrowing": Hints(uses_users=True, premise_note="queue trees with guarantees")}
 
     def variant_possible(self, setting, variant):
         """Ordered policies; ``borrowing`` needs queue trees (guarantees live on queues)."""

@@ -88,6 +88,10 @@ class UserProperty(Property):
         self.source = spec.source or reference or self.name
         self.deviation = spec.deviation
         fields = dict(spec.hints)
+        if "state" in fields:  # what a property reads is declared, not hinted
+            raise InstanceError(f"property: {self.name}: hints: 'state' is declared as reads=(\"state\",) on "
+                                "@mechverify.property")
+        self.reads = tuple(getattr(spec, "reads", ()))
         fields.setdefault("min_users", 2 if spec.deviation == "leave" else 1)
         fields.setdefault("uses_users", spec.deviation != "none")
         try:

@@ -129,8 +129,9 @@ def rate_figures(rep, out_dir: str) -> list[tuple[str, str, str]]:
         else:
             names = list(per)
             rates_ = [per[m][0].rate or 0.0 for m in names]
-            err = [[r - per[m][0].ci95[0] for m, r in zip(names, rates_)],
-                   [per[m][0].ci95[1] - r for m, r in zip(names, rates_)]]
+            # clipped at 0: a Wilson bound computed in floats may sit a rounding error beyond a rate of 0 or 1
+            err = [[max(0.0, r - per[m][0].ci95[0]) for m, r in zip(names, rates_)],
+                   [max(0.0, per[m][0].ci95[1] - r) for m, r in zip(names, rates_)]]
             ax.bar(range(len(names)), rates_, yerr=err, capsize=3,
                    color=[_COLORS[n % len(_COLORS)] for n in range(len(names))])
             ax.set_xticks(range(len(names)))

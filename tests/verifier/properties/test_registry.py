@@ -11,7 +11,8 @@ def test_every_property_and_variant_is_covered():
     """The fixtures below cover exactly these (property, variant) pairs; a new variant must get fixtures."""
     assert {p: sorted(o.variants) for p, o in PROPERTIES.items()} == {
         "sp": ["demand", "eligible", "tasks"], "gsp": ["demand"], "ef": ["literal", "placement-aware", "tree", "whole-task"],
-        "si": ["bounded", "external", "per-server-split", "tree", "whole-task"], "hsi": ["guarantee"], "po": ["fractional", "whole-task"], "bf": ["global", "per-server", "tree", "whole-task"],
+        "si": ["bounded", "external", "per-server-split", "tree", "whole-task"], "hsi": ["guarantee"],
+        "quota": ["tree", "whole-task"], "limit": ["tree", "whole-task"], "po": ["fractional", "whole-task"], "bf": ["global", "per-server", "tree", "whole-task"],
         "srf": ["max-min", "tree", "whole-task"], "pm": ["leave"], "single-server-drf": ["totals", "whole-task"],
         "order": ["quota-first", "scale", "strict-weak"], "share": ["borrowing", "monotone", "weight"], "runs": ["any"]}
 

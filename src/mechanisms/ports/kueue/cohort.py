@@ -115,6 +115,9 @@ class CohortTree:
         sub[0] = [self.quota[0][r] + below_root[r] for r in range(R)]
         self.subtree: list[tuple] = [tuple(v) for v in sub]
         self.lendable: tuple = self.subtree[0]
+        #: a node's cap on its subtree's usage: the queue's declared max (upstream: nominalQuota + borrowingLimit,
+        #: the subtree's quota plus what it may borrow; lendingLimit is not representable); ``None``: no limit
+        self.limit: list[Optional[tuple]] = [None if q is None else env.queue_max[q] for q in self.queue]
         self.resources: tuple[str, ...] = tuple(env.resources)
         self.n_nodes = N
 

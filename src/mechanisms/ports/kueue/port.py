@@ -85,9 +85,12 @@ _SETTING = Setting(single_server=True, placement=False, external=False, bounds=T
 
 _MAPPING = ("leaf queues are ClusterQueues, inner queues Cohorts, the root the root cohort whose own quota is the "
             "pool not guaranteed below it (max(0, c - sum of guarantees below)); a queue's guarantee is its own "
-            "nominal quota (none: 0); users are whole workloads of floor(n_j) pods (an inner queue's users in an "
+            "nominal quota (none: 0), so a Cohort's quota ADDS to its children's (the OWN reading; quota and the "
+            "declaration warnings read a guarantee as the subtree's, docs/model.md); a queue's max is nominalQuota + borrowingLimit "
+            "(admission sets aside a workload that would take a node above it; lendingLimit is not representable; "
+            "the preemption model of the loop search does not read max); users are whole workloads of floor(n_j) pods (an inner queue's users in an "
             "implicit ClusterQueue '<queue>/.', the root's in '.', quota 0, weight 1); FIFO = declaration order, "
-            "equal priorities; no lending/borrowing limits, no preemption (upstream defaults); a popped workload "
+            "equal priorities; no lending limits, no preemption (upstream defaults); a popped workload "
             "that does not fit the pool is set aside for good; exact ratios (upstream: float64); the state's "
             "usage is not read by allocate; order: users compared as nominees (request = whole workload) at "
             "their lowest common Cohort (not transitive across levels: served_order gives the cycles' order)")

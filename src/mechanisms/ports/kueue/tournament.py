@@ -135,7 +135,7 @@ def _cycles(env: Environment, policy: Policy, usage: list, admit: bool,
             popped.append(j)
             cq = tree.user_cq[j]
             req = requests[j]
-            if admit and all(total[r] + req[r] <= cap[r] for r in range(R)):
+            if admit and all(total[r] + req[r] <= cap[r] for r in range(R)) and within_limits(tree, usage, cq, req):
                 admitted.append(j)
                 for r in range(R):
                     total[r] += req[r]
@@ -146,6 +146,19 @@ def _cycles(env: Environment, policy: Policy, usage: list, admit: bool,
                     n = tree.parent[n]
             t.remove(cq)
     return popped, admitted, cycles
+
+
+def within_limits(tree, usage: list, cq: int, req) -> bool:
+    """The workload fits under the borrowing limit of its ClusterQueue and of every Cohort above it: no node
+    with a declared max (``CohortTree.limit``: nominalQuota + borrowingLimit) would hold more than it
+    (``fitsResourceQuota``; a workload that does not fit is set aside, like one the pool cannot take)."""
+    n: Optional[int] = cq
+    while n is not None:
+        lim = tree.limit[n]
+        if lim is not None and any(usage[n][r] + v > lim[r] for r, v in enumerate(req) if v > 0):
+            return False
+        n = tree.parent[n]
+    return True
 
 
 def _result(env: Environment, name: str, admitted: list[int], cycles: int) -> Allocation:

@@ -186,7 +186,8 @@ PORT = Port(
     source=UPSTREAM, setting=SETTING,
     notes="port of the plugin's semantics (our code) in the default hierarchy configuration (drf with "
           "enableHierarchy, no proportion); jobs are the users (weight-1 leaves under their queue), queue "
-          "weights < 1 read as 1; " + TIE_BREAK + "; the least queue is taken at each pop (upstream's heap "
+          "weights < 1 read as 1; queue guarantees and maxes (the capacity plugin's deserved and capability) are "
+          "not read; " + TIE_BREAK + "; the least queue is taken at each pop (upstream's heap "
           "keeps stale keys, and its layout follows Go's randomised map order: not emulated); exact shares "
           "(upstream: float64); no claims (upstream states none)",
     z3=Z3Spec.none("indivisible tasks on a queue tree (integer allocations): not encoded"),

@@ -447,7 +447,7 @@ _NOTES = ("port of the comparator's semantics (our code): the queue tree is Capa
           "respected); two users compare as the two children of their lowest common ancestor, a tie by the "
           "children's list position (upstream's stable sort), FIFO within a leaf; one container per round, children "
           "sorted by Java's binary insertion sort (below 32) -- so an intransitive comparator orders as upstream's "
-          "sort does; one pool, user-limit-factor -1, maximum-capacity 100%, no reservations, labels, priorities or "
+          "sort does; one pool, user-limit-factor -1, maximum-capacity 100% (a queue's declared max is not read), no reservations, labels, priorities or "
           "preemption; no claims (upstream states none)")
 
 

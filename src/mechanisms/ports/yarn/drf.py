@@ -206,8 +206,15 @@ def allocate(env: Environment, exact: bool = False, *, name: str = "yarn-drf",
     def pending(j: int) -> bool:
         return pending_ok[j] and (limit[j] is None or tasks[j] < limit[j])
 
+    caps = [(q, env.queue_max[q]) for q in range(Q) if env.queue_max[q] is not None]  # maxResources
+
     def fits(j: int) -> bool:
-        return eligible[j] and all(not dv or lv >= dv for lv, dv in zip(left, demand[j]))
+        # the pool has room, and FSQueue.fitsInMaxShare: usage + the container within maxResources of the app's
+        # queue and every ancestor (a queue without maxResources: unbounded)
+        if not (eligible[j] and all(not dv or lv >= dv for lv, dv in zip(left, demand[j]))):
+            return False
+        return all(queue_use[q][r] + dv <= m[r] for q, m in caps if q in paths[j]
+                   for r, dv in enumerate(demand[j]) if dv)
 
     def sched(node: tuple[str, int]) -> Schedulable:
         kind, i = node
@@ -258,7 +265,8 @@ _NOTES = ("port of the comparator's semantics (our code): queues are FSQueues (u
           "numbers (x/0 = inf, 0/0 = NaN, a NaN position is a tie: upstream's comparator is then not a strict "
           "weak order); two users compare as the two children of their lowest common ancestor; one container per "
           "round: child queues then apps with pending demand in a TreeSet (red-black insertion reproduced), tried "
-          "in order, an app takes a task when it fits; one pool, no reservations, max shares or preemption; "
+          "in order, an app takes a task when it fits in the pool and within the maxResources (a queue's max) of its "
+          "queue and every ancestor (FSQueue.fitsInMaxShare); one pool, no reservations or preemption; "
           "exact shares (upstream: float/double); no claims (upstream states none)")
 
 

@@ -100,7 +100,7 @@ def tree_bytes(dom: Domain) -> int:
 def env_bytes(dom: Domain) -> int:
     """Bytes of the FIXED layout for the domain's largest shape: a field keeps its byte position when the
     shape shrinks, so shrinking the shape integer does not reinterpret the other bytes.  A hierarchical
-    domain appends the tree's bytes (:func:`decode_tree`), a domain with states the state's
+    domain appends the tree's bytes (:func:`decode_tree`), a domain with states or declared amounts theirs
     (:func:`decode_state`); a flat one is laid out exactly as without them."""
     return _flat_env_bytes(dom) + tree_bytes(dom) + state_bytes(dom)
 
@@ -110,54 +110,67 @@ def _max_queues(dom: Domain) -> int:
 
 
 def state_bytes(dom: Domain) -> int:
-    """Bytes of a state (0 unless ``dom.state``): tasks per user and server, and per possible queue a
-    guarantee flag and one number per resource."""
-    if not dom.state:
-        return 0
+    """Bytes of a state and of declared amounts (0 unless ``dom.state``, ``dom.guarantees`` or ``dom.maxes``):
+    tasks per user and server (a state), then per possible queue a guarantee flag and one number per resource
+    (a state, or guarantees), then per possible queue a max flag and one number per resource (maxes)."""
     Jm, Sm, Rm, _ = max_shape(dom)
-    return Jm * Sm + _max_queues(dom) * (1 + Rm)
+    n = Jm * Sm if dom.state else 0
+    if dom.state or dom.guarantees:
+        n += _max_queues(dom) * (1 + Rm)
+    if dom.maxes:
+        n += _max_queues(dom) * (1 + Rm)
+    return n
 
 
 def decode_state(dom: Domain, kw: dict[str, Any], data: bytes) -> dict[str, Any]:
-    """A state from its bytes (``Environment`` keywords ``usage`` and ``queue_guarantee``): 0-3 whole tasks
-    per user and eligible server, in user then server order, each count cut to what still fits the server
-    (and the user's task bound) -- a feasible current allocation; a queue gets a guarantee when its flag
-    byte is >= 128 (numbers from the capacity table).  All bytes 0: the empty cluster, no guarantees."""
+    """A state and declared amounts from their bytes (``Environment`` keywords ``usage``, ``queue_guarantee``
+    and ``queue_max``).  A state: 0-3 whole tasks per user and eligible server, in user then server order, each
+    count cut to what still fits the server (and the user's task bound) -- a feasible current allocation.  A
+    queue gets a guarantee (a max) when its flag byte is >= 128 (numbers from the capacity table).  All bytes
+    0: the empty cluster, no guarantees, no maxes."""
     dec = Decoder(data, dom)
     Jm, Sm, Rm, _ = max_shape(dom)
     capacity, demand, eligible = kw["capacity"], kw["demand"], kw["eligible"]
     sd, tasks = kw["server_demand"], kw["tasks"]
     J, S, R = len(demand), len(capacity), len(capacity[0]) if capacity else 0
-    left = [list(row) for row in capacity]
-    usage = [[Fraction(0)] * S for _ in range(J)]
-    for j in range(J):
-        held = Fraction(0)
-        for s in range(S):
-            want = dec.at(j * Sm + s) % 4
-            if not want or s not in eligible[j]:
-                continue
-            d = sd.get((j, s), demand[j])
-            n = want
-            if tasks[j] is not None:
-                n = min(n, int(tasks[j] - held))
-            for r in range(R):
-                if d[r]:
-                    n = min(n, int(left[s][r] / d[r]))
-            if n <= 0:
-                continue
-            usage[j][s] = Fraction(n)
-            held += n
-            for r in range(R):
-                left[s][r] -= n * d[r]
-    out: dict[str, Any] = {"usage": tuple(tuple(row) for row in usage) if any(v for row in usage for v in row) else ()}
-    queues = kw.get("queues") or ()
-    if queues:
+    out: dict[str, Any] = {}
+    o = 0
+    if dom.state:
+        left = [list(row) for row in capacity]
+        usage = [[Fraction(0)] * S for _ in range(J)]
+        for j in range(J):
+            held = Fraction(0)
+            for s in range(S):
+                want = dec.at(j * Sm + s) % 4
+                if not want or s not in eligible[j]:
+                    continue
+                d = sd.get((j, s), demand[j])
+                n = want
+                if tasks[j] is not None:
+                    n = min(n, int(tasks[j] - held))
+                for r in range(R):
+                    if d[r]:
+                        n = min(n, int(left[s][r] / d[r]))
+                if n <= 0:
+                    continue
+                usage[j][s] = Fraction(n)
+                held += n
+                for r in range(R):
+                    left[s][r] -= n * d[r]
+        out["usage"] = tuple(tuple(row) for row in usage) if any(v for row in usage for v in row) else ()
         o = Jm * Sm
-        guarantees = []
-        for q in range(len(queues)):
-            base = o + q * (1 + Rm)
-            guarantees.append(tuple(dec.t_cap[dec.at(base + 1 + r)] for r in range(R)) if dec.at(base) >= 128 else None)
-        out["queue_guarantee"] = tuple(guarantees)
+    queues = kw.get("queues") or ()
+
+    def amounts(base0: int) -> tuple:
+        return tuple(tuple(dec.t_cap[dec.at(base0 + q * (1 + Rm) + 1 + r)] for r in range(R))
+                     if dec.at(base0 + q * (1 + Rm)) >= 128 else None for q in range(len(queues)))
+
+    if dom.state or dom.guarantees:
+        if queues:
+            out["queue_guarantee"] = amounts(o)
+        o += _max_queues(dom) * (1 + Rm)
+    if dom.maxes and queues:
+        out["queue_max"] = amounts(o)
     return out
 
 
@@ -264,7 +277,7 @@ def decode_environment(dom: Domain, J: int, S: int, R: int, K: int, data: bytes,
         _make_dominant(factor, demand, capacity, eligible, sd, dominant)
     kw = repair({"demand": demand, "external_demand": ext_dem, "tasks": tasks, "server_demand": sd})
     tree = decode_tree(dom, J, data[_flat_env_bytes(dom):]) if dom.hierarchy else {}
-    if dom.state:
+    if dom.state or dom.guarantees or dom.maxes:
         tree.update(decode_state(dom, {"capacity": capacity, "demand": kw["demand"], "eligible": eligible,
                                        "server_demand": kw["server_demand"], "tasks": tasks, **tree},
                                  data[_flat_env_bytes(dom) + tree_bytes(dom):]))

@@ -45,10 +45,14 @@ class Domain:
     min_queue_depth: int = 1  # every leaf at least this deep (``Hints.min_queue_depth``: nested quota trees)
     max_queue_weight: int = 4
     # states (docs/model.md "States"): a policy that exposes its order (``Setting.ordered``) may be searched on
-    # instances carrying a state -- a ``usage`` and queue guarantees -- drawn only for properties that ask
-    # (``Hints.state``); every other domain draws byte for byte what it drew before
+    # instances carrying a state -- a ``usage`` and queue guarantees -- drawn only for properties that read it
+    # (``Property.reads``); every other domain draws byte for byte what it drew before
     ordered: bool = False
     state: bool = False
+    # declared amounts (docs/model.md "Declared amounts"): queues' guarantees and maxes on drawn trees, drawn when
+    # the property or the mechanism's setting reads them (``Property.reads``, ``Setting.reads``)
+    guarantees: bool = False
+    maxes: bool = False
 
     def describe(self) -> dict[str, Any]:
         """The dict a verdict carries (JSON-ready)."""
@@ -64,14 +68,17 @@ class Domain:
                          **({"at_least_one_bound": True} if self.require_bounds else {}),
                          **({"every_user_bounded": True} if self.all_bounded else {}),
                          **({"queue_tree": True} if self.hierarchy else {}),
-                         **({"state": True} if self.state else {})},
+                         **({"state": True} if self.state else {}),
+                         # a state draws the queues' guarantees with it (docs/model.md "States")
+                         **({"guarantees": True} if self.guarantees and self.hierarchy and not self.state else {}),
+                         **({"maxes": True} if self.maxes and self.hierarchy else {})},
             **({"queues": f"{self.min_leaves}-{self.max_leaves} leaf queues, depth "
                           f"{str(self.min_queue_depth) + '-' if self.min_queue_depth > 1 else '<= '}{self.max_queue_depth}, "
                           f"weights 1-{self.max_queue_weight}, users in leaves"} if self.hierarchy else {}),
         }
 
 
-#: the largest number drawn for a state's instance (``Hints.state``)
+#: the largest number drawn for a state's instance (``Property.reads`` names ``"state"``)
 STATE_MAX_VALUE = 1000
 
 
@@ -88,6 +95,10 @@ def domain_for(setting, **overrides: Any) -> Domain:
         "hierarchy": getattr(setting, "hierarchy", False) and overrides.get("hierarchy", True),
         "ordered": getattr(setting, "ordered", False),
     }
+    reads = getattr(setting, "reads", ())  # what the mechanism reads: drawn for every property searched on it
+    if kw["hierarchy"]:
+        kw["guarantees"] = d.guarantees or "guarantee" in reads
+        kw["maxes"] = d.maxes or "max" in reads
     if setting.single_server:
         kw["min_servers"] = kw["max_servers"] = 1
     if getattr(setting, "positive_data", False):  # demands and capacities > 0 (seed 003 Sec. 2.1)
@@ -117,8 +128,10 @@ def property_of(prop: Union[str, Any]):
 
 def narrow(dom: Domain, prop, variant: str) -> tuple[Domain, Optional[str]]:
     """The domain a property/variant is searched on, and the bottleneck-fairness premise bias (if any),
-    from the property's ``Hints`` (``prop``: a name or a ``Property``)."""
-    h = property_of(prop).hints_for(variant)
+    from the property's ``Hints`` and what it ``reads`` (``prop``: a name or a ``Property``)."""
+    p = property_of(prop)
+    h = p.hints_for(variant)
+    reads = getattr(p, "reads", ())
     if h.min_users > 1:
         dom = replace(dom, min_users=max(h.min_users, dom.min_users), max_users=max(h.min_users, dom.max_users))
     if h.one_resource:
@@ -141,7 +154,11 @@ def narrow(dom: Domain, prop, variant: str) -> tuple[Domain, Optional[str]]:
     if h.min_queue_depth > 1 and dom.hierarchy:
         dom = replace(dom, min_queue_depth=min(h.min_queue_depth, dom.max_queue_depth),
                       min_leaves=max(dom.min_leaves, h.min_leaves), max_leaves=max(dom.max_leaves, h.min_leaves))
-    if h.state and dom.ordered:
+    if "guarantee" in reads and dom.hierarchy:
+        dom = replace(dom, guarantees=True)
+    if "max" in reads and dom.hierarchy:
+        dom = replace(dom, maxes=True)
+    if "state" in reads and dom.ordered:
         # states with magnitudes production policies meet: quotas and capacities up to 1000 next to small
         # demands (integer rounding of a ratio such as borrowed x 1000 / lendable only shows there)
         dom = replace(dom, state=True, max_value=max(dom.max_value, STATE_MAX_VALUE))
