@@ -87,7 +87,7 @@ class FillState:
     * ``remaining[s][r]`` -- what server ``s`` has left; ``external_left[k]`` -- what external resource ``k`` has left.
 
     :meth:`of` builds the same view of a given allocation (a STATE: an instance's ``usage``), which is what a
-    policy's declared order is read in (``@mechverify.mechanism(order_key=...)``, docs/orders-and-placement.md).
+    policy's declared order is read in (``@mechverify.mechanism(order=...)``, docs/orders-and-placement.md).
     """
 
     __slots__ = ("env", "totals", "tasks", "x", "allocated", "remaining", "external_left")

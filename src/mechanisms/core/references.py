@@ -5,7 +5,9 @@ The contract (README "Audit your own mechanism"): a mechanism is a plain functio
 ``f(env, exact=...)`` -- of the public :class:`mechverify.Environment` that returns the task matrix
 ``x[user][server]`` (nested sequences or a numpy array of int, ``Fraction`` or float) or an
 ``Allocation``.  An optional ``@mechverify.mechanism(...)`` declares its name, setting and claims
-(``mechverify.declare``); without it :data:`DEFAULT_SETTING` applies (many servers, RDM, no placement,
+(``mechverify.declare``) -- and its ORDER (``order=``: :func:`order.user_order_facet`, the setting marked
+``ordered``; a referenced file that registers its function with ``mechanisms.register(..., order=OrderSpec(...))``
+gets that registration, order included); without it :data:`DEFAULT_SETTING` applies (many servers, RDM, no placement,
 no bounds, equal weights, no external resources) and no claim is registered.
 
 What the function returns is validated here (:func:`to_allocation`): a wrong shape, a negative exact, a
@@ -39,6 +41,7 @@ from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
 from .mechanism import REGISTERED, Claim, Mechanism, MechanismOutputError, Setting, SettingError
+from .order import user_order_facet
 
 __all__ = ["resolve", "load_object", "forget_module", "installed", "source_path", "from_function", "to_allocation", "load_entry_points", "source_hash", "DEFAULT_SETTING",
            "ENTRY_POINT_GROUP"]
@@ -147,14 +150,21 @@ def resolve(ref: str) -> Mechanism:
         forget_module(ref)
     obj, path = load_object(ref)
     digest = source_hash(path) if path else ""
-    if isinstance(obj, Mechanism):
-        mech = dataclasses.replace(obj, reference=ref, source_hash=digest, origin="reference")
+    registered = obj if isinstance(obj, Mechanism) else _registered_as(obj)
+    if registered is not None:  # a Mechanism, or a function the file registers (``register``: setting, order, ...)
+        mech = dataclasses.replace(registered, reference=ref, source_hash=digest, origin="reference")
     elif callable(obj):
         mech = from_function(obj, reference=ref, source_hash=digest, origin="reference")
     else:
         raise InstanceError(f"mechanism: {ref} is a {type(obj).__name__}, not a function")
     _RESOLVED[ref] = mech
     return mech
+
+
+def _registered_as(func: Any) -> Optional[Mechanism]:
+    """The mechanism ``mechanisms.register`` registered ``func`` as (when the referenced file registers it, with
+    its setting, claims and ``order=OrderSpec(...)``), or ``None``."""
+    return next((m for m in REGISTERED.values() if m.func is func), None)
 
 
 def _setting(func: Callable, fields: dict[str, Any]) -> Setting:
@@ -195,6 +205,9 @@ def from_function(func: Callable, *, reference: str = "", source_hash: str = "",
         raise InstanceError(f"mechanism: {reference or mname}: the name {mname!r} is a registered mechanism; "
                             f"give yours another one (@mechverify.mechanism(name=...))")
     setting = _setting(func, dict(spec.setting) if spec else {})
+    order = user_order_facet(spec.order, mname) if spec and spec.order is not None else None
+    if order is not None:  # as ``register`` marks a port with an order facet
+        setting = dataclasses.replace(setting, ordered=True)
     claims = _claims(func, spec.claims if spec else (), spec.source if spec else "")
     tol = tolerance if tolerance is not None else (spec.tolerance if spec and spec.tolerance is not None
                                                    else DEFAULT_TOLERANCE)
@@ -202,7 +215,7 @@ def from_function(func: Callable, *, reference: str = "", source_hash: str = "",
     title = (spec.title if spec and spec.title else (doc[0] if doc else f"user mechanism {mname}"))
     source = (spec.source if spec and spec.source else reference or mname)
     return Mechanism(mname, title, _adapt(func, mname), setting, claims, source, "", (), reference, source_hash,
-                     float(tol), origin=origin)
+                     float(tol), origin=origin, order=order)
 
 
 def _takes_exact(func: Callable) -> bool:
