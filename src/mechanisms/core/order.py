@@ -134,8 +134,8 @@ def _order_table(order: Any, env: Any, x: Any) -> tuple[list[list[Any]], Optiona
 def user_order_facet(order: Any, name: str) -> OrderSpec:
     """The order facet of a user's policy declared with ``@mechverify.mechanism(order=...)``: ``order`` is a key
     ``key(state, j)`` or a ``mechverify.comparator(cmp)`` (``mechverify.declare``), read in the state's
-    ``FillState``.  The user's code runs in a worker process (``mechverify.isolation``), once per state: it
-    computes every comparison (and every key) there, and ``compare`` answers from that table; a comparison
+    ``FillState``.  The user's code runs in a worker process (``mechverify.isolation``), once per state (when a
+    comparison or a key is first asked for): it computes every comparison (and every key) there, and ``compare`` answers from that table; a comparison
     that raised raises ``ValueError`` naming it (the ``order`` property reports it: an order must be total on
     a valid state).  ``share``: the model's weighted dominant share (``FillState.dominant_share(j) / w_j``) -- a
     user's policy declares an order, not a share of its own."""
@@ -144,22 +144,32 @@ def user_order_facet(order: Any, name: str) -> OrderSpec:
 
     worker = Worker(table, label=f"the order of {name}")
 
-    def derive(state: Allocation) -> tuple:
-        signs, keys = table(state.env, state.x) if in_process() else worker(state.env, state.x)
-        return state, signs, keys
+    class Read:
+        """One state's reading: the user's table, computed on first use (a share needs none of the user's code)."""
 
-    def compare(d: tuple, i: int, j: int) -> int:
-        v = d[1][i][j]
+        __slots__ = ("state", "_table")
+
+        def __init__(self, state: Allocation) -> None:
+            self.state, self._table = state, None
+
+        @property
+        def table(self) -> tuple:
+            if self._table is None:
+                env, x = self.state.env, self.state.x
+                self._table = table(env, x) if in_process() else worker(env, x)
+            return self._table
+
+    def compare(d: Read, i: int, j: int) -> int:
+        v = d.table[0][i][j]
         if isinstance(v, str):
             raise ValueError(v)
         return v
 
-    def share(d: tuple, j: int) -> Any:
-        state = d[0]
-        return view(state).dominant_share(j) / state.env.weight[j]
+    def share(d: Read, j: int) -> Any:
+        return view(d.state).dominant_share(j) / d.state.env.weight[j]
 
-    key = None if isinstance(order, Comparator) else (lambda d, j: d[2][j])
-    return order_facet(derive, compare, share, key=key)
+    key = None if isinstance(order, Comparator) else (lambda d, j: d.table[1][j])
+    return order_facet(Read, compare, share, key=key)
 
 
 # ------------------------------------------------------------------------------ the order, shown
