@@ -166,6 +166,36 @@ def test_a_registered_order_in_a_referenced_file_is_kept(tmp_path):
     assert json.loads(p.stdout)["order"] == ["d", "c", "b", "a"] and json.loads(p.stdout)["ties"] == []
 
 
+def test_a_registering_file_that_changed_registers_again(tmp_path):
+    """The file's registration is dropped with its module when the file changes, so the new import registers
+    the new version (no "registered twice"); the comparator flips from the last index first to the first."""
+    from mechanisms.core.mechanism import REGISTERED
+    from mechanisms.core.references import resolve
+
+    src = textwrap.dedent('''
+        from fractions import Fraction
+        from mechanisms import OrderSpec, Setting, register
+        from mechverify.allocation import Allocation
+
+        def cmp(state, i, j):
+            return SIGN * ((i > j) - (i < j))
+
+        @register("test-reregistered", "nothing", Setting(single_server=True, divisible=False),
+                  order=OrderSpec(cmp, lambda state, j: Fraction(0)))
+        def nothing(env, exact=False):
+            return Allocation(env, tuple((Fraction(0),) for _ in range(env.n_users)), "test-reregistered", True)
+        ''')
+    path = tmp_path / "rereg.py"
+    env = parse_environment(INSTANCE)
+    try:
+        path.write_text("SIGN = -1\n" + src)
+        assert resolve(f"{path}:nothing").order.order(state_of(env)) == [3, 2, 1, 0]
+        path.write_text("SIGN = 1\n" + src)
+        assert resolve(f"{path}:nothing").order.order(state_of(env)) == [0, 1, 2, 3]
+    finally:
+        REGISTERED.pop("test-reregistered", None)
+
+
 def test_bad_declarations_are_one_line(files):
     with pytest.raises(ValueError, match=r"^ordered: not declared by hand -- a policy exposes its order with "
                                          r"order=key or order=mechverify.comparator\(cmp\)"):

@@ -116,10 +116,14 @@ def _load_module(left: str, what: str = "mechanism"):
 
 
 def forget_module(ref: str) -> None:
-    """Drop the module a file reference was imported as (its file changed: the next load imports it again)."""
+    """Drop the module a file reference was imported as, and what it registered (its file changed: the next load
+    imports it again)."""
     left = ref.rpartition(":")[0]
     if _is_file_ref(left):
-        sys.modules.pop(_module_name(os.path.abspath(left)), None)
+        modname = _module_name(os.path.abspath(left))
+        sys.modules.pop(modname, None)
+        for name in [k for k, m in REGISTERED.items() if getattr(m.func, "__module__", None) == modname]:
+            del REGISTERED[name]  # what the file registered (``register``) is registered again by the new import
 
 
 def load_object(ref: str, what: str = "mechanism") -> tuple[Any, str]:
