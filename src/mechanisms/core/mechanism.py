@@ -238,7 +238,8 @@ class Mechanism:
     #: how the z3 engine encodes it (``mechanisms.core.z3spec.Z3Spec``, declared with ``register(..., z3=...)``;
     #: ``None``: no symbolic encoding)
     z3: Optional[Z3Spec] = None
-    #: the policy's order in a state (:class:`OrderSpec`, ``register(..., order=...)``; ``None``: no order facet)
+    #: the policy's order in a state (:class:`OrderSpec`, ``register(..., order=...)`` or a user's
+    #: ``@mechverify.mechanism(order=...)``; ``None``: no order facet)
     order: Optional[OrderSpec] = None
     #: a vectorised FLOAT allocator ``batch(envs) -> [Allocation or None]`` (``register(..., batch=...)``): ``rates``
     #: screens many instances at once with it (``None`` entries: the float path); only exact re-checks count
