@@ -202,8 +202,9 @@ NAME_FREE = [os.path.join(SRC, *p.split("/")) for p in (
 def _name_literals(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
     """``(line, literal)`` of every string constant in ``tree`` that is one of ``names`` -- except docstrings,
     the fixed parts of f-strings (text, not values), the member definitions of an ``Enum`` (where a vocabulary
-    is written, once) and the CLI's own vocabulary: a command's name (the first argument of ``command(...)``)
-    and the module-level ``NAMES`` / ``COMMAND_MODULES`` tables that list the commands."""
+    is written, once), the CLI's own vocabulary: a command's name (the first argument of ``command(...)``)
+    and the module-level ``NAMES`` / ``COMMAND_MODULES`` tables that list the commands, and a module's
+    ``__all__`` (Python names: the API's ``order`` function is not the ``order`` property)."""
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
@@ -217,7 +218,7 @@ def _name_literals(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
             skip.update(id(n) for stmt in node.body if isinstance(stmt, ast.Assign) for n in ast.walk(stmt.value))
         elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "command" and node.args:
             skip.add(id(node.args[0]))
-        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("NAMES", "COMMAND_MODULES")
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("NAMES", "COMMAND_MODULES", "__all__")
                                                   for t in node.targets):
             skip.update(id(n) for n in ast.walk(node.value))
     return [(node.lineno, node.value) for node in ast.walk(tree)

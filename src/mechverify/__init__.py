@@ -8,6 +8,7 @@ the lexicographic max-min solver.  Data flows one way:
 environment -> mechanism -> allocation -> property check -> witness -> exact certificate -> store -> report
 """
 from .declare import mechanism  # noqa: F401
+from .declare import comparator  # noqa: F401  (``order=mechverify.comparator(cmp)``: a policy's order)
 from .declare import property_ as property  # noqa: F401  (``@mechverify.property``: a user's property)
 from .allocation import Allocation, Bundle, feasibility_violations, is_feasible  # noqa: F401
 from .instances import instance_schema, load_environment, parse_environment  # noqa: F401
@@ -18,7 +19,7 @@ from .utility import true_tasks, utilities, utility  # noqa: F401
 from .version import __version__  # noqa: F401
 
 #: the Python API (``mechverify.api``), loaded on first use: it sits above the verifier, which imports this core
-_API = ("load", "environment", "instance", "mechanism_of", "allocate", "check", "run", "replay")
+_API = ("load", "environment", "instance", "mechanism_of", "allocate", "order", "check", "run", "replay")
 
 
 def __getattr__(name: str):

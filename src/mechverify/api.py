@@ -8,6 +8,7 @@ short ``repr``.
     >>> import mechverify as mv
     >>> env = mv.load("examples/001-fig1.json")
     >>> mv.allocate("drf", env)                      # a registered name ...
+    >>> print(mv.order("examples/my_policy.py:fewest_tasks", env))  # a policy's order and the ties it leaves open
     >>> mv.check("examples/my_mechanisms.py:greedy", env)          # ... a reference, or a function
     >>> report = mv.run(my_function, ["sp/demand", "ef"], budget=20, store=None)
     >>> print(report)                                 # the CLI's text table (a notebook shows the HTML report)
@@ -34,7 +35,7 @@ from .allocation import Allocation
 from .instances import load_environment, parse_environment
 from .model import Environment
 
-__all__ = ["load", "environment", "instance", "mechanism_of", "allocate", "check", "run", "replay"]
+__all__ = ["load", "environment", "instance", "mechanism_of", "allocate", "order", "check", "run", "replay"]
 
 MechanismLike = Union[str, Mechanism, Callable]
 #: an instance: a path to an instance file, a dict in the instance format, or an ``Environment``
@@ -113,6 +114,29 @@ def allocate(mech: MechanismLike, env: InstanceLike, exact: bool = True) -> Allo
     """The mechanism's allocation of ``env`` (a path, a dict or an ``Environment``; checked against the
     mechanism's setting and chi(E))."""
     return mechanism_of(mech)(instance(env), exact=exact)
+
+
+def order(mech: MechanismLike, env: InstanceLike, state: Any = None) -> Any:
+    """The policy's order of its users in a state and the ties it leaves open, as ``python -m verifier order``
+    prints it (``mechanisms.core.order.Ordering``: ``users``, ``ties``, ``tie_break``, ``shares``, ``keys``; ``str``
+    of it is the command's table).  The state is ``env``'s ``usage`` (none: the empty cluster), or ``state``: an
+    ``Allocation`` of ``env`` or a task matrix ``x[user][server]``.  A policy exposes its order with
+    ``@mechverify.mechanism(order=...)`` (docs/orders-and-placement.md) or, a port, ``register(..., order=...)``."""
+    import dataclasses
+    from fractions import Fraction
+
+    from mechanisms.core.order import ordering, require_order
+
+    m = mechanism_of(mech)
+    require_order(m)
+    e = instance(env)
+    if state is not None:
+        x = state.x if isinstance(state, Allocation) else state
+        rows = tuple(tuple(Fraction(v) for v in row) for row in x)
+        if len(rows) != e.n_users or any(len(r) != e.n_servers or min(r, default=0) < 0 for r in rows):
+            raise ValueError(f"state: expected {e.n_users} rows of {e.n_servers} task counts >= 0 (x[user][server])")
+        e = dataclasses.replace(e, usage=rows)
+    return ordering(m, e)
 
 
 def check(mech: MechanismLike, env: InstanceLike, properties: Union[None, str, Sequence[str]] = None, *,

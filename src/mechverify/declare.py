@@ -18,14 +18,20 @@ Fields not given take the basic model of a user's mechanism (``mechanisms.core.r
 ``Setting``'s own defaults (README, "Audit your own mechanism", says why); every other field keeps
 ``Setting``'s default.  ``divisible=False`` declares whole tasks (utilities count whole tasks; README).
 Reports label the claims "claimed" with ``source``, never as a paper's.
+
+``order`` exposes a policy's ORDER (who is served next in a state; docs/orders-and-placement.md): a key
+function ``key(state, j)`` (smaller is served first) or ``mechverify.comparator(cmp)`` around ``cmp(state, i,
+j)`` (negative: ``i`` first; 0: a tie), with ``state`` a ``mechverify.policies.FillState`` -- the same the
+ordering reads in ``progressive_filling``.  The ``order`` command and the ``order``/``share`` properties read
+it.  ``ordered`` and ``quota_first`` are not keywords of a user's mechanism: ``order=`` sets ``ordered``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-__all__ = ["MechanismSpec", "mechanism", "spec_of", "DEFAULT_TOLERANCE", "PropertySpec", "property_", "property_spec_of",
-           "PROPERTY_DEVIATIONS", "READS", "check_reads"]
+__all__ = ["MechanismSpec", "mechanism", "Comparator", "comparator", "spec_of", "DEFAULT_TOLERANCE", "PropertySpec",
+           "property_", "property_spec_of", "PROPERTY_DEVIATIONS", "READS", "check_reads"]
 
 #: relative tolerance a float implementation's violation margin must exceed (``--tolerance``)
 DEFAULT_TOLERANCE = 1e-9
@@ -41,17 +47,70 @@ class MechanismSpec:
     setting: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""
     tolerance: Optional[float] = None
+    #: the policy's order: a key ``key(state, j)`` or a :class:`Comparator` (``None``: it exposes none)
+    order: Any = None
+
+
+@dataclass(frozen=True)
+class Comparator:
+    """A comparator ``cmp(state, i, j) -> int`` given as a policy's order (:func:`comparator`): negative when
+    user ``i`` is served before ``j``, positive after, 0 a tie.  Wrapped so that a key and a comparator are
+    told apart by what was written, never guessed."""
+
+    cmp: Callable[[Any, int, int], Any]
+
+
+def comparator(cmp: Callable[[Any, int, int], Any]) -> Comparator:
+    """``order=mechverify.comparator(cmp)``: the policy's order is the comparator ``cmp(state, i, j)`` (module
+    docstring); a bare function given as ``order`` is a key ``key(state, j)``."""
+    if not callable(cmp):
+        raise ValueError(f"comparator: expected a function cmp(state, i, j) -> int, got {type(cmp).__name__}")
+    return Comparator(cmp)
+
+
+def _positional(func: Callable) -> Optional[int]:
+    """How many positional parameters ``func`` requires (``None``: unknown, or it takes ``*args``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
+
+
+def _order(order: Any) -> Any:
+    """``order`` checked: ``None``, a :class:`Comparator`, or a key of two arguments (one line otherwise)."""
+    if order is None or isinstance(order, Comparator):
+        return order
+    if not callable(order):
+        raise ValueError(f"order: expected a key function key(state, j) or mechverify.comparator(cmp), "
+                         f"got {type(order).__name__}")
+    n = _positional(order)
+    if n == 3:
+        raise ValueError("order: a function of three arguments (state, i, j) is a comparator: give it as "
+                         "order=mechverify.comparator(cmp); a key takes (state, j)")
+    if n is not None and n != 2:
+        raise ValueError(f"order: a key takes two arguments (state, j), got a function of {n}")
+    return order
 
 
 def mechanism(name: Optional[str] = None, *, title: str = "", claims: Union[Mapping[str, str], Sequence[Any]] = (),
-              source: str = "", tolerance: Optional[float] = None, **setting: Any) -> Callable:
+              source: str = "", tolerance: Optional[float] = None, order: Any = None, **setting: Any) -> Callable:
     """Decorator: attach a :class:`MechanismSpec` to an allocation function ``f(env)`` /
     ``f(env, exact=...)`` (see the module docstring); the function itself is unchanged."""
     if name is not None and (not isinstance(name, str) or not name.strip() or ":" in name):
         raise ValueError(f"name: expected a non-empty name without ':', got {name!r}")
     if tolerance is not None and not (isinstance(tolerance, (int, float)) and 0 <= tolerance < 1):
         raise ValueError(f"tolerance: expected a number in [0, 1), got {tolerance!r}")
-    return _attaching(MechanismSpec(name, title, claims, dict(setting), source, tolerance))
+    for derived in ("ordered", "quota_first"):
+        if derived in setting:
+            raise ValueError(f"{derived}: not declared by hand -- a policy exposes its order with order=key or "
+                             f"order=mechverify.comparator(cmp), which marks it ordered "
+                             f"(docs/orders-and-placement.md)")
+    return _attaching(MechanismSpec(name, title, claims, dict(setting), source, tolerance, _order(order)))
 
 
 def _attaching(spec: Any) -> Callable:

@@ -20,10 +20,15 @@ task.  A user can still take one when
 * the task fits on some server it is eligible for: every resource of that server has at least the task's
   demand there (``env.d(j, s)``) left, and every external resource has the task's external demand left.
 
-The task goes to the FIRST fitting server in server (instance) order.  This is a convention, not a
-consequence of any ordering: a real scheduler picks the server by its own placement logic (a random agent
-order in Mesos, node scoring in Kubernetes schedulers).  Ties of the ordering go to the lower user index
-(instance order); a key that ends with the user's name breaks them by name instead.  The loop stops when no
+WHERE the task goes is the ``placement`` rule's choice among the fitting servers (``mechverify.placement``;
+docs/orders-and-placement.md): ``"first-fit"`` (the default) the first fitting server in server (instance)
+order, ``"best-fit"`` the one minimising seed 001's eq. (9) (Best-Fit DRFH's), ``"spread"`` the least loaded
+one (the most remaining dominant capacity), or a function ``score(state, j, s)`` -- the fitting server with the
+smallest score.  Ties go to the lower server index.  No ordering implies a placement: a real scheduler picks
+the server by its own logic (a random agent order in Mesos, node scoring in Kubernetes schedulers), and a
+counterexample may come from the placement rather than the order (run it with another placement to tell).
+Ties of the ordering go to the lower user index (instance order); a key that ends with the user's name
+breaks them by name instead.  The loop stops when no
 user can take a task.  Remaining capacities only shrink and task counts only grow, so a user that cannot
 take a task never can again; it is dropped for good.
 
@@ -35,7 +40,9 @@ OWN state (its tasks, per-server placements and allocated amounts): then serving
 key, and the loop keeps a heap -- O(log J) per task plus the fit checks, which are amortised: each user
 keeps a pointer to its first server that may fit (servers never regain capacity).  An ordering that reads
 other users' state or the remaining capacities (e.g. a share of what is left) needs ``local=False``: every
-key is re-evaluated at every step (O(J) per task).  ``benchmarks/bench_policies.py`` measures it.
+key is re-evaluated at every step (O(J) per task).  ``benchmarks/bench_policies.py`` measures it.  Best-fit
+keeps eq. (9) per user in a heap updated at the server just used (``placement.BestFitHeaps``: O(J log S) per
+task); ``spread`` and a score function scan the user's fitting servers (O(S) scores per task).
 
 Fractional form (:func:`fractional_filling`)
 --------------------------------------------
@@ -55,11 +62,12 @@ import heapq
 import math
 from fractions import Fraction
 from functools import cmp_to_key
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 from .allocation import Allocation
 from .model import Environment
 from .numbers import InstanceError, is_inf
+from .placement import BEST_FIT, FIRST_FIT, PLACEMENTS, SPREAD, BestFitHeaps, spread_score
 
 __all__ = ["FillState", "progressive_filling", "fractional_filling", "MAX_TASKS"]
 
@@ -77,6 +85,9 @@ class FillState:
     * ``x[j][s]`` -- its tasks on server ``s``;
     * ``allocated[j][r]`` -- the amount of resource ``r`` it holds, pooled over servers (``Fraction``);
     * ``remaining[s][r]`` -- what server ``s`` has left; ``external_left[k]`` -- what external resource ``k`` has left.
+
+    :meth:`of` builds the same view of a given allocation (a STATE: an instance's ``usage``), which is what a
+    policy's declared order is read in (``@mechverify.mechanism(order=...)``, docs/orders-and-placement.md).
     """
 
     __slots__ = ("env", "totals", "tasks", "x", "allocated", "remaining", "external_left")
@@ -90,6 +101,32 @@ class FillState:
         self.allocated = [[_ZERO] * R for _ in range(J)]
         self.remaining = [list(row) for row in env.capacity]
         self.external_left = list(env.external_capacity)
+
+    @classmethod
+    def of(cls, state: Allocation) -> "FillState":
+        """The fill state of an allocation ``state.x`` of ``state.env`` (exact entries): ``tasks[j]`` its row sum,
+        ``allocated`` and ``remaining`` from ``x[j][s] * env.d(j, s)``, ``external_left`` from the tasks times their
+        external demands.  A state that overfills a server leaves a negative ``remaining``; a fractional one
+        (a divisible mechanism's allocation) gives fractional ``tasks``."""
+        env = state.env
+        st = cls(env)
+        ext = st.external_left
+        for j, row in enumerate(state.x):
+            alloc = st.allocated[j]
+            for s, n in enumerate(row):
+                if not n:
+                    continue
+                st.x[j][s] = n
+                st.tasks[j] += n
+                rem = st.remaining[s]
+                for r, dv in enumerate(env.d(j, s)):
+                    if dv:
+                        rem[r] -= n * dv
+                        alloc[r] += n * dv
+            for k, dv in enumerate(env.external_demand[j]):
+                if dv:
+                    ext[k] -= st.tasks[j] * dv
+        return st
 
     def share(self, j: int, r: int) -> Fraction:
         """``allocated[j][r] / totals[r]`` (0 when the pool has none of ``r``)."""
@@ -126,13 +163,19 @@ def _external_fits(st: FillState, j: int) -> bool:
 
 def progressive_filling(env: Environment, key: Optional[Callable[[FillState, int], Any]] = None, *,
                         cmp: Optional[Callable[[FillState, int, int], int]] = None, local: bool = True,
-                        name: str = "policy", max_tasks: int = MAX_TASKS) -> Allocation:
+                        name: str = "policy", max_tasks: int = MAX_TASKS,
+                        placement: Union[str, Callable[[FillState, int, int], Any]] = FIRST_FIT) -> Allocation:
     """Whole-task progressive filling by an ordering (module docstring): ``key(state, j)`` (smaller is served
     first) or ``cmp(state, i, j)`` (negative: ``i`` before ``j``; 0: a tie, broken by user index).  Exactly one
     of them.  ``local=False`` when the ordering reads more than the environment and user ``j``'s own state.
+    ``placement``: where each task goes among the servers it fits on -- ``"first-fit"`` (default), ``"best-fit"``,
+    ``"spread"`` or ``score(state, j, s)`` (smallest first); ties by server index (``mechverify.placement``).
     Returns the exact integral :class:`Allocation` (``info``: ``steps``, the tasks placed)."""
     if (key is None) == (cmp is None):
         raise TypeError("progressive_filling: give exactly one of key= and cmp=")
+    if not callable(placement) and placement not in PLACEMENTS:
+        raise ValueError(f"placement: expected one of {', '.join(map(repr, PLACEMENTS))} or a function "
+                         f"score(state, j, s), got {placement!r}")
     if cmp is not None:
         ck = cmp_to_key(lambda a, b: cmp(st, a, b) or (a > b) - (a < b))
         key = lambda _st, j: ck(j)  # noqa: E731  (the comparator, then the user index)
@@ -152,8 +195,10 @@ def progressive_filling(env: Environment, key: Optional[Callable[[FillState, int
         first[j] = s
         return s < S
 
+    choose, placed = _chooser(env, st, first, placement)
+
     def serve(j: int) -> None:
-        s = first[j]
+        s = choose(j)
         dv = env.d(j, s)
         rem, alloc = st.remaining[s], st.allocated[j]
         for r, v in enumerate(dv):
@@ -165,6 +210,8 @@ def progressive_filling(env: Environment, key: Optional[Callable[[FillState, int
                 st.external_left[k] -= v
         st.x[j][s] += 1
         st.tasks[j] += 1
+        if placed is not None:
+            placed(s)
 
     steps = 0
     if local:
@@ -193,6 +240,35 @@ def progressive_filling(env: Environment, key: Optional[Callable[[FillState, int
             serve(min(active, key=lambda j: (key(st, j), j)))
     x = tuple(tuple(Fraction(v) for v in row) for row in st.x)
     return Allocation(env, x, name, True, {"steps": steps})
+
+
+def _chooser(env: Environment, st: FillState, first: list,
+             placement: Any) -> tuple[Callable[[int], int], Optional[Callable[[int], None]]]:
+    """``(choose, placed)``: ``choose(j)`` is the server user ``j``'s next task goes to, among the servers it fits
+    on (``can_take(j)`` found one: ``first[j]`` is the first of them, no server before it fits ``j``);
+    ``placed(s)`` (or ``None``) is told where a task went."""
+    if placement == FIRST_FIT:
+        return first.__getitem__, None
+    S = env.n_servers
+    if placement == BEST_FIT:
+        heaps = BestFitHeaps(env, st.remaining, st.totals, env.d)
+
+        def best(j: int) -> int:
+            s = heaps.pick(j, sorted(env.eligible[j]), lambda s: _fits(st, j, s))
+            assert s is not None  # can_take(j) found a fitting server
+            return s
+
+        return best, heaps.changed
+    if placement == SPREAD:
+        def score(_st: FillState, _j: int, s: int) -> Any:
+            return spread_score(st.remaining[s], env.capacity[s])
+    else:
+        score = placement
+
+    def scan(j: int) -> int:
+        return min((s for s in range(first[j], S) if _fits(st, j, s)), key=lambda s: (score(st, j, s), s))
+
+    return scan, None
 
 
 def fractional_filling(env: Environment, rate: Callable[[Environment, int], Any], *,

@@ -13,6 +13,10 @@ wherever one precedes all the others, and otherwise the one the module's rule na
 For ``armada-drf`` the facet is upstream's order at the start of a scheduling round, before any job is
 dropped (src/mechanisms/ports/armada.py): its first user that still has a job is the next one the loop TRIES, as
 long as no user was dropped; the loop's choices are read from its own trace of placements and drops.
+
+A user's policy (``examples/my_policy.py``, ``@mechverify.mechanism(order=key)``) feeds the same facet
+(``mechanisms.core.order.user_order_facet``), and the same replay holds for it: its declared key is the order its
+``progressive_filling`` loop serves by.
 """
 from __future__ import annotations
 
@@ -49,6 +53,7 @@ def steps_of(name, env, monkeypatch):
     and its allocation."""
     log: list[tuple[int, int]] = []
     with monkeypatch.context() as mp:
+        mp.setenv("MECHVERIFY_IN_PROCESS", "1")  # a user's policy: its loop runs here, where it is watched
         if name == "volcano-hdrf":
             class Hdrf(vf._Hdrf):
                 def __init__(self, env):
@@ -116,13 +121,15 @@ def _paths(rng, n, depth):
     return paths
 
 
-def _env(rng, *, servers, placement, weights, all_fit):
+def _env(rng, *, servers, placement, weights, all_fit, queues=True):
     R = rng.randint(1, 3)
     S = rng.randint(1, servers)
     caps = [[rng.choice([0, 3, 4, 6, 9]) for _ in range(R)] for _ in range(S)]
     if all_fit:
         caps = [[max(c, 3) for c in row] for row in caps]
     paths = _paths(rng, rng.randint(0, 4), 3)
+    if not queues:
+        paths = []
     users = []
     for j in range(rng.randint(1, 5)):
         dem = [rng.choice([0, 1, 1, 2, 3]) for _ in range(R)]
@@ -145,22 +152,25 @@ def _env(rng, *, servers, placement, weights, all_fit):
 
 SETTINGS = {"mesos-drf": dict(servers=2, placement=True, weights=True),
             "volcano-hdrf": dict(servers=1, placement=False, weights=False)}
+#: a user's policy whose order is declared with ``@mechverify.mechanism(order=key)`` (no queue trees)
+MY_POLICY = "examples/my_policy.py:fewest_tasks"
+ORDERED = {**SETTINGS, MY_POLICY: dict(servers=2, placement=True, weights=True, queues=False)}
 
 
-@pytest.mark.parametrize("name", sorted(SETTINGS))
+@pytest.mark.parametrize("name", sorted(ORDERED))
 def test_first_of_the_empty_order_is_served_first(name, monkeypatch):
     """Every user can take a task at the start (capacities >= 3 >= every demand, bounds >= 1): the first user
     of ``order(empty state)`` is the mechanism's first placement."""
     rng = random.Random(f"first-{name}")
     for _ in range(150):
-        env = _env(rng, all_fit=True, **SETTINGS[name])
+        env = _env(rng, all_fit=True, **ORDERED[name])
         steps, _ = steps_of(name, env, monkeypatch)
         order = mechanisms.get(name).order.order(empty(env))
         assert all(can_take(env, empty(env), u) for u in range(env.n_users))
         assert steps and order[0] == steps[0][0], env
 
 
-@pytest.mark.parametrize("name", sorted(SETTINGS))
+@pytest.mark.parametrize("name", sorted(ORDERED))
 def test_the_order_in_every_state_gives_the_next_choice(name, monkeypatch):
     """After every step k of the mechanism (zero capacities and demands, bounds, user weights, placement where
     the setting allows, users at the root and in inner queues), the facet's order in that state, restricted to
@@ -168,7 +178,7 @@ def test_the_order_in_every_state_gives_the_next_choice(name, monkeypatch):
     rng = random.Random(f"steps-{name}")
     checked = 0
     for _ in range(150):
-        env = _env(rng, all_fit=False, **SETTINGS[name])
+        env = _env(rng, all_fit=False, **ORDERED[name])
         steps, out = steps_of(name, env, monkeypatch)
         assert sum(out.totals()) == len(steps)
         checked += replay(name, env, steps)

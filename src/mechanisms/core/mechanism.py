@@ -192,10 +192,16 @@ class Setting:
                     raise SettingError(f"users[{j}].tasks: {name} needs a task bound n_j > 0 for every user, got {got}")
 
 
+#: how :meth:`OrderSpec.order` (and ``mechverify.policies.progressive_filling``) breaks the ties an order leaves open
+TIE_BREAK = "by user index (instance order)"
+
+
 @dataclass(frozen=True)
 class OrderSpec:
-    """A production policy's ORDER of its clients in a state -- the ``order`` facet (``register(...,
-    order=OrderSpec(...))``; the ``order`` command and the order properties read it, docs/policies.md).
+    """A policy's ORDER of its clients in a state -- the ``order`` facet (a production port's: ``register(...,
+    order=OrderSpec(...))``, built by ``mechanisms.core.order.order_facet``; a user's policy:
+    ``@mechverify.mechanism(order=...)``, built by ``order.user_order_facet``); the ``order`` command and the
+    order properties read it (docs/orders-and-placement.md).
 
     ``state`` is an :class:`Allocation` of the environment: the current allocation (an instance's
     ``usage``, or ``order --allocation``), not necessarily one the policy would produce.
@@ -210,16 +216,20 @@ class OrderSpec:
       (Kueue's ``FairSharingPrioritizeNonBorrowing``), the amount per resource it weighs user ``j``'s next
       admission with (Kueue: the whole workload); ``None``: the policy makes no such promise, and the
       ``order/quota-first`` check does not apply to it.
+    * ``key(state, j)`` -- the value the policy sorts user ``j`` by, as text (a policy declared with a key; the
+      ``order`` command shows it); ``None``: a comparator, or a port.
     """
 
     compare: Callable[[Allocation, int, int], int]
     share: Callable[[Allocation, int], Any]
     queue_share: Optional[Callable[[Allocation, int], Any]] = None
     request: Optional[Callable[[Allocation, int], tuple]] = None
+    key: Optional[Callable[[Allocation, int], str]] = None
 
     def order(self, state: Allocation) -> list[int]:
-        """The users in the order served (Python's sort with :attr:`compare`, ties by user index): for a
-        comparator that is not a strict weak order, what a sort happens to return."""
+        """The users in the order served (Python's sort with :attr:`compare`, ties by user index -- the
+        convention :data:`TIE_BREAK` names): for a comparator that is not a strict weak order, what a sort
+        happens to return."""
         from functools import cmp_to_key
 
         return sorted(range(state.env.n_users), key=cmp_to_key(lambda a, b: self.compare(state, a, b) or (a > b) - (a < b)))
@@ -255,7 +265,8 @@ class Mechanism:
     #: how the z3 engine encodes it (``mechanisms.core.z3spec.Z3Spec``, declared with ``register(..., z3=...)``;
     #: ``None``: no symbolic encoding)
     z3: Optional[Z3Spec] = None
-    #: the policy's order in a state (:class:`OrderSpec`, ``register(..., order=...)``; ``None``: no order facet)
+    #: the policy's order in a state (:class:`OrderSpec`, ``register(..., order=...)`` or a user's
+    #: ``@mechverify.mechanism(order=...)``; ``None``: no order facet)
     order: Optional[OrderSpec] = None
     #: a vectorised FLOAT allocator ``batch(envs) -> [Allocation or None]`` (``register(..., batch=...)``): ``rates``
     #: screens many instances at once with it (``None`` entries: the float path); only exact re-checks count

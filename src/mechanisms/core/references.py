@@ -5,7 +5,9 @@ The contract (README "Audit your own mechanism"): a mechanism is a plain functio
 ``f(env, exact=...)`` -- of the public :class:`mechverify.Environment` that returns the task matrix
 ``x[user][server]`` (nested sequences or a numpy array of int, ``Fraction`` or float) or an
 ``Allocation``.  An optional ``@mechverify.mechanism(...)`` declares its name, setting and claims
-(``mechverify.declare``); without it :data:`DEFAULT_SETTING` applies (many servers, RDM, no placement,
+(``mechverify.declare``) -- and its ORDER (``order=``: :func:`order.user_order_facet`, the setting marked
+``ordered``; a referenced file that registers its function with ``mechanisms.register(..., order=OrderSpec(...))``
+gets that registration, order included); without it :data:`DEFAULT_SETTING` applies (many servers, RDM, no placement,
 no bounds, equal weights, no external resources) and no claim is registered.
 
 What the function returns is validated here (:func:`to_allocation`): a wrong shape, a negative exact, a
@@ -39,6 +41,7 @@ from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
 from .mechanism import REGISTERED, Claim, Mechanism, MechanismOutputError, Setting, SettingError
+from .order import user_order_facet
 
 __all__ = ["resolve", "load_object", "forget_module", "installed", "source_path", "from_function", "to_allocation",
            "load_entry_points", "source_hash", "user_setting", "user_claims", "check_user_name", "worker_reply",
@@ -114,10 +117,14 @@ def _load_module(left: str, what: str = "mechanism"):
 
 
 def forget_module(ref: str) -> None:
-    """Drop the module a file reference was imported as (its file changed: the next load imports it again)."""
+    """Drop the module a file reference was imported as, and what it registered (its file changed: the next load
+    imports it again)."""
     left = ref.rpartition(":")[0]
     if _is_file_ref(left):
-        sys.modules.pop(_module_name(os.path.abspath(left)), None)
+        modname = _module_name(os.path.abspath(left))
+        sys.modules.pop(modname, None)
+        for name in [k for k, m in REGISTERED.items() if getattr(m.func, "__module__", None) == modname]:
+            del REGISTERED[name]  # what the file registered (``register``) is registered again by the new import
 
 
 def load_object(ref: str, what: str = "mechanism") -> tuple[Any, str]:
@@ -148,14 +155,21 @@ def resolve(ref: str) -> Mechanism:
         forget_module(ref)
     obj, path = load_object(ref)
     digest = source_hash(path) if path else ""
-    if isinstance(obj, Mechanism):
-        mech = dataclasses.replace(obj, reference=ref, source_hash=digest, origin="reference")
+    registered = obj if isinstance(obj, Mechanism) else _registered_as(obj)
+    if registered is not None:  # a Mechanism, or a function the file registers (``register``: setting, order, ...)
+        mech = dataclasses.replace(registered, reference=ref, source_hash=digest, origin="reference")
     elif callable(obj):
         mech = from_function(obj, reference=ref, source_hash=digest, origin="reference")
     else:
         raise InstanceError(f"mechanism: {ref} is a {type(obj).__name__}, not a function")
     _RESOLVED[ref] = mech
     return mech
+
+
+def _registered_as(func: Any) -> Optional[Mechanism]:
+    """The mechanism ``mechanisms.register`` registered ``func`` as (when the referenced file registers it, with
+    its setting, claims and ``order=OrderSpec(...)``), or ``None``."""
+    return next((m for m in REGISTERED.values() if m.func is func), None)
 
 
 def user_setting(who: str, fields: dict[str, Any]) -> Setting:
@@ -207,6 +221,9 @@ def from_function(func: Callable, *, reference: str = "", source_hash: str = "",
         check_user_name(mname, reference)
     who = getattr(func, "__name__", mname)
     setting = user_setting(who, dict(spec.setting) if spec else {})
+    order = user_order_facet(spec.order, mname) if spec and spec.order is not None else None
+    if order is not None:  # as ``register`` marks a port with an order facet
+        setting = dataclasses.replace(setting, ordered=True)
     claims = user_claims(who, spec.claims if spec else (), spec.source if spec else "")
     tol = tolerance if tolerance is not None else (spec.tolerance if spec and spec.tolerance is not None
                                                    else DEFAULT_TOLERANCE)
@@ -214,7 +231,7 @@ def from_function(func: Callable, *, reference: str = "", source_hash: str = "",
     title = (spec.title if spec and spec.title else (doc[0] if doc else f"user mechanism {mname}"))
     source = (spec.source if spec and spec.source else reference or mname)
     return Mechanism(mname, title, _adapt(func, mname), setting, claims, source, "", (), reference, source_hash,
-                     float(tol), origin=origin)
+                     float(tol), origin=origin, order=order)
 
 
 def _takes_exact(func: Callable) -> bool:

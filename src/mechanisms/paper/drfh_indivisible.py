@@ -10,6 +10,8 @@ and places ONE task of it on a server where it fits:
   remaining capacity (as a share of the pooled capacity, like ``D``).  The paper normalises by
   resource 1; a user that does not demand resource 1 would divide by zero, so we normalise by the
   user's first demanded resource ``r0`` (identical whenever ``D_{j,1} > 0``).  Ties: lowest index.
+  Eq. (9) and its incremental form live in ``mechverify.placement`` (``best_fit_score``,
+  ``BestFitHeaps``), shared with ``progressive_filling(..., placement="best-fit")``.
 
 A user with no fitting server, or whose bound ``n_j`` is reached (``floor(n_j)`` whole tasks),
 becomes inactive.  Stops when no user is active.  All arithmetic is exact (``Fraction``), so the
@@ -25,7 +27,8 @@ from typing import Any
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import INF, is_inf
+from mechverify.numbers import is_inf
+from mechverify.placement import BestFitHeaps, best_fit_score
 
 from .filling import fill_whole_tasks
 from .normalisers import global_dominant_share
@@ -74,7 +77,7 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
     pick = None
     if best_fit:
         def server_key(j: int, s: int) -> Any:
-            return (_h(env.demand[j], remaining[s], pooled), s)
+            return (best_fit_score(env.demand[j], remaining[s], pooled), s)
 
         pick, place = _best_fit_heaps(env, remaining, pooled, place)
     else:
@@ -88,76 +91,20 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
 
 
 def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place):
-    """Best-Fit's server choice without rescanning every server at every step: eq. (9) ``H(j, l)`` changes
-    only at the server where a task was just placed, so each user keeps a heap of ``(H, l, version)`` and
-    ``place`` pushes the new key of that one server (older entries of it are skipped as stale).  The same
-    exact values as :func:`_h` (``D_j / D_{j,r0}`` is computed once per user, ``cbar_l / cbar_{l,r0}`` once
-    per server change), so the same server as the scan, ties included.  Returns ``(pick_server, place)``."""
-    import heapq
-
-    R = env.n_resources
-    ratio: dict[int, Any] = {}  # user -> (r0, D_j / D_{j,r0}) or None (demands nothing: H = 0)
-    for j in range(env.n_users):
-        d = env.demand[j]
-        r0 = next((r for r, v in enumerate(d) if v > 0), None)
-        if r0 is None or not pooled[r0]:
-            ratio[j] = None if r0 is None else (r0, None)
-            continue
-        D = [d[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(R)]
-        ratio[j] = (r0, [D[r] / D[r0] for r in range(R)])
-    version = [0] * env.n_servers
-    cbar_cache: dict[tuple[int, int], Any] = {}  # (server, r0) -> cbar / cbar_r0 (None: no r0 left)
-    heaps: dict[int, list] = {}
-
-    def key(j: int, s: int) -> Any:
-        rj = ratio[j]
-        if rj is None:
-            return Fraction(0)
-        r0, a = rj
-        if a is None:  # demands a resource the cluster has none of: as _h (never fits anywhere)
-            return _h(env.demand[j], remaining[s], pooled)
-        b = cbar_cache.get((s, r0), False)
-        if b is False:
-            rem = remaining[s]
-            c0 = rem[r0] / pooled[r0]
-            b = None if c0 == 0 else [(rem[r] / pooled[r] if pooled[r] else Fraction(0)) / c0 for r in range(R)]
-            cbar_cache[(s, r0)] = b
-        if b is None:
-            return INF
-        return sum((abs(a[r] - b[r]) for r in range(R)), Fraction(0))
+    """Best-Fit's server choice by eq. (9) kept in per-user heaps (``mechverify.placement.BestFitHeaps``, the
+    one definition of eq. (9) and its incremental form, shared with ``progressive_filling(...,
+    placement="best-fit")``): the same server as scanning the fitting servers with ``best_fit_score``, ties included.
+    Returns ``(pick_server, place)`` for ``fill_whole_tasks``."""
+    heaps = BestFitHeaps(env, remaining, pooled)
 
     def pick(j: int, fs: set) -> int:
-        h = heaps.get(j)
-        if h is None:
-            h = heaps[j] = [(key(j, s), s, version[s]) for s in fs]
-            heapq.heapify(h)
-        while True:
-            _, s, v = h[0]
-            if s in fs and v == version[s]:
-                return s
-            heapq.heappop(h)  # stale (the server changed since) or no longer fitting (never fits again)
+        return heaps.pick(j, fs, fs.__contains__)
 
     def place_and_update(j: int, s: int) -> None:
         place(j, s)
-        version[s] += 1
-        for r0 in {rj[0] for rj in ratio.values() if rj is not None}:
-            cbar_cache.pop((s, r0), None)
-        for u, h in heaps.items():
-            heapq.heappush(h, (key(u, s), s, version[s]))
+        heaps.changed(s)
 
     return pick, place_and_update
-
-
-def _h(d, rem, pooled) -> Any:
-    """Eq. (9) with shares of the pooled capacity; inf when the server has none of resource r0."""
-    r0 = next((r for r, v in enumerate(d) if v > 0), None)
-    if r0 is None:
-        return Fraction(0)
-    D = [d[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
-    cbar = [rem[r] / pooled[r] if pooled[r] else Fraction(0) for r in range(len(d))]
-    if cbar[r0] == 0:
-        return INF
-    return sum((abs(D[r] / D[r0] - cbar[r] / cbar[r0]) for r in range(len(d))), Fraction(0))
 
 
 _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, divisible=False)

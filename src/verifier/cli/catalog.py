@@ -11,7 +11,7 @@ from typing import Any
 from mechverify.lp import LPError
 from mechverify.numbers import InstanceError
 
-from .common import MECHANISM_HELP, CliError, command, declaration_warnings
+from .common import EXIT_FINDING, MECHANISM_HELP, CliError, command, declaration_warnings
 
 #: the commands this module defines (``main`` loads no other command module for them)
 NAMES = ("list", "allocate", "schema", "order")
@@ -192,7 +192,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- order
 def _configure_order(p: argparse.ArgumentParser) -> None:
     p.add_argument("policy", metavar="POLICY", help="a policy that exposes its order (see 'list': 'ordered' in its "
-                                                    "setting), e.g. mesos-drf, volcano-hdrf")
+                                                    "setting), e.g. mesos-drf, volcano-hdrf, or a user's "
+                                                    "path/file.py:function declared with @mechverify.mechanism("
+                                                    "order=...) (docs/orders-and-placement.md)")
     p.add_argument("instance", metavar="INSTANCE", help="instance JSON file ('-' for stdin); its users' 'usage' is "
                                                         "the state unless --allocation is given")
     p.add_argument("--allocation", metavar="ALLOC.json",
@@ -238,41 +240,24 @@ def _state_env(env, path: str):
     return replace(env, usage=tuple(tuple(row) for row in x))
 
 
-@command("order", "print a production policy's order of its users in a state (who is served next)")(_configure_order)
+@command("order", "print a policy's order of its users in a state (who is served next) and the ties it leaves open")(
+    _configure_order)
 def cmd_order(args: argparse.Namespace) -> int:
-    """``order``: the policy's order (``mechanisms.OrderSpec``) in the instance's state or ``--allocation``'s."""
+    """``order``: the policy's order (its order facet, ``mechanisms.OrderSpec``) in the instance's state or
+    ``--allocation``'s, with the ties it leaves open and how they are broken (``mechanisms.core.order.ordering``)."""
     from mechanisms import get
-    from mechverify.allocation import state_of
+    from mechanisms.core.order import ordering, require_order
     from mechverify.instances import load_environment, parse_environment_text
-    from mechverify.numbers import fmt_exact
 
     m = get(args.policy)
-    if m.order is None:
-        raise CliError(f"order: {m.name} exposes no order (a production policy's order: see 'list', 'ordered')")
+    require_order(m)
     env = parse_environment_text(sys.stdin.read(), "stdin") if args.instance == "-" else load_environment(args.instance)
     if args.allocation:
         env = _state_env(env, args.allocation)
-    m.setting.check(env, m.name)
-    spec, state = m.order, state_of(env)
-    order = spec.order(state)
-
-    def num(v):
-        return fmt_exact(v) if not isinstance(v, float) else ("inf" if v == float("inf") else repr(v))
-
-    out: dict[str, Any] = dict(policy=m.name, order=[env.users[j] for j in order],
-                               shares={env.users[j]: num(spec.share(state, j)) for j in range(env.n_users)})
-    if spec.queue_share is not None and env.n_queues:
-        out["queue_shares"] = {env.queues[q]: num(spec.queue_share(state, q)) for q in range(env.n_queues)}
-    out["ties"] = [[env.users[a], env.users[b]] for a, b in zip(order, order[1:]) if spec.compare(state, a, b) == 0]
-    if args.format == "json":
-        print(json.dumps(out))
-        return 0
-    width = max(len(u) for u in env.users)
-    print(f"{m.name}: order in {'the given state' if env.has_usage else 'the empty cluster'} (first = served next)")
-    tied = {env.users.index(a) for a, _ in out["ties"]}
-    for i, j in enumerate(order, 1):
-        tie = "  (tied with the next: the policy leaves it open; ties here by user order)" if j in tied else ""
-        print(f"{i:>4}. {env.users[j]:<{width}}  share {out['shares'][env.users[j]]}{tie}")
-    for q, v in out.get("queue_shares", {}).items():
-        print(f"      queue {q}: share {v}")
+    try:
+        got = ordering(m, env)
+    except (ArithmeticError, ValueError) as exc:  # the policy's own comparator fails on this state: a finding
+        print(f"error: order: {m.name}'s order fails on this state: {exc}", file=sys.stderr)
+        return EXIT_FINDING
+    print(json.dumps(got.as_dict()) if args.format == "json" else got.text())
     return 0

@@ -56,7 +56,8 @@ __all__ = ["OrderIsStrictWeak", "ShareFaithful", "scaled_resource", "SCALE"]
 #: the factor ``scale`` re-expresses a resource by (e.g. cores -> millicores, GB -> MB)
 SCALE = 1000
 
-_NO_FACET = "no order facet (a production policy's order in a state: mechanisms.OrderSpec)"
+_NO_FACET = ("no order facet (a production policy's order in a state: mechanisms.OrderSpec; a user's policy: "
+             "@mechverify.mechanism(order=...), docs/orders-and-placement.md)")
 
 
 def _sign(v: int) -> int:
