@@ -270,4 +270,6 @@ def test_a_mip_that_ignores_its_time_limit_does_not_break_the_audit_budget(monke
     out = json.loads(capsys.readouterr().out)
     verdicts = {(c["mechanism"], e["variant"]): e["verdict"] for t in out["tables"] for c in t["cells"]
                 for e in c["evidence"]}
-    assert verdicts[("armada-drf", "whole-task")] == "unknown" and code == 0
+    assert verdicts[("armada-drf", "whole-task")] == "unknown"
+    # exit 4 when nothing was decided (every cell unknown: the planted MIP never answers); 0 when something was
+    assert code == (4 if all(v == "unknown" for v in verdicts.values()) else 0), (code, verdicts)

@@ -97,6 +97,12 @@ class Setting:
     hierarchy: bool = False  # a queue tree (``queues``, users' ``queue``) allowed (hierarchical sharing)
     ordered: bool = False  # the policy exposes its ORDER in a state (``Mechanism.order``; set by ``register``)
     quota_first: bool = False  # its order promises within-quota before borrowing (``OrderSpec.request``; ``register``)
+    #: it LENDS idle capacity: a queue may borrow what others leave idle, up to its declared max (Kueue's
+    #: cohorts, YARN's queues); the ``lend`` property is searched for such settings only
+    lends: bool = False
+    #: a user's tasks are admitted together or not at all (Kueue admits a workload's pods as one): what a
+    #: user is refused is then its whole request, not one task (the ``lend`` property reads it)
+    whole_requests: bool = False
     #: what the mechanism reads beyond the basic model (``mechverify.declare.READS``: queues' declared
     #: ``"guarantee"`` / ``"max"``): the search draws them for every property searched on it (docs/model.md)
     reads: tuple[str, ...] = ()
@@ -115,7 +121,8 @@ class Setting:
         for flag, label in ((self.placement, "placement"), (self.external, "external"), (self.bounds, "bounds"),
                             (self.weights, "weights"), (self.server_demand, "per-server demands"),
                             (self.hierarchy, "queue tree"), (self.ordered, "ordered"),
-                            (self.quota_first, "quota first")):
+                            (self.quota_first, "quota first"), (self.lends, "lends idle capacity"),
+                            (self.whole_requests, "whole requests")):
             if flag:
                 parts.append(label)
         if self.reads:

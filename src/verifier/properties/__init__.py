@@ -10,6 +10,7 @@ from mechverify.numbers import InstanceError
 from .base import Certificate, Deviation, Evaluation, Hints, Property, Report, Witness  # noqa: F401
 from .ef_si import EnvyFreeness, SharingIncentive
 from .hsi import HierarchicalShareGuarantee
+from .lend import Lend
 from .limit import Limit
 from .quota import Quota
 from .fairness import BottleneckFairness, SingleResourceFairness  # noqa: F401
@@ -25,7 +26,7 @@ __all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property"
 
 PROPERTIES: dict[str, Property] = {p.name: p for p in (
     StrategyProofness(), GroupStrategyProofness(), EnvyFreeness(), SharingIncentive(), HierarchicalShareGuarantee(),
-    Quota(), Limit(), ParetoOptimality(),
+    Quota(), Limit(), Lend(), ParetoOptimality(),
     BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), OrderIsStrictWeak(),
     ShareFaithful(), Runs(),
 )}

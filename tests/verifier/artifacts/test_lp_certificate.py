@@ -142,7 +142,9 @@ def test_check_writes_certificates_and_verify_accepts_and_rejects(cli, tmp_path)
     path = out / "per-server-drf-001-fig1-po-fractional.json"
     got = {(x["property"], x["variant"]): x for x in json.loads(r.stdout)["results"]}
     assert got[("po", "fractional")]["lp_certificate"] == str(path)
-    assert "lp_certificate" not in got[("po", "whole-task")]
+    # check judges run's readings: per-server-drf divides tasks, so po/whole-task is listed as not checked
+    assert ("po", "whole-task") not in got
+    assert {"property": "po", "variant": "whole-task", "reason": "divisible tasks"} in json.loads(r.stdout)["skipped"]
     assert json.loads(r.stdout)["lp_certificates"] == {"directory": str(out), "files": [str(path)], "notes": []}
     cert = json.loads(path.read_text())
     assert cert["claim"]["kind"] == "dominated" and cert["claim"]["verdict"] == "violated"

@@ -120,8 +120,8 @@ def test_new_property_not_refuted_for_drf(ete):
 
 # ---------------------------------------------------------------------- registry
 def test_defaults_and_help_come_from_the_registry():
-    assert DEFAULT_PROPERTIES == ["sp", "gsp", "ef", "si", "hsi", "quota", "limit", "po", "bf", "srf", "pm", "single-server-drf", "order", "share"]
-    assert names_help() == ("comma-separated: sp,gsp,ef,si,hsi,quota,limit,po,bf,srf,pm,single-server-drf,order,share,runs (default: all but "
+    assert DEFAULT_PROPERTIES == ["sp", "gsp", "ef", "si", "hsi", "quota", "limit", "lend", "po", "bf", "srf", "pm", "single-server-drf", "order", "share"]
+    assert names_help() == ("comma-separated: sp,gsp,ef,si,hsi,quota,limit,lend,po,bf,srf,pm,single-server-drf,order,share,runs (default: all but "
                             "runs; a user's mechanism: all, runs first), or your own: path/file.py:function, "
                             "package.module:function")
 

@@ -12,7 +12,7 @@ def test_every_property_and_variant_is_covered():
     assert {p: sorted(o.variants) for p, o in PROPERTIES.items()} == {
         "sp": ["demand", "eligible", "tasks"], "gsp": ["demand"], "ef": ["literal", "placement-aware", "tree", "whole-task"],
         "si": ["bounded", "external", "per-server-split", "tree", "whole-task"], "hsi": ["guarantee"],
-        "quota": ["tree", "whole-task"], "limit": ["tree", "whole-task"], "po": ["fractional", "whole-task"], "bf": ["global", "per-server", "tree", "whole-task"],
+        "quota": ["tree", "whole-task"], "limit": ["tree", "whole-task"], "lend": ["tree", "whole-task"], "po": ["fractional", "whole-task"], "bf": ["global", "per-server", "tree", "whole-task"],
         "srf": ["max-min", "tree", "whole-task"], "pm": ["leave"], "single-server-drf": ["totals", "whole-task"],
         "order": ["quota-first", "scale", "strict-weak"], "share": ["borrowing", "monotone", "weight"], "runs": ["any"]}
 

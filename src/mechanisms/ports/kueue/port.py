@@ -81,7 +81,8 @@ def allocate(env: Environment, exact: bool = False, *, name: str = "kueue-drs", 
 
 
 _SETTING = Setting(single_server=True, placement=False, external=False, bounds=True, weights=False,
-                   divisible=False, requires_bounds=True, hierarchy=True)
+                   divisible=False, requires_bounds=True, hierarchy=True, lends=True,
+                   whole_requests=True)
 
 _MAPPING = ("leaf queues are ClusterQueues, inner queues Cohorts, the root the root cohort whose own quota is the "
             "pool not guaranteed below it (max(0, c - sum of guarantees below)); a queue's guarantee is its own "

@@ -437,7 +437,7 @@ def yarn_capacity_reference(env: Environment, *, name: str = "yarn-capacity",
 
 
 _SETTING = Setting(single_server=True, placement=True, external=False, bounds=True, weights=False, divisible=False,
-                   hierarchy=True)
+                   hierarchy=True, lends=True)
 
 _NOTES = ("port of the comparator's semantics (our code): the queue tree is CapacityScheduler's (inner queues are "
           "ParentQueues; the users directly in a queue form its implicit leaf q/. of weight 1, their apps FIFO in "

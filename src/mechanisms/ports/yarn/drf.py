@@ -256,7 +256,7 @@ def allocate(env: Environment, exact: bool = False, *, name: str = "yarn-drf",
 
 
 _SETTING = Setting(single_server=True, placement=True, external=False, bounds=True, weights=True, divisible=False,
-                   hierarchy=True)
+                   hierarchy=True, lends=True)
 
 _NOTES = ("port of the comparator's semantics (our code): queues are FSQueues (usage = the users below, min share "
           "= guarantee, absent 0; weight = queue weight; start time 0, name root.<path>), users are apps (own "
