@@ -71,3 +71,23 @@ def test_searched_only_for_settings_that_lend():
     assert [(c.mechanism.name, c.variant) for c in planned.cells] == [("kueue-drs", "whole-task")]
     why = {(s.mechanism.name, s.variant): s.reason for s in planned.skipped}
     assert why[("hdrf-tasks", "whole-task")].startswith("the policy does not declare that it lends idle capacity")
+
+
+def test_a_program_over_the_exec_protocol_declares_that_it_lends(tmp_path):
+    import sys
+
+    prog = tmp_path / "lender.py"
+    prog.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'protocol': 'mechverify-exec', 'version': 1, 'name': 'lender', 'provides': ['allocate'],\n"
+        "    'setting': {'hierarchy': True, 'bounds': True, 'divisible': False, 'lends': True,\n"
+        "                'reads': ['guarantee', 'max']}}), flush=True)\n"
+        "for line in sys.stdin:\n"
+        "    req = json.loads(line)\n"
+        "    inst = req['instance']\n"
+        "    print(json.dumps({'id': req['id'], 'tasks': [[0] * len(inst['servers']) for _ in inst['users']]}),"
+        " flush=True)\n")
+    mech = mechverify.mechanism_of(f"exec:{sys.executable} {prog}")
+    assert mech.setting.lends and mech.setting.reads == ("guarantee", "max")
+    r = _lend(mech)  # it runs nothing: a1 (first) is refused one task of the 10 idle cpu
+    assert r.verdict == "violated" and r.certificate.utilities == {"u[a1]": 0, "refused[a1]": 1}
