@@ -99,7 +99,8 @@ def test_the_java_drf_is_the_registered_drf(java_classes):
 
 
 def test_run_the_java_drf_from_the_cli_finds_no_violation(java_classes):
-    p = cli("run", f"exec:java -cp {java_classes} DrfPolicy", "--budget", "20", "--no-store", "--quiet")
+    p = cli("run", f"exec:java -cp {java_classes} DrfPolicy", "--trials", "100", "--budget", "60", "--no-store",
+            "--quiet")  # a reproducible amount of work (100 candidates a cell), the budget a guard
     assert p.returncode == 0, p.stdout + p.stderr
     assert "mechanism: drf-java -- Dominant Resource Fairness on one resource pool (Java, exact rationals)" in p.stdout
     assert "no claim was refuted in this run" in p.stdout
@@ -108,7 +109,7 @@ def test_run_the_java_drf_from_the_cli_finds_no_violation(java_classes):
 
 def test_run_the_planted_bug_finds_and_replays_its_violation(java_classes, tmp_path):
     store = str(tmp_path / "store")
-    p = cli("run", f"exec:java -cp {java_classes} DrfPolicy --cpu-only", "--properties", "si", "--budget", "20",
+    p = cli("run", f"exec:java -cp {java_classes} DrfPolicy --cpu-only", "--properties", "si", "--trials", "150", "--budget", "60",
             "--store", store, "--quiet")
     assert p.returncode == 1, p.stdout + p.stderr
     assert "si/per-server-split" in p.stdout and "REFUTED" in p.stdout

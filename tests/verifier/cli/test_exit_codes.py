@@ -44,7 +44,7 @@ def test_check_blames_a_raising_property_not_the_mechanism_and_keeps_the_others(
 
 def test_run_reports_a_raising_property_with_the_instance_and_keeps_the_others(tmp_path):
     # sharing incentive holds for DRF (seed 000's claim): the exit 1 is the failing property's alone
-    out = run_cli("run", "drf", "--properties", f"si,{_raising(tmp_path)}", "--budget", "8", "--no-store",
+    out = run_cli("run", "drf", "--properties", f"si,{_raising(tmp_path)}", "--trials", "200", "--budget", "60", "--no-store",
                   "--format", "json")
     assert out.returncode == 1, out.stderr
     rows = {r["property"]: r for r in json.loads(out.stdout)["results"]}
