@@ -263,7 +263,7 @@ def test_run_refutes_the_planted_non_transitive_comparator():
     """``run examples/cyclic_order.py:fifo_within_a_factor_of_two --properties order``: violated, exit 1 (its made-up claim
     that the order is a strict weak order is refuted)."""
     p = run_cli("run", "examples/cyclic_order.py:fifo_within_a_factor_of_two", "--properties", "order", "--budget",
-                "120", "--trials", "1500", "--no-store", "--quiet", "--format", "json", timeout=300)
+                "120", "--trials", "800", "--no-store", "--quiet", "--format", "json", timeout=300)
     assert p.returncode == 1, p.stderr
     rep = json.loads(p.stdout)
     res = {r["variant"]: r["verdict"] for r in rep["results"] if r["property"] == "order"}
