@@ -321,6 +321,19 @@ def po_cert():
     return p.recheck(m, p.evaluate(m, env, "fractional", exact=True).witness)
 
 
+def main_cli(*args):
+    """``verifier.cli.main(ARGS)`` in this process: (exit code, stdout, stderr)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from verifier.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
 def run_cli(*args, timeout=300, input=None):
     """``python -m verifier ARGS`` in a real subprocess from the repository root (stdout, stderr, exit code)."""
     return subprocess.run([sys.executable, "-m", "verifier", *args], cwd=ROOT, capture_output=True, text=True,

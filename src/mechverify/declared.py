@@ -24,7 +24,8 @@ from typing import Any, NamedTuple, Optional, Sequence
 
 from .numbers import fmt_exact
 
-__all__ = ["DeclarationWarning", "declaration_warnings", "guarantees_nest", "held", "nearest_declared"]
+__all__ = ["DeclarationWarning", "declaration_warnings", "guarantees_nest", "held", "users_below", "free_capacity",
+           "nearest_declared"]
 
 
 class DeclarationWarning(NamedTuple):
@@ -137,3 +138,22 @@ def held(env, x: Sequence[Sequence[Any]], users: Sequence[int], exact: bool = Tr
                     if d[r]:
                         out[r] += v * d[r] if exact else float(v) * float(d[r])
     return tuple(out)
+
+
+def users_below(env, q: int) -> list[int]:
+    """The users in queue ``q``'s subtree (its own and every descendant's), in user order."""
+    return [j for j in range(env.n_users) if q in env.user_path(j)]
+
+
+def free_capacity(env, x: Sequence[Sequence[Any]], exact: bool = True) -> list[list[Any]]:
+    """What each server has left in the allocation ``x``: its capacity minus what every task placed there uses
+    (``free[s][r]``; Fractions when ``exact``, else floats; negative where ``x`` overfills)."""
+    free = [[c if exact else float(c) for c in row] for row in env.capacity]
+    for j in range(env.n_users):
+        for s, v in enumerate(x[j]):
+            if v:
+                d = env.d(j, s)
+                for r in range(env.n_resources):
+                    if d[r]:
+                        free[s][r] -= v * d[r] if exact else float(v) * float(d[r])
+    return free

@@ -27,7 +27,7 @@ import math
 from fractions import Fraction
 from typing import Any, Optional
 
-from mechverify.declared import held
+from mechverify.declared import free_capacity, held, users_below
 from mechverify.numbers import FLOAT_REL, fmt_exact
 
 from ..exact import exact_run, integral_of, own_utility
@@ -98,19 +98,6 @@ class Lend(Property):
                            "exact", summary)
 
 
-def _free(env, alloc, exact: bool) -> list[list[Any]]:
-    """What each server has left: its capacity minus what every task placed there uses."""
-    free = [[c if exact else float(c) for c in row] for row in env.capacity]
-    for j in range(env.n_users):
-        for s, v in enumerate(alloc.x[j]):
-            if v:
-                d = env.d(j, s)
-                for r in range(env.n_resources):
-                    if d[r]:
-                        free[s][r] -= v * d[r] if exact else float(v) * float(d[r])
-    return free
-
-
 def _fits(free, d, integral: bool, exact: bool) -> Any:
     """How many tasks of demand ``d`` fit in ``free`` (whole or fractional; ``inf`` for a zero demand)."""
     n: Any = math.inf
@@ -131,7 +118,7 @@ def refused(env, alloc, mech, exact: bool) -> Optional[tuple[int, Any]]:
     queues' maxes, as ``(j, the rest refused)``; ``None`` when there is none."""
     integral = integral_of(mech)
     whole = getattr(mech.setting, "whole_requests", False)
-    free = _free(env, alloc, exact)
+    free = free_capacity(env, alloc.x, exact)
     zero: Any = Fraction(0) if exact else 0.0
     used_ext = [sum((own_utility(mech, env, alloc, i) * env.external_demand[i][k] for i in range(env.n_users)), zero)
                 for k in range(env.n_external)]
@@ -168,7 +155,7 @@ def refused(env, alloc, mech, exact: bool) -> Optional[tuple[int, Any]]:
         for q in env.user_path(j):
             m = env.queue_max[q]
             if m is not None:
-                H = held(env, alloc.x, [i for i in range(env.n_users) if q in env.user_path(i)], exact)
+                H = held(env, alloc.x, users_below(env, q), exact)
                 room = min(room, _fits([m[r] - H[r] for r in range(env.n_resources)], env.demand[j], integral, exact))
         if rest is None:
             if room != math.inf and (room > 0 if exact else room > FLOAT_REL):

@@ -14,7 +14,7 @@ on trees drawn with maxes (``reads``).
 """
 from __future__ import annotations
 
-from mechverify.declared import held
+from mechverify.declared import held, users_below
 from mechverify.numbers import FLOAT_REL, fmt_exact
 
 from ..exact import exact_run
@@ -68,15 +68,11 @@ class Limit(Property):
         ratio, q, r = worst_excess(env, run.alloc.x, True)
         if not ratio > 1:
             return None
-        H, m = held(env, run.alloc.x, _below(env, q)), env.queue_max[q]
+        H, m = held(env, run.alloc.x, users_below(env, q)), env.queue_max[q]
         name, res = env.queues[q], env.resources[r]
         summary = f"queue {name} holds {fmt_exact(H[r])} {res}, above its declared max {fmt_exact(m[r])}"
         return Certificate(witness, H[r] - m[r], ratio, {"allocation": run.alloc},
                            {f"held[{name}].{res}": H[r], f"max[{name}].{res}": m[r]}, None, "", "exact", summary)
-
-
-def _below(env, q: int) -> list[int]:
-    return [j for j in range(env.n_users) if q in env.user_path(j)]
 
 
 def worst_excess(env, x, exact: bool):
@@ -86,7 +82,7 @@ def worst_excess(env, x, exact: bool):
     for q, m in enumerate(env.queue_max):
         if m is None:
             continue
-        H = held(env, x, _below(env, q), exact)
+        H = held(env, x, users_below(env, q), exact)
         for r in range(env.n_resources):
             if not H[r] or (not exact and H[r] <= 1e-12):
                 continue

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from mechverify.declared import guarantees_nest, held
+from mechverify.declared import free_capacity, guarantees_nest, held, users_below
 from mechverify.numbers import FLOAT_REL, fmt_exact
 
 from ..exact import exact_run, integral_of, own_utility
@@ -97,7 +97,7 @@ class Quota(Property):
         if worst is None:
             return None
         ratio, q, j, s = worst
-        g, H = env.queue_guarantee[q], held(env, run.alloc.x, _below(env, q))
+        g, H = env.queue_guarantee[q], held(env, run.alloc.x, users_below(env, q))
         name, who, R = env.queues[q], env.users[j], env.resources
         what = "one more task" if run.integral else "more"
         where = ("within the guarantee" if env.n_servers == 1
@@ -113,10 +113,6 @@ class Quota(Property):
 
 def _vec(v, names) -> str:
     return "(" + ", ".join(f"{n} {fmt_exact(x)}" for n, x in zip(names, v)) + ")"
-
-
-def _below(env, q: int) -> list[int]:
-    return [j for j in range(env.n_users) if q in env.user_path(j)]
 
 
 def _asks_more(mech, env, alloc, j: int, integral: bool, exact: bool) -> bool:
@@ -143,20 +139,12 @@ def quota_shortfall(env, alloc, mech, exact: bool) -> Optional[tuple[Any, int, i
     ``(S_q, q, that user, the server the more goes to)``; ``None`` when every queue is served."""
     integral = integral_of(mech)
     R = env.n_resources
-    free = None
-    if env.n_servers > 1:
-        free = [list(env.capacity[s]) for s in range(env.n_servers)]
-        for j in range(env.n_users):
-            for s, v in enumerate(alloc.x[j]):
-                if v:
-                    d = env.d(j, s)
-                    for r in range(R):
-                        free[s][r] = free[s][r] - (v * d[r] if exact else float(v) * float(d[r]))
+    free = free_capacity(env, alloc.x, exact) if env.n_servers > 1 else None
     worst = None
     for q, g in enumerate(env.queue_guarantee):
         if g is None or not any(g):
             continue
-        users = _below(env, q)
+        users = users_below(env, q)
         H = held(env, alloc.x, users, exact)
         if any(not g[r] and (H[r] > 0 if exact else H[r] > 1e-12) for r in range(R)):
             continue  # it holds a resource it has no guarantee of: served beyond it

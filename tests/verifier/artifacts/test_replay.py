@@ -5,31 +5,24 @@ summary and exit code (0 accepted, 1 rejected, 2 malformed; a damaged counterexa
 replay goes on, as the store's replay has always done)."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
-from contextlib import redirect_stderr, redirect_stdout
 from fractions import Fraction
 
 import pytest
 
 import mechverify
-from tests.helpers import ROOT
+from tests.helpers import ROOT, main_cli
 from verifier.artifacts import (COUNTEREXAMPLE, KINDS, LP_CERTIFICATE, SMT_EXPORT, ArtifactKind, Replay, ReplayError,
                                 kind_of, replay)
-from verifier.cli import main
 from verifier.results import ArtifactResult
 
 COUNTEREXAMPLE_FILE = os.path.join(ROOT, "counterexamples", "drf", "ef-cc94d4a68ca8.json")
 LP_FILE = os.path.join(ROOT, "certificates", "tsf-000-fig1-po.json")
 
 
-def _cli(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
+_cli = main_cli  # in this process
 
 
 @pytest.fixture(scope="module")

@@ -8,28 +8,22 @@ The same cell by the full encoding has 4 cases x 2 splits = 8 UNSAT queries and 
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
 import shutil
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
 import mechanisms
+from tests.helpers import main_cli
 
-from verifier.cli import main
 from verifier.engines.smt import Shape, certify, instance_query
 from verifier.engines.smt import solvers
 from verifier.engines.smt.solvers import Answer, logic_of
 
 
-def _cli(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
+_cli = main_cli  # in this process
 
 
 @pytest.fixture(scope="module")
