@@ -8,12 +8,13 @@ import math
 import os
 import re
 from fractions import Fraction
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
 from .model import MAX_QUEUE_DEPTH, MAX_QUEUES, Environment
 from .numbers import InstanceError, to_fraction
 
-__all__ = ["load_environment", "loads_instance", "parse_environment", "parse_environment_text", "instance_schema",
+__all__ = ["load_environment", "load_instance_data", "parse_user", "UserFields", "parse_header", "Header", "loads_instance", "parse_environment", "parse_environment_text", "instance_schema",
            "MAX_INSTANCE_BYTES", "MAX_NESTING", "NUMBER_EXPONENT", "NUMBER_DIGITS", "MAX_NUMBER_TEXT",
            "MAX_NAME_LENGTH", "MAX_QUEUES", "MAX_QUEUE_DEPTH", "instance_number", "check_nesting"]
 
@@ -359,23 +360,123 @@ def _queues(raw: Any, R: int) -> tuple[tuple[str, ...], tuple[Fraction, ...], tu
     return tuple(names), tuple(weights), tuple(guarantees), tuple(maxes)
 
 
-def parse_environment(data: Any) -> Environment:
-    """Build an :class:`Environment` from the JSON instance format (see README / docs/model.md).
+@dataclass(frozen=True)
+class UserFields:
+    """One user object of the format, parsed (``eligible``: server indices, ``None`` = every server;
+    ``server_demand``: server index -> vector; ``queue``: a queue index or ``None``; ``usage``: per server or
+    ``None``) -- what :func:`parse_environment` builds its users from, and an execution's ``arrive`` events too."""
 
-    ``data`` is the decoded JSON; nesting depth and the numeric and name limits above are checked here
-    too, so callers that decode JSON themselves get the same policy (use :func:`loads_instance` to
-    decode, it also catches duplicate keys and deep nesting before they cost anything)."""
+    name: str
+    demand: tuple[Fraction, ...]
+    external_demand: tuple[Fraction, ...]
+    weight: Fraction
+    eligible: Optional[frozenset]
+    tasks: Optional[Fraction]
+    server_demand: dict
+    queue: Optional[int]
+    usage: Optional[tuple[Fraction, ...]]
+
+
+def parse_user(u: Any, where: str, R: int, K: int, servers: tuple[str, ...], queues: tuple[str, ...],
+               qindex: Mapping[str, int], default_name: Optional[str] = None,
+               keys: frozenset = frozenset()) -> UserFields:
+    """One user object (``where`` names it in every message: ``users[3]``, ``events[7].user``) against the
+    instance's ``R`` resources, ``K`` external resources, server names and queue paths.  ``keys``: more
+    allowed fields (an execution's ``arrive`` takes ``duration`` and ``work``), left for the caller."""
+    sindex = {n: i for i, n in enumerate(servers)}
+    if not isinstance(u, Mapping):
+        raise InstanceError(f"{where}: expected an object, got {_show(u)}")
+    _check_keys(u, _USER_KEYS | keys, where)
+    if "name" not in u and default_name is None:
+        raise InstanceError(f"{where}.name: missing")
+    name = _check_name(u.get("name", default_name), f"{where}.name")
+    if "demand" not in u:
+        raise InstanceError(f"{where}.demand: missing")
+    demand = _vector(u["demand"], R, f"{where}.demand", "resource")
+    if K:
+        if u.get("external_demand") is None:  # absent or null
+            raise InstanceError(f"{where}.external_demand: missing (the instance has {K} external resource(s))")
+        edemand = _vector(u["external_demand"], K, f"{where}.external_demand", "external resource")
+    else:
+        if u.get("external_demand") not in (None, []):
+            raise InstanceError(f"{where}.external_demand: given {_show(u['external_demand'])} but the instance "
+                                f"has no 'external' resources")
+        edemand = ()
+    w = instance_number(u.get("weight", 1), f"{where}.weight")
+    if w <= 0:
+        raise InstanceError(f"{where}.weight: must be > 0 (got {_show(u.get('weight'))})")
+    el = u.get("eligible")
+    eligible: Optional[frozenset] = None
+    if el is not None:
+        if not isinstance(el, list):
+            raise InstanceError(f"{where}.eligible: expected a list of server names, got {_show(el)}")
+        idx: list[int] = []
+        for e in el:
+            if not isinstance(e, str) or e not in sindex:
+                raise InstanceError(f"{where}.eligible: unknown server {_show(e)} "
+                                    f"(servers: {_show(', '.join(servers), 200)[1:-1]})")
+            if sindex[e] in idx:
+                raise InstanceError(f"{where}.eligible: duplicate server {e!r}")
+            idx.append(sindex[e])
+        eligible = frozenset(idx)
+    t = u.get("tasks")
+    tasks: Optional[Fraction] = None
+    if t is not None:
+        tasks = instance_number(t, f"{where}.tasks")
+        if tasks < 0:
+            raise InstanceError(f"{where}.tasks: must be >= 0 or null (got {_show(t)})")
+    sd = u.get("server_demand")
+    server_demand: dict[int, tuple[Fraction, ...]] = {}
+    if sd is not None:
+        if not isinstance(sd, Mapping):
+            raise InstanceError(f"{where}.server_demand: expected an object {{server: [demand...]}}, got {_show(sd)}")
+        for sname, vec in sd.items():
+            if sname not in sindex:
+                raise InstanceError(f"{where}.server_demand: unknown server {_show(sname)}")
+            server_demand[sindex[sname]] = _vector(vec, R, f"{where}.server_demand[{sname!r}]", "resource")
+    uq = u.get("queue")
+    queue: Optional[int] = None
+    if uq is not None:  # absent or null: the root
+        if not isinstance(uq, str) or uq not in qindex:
+            known = f"queues: {_show(', '.join(queues[:20]), 80)[1:-1]}" if queues else "no queues are declared"
+            raise InstanceError(f"{where}.queue: unknown queue {_show(uq)} ({known})")
+        queue = qindex[uq]
+    us = u.get("usage")  # the state a policy's order is read in (tasks per server); absent: none held
+    usage = None if us is None else _vector(us, len(servers), f"{where}.usage", "server")
+    return UserFields(name, demand, edemand, w, eligible, tasks, server_demand, queue, usage)
+
+
+@dataclass(frozen=True)
+class Header:
+    """The instance fields besides the users (:func:`parse_header`)."""
+
+    resources: tuple[str, ...]
+    servers: tuple[str, ...]
+    capacity: tuple[tuple[Fraction, ...], ...]
+    external: tuple[str, ...]
+    external_capacity: tuple[Fraction, ...]
+    queues: tuple[str, ...]
+    queue_weight: tuple[Fraction, ...]
+    queue_guarantee: tuple
+    queue_max: tuple
+    qindex: Mapping[str, int]
+
+
+def parse_header(data: Any, top_keys: frozenset = frozenset(), need_users: bool = True) -> Header:
+    """The checks every instance-shaped file starts with (object, queue count, nesting, fields, text fields),
+    then resources, servers, external resources and queues.  ``top_keys``: more allowed top-level fields (an
+    execution's ``events``, ``unit``, ...)."""
     if not isinstance(data, Mapping):
         raise InstanceError(f"instance: expected a JSON object, got {type(data).__name__}")
     raw_queues = data.get("queues")
     if isinstance(raw_queues, list) and len(raw_queues) > MAX_QUEUES:  # before walking them
         raise InstanceError(f"queues: too many queues ({len(raw_queues)}, limit {MAX_QUEUES})")
     check_nesting(data)
-    _check_keys(data, _TOP_KEYS, "instance")
+    _check_keys(data, _TOP_KEYS | top_keys, "instance")
     for key in ("name", "description", "source"):
         if key in data and not isinstance(data[key], str):
             raise InstanceError(f"{key}: expected a string, got {_show(data[key])}")
-    for key in ("resources", "servers", "users"):
+    for key in ("resources", "servers", "users") if need_users else ("resources", "servers"):
         if key not in data:
             raise InstanceError(f"{key}: missing (an instance needs resources, servers and users)")
     resources = _name_list(data["resources"], "resources")
@@ -384,18 +485,29 @@ def parse_environment(data: Any) -> Environment:
     servers, capacity = _named_entries(data["servers"], "servers", "s", True,
                                        lambda raw, f: _vector(raw, R, f, "resource"))
     servers_t = _name_list(servers, "servers")
-    sindex = {n: i for i, n in enumerate(servers_t)}
 
     ext_names, ext_cap = _named_entries(data.get("external", []) or [], "external", "ext", False,
                                         lambda raw, f: _non_negative(raw, f))
     ext_t = _name_list(ext_names, "external", allow_empty=True)
-    K = len(ext_t)
 
     queues, qweight, qguarantee, qmax = _queues(data.get("queues"), R)
     qindex: dict[str, int] = {}
     for q, path in enumerate(queues):
         qindex.setdefault(path, q)  # a duplicate is reported by Environment (naming both entries)
+    return Header(resources, servers_t, tuple(capacity), ext_t, tuple(ext_cap), queues, qweight, qguarantee, qmax,
+                  qindex)
 
+
+def parse_environment(data: Any) -> Environment:
+    """Build an :class:`Environment` from the JSON instance format (see README / docs/model.md).
+
+    ``data`` is the decoded JSON; nesting depth and the numeric and name limits above are checked here
+    too, so callers that decode JSON themselves get the same policy (use :func:`loads_instance` to
+    decode, it also catches duplicate keys and deep nesting before they cost anything)."""
+    h = parse_header(data)
+    resources, servers_t, capacity, ext_t, ext_cap = h.resources, h.servers, h.capacity, h.external, h.external_capacity
+    queues, qweight, qguarantee, qmax, qindex = h.queues, h.queue_weight, h.queue_guarantee, h.queue_max, h.qindex
+    R, K = len(resources), len(ext_t)
     raw_users = data["users"]
     if not isinstance(raw_users, list) or not raw_users:
         raise InstanceError(f"users: expected a non-empty list of users, got {_show(raw_users)}")
@@ -404,69 +516,17 @@ def parse_environment(data: Any) -> Environment:
     usage: list[tuple[Fraction, ...]] = []
     server_demand: dict[tuple[int, int], tuple[Fraction, ...]] = {}
     for j, u in enumerate(raw_users):
-        where = f"users[{j}]"
-        if not isinstance(u, Mapping):
-            raise InstanceError(f"{where}: expected an object, got {_show(u)}")
-        _check_keys(u, _USER_KEYS, where)
-        names.append(_check_name(u.get("name", f"u{j + 1}"), f"{where}.name"))
-        if "demand" not in u:
-            raise InstanceError(f"{where}.demand: missing")
-        demand.append(_vector(u["demand"], R, f"{where}.demand", "resource"))
-        if K:
-            if u.get("external_demand") is None:  # absent or null
-                raise InstanceError(f"{where}.external_demand: missing (the instance has {K} external resource(s))")
-            edemand.append(_vector(u["external_demand"], K, f"{where}.external_demand", "external resource"))
-        else:
-            if u.get("external_demand") not in (None, []):
-                raise InstanceError(f"{where}.external_demand: given {_show(u['external_demand'])} but the instance "
-                                    f"has no 'external' resources")
-            edemand.append(())
-        w = instance_number(u.get("weight", 1), f"{where}.weight")
-        if w <= 0:
-            raise InstanceError(f"{where}.weight: must be > 0 (got {_show(u.get('weight'))})")
-        weight.append(w)
-        el = u.get("eligible")
-        if el is None:
-            eligible.append(frozenset(range(len(servers_t))))
-        else:
-            if not isinstance(el, list):
-                raise InstanceError(f"{where}.eligible: expected a list of server names, got {_show(el)}")
-            idx = []
-            for e in el:
-                if not isinstance(e, str) or e not in sindex:
-                    raise InstanceError(f"{where}.eligible: unknown server {_show(e)} "
-                                        f"(servers: {_show(', '.join(servers_t), 200)[1:-1]})")
-                if sindex[e] in idx:
-                    raise InstanceError(f"{where}.eligible: duplicate server {e!r}")
-                idx.append(sindex[e])
-            eligible.append(frozenset(idx))
-        t = u.get("tasks")
-        if t is None:
-            tasks.append(None)
-        else:
-            tf = instance_number(t, f"{where}.tasks")
-            if tf < 0:
-                raise InstanceError(f"{where}.tasks: must be >= 0 or null (got {_show(t)})")
-            tasks.append(tf)
-        sd = u.get("server_demand")
-        if sd is not None:
-            if not isinstance(sd, Mapping):
-                raise InstanceError(f"{where}.server_demand: expected an object {{server: [demand...]}}, got {_show(sd)}")
-            for sname, vec in sd.items():
-                if sname not in sindex:
-                    raise InstanceError(f"{where}.server_demand: unknown server {_show(sname)}")
-                server_demand[(j, sindex[sname])] = _vector(vec, R, f"{where}.server_demand[{sname!r}]", "resource")
-        uq = u.get("queue")
-        if uq is None:  # absent or null: the root
-            user_queue.append(None)
-        elif not isinstance(uq, str) or uq not in qindex:
-            known = f"queues: {_show(', '.join(queues[:20]), 80)[1:-1]}" if queues else "no queues are declared"
-            raise InstanceError(f"{where}.queue: unknown queue {_show(uq)} ({known})")
-        else:
-            user_queue.append(qindex[uq])
-        us = u.get("usage")  # the state a policy's order is read in (tasks per server); absent: none held
-        usage.append(tuple(Fraction(0) for _ in servers_t) if us is None
-                     else _vector(us, len(servers_t), f"{where}.usage", "server"))
+        f = parse_user(u, f"users[{j}]", R, K, servers_t, queues, qindex, default_name=f"u{j + 1}")
+        names.append(f.name)
+        demand.append(f.demand)
+        edemand.append(f.external_demand)
+        weight.append(f.weight)
+        eligible.append(frozenset(range(len(servers_t))) if f.eligible is None else f.eligible)
+        tasks.append(f.tasks)
+        for s, vec in f.server_demand.items():
+            server_demand[(j, s)] = vec
+        user_queue.append(f.queue)
+        usage.append(tuple(Fraction(0) for _ in servers_t) if f.usage is None else f.usage)
     users_t = _name_list(names, "users")
     if not any(v for row in usage for v in row):
         usage = []
@@ -480,9 +540,10 @@ def parse_environment(data: Any) -> Environment:
     )
 
 
-def load_environment(path: str) -> Environment:
-    """Read an instance JSON file; errors name the file and the field.  The size cap is checked
-    before reading (also for pipes and devices: at most one byte more than the cap is read)."""
+def load_instance_data(path: str) -> Any:
+    """Read an instance-shaped JSON file (an instance, an execution) and decode it with :func:`loads_instance`;
+    errors name the file.  The size cap is checked before reading (also for pipes and devices: at most one
+    byte more than the cap is read)."""
     try:
         with open(path, "rb") as fh:
             try:
@@ -500,4 +561,9 @@ def load_environment(path: str) -> Environment:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InstanceError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    return parse_environment(loads_instance(text, path))
+    return loads_instance(text, path)
+
+
+def load_environment(path: str) -> Environment:
+    """Read an instance JSON file (:func:`load_instance_data`); errors name the file and the field."""
+    return parse_environment(load_instance_data(path))

@@ -106,6 +106,9 @@ class Setting:
     #: what the mechanism reads beyond the basic model (``mechverify.declare.READS``: queues' declared
     #: ``"guarantee"`` / ``"max"``): the search draws them for every property searched on it (docs/model.md)
     reads: tuple[str, ...] = ()
+    #: it steps through executions (``Mechanism.time``: a stateful mechanism, or a one-shot one lifted; set by
+    #: ``register`` and ``mechanisms.core.time.lift``): the properties over executions are searched for it
+    dynamic: bool = False
 
     def __post_init__(self) -> None:
         from mechverify.declare import check_reads
@@ -122,7 +125,7 @@ class Setting:
                             (self.weights, "weights"), (self.server_demand, "per-server demands"),
                             (self.hierarchy, "queue tree"), (self.ordered, "ordered"),
                             (self.quota_first, "quota first"), (self.lends, "lends idle capacity"),
-                            (self.whole_requests, "whole requests")):
+                            (self.whole_requests, "whole requests"), (self.dynamic, "steps through executions")):
             if flag:
                 parts.append(label)
         if self.reads:
@@ -278,6 +281,9 @@ class Mechanism:
     #: a vectorised FLOAT allocator ``batch(envs) -> [Allocation or None]`` (``register(..., batch=...)``): ``rates``
     #: screens many instances at once with it (``None`` entries: the float path); only exact re-checks count
     batch: Optional[Callable[[Any], list]] = None
+    #: how it steps through an execution (``mechanisms.core.time.TimeSpec``: ``register(..., time=...)``, or a lift
+    #: ``NAME+recompute`` / ``NAME+irrevocable``); ``None``: a one-shot mechanism
+    time: Any = None
 
     def __post_init__(self) -> None:
         if self.origin not in ORIGINS:

@@ -10,7 +10,7 @@ finds a user's mechanism by its reference (``mechanisms.core.references``) or en
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
@@ -20,6 +20,7 @@ from .mechanism import (DOMAIN_CONDITIONS, ORIGINS, REGISTERED, Claim, Mechanism
                         OrderSpec, Setting, SettingError, call, check_output)
 from .exec_policy import is_exec, resolve_exec
 from .references import load_entry_points, resolve
+from .time import lift, split_lift
 from .z3spec import Z3Spec
 
 __all__ = ["Claim", "Setting", "Mechanism", "OrderSpec", "register", "builtin", "get", "all_mechanisms", "allocate", "SettingError",
@@ -29,24 +30,25 @@ __all__ = ["Claim", "Setting", "Mechanism", "OrderSpec", "register", "builtin", 
 def builtin(name: str, title: str, func: Callable[[Environment, bool], Allocation], setting: Setting,
             claims: tuple[Claim, ...] = (), source: str = "", notes: str = "", may_violate: tuple[str, ...] = (),
             z3: Optional[Z3Spec] = None, order: Optional[OrderSpec] = None,
-            batch: Optional[Callable] = None) -> Mechanism:
+            batch: Optional[Callable] = None, time: Any = None) -> Mechanism:
     """The :class:`Mechanism` ``register`` would register (arguments as there), not registered: its setting is
     marked ``ordered`` with an ``order`` facet, and ``quota_first`` with a ``request``."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
         raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
-    st = replace(setting, ordered=order is not None, quota_first=order is not None and order.request is not None)
+    st = replace(setting, ordered=order is not None, quota_first=order is not None and order.request is not None,
+                 dynamic=time is not None)
     return Mechanism(name, title, func, st, tuple(claims), source, notes, tuple(may_violate), z3=z3, order=order,
-                     batch=batch)
+                     batch=batch, time=time)
 
 
 def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
              notes: str = "", may_violate: tuple[str, ...] = (), z3: Optional[Z3Spec] = None,
-             order: Optional[OrderSpec] = None, batch: Optional[Callable] = None) -> Callable:
+             order: Optional[OrderSpec] = None, batch: Optional[Callable] = None, time: Any = None) -> Callable:
     """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`); ``z3``:
     its symbolic encoding (``mechanisms.core.z3spec``); ``order``: a production policy's order in a state
     (:class:`OrderSpec`; the setting is marked ``ordered``, and ``quota_first`` with a ``request``); ``batch``: a vectorised float allocator
-    (``Mechanism.batch``).  A production port registers through its declaration (``mechanisms.ports.declare``)."""
+    (``Mechanism.batch``); ``time``: how it steps through executions (``mechanisms.core.time.TimeSpec``).  A production port registers through its declaration (``mechanisms.ports.declare``)."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
         raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
@@ -54,7 +56,7 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
     def deco(func: Callable[[Environment, bool], Allocation]):
         if name in REGISTERED:
             raise ValueError(f"mechanism {name!r} registered twice")
-        REGISTERED[name] = builtin(name, title, func, setting, claims, source, notes, may_violate, z3, order, batch)
+        REGISTERED[name] = builtin(name, title, func, setting, claims, source, notes, may_violate, z3, order, batch, time)
         return func
 
     return deco
@@ -63,12 +65,16 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
 def get(name: str) -> Mechanism:
     """The mechanism registered under ``name``, or loaded from a reference ``package.module:function`` /
     ``path/to/file.py:function`` (``mechanisms.core.references``), or a program ``exec:COMMAND ARGS``
-    (``mechanisms.core.exec_policy``); ``InstanceError`` in one line otherwise."""
+    (``mechanisms.core.exec_policy``), each possibly lifted to executions (``NAME+recompute``,
+    ``NAME+irrevocable``: ``mechanisms.core.time``); ``InstanceError`` in one line otherwise."""
     _ensure_loaded()
     try:
         return REGISTERED[name]
     except (KeyError, TypeError):  # TypeError: not a name at all (a damaged file's list or object)
         pass
+    base, how = split_lift(name)
+    if how is not None:  # NAME+recompute / NAME+irrevocable: a one-shot mechanism lifted to executions
+        return lift(get(base), how)
     if is_exec(name):  # a program in any language (docs/exec-protocol.md)
         return resolve_exec(name)
     if isinstance(name, str) and ":" in name:

@@ -1,0 +1,185 @@
+"""The time facet: how a mechanism steps through an execution (``mechverify.execution``; docs/executions.md).
+
+A mechanism with memory declares ``register(..., time=TimeSpec(begin=...))``: ``begin(mech, execution, exact)``
+returns a fresh stepper (``mechverify.execution.Stepper``) holding the mechanism's state for one run.  Every
+one-shot mechanism lifts in two documented ways (:func:`lift`, and the names ``MECH+recompute`` /
+``MECH+irrevocable`` anywhere a mechanism is named):
+
+* ``recompute``   -- at every step, the one-shot mechanism allocates the present users from scratch; what a
+  user held may be taken back;
+* ``irrevocable`` -- a present user's allocation never decreases while its own report is unchanged: the
+  one-shot mechanism allocates the RESIDUAL capacity (what the present users hold is taken off every server
+  and external resource) to the present users' residual demands (their task bounds less what they hold),
+  and that is added to what they hold (Kash, Procaccia and Shah 2014's construction for arrivals).
+  Conventions beyond arrivals (stated, docs/executions.md): a user whose report changes gives back what it
+  holds and is allocated afresh; a finish beyond what a user holds trims its tasks pro rata over servers; a
+  server whose capacity drops below what is held on it (or disappears) releases everything held there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, Callable, Optional
+
+from mechverify.allocation import Allocation
+from mechverify.execution import Execution, Step, StepContext, Stepper, TraceMisreport, run
+from mechverify.model import Environment
+from mechverify.numbers import InstanceError
+
+from .mechanism import Mechanism, SettingError, call
+
+__all__ = ["TimeSpec", "LIFTS", "lift", "stepper_for", "execute", "split_lift", "one_shot"]
+
+#: the two ways a one-shot mechanism lifts to executions (module docstring)
+LIFTS = ("recompute", "irrevocable")
+
+
+@dataclass(frozen=True)
+class TimeSpec:
+    """A mechanism's time facet.  ``begin(mech, execution, exact) -> Stepper``; ``kind``: ``"recompute"``,
+    ``"irrevocable"`` (the lifts) or ``"stateful"`` (a mechanism with its own memory); ``rounds``: it allocates
+    at ``round`` events only (the allocation is held within a quantum); ``revocable``: it may take back what a
+    present user holds; ``model``: one line on its time model (``list`` prints it)."""
+
+    begin: Callable[[Mechanism, Execution, bool], Stepper]
+    kind: str = "stateful"
+    rounds: bool = False
+    revocable: bool = True
+    model: str = ""
+
+
+# ---------------------------------------------------------------------- the two lifts
+class _Recompute:
+    def __init__(self, mech: Mechanism, ex: Execution, exact: bool) -> None:
+        self.mech = mech
+
+    def step(self, ctx: StepContext) -> Allocation:
+        return call(self.mech, ctx.env, ctx.exact)
+
+
+def _report_key(env: Environment, j: int) -> tuple:
+    return (env.demand[j], env.external_demand[j] if env.external_demand else (), env.eligible[j],
+            tuple(sorted((s, v) for (u, s), v in env.server_demand.items() if u == j)))
+
+
+class _Irrevocable:
+    def __init__(self, mech: Mechanism, ex: Execution, exact: bool) -> None:
+        self.mech = mech
+        self.reports: dict[str, tuple] = {}
+
+    def step(self, ctx: StepContext) -> Allocation:
+        env, prev, exact = ctx.env, ctx.previous, ctx.exact
+        keys = {u: _report_key(env, j) for j, u in enumerate(env.users)}
+        if prev is None:
+            self.reports = keys
+            return call(self.mech, env, exact)
+        J, S, R = env.n_users, env.n_servers, env.n_resources
+        held = [[Fraction(v) for v in row] for row in prev.x]
+        for j, u in enumerate(env.users):  # a changed report gives back what it holds
+            if self.reports.get(u) != keys[u]:
+                held[j] = [Fraction(0)] * S
+        self.reports = keys
+        for j in range(J):  # a task bound below what is held (a finish): trim pro rata
+            n, tot = env.tasks[j], sum(held[j])
+            if n is not None and tot > n:
+                held[j] = [v * n / tot for v in held[j]]
+        cap = []
+        for s in range(S):
+            used = [sum((held[j][s] * env.d(j, s)[r] for j in range(J)), Fraction(0)) for r in range(R)]
+            if any(u > c for u, c in zip(used, env.capacity[s])):  # capacity lost: release the server
+                for j in range(J):
+                    held[j][s] = Fraction(0)
+                used = [Fraction(0)] * R
+            cap.append(tuple(c - u for c, u in zip(env.capacity[s], used)))
+        ext = env.external_capacity
+        if env.n_external:
+            ext = tuple(c - sum((sum(held[j]) * env.external_demand[j][k] for j in range(J)), Fraction(0))
+                        for k, c in enumerate(env.external_capacity))
+            ext = tuple(max(v, Fraction(0)) for v in ext)
+        tasks = tuple(None if env.tasks[j] is None else max(env.tasks[j] - sum(held[j]), Fraction(0)) for j in range(J))
+        residual = replace(env, capacity=tuple(cap), external_capacity=ext, tasks=tasks)
+        try:
+            extra = call(self.mech, residual, exact)
+            add, add_exact = extra.x, extra.exact
+        except SettingError:  # e.g. a mechanism needing positive capacities on an exhausted server: nothing more
+            add, add_exact = tuple((Fraction(0),) * S for _ in range(J)), True
+        zero = Fraction(0)
+        x = tuple(tuple((h + (a if isinstance(a, Fraction) else Fraction(a))) if (h or a) else zero
+                        for h, a in zip(held[j], add[j])) for j in range(J))
+        if not exact:
+            x = tuple(tuple(float(v) for v in row) for row in x)
+        return Allocation(env, x, self.mech.name, exact and add_exact and prev.exact,
+                          info={"lift": "irrevocable"})
+
+
+_LIFT_STEPPERS = {"recompute": _Recompute, "irrevocable": _Irrevocable}
+_LIFT_MODELS = {
+    "recompute": "recomputed from scratch for the present users at every event (what a user held may be taken back)",
+    "irrevocable": "the one-shot mechanism on the residual capacity at every event; a present user's allocation "
+                   "never decreases while its report is unchanged",
+}
+
+
+def split_lift(name: str) -> tuple[str, Optional[str]]:
+    """``"drf+irrevocable"`` -> ``("drf", "irrevocable")``; a name without a lift -> ``(name, None)``."""
+    if isinstance(name, str) and "+" in name:
+        base, _, how = name.rpartition("+")
+        if how in LIFTS and base:
+            return base, how
+    return name, None
+
+
+def lift(mech: Mechanism, how: str) -> Mechanism:
+    """``mech`` lifted to executions (module docstring): named ``NAME+how``, the same one-shot function, its
+    setting marked ``dynamic``.  Its claims are the one-shot mechanism's (about each step); a mechanism that
+    has a time facet of its own is not lifted."""
+    if how not in LIFTS:
+        raise InstanceError(f"lift: expected one of {', '.join(LIFTS)}, got {how!r}")
+    if mech.time is not None:
+        raise InstanceError(f"lift: {mech.name} steps through executions itself ({mech.time.kind}); it is not lifted")
+    stepper = _LIFT_STEPPERS[how]
+    spec = TimeSpec(begin=lambda m, ex, exact, _s=stepper, _base=mech: _s(_base, ex, exact), kind=how,
+                    revocable=how == "recompute", model=_LIFT_MODELS[how])
+    return replace(mech, name=f"{mech.name}+{how}", setting=replace(mech.setting, dynamic=True), time=spec,
+                   reference=f"{mech.reference}+{how}" if mech.reference else "")
+
+
+def stepper_for(mech: Mechanism, ex: Execution, exact: bool) -> Stepper:
+    """A fresh stepper of ``mech`` for one run of ``ex`` (a mechanism without a time facet: ``recompute``)."""
+    if mech.time is None:
+        return _Recompute(mech, ex, exact)
+    return mech.time.begin(mech, ex, exact)
+
+
+def execute(mech: Mechanism, ex: Execution, exact: bool = True, deviation: Optional[TraceMisreport] = None,
+            on_step: Optional[Callable[[Step], None]] = None) -> list[Step]:
+    """Every step of ``mech`` through ``ex`` (``mechverify.execution.run`` with a fresh stepper)."""
+    return list(run(ex, stepper_for(mech, ex, exact), exact, deviation, on_step))
+
+
+def one_shot(begin: Callable[[Mechanism, Execution, bool], Stepper], name: str) -> Callable[[Environment, bool], Allocation]:
+    """The one-shot function of a stateful mechanism: its allocation at step 0 of an execution whose users are
+    present from the start and nothing happens (what ``allocate`` and the one-instance properties judge)."""
+    def allocate(env: Environment, exact: bool = False) -> Allocation:
+        from mechverify.execution import UserSpec
+
+        ex = execution_of(env)
+        return begin(None, ex, exact).step(StepContext(0, Fraction(0), None, env, None, ex, exact))
+
+    allocate.__name__ = f"{name}_first_step"
+    return allocate
+
+
+def execution_of(env: Environment) -> Execution:
+    """The execution with ``env``'s users present at time 0 and no events."""
+    from mechverify.execution import UserSpec
+
+    users = []
+    for j, u in enumerate(env.users):
+        users.append(UserSpec(
+            u, env.demand[j], env.external_demand[j] if env.external_demand else (), env.weight[j],
+            None if env.eligible[j] == frozenset(range(env.n_servers)) else tuple(env.servers[s] for s in sorted(env.eligible[j])),
+            env.tasks[j], {env.servers[s]: v for (k, s), v in env.server_demand.items() if k == j},
+            None if env.user_queue[j] is None else env.queues[env.user_queue[j]]))
+    return Execution(env.resources, env.servers, env.capacity, tuple(users), (), env.external, env.external_capacity,
+                     env.queues, env.queue_weight, env.queue_guarantee, env.queue_max)

@@ -1,0 +1,767 @@
+"""Executions: an environment that changes over time, and a mechanism stepped through it
+(docs/model.md, "Executions").
+
+An execution is the instance fields (resources, servers, external resources, queues, and the users present
+at time 0) plus an ordered list of events, each at a time ``t`` (exact, non-decreasing, ``0 <= t <=``
+:data:`MAX_TIME`, in the execution's declared ``unit``):
+
+* ``arrive``   -- a user object of the instance format (``user``) joins; it may carry ``duration`` (per task)
+  or ``work`` (task-time in all): its work is then done at the rate of the tasks it runs, and it leaves
+  when the work is done (a derived ``finish`` event);
+* ``leave``    -- a present user leaves;
+* ``demand``   -- a present user's per-task ``demand`` (and/or ``external_demand``, ``tasks``) changes;
+* ``finish``   -- ``tasks`` of a present user's tasks complete (its task bound drops by that many);
+* ``capacity`` -- a ``server`` appears, changes (``capacity``: a vector) or disappears (``capacity``: null);
+* ``round``    -- a boundary of a quantum, for mechanisms that allocate per round.
+
+:func:`run` steps a :class:`Stepper` (a mechanism's time facet, ``mechanisms.core.time``) through an execution
+and yields one :class:`Step` per state: step 0 at time 0 (the users present at the start), then one per
+event, and one per derived finish.  Each step holds the present users' environment as REPORTED (what the
+mechanism sees), as TRUE (what utilities are measured in: they differ only under a deviation) and the
+allocation the mechanism chose; it lasts until the next step (or the execution's ``end``).
+
+Utility over time (docs/model.md): a present user's utility in a step is the one true utility
+(``mechverify.utility``) of that step's allocation; over a step it accrues utility x duration; its cumulative
+utility is the sum over the steps (for a mechanism that allocates per round: per quantum).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
+
+from .allocation import Allocation
+from .instances import (MAX_NAME_LENGTH, UserFields, load_instance_data, loads_instance, parse_header, parse_user,
+                        instance_number, _check_keys, _check_name, _show, _vector)
+from .model import Environment
+from .numbers import InstanceError, fmt_exact
+
+__all__ = ["EVENT_KINDS", "MAX_EVENTS", "MAX_TIME", "UserSpec", "Event", "Execution", "Step", "StepContext",
+           "Stepper", "parse_execution", "load_execution", "loads_execution", "is_execution", "run", "cumulative",
+           "TraceMisreport", "time_number"]
+
+#: the kinds of events (module docstring)
+EVENT_KINDS = ("arrive", "leave", "demand", "finish", "capacity", "round")
+#: at most this many events in one execution file (generated workloads are not bound by it)
+MAX_EVENTS = 2_000_000
+#: times, durations and work lie in ``[0, MAX_TIME]`` (their own range: not the 1e-4..1e4 of amounts)
+MAX_TIME = 10 ** 9
+_TIME_DIGITS = 10 ** 30
+
+_EXEC_KEYS = frozenset({"events", "unit", "end", "max_wait"})
+_EVENT_KEYS = {"t", "kind", "user", "demand", "external_demand", "tasks", "server", "capacity"}
+_EVENT_FIELDS = {  # what each kind takes besides t and kind
+    "arrive": {"user"}, "leave": {"user"}, "demand": {"user", "demand", "external_demand", "tasks"},
+    "finish": {"user", "tasks"}, "capacity": {"server", "capacity"}, "round": set(),
+}
+_USER_TIME_KEYS = frozenset({"duration", "work"})
+
+
+def time_number(value: Any, field: str) -> Fraction:
+    """A time, duration or amount of work: exact, ``0 <= v <= MAX_TIME``; one line naming ``field`` otherwise
+    (NaN and infinities included)."""
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        raise InstanceError(f"{field}: must be a finite number (got {value!r})")
+    f = instance_number(value, field, limits=False)
+    if f < 0:
+        raise InstanceError(f"{field}: must be >= 0 (got {_show(value)})")
+    if f > MAX_TIME:
+        raise InstanceError(f"{field}: {_show(value)} is out of range (times and durations are at most 1e9)")
+    if f.denominator > _TIME_DIGITS:
+        raise InstanceError(f"{field}: {_show(value)} has too many digits")
+    return f
+
+
+# ---------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class UserSpec:
+    """A user as an execution knows it (servers and queues by NAME: servers come and go).  ``eligible``:
+    server names (``None``: every server present); ``work``: task-time still to do (``None``: none declared);
+    ``duration``: the per-task duration it was declared with (work = tasks x duration)."""
+
+    name: str
+    demand: tuple[Fraction, ...]
+    external_demand: tuple[Fraction, ...] = ()
+    weight: Fraction = Fraction(1)
+    eligible: Optional[tuple[str, ...]] = None
+    tasks: Optional[Fraction] = None
+    server_demand: Mapping[str, tuple[Fraction, ...]] = field(default_factory=dict)
+    queue: Optional[str] = None
+    duration: Optional[Fraction] = None
+    work: Optional[Fraction] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The user object of the format."""
+        out: dict[str, Any] = {"name": self.name, "demand": [fmt_exact(v) for v in self.demand]}
+        if self.external_demand:
+            out["external_demand"] = [fmt_exact(v) for v in self.external_demand]
+        if self.weight != 1:
+            out["weight"] = fmt_exact(self.weight)
+        if self.eligible is not None:
+            out["eligible"] = list(self.eligible)
+        if self.tasks is not None:
+            out["tasks"] = fmt_exact(self.tasks)
+        if self.server_demand:
+            out["server_demand"] = {s: [fmt_exact(v) for v in vec] for s, vec in self.server_demand.items()}
+        if self.queue is not None:
+            out["queue"] = self.queue
+        if self.duration is not None:
+            out["duration"] = fmt_exact(self.duration)
+        elif self.work is not None:
+            out["work"] = fmt_exact(self.work)
+        return out
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event (module docstring).  ``tasks``: ``"keep"`` (not given), ``None`` (unbounded) or a number;
+    ``capacity``: a vector, or ``None`` (the server disappears); ``derived``: a finish that follows from a
+    user's work (not in the file)."""
+
+    t: Fraction
+    kind: str
+    user: Optional[str] = None
+    spec: Optional[UserSpec] = None  # arrive
+    demand: Optional[tuple[Fraction, ...]] = None
+    external_demand: Optional[tuple[Fraction, ...]] = None
+    tasks: Any = "keep"
+    server: Optional[str] = None
+    capacity: Optional[tuple[Fraction, ...]] = None
+    derived: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"t": fmt_exact(self.t), "kind": self.kind}
+        if self.kind == "arrive":
+            out["user"] = self.spec.to_dict()
+        elif self.user is not None:
+            out["user"] = self.user
+        if self.demand is not None:
+            out["demand"] = [fmt_exact(v) for v in self.demand]
+        if self.external_demand is not None:
+            out["external_demand"] = [fmt_exact(v) for v in self.external_demand]
+        if self.tasks != "keep":
+            out["tasks"] = None if self.tasks is None else fmt_exact(self.tasks)
+        if self.kind == "capacity":
+            out["server"] = self.server
+            out["capacity"] = None if self.capacity is None else [fmt_exact(v) for v in self.capacity]
+        return out
+
+    def describe(self) -> str:
+        """One short line: ``arrive u3 (2, 1)``, ``demand u1 (1, 1)``, ``capacity s2 removed``."""
+        t = self.kind
+        if self.kind == "arrive":
+            return f"arrive {self.spec.name} ({', '.join(fmt_exact(v) for v in self.spec.demand)})"
+        if self.kind == "finish" and self.derived:
+            return f"finish {self.user} (work done)"
+        if self.kind == "capacity":
+            return f"capacity {self.server} " + ("removed" if self.capacity is None else
+                                                 "(" + ", ".join(fmt_exact(v) for v in self.capacity) + ")")
+        if self.user is not None:
+            t += f" {self.user}"
+        if self.demand is not None:
+            t += " (" + ", ".join(fmt_exact(v) for v in self.demand) + ")"
+        if self.tasks != "keep":
+            t += f" tasks {'unbounded' if self.tasks is None else fmt_exact(self.tasks)}"
+        return t
+
+
+@dataclass(frozen=True)
+class Execution:
+    """An environment over time (module docstring): the instance's fields, the users present at time 0
+    (``users``, possibly none), the ``events`` in time order, the time ``unit``, the ``end`` (``None``: the last
+    event's time) and the declared ``max_wait`` (the starvation bound, ``None``: 0)."""
+
+    resources: tuple[str, ...]
+    servers: tuple[str, ...]
+    capacity: tuple[tuple[Fraction, ...], ...]
+    users: tuple[UserSpec, ...]
+    events: tuple[Event, ...]
+    external: tuple[str, ...] = ()
+    external_capacity: tuple[Fraction, ...] = ()
+    queues: tuple[str, ...] = ()
+    queue_weight: tuple[Fraction, ...] = ()
+    queue_guarantee: tuple = ()
+    queue_max: tuple = ()
+    unit: str = "s"
+    end: Optional[Fraction] = None
+    max_wait: Optional[Fraction] = None
+    name: str = ""
+
+    @property
+    def n_events(self) -> int:
+        return len(self.events)
+
+    @property
+    def user_names(self) -> tuple[str, ...]:
+        """Every user of the execution, in order of appearance (the present at 0, then arrivals)."""
+        return tuple(u.name for u in self.users) + tuple(e.spec.name for e in self.events if e.kind == "arrive")
+
+    @property
+    def n_users_total(self) -> int:
+        return len(self.user_names)
+
+    @property
+    def horizon(self) -> Fraction:
+        """The time the execution is judged until: ``end``, or the last event's time (0 without events)."""
+        last = self.events[-1].t if self.events else Fraction(0)
+        return max(last, self.end) if self.end is not None else last
+
+    def to_dict(self) -> dict[str, Any]:
+        """The execution file's JSON (exact numbers as text, like instances)."""
+        d: dict[str, Any] = {}
+        if self.name:
+            d["name"] = self.name
+        d["resources"] = list(self.resources)
+        d["servers"] = [{"name": s, "capacity": [fmt_exact(v) for v in c]} for s, c in zip(self.servers, self.capacity)]
+        if self.external:
+            d["external"] = [{"name": k, "capacity": fmt_exact(c)} for k, c in zip(self.external, self.external_capacity)]
+        if self.queues:
+            qs = []
+            for q, path in enumerate(self.queues):
+                o: dict[str, Any] = {"name": path}
+                if self.queue_weight and self.queue_weight[q] != 1:
+                    o["weight"] = fmt_exact(self.queue_weight[q])
+                if self.queue_guarantee and self.queue_guarantee[q] is not None:
+                    o["guarantee"] = [fmt_exact(v) for v in self.queue_guarantee[q]]
+                if self.queue_max and self.queue_max[q] is not None:
+                    o["max"] = [fmt_exact(v) for v in self.queue_max[q]]
+                qs.append(o)
+            d["queues"] = qs
+        d["users"] = [u.to_dict() for u in self.users]
+        d["unit"] = self.unit
+        if self.end is not None:
+            d["end"] = fmt_exact(self.end)
+        if self.max_wait is not None:
+            d["max_wait"] = fmt_exact(self.max_wait)
+        d["events"] = [e.to_dict() for e in self.events]
+        return d
+
+    def describe(self) -> str:
+        return (f"{self.n_users_total} users, {len(self.servers)} servers at the start, {len(self.resources)} resources, "
+                f"{self.n_events} events over {fmt_exact(self.horizon)} {self.unit}")
+
+    def without_events(self, drop: Sequence[int]) -> "Execution":
+        """A copy without the events at positions ``drop`` (the minimiser's move; may be invalid: parse the
+        ``to_dict()`` again to validate)."""
+        gone = set(drop)
+        return replace(self, events=tuple(e for i, e in enumerate(self.events) if i not in gone))
+
+
+def is_execution(data: Any) -> bool:
+    """Is a decoded JSON document an execution (it has ``events``)?"""
+    return isinstance(data, Mapping) and "events" in data
+
+
+# ---------------------------------------------------------------------- parsing
+def _spec(f: UserFields, raw: Mapping[str, Any], where: str, servers: tuple[str, ...], queues: tuple[str, ...]) -> UserSpec:
+    duration = work = None
+    if "duration" in raw and "work" in raw:
+        raise InstanceError(f"{where}: give duration (per task) or work (in all), not both")
+    if "duration" in raw:
+        duration = time_number(raw["duration"], f"{where}.duration")
+        if f.tasks is None:
+            raise InstanceError(f"{where}.duration: a per-task duration needs a finite task count (tasks)")
+        work = duration * f.tasks
+    elif "work" in raw:
+        work = time_number(raw["work"], f"{where}.work")
+    if f.usage is not None and any(f.usage):
+        raise InstanceError(f"{where}.usage: an execution starts from its own allocations (no usage)")
+    return UserSpec(f.name, f.demand, f.external_demand, f.weight,
+                    None if f.eligible is None else tuple(servers[s] for s in sorted(f.eligible)),
+                    f.tasks, {servers[s]: v for s, v in f.server_demand.items()},
+                    None if f.queue is None else queues[f.queue], duration, work)
+
+
+def parse_execution(data: Any) -> Execution:
+    """Build an :class:`Execution` from its JSON (the instance fields, ``events``, ``unit``, ``end``,
+    ``max_wait``).  Every rejection is one ``InstanceError`` line naming the field: events out of time order,
+    an event for a user not present (a double leave, a demand for an absent user), an arrival of a name
+    already used, a server removed that does not exist or the last one, too many events, NaN times."""
+    if not isinstance(data, Mapping):
+        raise InstanceError(f"execution: expected a JSON object, got {type(data).__name__}")
+    raw_events = data.get("events")
+    if not isinstance(raw_events, list):
+        raise InstanceError(f"events: expected a list of events, got {_show(raw_events)}")
+    if len(raw_events) > MAX_EVENTS:  # before walking them
+        raise InstanceError(f"events: too many events ({len(raw_events)}, limit {MAX_EVENTS})")
+    h = parse_header(data, _EXEC_KEYS, need_users=False)
+    R, K = len(h.resources), len(h.external)
+    unit = data.get("unit", "s")
+    if not isinstance(unit, str) or not unit.strip() or len(unit) > MAX_NAME_LENGTH:
+        raise InstanceError(f"unit: expected a name of the time unit such as 's' or 'round', got {_show(unit)}")
+    end = None if data.get("end") is None else time_number(data["end"], "end")
+    max_wait = None if data.get("max_wait") is None else time_number(data["max_wait"], "max_wait")
+    # every server name the execution ever knows (users' eligible sets and server_demand may name later ones)
+    known_servers = list(h.servers)
+    for i, e in enumerate(raw_events):
+        if isinstance(e, Mapping) and e.get("kind") == "capacity" and isinstance(e.get("server"), str) \
+                and e["server"] not in known_servers:
+            known_servers.append(_check_name(e["server"], f"events[{i}].server"))
+    servers_all = tuple(known_servers)
+    raw_users = data.get("users", [])
+    if not isinstance(raw_users, list):
+        raise InstanceError(f"users: expected a list of users (possibly empty in an execution), got {_show(raw_users)}")
+    users: list[UserSpec] = []
+    seen: dict[str, str] = {}
+    for j, u in enumerate(raw_users):
+        f = parse_user(u, f"users[{j}]", R, K, servers_all, h.queues, h.qindex, default_name=f"u{j + 1}",
+                       keys=_USER_TIME_KEYS)
+        if f.name in seen:
+            raise InstanceError(f"users: duplicate name {f.name!r}")
+        seen[f.name] = f"users[{j}]"
+        users.append(_spec(f, u, f"users[{j}]", servers_all, h.queues))
+    present = {u.name for u in users}
+    servers_now = {s: c for s, c in zip(h.servers, h.capacity)}
+    events: list[Event] = []
+    last_t = Fraction(0)
+    for i, e in enumerate(raw_events):
+        where = f"events[{i}]"
+        if not isinstance(e, Mapping):
+            raise InstanceError(f"{where}: expected an object {{t, kind, ...}}, got {_show(e)}")
+        kind = e.get("kind")
+        if kind not in EVENT_KINDS:
+            raise InstanceError(f"{where}.kind: expected one of {', '.join(EVENT_KINDS)}, got {_show(kind)}")
+        _check_keys(e, {"t", "kind"} | _EVENT_FIELDS[kind], where)
+        if "t" not in e:
+            raise InstanceError(f"{where}.t: missing (every event has a time)")
+        t = time_number(e["t"], f"{where}.t")
+        if t < last_t:
+            raise InstanceError(f"{where}.t: {fmt_exact(t)} is before the previous event's time {fmt_exact(last_t)} "
+                                f"(events must be in time order)")
+        last_t = t
+        if kind == "arrive":
+            raw_u = e.get("user")
+            f = parse_user(raw_u, f"{where}.user", R, K, servers_all, h.queues, h.qindex, keys=_USER_TIME_KEYS)
+            if f.name in seen:
+                raise InstanceError(f"{where}.user.name: {f.name!r} is already a user of this execution (since "
+                                    f"{seen[f.name]}); a user arrives once")
+            seen[f.name] = where
+            present.add(f.name)
+            events.append(Event(t, kind, f.name, spec=_spec(f, raw_u, f"{where}.user", servers_all, h.queues)))
+            continue
+        if kind == "round":
+            events.append(Event(t, kind))
+            continue
+        if kind == "capacity":
+            s = e.get("server")
+            if not isinstance(s, str):
+                raise InstanceError(f"{where}.server: expected a server name, got {_show(s)}")
+            if "capacity" not in e:
+                raise InstanceError(f"{where}.capacity: missing (a vector, or null: the server disappears)")
+            if e["capacity"] is None:
+                if s not in servers_now:
+                    raise InstanceError(f"{where}.server: {s!r} is not present (it cannot disappear)")
+                if len(servers_now) == 1:
+                    raise InstanceError(f"{where}.capacity: {s!r} is the last server (an execution keeps at least one)")
+                del servers_now[s]
+                events.append(Event(t, kind, server=s, capacity=None))
+            else:
+                cap = _vector(e["capacity"], R, f"{where}.capacity", "resource")
+                servers_now[s] = cap
+                events.append(Event(t, kind, server=s, capacity=cap))
+            continue
+        user = e.get("user")
+        if not isinstance(user, str):
+            raise InstanceError(f"{where}.user: expected a user name, got {_show(user)}")
+        if user not in present:
+            why = "it left before" if user in seen else "no such user has arrived"
+            raise InstanceError(f"{where}.user: {kind} for {user!r}, who is not present ({why})")
+        if kind == "leave":
+            present.discard(user)
+            events.append(Event(t, kind, user))
+        elif kind == "demand":
+            demand = _vector(e["demand"], R, f"{where}.demand", "resource") if "demand" in e else None
+            ext = _vector(e["external_demand"], K, f"{where}.external_demand", "external resource") \
+                if "external_demand" in e else None
+            tasks: Any = "keep"
+            if "tasks" in e:
+                tasks = None if e["tasks"] is None else instance_number(e["tasks"], f"{where}.tasks")
+                if tasks is not None and tasks < 0:
+                    raise InstanceError(f"{where}.tasks: must be >= 0 or null (got {_show(e['tasks'])})")
+            if demand is None and ext is None and tasks == "keep":
+                raise InstanceError(f"{where}: a demand event changes demand, external_demand or tasks (none given)")
+            events.append(Event(t, kind, user, demand=demand, external_demand=ext, tasks=tasks))
+        else:  # finish
+            if "tasks" not in e:
+                raise InstanceError(f"{where}.tasks: missing (how many of {user!r}'s tasks complete)")
+            k = instance_number(e["tasks"], f"{where}.tasks")
+            if k <= 0:
+                raise InstanceError(f"{where}.tasks: must be > 0 (got {_show(e['tasks'])})")
+            events.append(Event(t, kind, user, tasks=k))
+    if end is not None and end < last_t:
+        raise InstanceError(f"end: {fmt_exact(end)} is before the last event's time {fmt_exact(last_t)}")
+    ex = Execution(h.resources, h.servers, h.capacity, tuple(users), tuple(events), h.external, h.external_capacity,
+                   h.queues, h.queue_weight, h.queue_guarantee, h.queue_max, unit, end, max_wait,
+                   data.get("name", "") if isinstance(data.get("name", ""), str) else "")
+    _check_replayable(ex)
+    return ex
+
+
+def _check_replayable(ex: Execution) -> None:
+    """Build the environment of every state once (the model's own checks: queue tree, zero demands, finish
+    counts against task bounds) so that a bad trace fails here, naming its event, and never half-way through
+    a run."""
+    state = _State(ex, None)
+    for i, ev in enumerate(ex.events):
+        try:
+            state.apply(ev, strict=True)
+            state.environment(True)
+        except InstanceError as exc:
+            raise InstanceError(f"events[{i}] ({ev.kind} at t={fmt_exact(ev.t)}): {exc}") from None
+    try:
+        if not ex.events:
+            state.environment(True)
+    except InstanceError as exc:
+        raise InstanceError(f"users: {exc}") from None
+
+
+def loads_execution(text: str, source: str = "execution") -> Execution:
+    """Parse execution JSON text."""
+    return parse_execution(loads_instance(text, source))
+
+
+def load_execution(path: str) -> Execution:
+    """Read an execution file; errors name the file and the field."""
+    data = load_instance_data(path)
+    if not is_execution(data):
+        raise InstanceError(f"{path}: not an execution (no 'events'; an instance is judged with check, not execute)")
+    try:
+        return parse_execution(data)
+    except InstanceError as exc:
+        raise InstanceError(f"{path}: {exc}") from None
+
+
+# ---------------------------------------------------------------------- deviations over a trace
+@dataclass(frozen=True)
+class TraceMisreport:
+    """One user reports other demands than its true ones: ``reports`` maps where a demand is stated
+    (``"users[k]"`` for a user present at 0, ``"events[i]"`` for its arrive or demand event) to the demand
+    vector it reports there.  Its true demands stay those of the execution (utilities are measured in
+    them)."""
+
+    user: str
+    reports: tuple[tuple[str, tuple[Fraction, ...]], ...]
+
+    def at(self, where: str) -> Optional[tuple[Fraction, ...]]:
+        for w, d in self.reports:
+            if w == where:
+                return d
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "trace-misreport", "user": self.user,
+                "reports": {w: [fmt_exact(v) for v in d] for w, d in self.reports}}
+
+    @staticmethod
+    def from_dict(d: Any, ex: Execution) -> "TraceMisreport":
+        """Inverse of ``to_dict`` for ``ex``: one line naming the field when anything is wrong."""
+        if not isinstance(d, Mapping) or d.get("kind") != "trace-misreport":
+            raise InstanceError(f"deviation: expected a trace-misreport object, got {_show(d)}")
+        user = d.get("user")
+        if user not in ex.user_names:
+            raise InstanceError(f"deviation.user: unknown user {_show(user)}")
+        raw = d.get("reports")
+        if not isinstance(raw, Mapping) or not raw:
+            raise InstanceError(f"deviation.reports: expected an object {{where: demand}}, got {_show(raw)}")
+        places = set(statement_places(ex, user))
+        out = []
+        for w, vec in raw.items():
+            if w not in places:
+                raise InstanceError(f"deviation.reports: {_show(w)} is not where {user!r} states a demand "
+                                    f"(those are {', '.join(sorted(places))})")
+            out.append((w, _vector(vec, len(ex.resources), f"deviation.reports[{w!r}]", "resource")))
+        return TraceMisreport(user, tuple(out))
+
+    def describe(self) -> str:
+        return f"{self.user} reports " + "; ".join(
+            f"({', '.join(fmt_exact(v) for v in d)}) at {w}" for w, d in self.reports)
+
+
+def statement_places(ex: Execution, user: str) -> list[str]:
+    """Where ``user`` states a demand in ``ex``: ``users[k]`` / its arrive event, then its demand events."""
+    out = [f"users[{k}]" for k, u in enumerate(ex.users) if u.name == user]
+    for i, e in enumerate(ex.events):
+        if (e.kind == "arrive" and e.spec.name == user) or (e.kind == "demand" and e.user == user and e.demand is not None):
+            out.append(f"events[{i}]")
+    return out
+
+
+# ---------------------------------------------------------------------- stepping
+@dataclass(frozen=True)
+class StepContext:
+    """What a :class:`Stepper` is told at each step: the step's ``index`` and time ``t``, the ``event`` (``None``
+    at step 0), the present users' REPORTED environment ``env``, the previous allocation carried over to it
+    (``previous``: rows by user name, columns by server name, zeros for newcomers; ``None`` at step 0), the
+    execution and whether to compute exactly."""
+
+    index: int
+    t: Any
+    event: Optional[Event]
+    env: Environment
+    previous: Optional[Allocation]
+    execution: Execution
+    exact: bool
+
+
+class Stepper(Protocol):
+    """A mechanism's state through one execution (``mechanisms.core.time.TimeSpec.begin`` makes a fresh one):
+    ``step(ctx)`` returns the allocation for ``ctx.env``; ``state_key()`` (optional) a hashable digest of its
+    memory (the cycle detector compares states with it)."""
+
+    def step(self, ctx: StepContext) -> Allocation: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    """One state of a run (module docstring): ``users`` present (names, in ``env`` order), ``env`` as reported,
+    ``true_env`` (the same object without a deviation), the allocation, and until when it lasts (``until``)."""
+
+    index: int
+    t: Any
+    event: Optional[Event]
+    users: tuple[str, ...]
+    env: Optional[Environment]
+    true_env: Optional[Environment]
+    alloc: Optional[Allocation]
+    until: Any = None
+    note: str = ""
+    state_key: Any = None
+
+    @property
+    def duration(self) -> Any:
+        return self.until - self.t
+
+    def utilities(self) -> dict[str, Any]:
+        """Each present user's true utility (tasks) in this step."""
+        if self.alloc is None:
+            return {}
+        from .utility import utilities
+
+        return dict(zip(self.users, utilities(self.true_env, self.alloc)))
+
+
+class _State:
+    """The evolving present users and servers of one execution (reported and true)."""
+
+    def __init__(self, ex: Execution, deviation: Optional[TraceMisreport]) -> None:
+        self.ex, self.dev = ex, deviation
+        self.servers: dict[str, tuple[Fraction, ...]] = dict(zip(ex.servers, ex.capacity))
+        self.true: dict[str, UserSpec] = {}
+        self.reported: dict[str, UserSpec] = {}
+        self.work: dict[str, Any] = {}
+        self.finished: set[str] = set()
+        self._env: Optional[tuple[Environment, Environment]] = None
+        for k, u in enumerate(ex.users):
+            self._arrive(u, f"users[{k}]")
+
+    def _report(self, spec: UserSpec, where: str) -> UserSpec:
+        if self.dev is not None and self.dev.user == spec.name:
+            d = self.dev.at(where)
+            if d is not None:
+                return replace(spec, demand=d)
+        return spec
+
+    def _arrive(self, spec: UserSpec, where: str) -> None:
+        self.true[spec.name] = spec
+        self.reported[spec.name] = self._report(spec, where)
+        if spec.work is not None:
+            self.work[spec.name] = spec.work
+
+    def apply(self, ev: Event, where: str = "", strict: bool = False) -> str:
+        """Apply one event; returns a note ("" or why it changed nothing)."""
+        self._env = None
+        if ev.kind == "arrive":
+            self._arrive(ev.spec, where)
+        elif ev.kind == "round":
+            pass
+        elif ev.kind == "capacity":
+            if ev.capacity is None:
+                self.servers.pop(ev.server, None)
+            else:
+                self.servers[ev.server] = ev.capacity
+        else:
+            u = ev.user
+            if u not in self.true:
+                if u in self.finished and not strict:
+                    return f"ignored: {u} has finished its work"
+                raise InstanceError(f"{u!r} is not present")
+            if ev.kind == "leave" or (ev.kind == "finish" and ev.derived):
+                del self.true[u]
+                del self.reported[u]
+                self.work.pop(u, None)
+                if ev.derived:
+                    self.finished.add(u)
+            elif ev.kind == "demand":
+                kw: dict[str, Any] = {}
+                if ev.demand is not None:
+                    kw["demand"] = ev.demand
+                if ev.external_demand is not None:
+                    kw["external_demand"] = ev.external_demand
+                if ev.tasks != "keep":
+                    kw["tasks"] = ev.tasks
+                self.true[u] = replace(self.true[u], **kw)
+                rep = dict(kw)
+                if self.dev is not None and self.dev.user == u and ev.demand is not None:
+                    d = self.dev.at(where)
+                    if d is not None:
+                        rep["demand"] = d
+                self.reported[u] = replace(self.reported[u], **rep)
+            else:  # finish of some tasks
+                n = self.true[u].tasks
+                if n is None or n < ev.tasks:
+                    raise InstanceError(f"finish: {fmt_exact(ev.tasks)} tasks of {u!r} complete, but it has "
+                                        f"{'no task bound' if n is None else fmt_exact(n) + ' tasks'}")
+                self.true[u] = replace(self.true[u], tasks=n - ev.tasks)
+                self.reported[u] = replace(self.reported[u], tasks=n - ev.tasks)
+        return ""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.true)
+
+    def environment(self, validate: bool = False) -> Optional[tuple[Environment, Environment]]:
+        """(reported, true) environments of the present users (``None``: nobody is present)."""
+        if self._env is not None:
+            return self._env
+        if not self.true:
+            return None
+        rep = self._build(self.reported)
+        tru = rep if self.dev is None or self.dev.user not in self.true or \
+            self.reported[self.dev.user] == self.true[self.dev.user] else self._build(self.true)
+        self._env = (rep, tru)
+        return self._env
+
+    def _build(self, specs: Mapping[str, UserSpec]) -> Environment:
+        ex = self.ex
+        servers = tuple(self.servers)
+        sindex = {s: i for i, s in enumerate(servers)}
+        qindex = {q: i for i, q in enumerate(ex.queues)}
+        us = list(specs.values())
+        sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
+        for j, u in enumerate(us):
+            for s, vec in u.server_demand.items():
+                if s in sindex:
+                    sd[(j, sindex[s])] = vec
+        allsrv = frozenset(range(len(servers)))
+        return Environment(
+            resources=ex.resources, servers=servers, capacity=tuple(self.servers.values()),
+            users=tuple(u.name for u in us), demand=tuple(u.demand for u in us), external=ex.external,
+            external_capacity=ex.external_capacity,
+            external_demand=tuple(u.external_demand if ex.external else () for u in us),
+            weight=tuple(u.weight for u in us),
+            eligible=tuple(allsrv if u.eligible is None else frozenset(sindex[s] for s in u.eligible if s in sindex)
+                           for u in us),
+            tasks=tuple(u.tasks for u in us), server_demand=sd, queues=ex.queues, queue_weight=ex.queue_weight,
+            queue_guarantee=ex.queue_guarantee, queue_max=ex.queue_max,
+            user_queue=tuple(None if u.queue is None else qindex[u.queue] for u in us))
+
+
+def _carry(prev: Optional[Allocation], env: Environment) -> Optional[Allocation]:
+    """The previous allocation's rows (by user name) and columns (by server name) on ``env``; zeros elsewhere."""
+    if prev is None:
+        return None
+    zero = Fraction(0) if prev.exact else 0.0
+    if prev.env.users == env.users and prev.env.servers == env.servers:
+        return Allocation(env, prev.x, prev.mechanism, prev.exact)
+    pu = {u: j for j, u in enumerate(prev.env.users)}
+    ps = {s: i for i, s in enumerate(prev.env.servers)}
+    x = []
+    for u in env.users:
+        j = pu.get(u)
+        x.append(tuple(zero if j is None or ps.get(s) is None else prev.x[j][ps[s]] for s in env.servers))
+    return Allocation(env, tuple(x), prev.mechanism, prev.exact)
+
+
+def _num(v: Any, exact: bool) -> Any:
+    return v if exact else float(v)
+
+
+def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional[TraceMisreport] = None,
+        on_step: Optional[Callable[[Step], None]] = None) -> Iterator[Step]:
+    """Step ``stepper`` through ``ex`` (module docstring): one :class:`Step` per state, in time order.  Under a
+    ``deviation`` the mechanism sees the reported demands and utilities and work use the true ones.  A user
+    with work left leaves when its work is done (a derived ``finish``, before any event at the same time).
+    ``exact=False``: times and work in floats (the fast screen); ``exact=True``: every number exact."""
+    state = _State(ex, deviation)
+    events = ex.events
+    horizon = _num(ex.horizon, exact)
+    i = 0
+    index = 0
+    t: Any = _num(Fraction(0), exact)
+    prev: Optional[Allocation] = None
+    event: Optional[Event] = None
+    note = ""
+    while True:
+        envs = state.environment()
+        if envs is None:
+            alloc, users, rep, tru = None, (), None, None
+        else:
+            rep, tru = envs
+            users = rep.users
+            alloc = stepper.step(StepContext(index, t, event, rep, _carry(prev, rep), ex, exact))
+        # when does this step end: the next event, a derived finish, or the horizon
+        nxt = _num(events[i].t, exact) if i < len(events) else None
+        finish_at, who = None, None
+        if alloc is not None and state.work:
+            from .utility import utility
+
+            for j, u in enumerate(users):
+                w = state.work.get(u)
+                if w is None:
+                    continue
+                rate = utility(tru, alloc, j)
+                if rate > 0:
+                    at = t + (w / rate if exact else float(w) / float(rate))
+                    if finish_at is None or at < finish_at:
+                        finish_at, who = at, u
+                elif w == 0:
+                    finish_at, who = t, u
+        if finish_at is not None and nxt is not None and finish_at > nxt:
+            finish_at = None
+        if finish_at is not None and nxt is None and finish_at > horizon and ex.end is not None:
+            finish_at = None
+        until = finish_at if finish_at is not None else (nxt if nxt is not None else max(horizon, t))
+        step = Step(index, t, event, users, rep, tru, alloc, until, note,
+                    getattr(stepper, "state_key", lambda: None)())
+        if on_step is not None:
+            on_step(step)
+        yield step
+        # work done during the step
+        if alloc is not None and state.work:
+            from .utility import utility
+
+            dt = until - t
+            for j, u in enumerate(users):
+                if u in state.work:
+                    done = utility(tru, alloc, j) * dt
+                    state.work[u] = max(state.work[u] - (done if exact else float(done)), 0 if exact else 0.0)
+        prev, t, index = alloc, until, index + 1
+        if finish_at is not None:
+            state.work[who] = Fraction(0) if exact else 0.0
+            event = Event(Fraction(finish_at) if exact else Fraction(finish_at), "finish", who, derived=True)
+            note = state.apply(event)
+            continue
+        if i >= len(events):
+            return
+        event = events[i]
+        note = state.apply(event, f"events[{i}]")
+        i += 1
+
+
+def cumulative(steps: Sequence[Step], until: Any = None) -> dict[str, Any]:
+    """Each user's cumulative true utility over ``steps`` (utility x duration, summed), up to time ``until``
+    (default: the end of the last step)."""
+    out: dict[str, Any] = {}
+    for st in steps:
+        if st.alloc is None:
+            continue
+        end = st.until if until is None else min(st.until, until)
+        dt = end - st.t
+        if dt <= 0:
+            for u in st.users:
+                out.setdefault(u, 0 * dt)
+            continue
+        for u, v in st.utilities().items():
+            out[u] = out.get(u, 0 * dt) + v * dt
+    return out
