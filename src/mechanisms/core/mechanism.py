@@ -16,7 +16,8 @@ from mechverify.numbers import InstanceError, fmt_exact
 
 from .z3spec import Z3Spec
 
-__all__ = ["Claim", "Setting", "Mechanism", "SettingError", "MechanismOutputError", "DOMAIN_CONDITIONS", "ORIGINS",
+__all__ = ["Claim", "Setting", "Mechanism", "SettingError", "MechanismOutputError", "DOMAIN_CONDITIONS",
+           "EXECUTION_CONDITIONS", "everyone", "ORIGINS",
            "call", "check_output", "REGISTERED"]
 
 #: where a mechanism comes from (``Mechanism.origin``)
@@ -48,11 +49,26 @@ class Claim:
     note: str = ""
     domain: tuple[str, ...] = ()
 
-    def covers(self, env: Environment) -> Optional[str]:
-        """``None`` if the claim speaks about ``env``; else the assumption ``env`` breaks."""
+    def covers(self, env: Any) -> Optional[str]:
+        """``None`` if the claim speaks about ``env`` (an environment, or an execution:
+        ``mechverify.execution.Execution``); else the assumption it breaks.  On an execution, a condition on
+        environments is read on every user it ever has (``everyone``) and the initial servers."""
+        every = None
         for cond in self.domain:
+            if cond in EXECUTION_CONDITIONS:
+                test, text = EXECUTION_CONDITIONS[cond]
+                if not hasattr(env, "events"):
+                    continue  # a condition on executions says nothing about one instance
+                if not test(env):
+                    return text
+                continue
             test, text = DOMAIN_CONDITIONS[cond]
-            if not test(env):
+            if hasattr(env, "events"):
+                if every is None:
+                    every = everyone(env)
+                if every is not None and not test(every):
+                    return text
+            elif not test(env):
                 return text
         return None
 
@@ -75,6 +91,50 @@ DOMAIN_CONDITIONS = {
                         "future work there)"),
     "unbounded": (lambda env: not env.has_bounds, "the paper assumes unbounded task counts"),
     "unweighted": (lambda env: not env.has_weights, "the paper assumes equal weights"),
+}
+
+
+def everyone(ex: Any) -> Optional[Environment]:
+    """One environment holding every user an execution ever has (its initial servers): what a claim's
+    conditions on environments read on an execution (``None``: it has no users)."""
+    from dataclasses import replace as _replace
+
+    from mechverify.execution import Event, _State
+
+    state = _State(ex, None)
+    for e in ex.events:
+        if e.kind == "arrive":
+            state.apply(e)
+    envs = state.environment()
+    return None if envs is None else envs[0]
+
+
+def _arrivals_only(ex: Any) -> bool:
+    return all(e.kind == "arrive" for e in ex.events) and all(u.work is None for u in ex.users) and all(
+        e.spec.work is None for e in ex.events if e.kind == "arrive")
+
+
+def _rounds_only(ex: Any) -> bool:
+    """Demands change only between rounds: task counts (the per-round demand) through ``demand`` events, no
+    arrivals or departures after the first round, one resource, one server, no capacity change."""
+    started = False
+    for e in ex.events:
+        if e.kind == "round":
+            started = True
+        elif e.kind in ("capacity", "finish") or (started and e.kind in ("arrive", "leave")):
+            return False
+        elif e.kind == "demand" and (e.demand is not None or e.external_demand is not None):
+            return False
+    return len(ex.resources) == 1 and len(ex.servers) == 1
+
+
+#: conditions on an execution (a claim's ``domain`` may name them beside :data:`DOMAIN_CONDITIONS`)
+EXECUTION_CONDITIONS = {
+    "arrivals_only": (_arrivals_only, "the paper's model has users arriving one by one and never leaving (no "
+                                      "departures, demand changes, finishes or capacity changes)"),
+    "rounds_only": (_rounds_only, "the paper's model is one divisible resource shared in rounds, users reporting a "
+                                  "demand per round (no arrivals after the first round, departures or capacity "
+                                  "changes)"),
 }
 
 
