@@ -19,7 +19,8 @@ from .utility import true_tasks, utilities, utility  # noqa: F401
 from .version import __version__  # noqa: F401
 
 #: the Python API (``mechverify.api``), loaded on first use: it sits above the verifier, which imports this core
-_API = ("load", "environment", "instance", "mechanism_of", "allocate", "order", "check", "run", "replay")
+_API = ("load", "environment", "instance", "mechanism_of", "allocate", "order", "check", "execution", "execute", "run",
+        "replay")
 
 
 def __getattr__(name: str):

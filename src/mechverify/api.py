@@ -11,6 +11,7 @@ short ``repr``.
     >>> print(mv.order("examples/my_policy.py:fewest_tasks", env))  # a policy's order and the ties it leaves open
     >>> mv.check("examples/my_mechanisms.py:greedy", env)          # ... a reference, or a function
     >>> report = mv.run(my_function, ["sp/demand", "ef"], budget=20, store=None)
+    >>> mv.execute("drf", "examples/traces/drf-arrivals.json", lift="irrevocable").steps  # through an execution
     >>> print(report)                                 # the CLI's text table (a notebook shows the HTML report)
     >>> report.results[0].certificate                 # the exact numbers of a violation
     >>> mv.replay("counterexamples")                  # every stored file under the folder, as the CLI's replay
@@ -35,7 +36,8 @@ from .allocation import Allocation
 from .instances import load_environment, parse_environment
 from .model import Environment
 
-__all__ = ["load", "environment", "instance", "mechanism_of", "allocate", "order", "check", "run", "replay"]
+__all__ = ["load", "environment", "instance", "mechanism_of", "allocate", "order", "check", "execution", "execute",
+           "run", "replay"]
 
 MechanismLike = Union[str, Mechanism, Callable]
 #: an instance: a path to an instance file, a dict in the instance format, or an ``Environment``
@@ -152,6 +154,43 @@ def check(mech: MechanismLike, env: InstanceLike, properties: Union[None, str, S
     config = RunConfig.of(**dict({"budget": DEFAULT_CHECK_BUDGET}, **options))
     names, variants = _cells(properties)
     return check_instance(mechanism_of(mech, tolerance), instance(env), names, config, variants or None)
+
+
+def execution(trace: Any) -> Any:
+    """An execution (``mechverify.execution.Execution``) from a path, a dict with ``events``, or itself."""
+    from .execution import Execution, load_execution, parse_execution
+
+    if isinstance(trace, Execution):
+        return trace
+    if isinstance(trace, dict):
+        return parse_execution(trace)
+    return load_execution(os.fspath(trace))
+
+
+def execute(mech: MechanismLike, trace: Any, properties: Union[None, str, Sequence[str]] = None, *,
+            lift: Optional[str] = None, exact: bool = True, tolerance: Optional[float] = None,
+            **options: Any) -> Any:
+    """``mech`` through one execution (``verifier.execute.execute_trace``, as ``python -m verifier execute``): an
+    ``ExecutionReport`` with the ``steps`` (each with its time, event, present users' environment and
+    allocation) and one ``Result`` per property over executions (``properties``: ``None`` for all of them).
+    ``trace``: a path, a dict with ``events`` or an ``Execution``; a one-shot mechanism is lifted (``lift``:
+    ``"recompute"``, the default, or ``"irrevocable"``); ``exact=False`` runs in floats (violations are
+    re-derived exactly).  ``options``: the run configuration's (``budget``, default 30; ``seed``; ``store``)."""
+    from mechanisms.core.time import lift as lift_mechanism
+    from verifier.config import RunConfig
+    from verifier.execute import DEFAULT_EXECUTE_BUDGET, execute_trace
+
+    m = mechanism_of(mech, tolerance)
+    if m.time is None:
+        m = lift_mechanism(m, lift or "recompute")
+    elif lift is not None:
+        from .numbers import InstanceError
+
+        raise InstanceError(f"lift: {m.name} steps through executions itself ({m.time.kind}); it is not lifted")
+    store = options.pop("store", None)
+    config = RunConfig.of(**dict({"budget": DEFAULT_EXECUTE_BUDGET}, **options))
+    names, _ = _cells(properties)
+    return execute_trace(m, execution(trace), names, config, exact=exact, store=store)
 
 
 def run(mech: MechanismLike, properties: Union[None, str, Sequence[str]] = None, *,

@@ -39,7 +39,7 @@ from .numbers import InstanceError, fmt_exact
 
 __all__ = ["EVENT_KINDS", "MAX_EVENTS", "MAX_TIME", "UserSpec", "Event", "Execution", "Step", "StepContext",
            "Stepper", "parse_execution", "load_execution", "loads_execution", "is_execution", "run", "cumulative",
-           "TraceMisreport", "time_number"]
+           "TraceMisreport", "Statement", "execution_schema", "statement_places", "time_number"]
 
 #: the kinds of events (module docstring)
 EVENT_KINDS = ("arrive", "leave", "demand", "finish", "capacity", "round")
@@ -238,8 +238,12 @@ class Execution:
         return d
 
     def describe(self) -> str:
-        return (f"{self.n_users_total} users, {len(self.servers)} servers at the start, {len(self.resources)} resources, "
-                f"{self.n_events} events over {fmt_exact(self.horizon)} {self.unit}")
+        def n(k: int, noun: str) -> str:
+            return f"{k} {noun}{'' if k == 1 else 's'}"
+
+        return (f"{n(self.n_users_total, 'user')}, {n(len(self.servers), 'server')} at the start, "
+                f"{n(len(self.resources), 'resource')}, {n(self.n_events, 'event')} over {fmt_exact(self.horizon)} "
+                f"{self.unit}")
 
     def without_events(self, drop: Sequence[int]) -> "Execution":
         """A copy without the events at positions ``drop`` (the minimiser's move; may be invalid: parse the
@@ -416,6 +420,17 @@ def _check_replayable(ex: Execution) -> None:
         raise InstanceError(f"users: {exc}") from None
 
 
+def execution_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of executions, shipped as ``mechverify/execution.schema.json``: the
+    instance schema's definitions (the same, a test keeps them equal) plus ``events``, ``unit``, ``end``,
+    ``max_wait`` and the users' ``duration`` / ``work``; what it cannot express is checked by
+    :func:`parse_execution`."""
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files("mechverify").joinpath("execution.schema.json").read_text(encoding="utf-8"))
+
+
 def loads_execution(text: str, source: str = "execution") -> Execution:
     """Parse execution JSON text."""
     return parse_execution(loads_instance(text, source))
@@ -434,24 +449,54 @@ def load_execution(path: str) -> Execution:
 
 # ---------------------------------------------------------------------- deviations over a trace
 @dataclass(frozen=True)
-class TraceMisreport:
-    """One user reports other demands than its true ones: ``reports`` maps where a demand is stated
-    (``"users[k]"`` for a user present at 0, ``"events[i]"`` for its arrive or demand event) to the demand
-    vector it reports there.  Its true demands stay those of the execution (utilities are measured in
-    them)."""
+class Statement:
+    """What a user reports at one place instead of the truth: a per-task ``demand`` (``None``: truthful) and/or a
+    task count ``tasks`` (``"keep"``: truthful; round mechanisms read the per-round demand there)."""
 
-    user: str
-    reports: tuple[tuple[str, tuple[Fraction, ...]], ...]
-
-    def at(self, where: str) -> Optional[tuple[Fraction, ...]]:
-        for w, d in self.reports:
-            if w == where:
-                return d
-        return None
+    where: str
+    demand: Optional[tuple[Fraction, ...]] = None
+    tasks: Any = "keep"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "trace-misreport", "user": self.user,
-                "reports": {w: [fmt_exact(v) for v in d] for w, d in self.reports}}
+        out: dict[str, Any] = {}
+        if self.demand is not None:
+            out["demand"] = [fmt_exact(v) for v in self.demand]
+        if self.tasks != "keep":
+            out["tasks"] = None if self.tasks is None else fmt_exact(self.tasks)
+        return out
+
+    def describe(self) -> str:
+        bits = []
+        if self.demand is not None:
+            bits.append("(" + ", ".join(fmt_exact(v) for v in self.demand) + ")")
+        if self.tasks != "keep":
+            bits.append(f"{'unbounded' if self.tasks is None else fmt_exact(self.tasks)} tasks")
+        return f"{' and '.join(bits)} at {self.where}"
+
+
+@dataclass(frozen=True)
+class TraceMisreport:
+    """One user reports other demands than its true ones where it states them (``"users[k]"`` for a user
+    present at 0, ``"events[i]"`` for its arrive or demand event): ``reports`` (:class:`Statement`).  Its true
+    demands stay those of the execution: utilities and work are measured in them.  ``kind`` and ``users``
+    follow ``verifier.properties.Deviation``'s interface (``users``: none by index -- name it by ``user``)."""
+
+    user: str
+    reports: tuple[Statement, ...]
+    kind: str = "trace-misreport"
+
+    @property
+    def users(self) -> tuple[int, ...]:
+        return ()
+
+    def at(self, where: str) -> Optional[Statement]:
+        for st in self.reports:
+            if st.where == where:
+                return st
+        return None
+
+    def to_dict(self, env: Any = None) -> dict[str, Any]:
+        return {"kind": self.kind, "user": self.user, "reports": {st.where: st.to_dict() for st in self.reports}}
 
     @staticmethod
     def from_dict(d: Any, ex: Execution) -> "TraceMisreport":
@@ -463,26 +508,35 @@ class TraceMisreport:
             raise InstanceError(f"deviation.user: unknown user {_show(user)}")
         raw = d.get("reports")
         if not isinstance(raw, Mapping) or not raw:
-            raise InstanceError(f"deviation.reports: expected an object {{where: demand}}, got {_show(raw)}")
+            raise InstanceError(f"deviation.reports: expected an object {{where: {{demand, tasks}}}}, got {_show(raw)}")
         places = set(statement_places(ex, user))
         out = []
-        for w, vec in raw.items():
+        for w, rep in raw.items():
+            where = f"deviation.reports[{w!r}]"
             if w not in places:
                 raise InstanceError(f"deviation.reports: {_show(w)} is not where {user!r} states a demand "
                                     f"(those are {', '.join(sorted(places))})")
-            out.append((w, _vector(vec, len(ex.resources), f"deviation.reports[{w!r}]", "resource")))
+            if not isinstance(rep, Mapping) or not rep:
+                raise InstanceError(f"{where}: expected an object {{demand, tasks}}, got {_show(rep)}")
+            _check_keys(rep, {"demand", "tasks"}, where)
+            demand = _vector(rep["demand"], len(ex.resources), f"{where}.demand", "resource") if "demand" in rep else None
+            tasks: Any = "keep"
+            if "tasks" in rep:
+                tasks = None if rep["tasks"] is None else instance_number(rep["tasks"], f"{where}.tasks")
+                if tasks is not None and tasks < 0:
+                    raise InstanceError(f"{where}.tasks: must be >= 0 or null")
+            out.append(Statement(w, demand, tasks))
         return TraceMisreport(user, tuple(out))
 
-    def describe(self) -> str:
-        return f"{self.user} reports " + "; ".join(
-            f"({', '.join(fmt_exact(v) for v in d)}) at {w}" for w, d in self.reports)
+    def describe(self, env: Any = None) -> str:
+        return f"{self.user} reports " + "; ".join(st.describe() for st in self.reports)
 
 
 def statement_places(ex: Execution, user: str) -> list[str]:
     """Where ``user`` states a demand in ``ex``: ``users[k]`` / its arrive event, then its demand events."""
     out = [f"users[{k}]" for k, u in enumerate(ex.users) if u.name == user]
     for i, e in enumerate(ex.events):
-        if (e.kind == "arrive" and e.spec.name == user) or (e.kind == "demand" and e.user == user and e.demand is not None):
+        if (e.kind == "arrive" and e.spec.name == user) or (e.kind == "demand" and e.user == user):
             out.append(f"events[{i}]")
     return out
 
@@ -557,9 +611,9 @@ class _State:
 
     def _report(self, spec: UserSpec, where: str) -> UserSpec:
         if self.dev is not None and self.dev.user == spec.name:
-            d = self.dev.at(where)
-            if d is not None:
-                return replace(spec, demand=d)
+            st = self.dev.at(where)
+            if st is not None:
+                return _stated(spec, st)
         return spec
 
     def _arrive(self, spec: UserSpec, where: str) -> None:
@@ -601,12 +655,11 @@ class _State:
                 if ev.tasks != "keep":
                     kw["tasks"] = ev.tasks
                 self.true[u] = replace(self.true[u], **kw)
-                rep = dict(kw)
-                if self.dev is not None and self.dev.user == u and ev.demand is not None:
-                    d = self.dev.at(where)
-                    if d is not None:
-                        rep["demand"] = d
-                self.reported[u] = replace(self.reported[u], **rep)
+                self.reported[u] = replace(self.reported[u], **kw)
+                if self.dev is not None and self.dev.user == u:
+                    st = self.dev.at(where)
+                    if st is not None:
+                        self.reported[u] = _stated(self.reported[u], st)
             else:  # finish of some tasks
                 n = self.true[u].tasks
                 if n is None or n < ev.tasks:
@@ -655,6 +708,15 @@ class _State:
             tasks=tuple(u.tasks for u in us), server_demand=sd, queues=ex.queues, queue_weight=ex.queue_weight,
             queue_guarantee=ex.queue_guarantee, queue_max=ex.queue_max,
             user_queue=tuple(None if u.queue is None else qindex[u.queue] for u in us))
+
+
+def _stated(spec: UserSpec, st: Statement) -> UserSpec:
+    kw: dict[str, Any] = {}
+    if st.demand is not None:
+        kw["demand"] = st.demand
+    if st.tasks != "keep":
+        kw["tasks"] = st.tasks
+    return replace(spec, **kw)
 
 
 def _carry(prev: Optional[Allocation], env: Environment) -> Optional[Allocation]:

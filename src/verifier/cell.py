@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 from . import claims as claims_mod
 from .engines import strategies as strat
 from .engines.search import SearchResult, SearchSpec, search
+from .engines.traces import TraceSpec, search_traces
 from .properties import get_property
 from .properties import budget as bud
 from .config import RunConfig
@@ -120,9 +121,13 @@ def _run_cell(mech, prop_name: str, variant: str, config: RunConfig, budget: flo
             break  # the claim's phase used the time: its result stands
         share = left * 0.6 if (k == 0 and len(phases) > 1) else left
         mt = None if max_trials is None else max(1, max_trials - trials)
-        res = search(mech, prop, variant, SearchSpec(seed=seed, budget=max(0.0, share), max_trials=mt, domain=dom,
-                                                     shrink_budget=min(5.0, max(1.0, budget)), accept=accept,
-                                                     deadline=search_end))
+        if prop.over == "execution":  # the search over executions (verifier.engines.traces)
+            res = search_traces(mech, prop, variant, TraceSpec(seed=seed, budget=max(0.0, share), max_trials=mt,
+                                                               accept=accept, deadline=search_end))
+        else:
+            res = search(mech, prop, variant, SearchSpec(seed=seed, budget=max(0.0, share), max_trials=mt,
+                                                         domain=dom, shrink_budget=min(5.0, max(1.0, budget)),
+                                                         accept=accept, deadline=search_end))
         trials += res.trials
         if k == 0:
             cell.domain = dict(res.domain)

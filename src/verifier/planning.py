@@ -72,16 +72,23 @@ class Plan:
                     tuple(s for s in self.skipped if s.mechanism is mechanism))
 
 
-def default_properties() -> list[Property]:
+def default_properties(mechanism: Any = None) -> list[Property]:
     """The properties a command judges when none are named: every registered one but those about the
-    mechanism failing (which only a user's mechanism is judged for: :func:`properties_for`)."""
-    return [p for p in PROPERTIES.values() if not p.mechanism_failure]
+    mechanism failing (which only a user's mechanism is judged for: :func:`properties_for`) -- for a
+    ``mechanism``, those judged on what it is: over executions (``Property.over``) for one that steps through
+    them (``Setting.dynamic``), on instances for a one-shot one (named, the others are judged or skipped
+    with the reason)."""
+    out = [p for p in PROPERTIES.values() if not p.mechanism_failure]
+    if mechanism is not None:
+        over = "execution" if getattr(mechanism.setting, "dynamic", False) else "instance"
+        out = [p for p in out if p.over == over]
+    return out
 
 
 def properties_for(mechanism: Any, properties: Optional[Iterable[PropertyLike]] = None) -> list[Property]:
     """The properties judged for ``mechanism``: ``properties`` (names or objects; default: every default
     one), with the mechanism-failure properties first for a user's mechanism (module docstring)."""
-    asked = [get_property(p) for p in properties] if properties is not None else default_properties()
+    asked = [get_property(p) for p in properties] if properties is not None else default_properties(mechanism)
     if getattr(mechanism, "is_users", False):
         first = [p for p in PROPERTIES.values() if p.mechanism_failure]
         asked = first + [p for p in asked if not any(p.name == f.name for f in first)]
@@ -99,7 +106,7 @@ def plan(mechanisms: Sequence[Any], properties: Optional[Iterable[PropertyLike]]
     skipped: list[Skip] = []
     for mech in mechanisms:
         props = properties_for(mech, asked) if failures_first else [get_property(p) for p in
-                                                                    (asked if asked is not None else default_properties())]
+                                                                    (asked if asked is not None else default_properties(mech))]
         for prop in props:
             wanted = (variants or {}).get(prop.ref)
             keep = None if wanted is None else {prop.variant_of(w) for w in wanted}

@@ -266,8 +266,12 @@ def verdict_text(r: Result) -> str:
 
 
 def describe_size(size: dict) -> str:
-    """A counterexample's size (``engines.minimize.size_of``) in words: ``3 users x 1 server x 2 resources``."""
-    return describe_shape(size["users"], size["servers"], size["resources"], size.get("external", 0))
+    """A counterexample's size (``engines.minimize.size_of``; a trace's: ``engines.traces.minimise``) in words:
+    ``3 users x 1 server x 2 resources``, ``2 events, 2 users x 1 server x 1 resource``."""
+    shape = describe_shape(size["users"], size["servers"], size["resources"], size.get("external", 0))
+    if "events" in size:
+        return f"{size['events']} event{'' if size['events'] == 1 else 's'}, {shape}"
+    return shape
 
 
 ACCEPTED, REJECTED, MALFORMED = "accepted", "rejected", "malformed"

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from mechverify.version import __version__
 from mechverify.allocation import Allocation
+from mechverify.execution import TraceMisreport, is_execution, parse_execution
 from mechverify.instances import loads_instance, parse_environment
 from mechverify.numbers import InstanceError, json_number, to_fraction
 
@@ -68,7 +69,8 @@ def certificate_to_dict(cert: Certificate, provenance: dict[str, Any],
         "mechanism": w.mechanism,
         "property": w.property,
         "variant": w.variant,
-        "environment": env.to_dict(),
+        # a property over executions: the trace (the instance fields and its events)
+        "environment": w.execution.to_dict() if w.execution is not None else env.to_dict(),
         "deviation": w.deviation.to_dict(env) if w.deviation is not None else None,
         "users": [env.users[j] for j in w.users],
     }
@@ -93,6 +95,8 @@ def certificate_to_dict(cert: Certificate, provenance: dict[str, Any],
         "provenance": dict(provenance, mechverify=__version__),
         "minimality": minimality or {"status": "not minimised"},
     })
+    if w.execution is not None:
+        d["step"] = w.step
     return d
 
 
@@ -180,9 +184,13 @@ def size_key(d: dict[str, Any]) -> tuple:
     """How big a stored counterexample is: users, servers, resources, external resources, then the
     largest denominator and number (smaller is simpler)."""
     env = d["environment"]
+    if is_execution(env):  # a trace: fewest events first (engines.traces.size_of_execution)
+        from .engines.traces import size_of_execution
+
+        return size_of_execution(parse_execution(env))
     nums = [Fraction(v) for s in env["servers"] for v in s["capacity"]] + \
            [Fraction(v) for u in env["users"] for v in u["demand"]]
-    return (len(env["users"]), len(env["servers"]), len(env["resources"]), len(env.get("external", [])),
+    return (0, len(env["users"]), len(env["servers"]), len(env["resources"]), len(env.get("external", [])),
             max([v.denominator for v in nums] + [1]), max([abs(v) for v in nums] + [Fraction(0)]))
 
 
@@ -295,7 +303,23 @@ def index(root: Optional[str]) -> dict[tuple[str, str, str], list[str]]:
 
 
 def witness_from(d: dict[str, Any]) -> Witness:
-    """Rebuild the witness of a stored counterexample dict."""
+    """Rebuild the witness of a stored counterexample dict (a trace's too: its execution, step and misreport;
+    its ``env`` is every user it ever has -- the exact replay recomputes the failing step's)."""
+    if is_execution(d["environment"]):
+        from mechanisms.core.mechanism import everyone
+
+        ex = parse_execution(d["environment"])
+        dev = None if d.get("deviation") is None else TraceMisreport.from_dict(d["deviation"], ex)
+        env = everyone(ex)
+        raw = d["users"]
+        if not isinstance(raw, list) or not all(isinstance(u, str) and u in ex.user_names for u in raw):
+            raise InstanceError(f"users: expected a list of user names of the execution, got {repr(raw)[:60]}")
+        step = d.get("step")
+        if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
+            raise InstanceError(f"step: expected a step index >= 0 or null, got {repr(step)[:40]}")
+        return Witness(d["property"], d["variant"], d["mechanism"], env, dev, None,
+                       tuple(env.users.index(u) for u in raw if env is not None and u in env.users),
+                       execution=ex, step=step)
     env = parse_environment(d["environment"])
     dev = Deviation.from_dict(d["deviation"], env)
     raw = d["users"]

@@ -5,7 +5,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechverify.execution import (MAX_EVENTS, TraceMisreport, cumulative, load_execution, parse_execution,
+from mechverify.execution import (MAX_EVENTS, Statement, TraceMisreport, cumulative, load_execution, parse_execution,
                                   loads_execution)
 from mechverify.numbers import InstanceError
 from mechanisms.core.registry import get
@@ -65,7 +65,7 @@ def test_duration_is_tasks_times_duration():
 def test_round_trip_and_misreport():
     ex = load_execution(EXAMPLE)
     assert parse_execution(json.loads(json.dumps(ex.to_dict()))) == ex
-    dev = TraceMisreport("B", (("events[0]", (F(3), F(2))),))
+    dev = TraceMisreport("B", (Statement("events[0]", (F(3), F(2))),))
     assert TraceMisreport.from_dict(dev.to_dict(), ex) == dev
     steps = execute(get("drf+recompute"), ex, deviation=dev)
     # B reports (3, 2): the mechanism sees it, B's utility is measured in its true demand (3, 1)

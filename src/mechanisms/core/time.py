@@ -86,11 +86,12 @@ class _Irrevocable:
         cap = []
         for s in range(S):
             used = [sum((held[j][s] * env.d(j, s)[r] for j in range(J)), Fraction(0)) for r in range(R)]
-            if any(u > c for u, c in zip(used, env.capacity[s])):  # capacity lost: release the server
+            over = (lambda u, c: u > c) if exact else (lambda u, c: float(u) > float(c) * (1 + 1e-9) + 1e-12)
+            if any(over(u, c) for u, c in zip(used, env.capacity[s])):  # capacity lost: release the server
                 for j in range(J):
                     held[j][s] = Fraction(0)
                 used = [Fraction(0)] * R
-            cap.append(tuple(c - u for c, u in zip(env.capacity[s], used)))
+            cap.append(tuple(max(c - u, Fraction(0)) for c, u in zip(env.capacity[s], used)))
         ext = env.external_capacity
         if env.n_external:
             ext = tuple(c - sum((sum(held[j]) * env.external_demand[j][k] for j in range(J)), Fraction(0))

@@ -341,6 +341,10 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
     environments must be accepted (a claim's standing assumptions).  ``budget`` (wall-clock seconds) and
     ``deadline`` (a ``time.monotonic()`` value) stop it between two re-checks; past the deadline it
     returns ``cert`` as it is (status ``not minimised (budget)``)."""
+    if cert.witness.execution is not None:  # a trace: fewest events, then users, then the smallest numbers
+        from .traces import minimise as minimise_trace
+
+        return minimise_trace(mech, cert, budget=budget, deadline=deadline)
     zd = True if domain is None else domain.zero_demands
     zc = True if domain is None else domain.zero_capacities
     t0 = bud.now()  # wall-clock seconds, like every budget

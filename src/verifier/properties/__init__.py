@@ -19,9 +19,11 @@ from .single_server import SingleServerDRF  # noqa: F401
 from .order import OrderIsStrictWeak, ShareFaithful
 from .po import ParetoOptimality
 from .runs import Runs
+from .dynamic import (Disparity, DynamicEF, DynamicPO, DynamicSI, EachStep, Irrevocability, Isolation, OnlineSP,
+                      Starvation)
 from .sp import GroupStrategyProofness, StrategyProofness
 
-__all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "USER_PROPERTIES", "get_property", "all_names", "split_name", "names_help", "parse_cells", "Certificate", "Deviation",
+__all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "EXECUTION_PROPERTIES", "USER_PROPERTIES", "get_property", "all_names", "split_name", "names_help", "parse_cells", "Certificate", "Deviation",
            "Evaluation", "Hints", "Property", "Report", "Witness"]
 
 PROPERTIES: dict[str, Property] = {p.name: p for p in (
@@ -29,11 +31,15 @@ PROPERTIES: dict[str, Property] = {p.name: p for p in (
     Quota(), Limit(), Lend(), ParetoOptimality(),
     BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), OrderIsStrictWeak(),
     ShareFaithful(), Runs(),
+    EachStep(), DynamicSI(), DynamicEF(), DynamicPO(), OnlineSP(), Irrevocability(), Disparity(), Isolation(),
+    Starvation(),
 )}
 
 #: The properties audited when none are named (every registered one, in registry order), except ``runs``,
 #: which ``run`` searches first for a user's mechanism only (``USER_PROPERTIES``).
-DEFAULT_PROPERTIES: list[str] = [p for p in PROPERTIES if p != "runs"]
+DEFAULT_PROPERTIES: list[str] = [p for p in PROPERTIES if p != "runs" and PROPERTIES[p].over == "instance"]
+#: The properties over executions (``Property.over``): the defaults for a mechanism that steps through them.
+EXECUTION_PROPERTIES: list[str] = [p for p in PROPERTIES if PROPERTIES[p].over == "execution"]
 USER_PROPERTIES: list[str] = ["runs"]
 
 

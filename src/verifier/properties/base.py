@@ -40,7 +40,8 @@ __all__ = ["READINGS", "reading", "reading_possible", "Deviation", "Report", "Wi
 
 #: What a property's deviation is (``Hints.deviation``): nothing (an instance property), one user's
 #: demand report, eligible-set report or task-count report, a coalition's demand reports, a user leaving.
-DEVIATION_KINDS = ("none", "demand", "eligible", "tasks", "coalition", "leave")
+#: ``trace``: a user's reports over an execution (``mechverify.execution.TraceMisreport``: online SP).
+DEVIATION_KINDS = ("none", "demand", "eligible", "tasks", "coalition", "leave", "trace")
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,10 @@ class Witness:
     deviation: Optional[Deviation] = None
     measure: Any = None
     users: tuple[int, ...] = ()  # the users the violation is about (deviator, envious user, ...)
+    #: a property over executions: the execution (``mechverify.execution.Execution``; ``env`` is then the
+    #: present users' environment at the failing ``step``)
+    execution: Any = None
+    step: Optional[int] = None
 
     def deviation_of(self, kind: str, users: Optional[int] = None) -> Deviation:
         """The deviation a deviation property's re-check needs: of ``kind`` ('misreport' or 'leave'), by
@@ -281,6 +286,9 @@ class Property:
     #: the users it names, what the encoding must give, the goal formula; docs/z3.md, "Goals"); ``None``: the
     #: z3 engine does not handle the property
     z3: Optional[str] = None
+    #: what it is judged on: ``"instance"`` (one environment), or ``"execution"`` (a mechanism's run through an
+    #: execution: ``verifier.properties.temporal``); engines, the planner and the reports read it
+    over: str = "instance"
     #: a violation is the MECHANISM failing (an exception, a time-out, an invalid output: property ``runs``),
     #: not a property of its allocations.  The policy every entry point follows for such a property lives here,
     #: once: a user's mechanism is searched for it FIRST, whatever was asked (``verifier.planning``); its
