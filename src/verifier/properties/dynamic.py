@@ -30,7 +30,12 @@ from mechverify.numbers import INF, fmt_value, is_inf
 from mechverify.utility import bundle_value, envy_value, equal_split_bundle, utility
 
 from .base import Hints, Measure
+from .ef_si import EnvyFreeness, SharingIncentive
+from .po import ParetoOptimality
 from .temporal import ExecutionProperty, Judgement, fmt
+
+#: the one-shot properties ``each-step`` judges at every step, by variant
+_ONE_SHOT = {"si": SharingIncentive, "ef": EnvyFreeness, "po": ParetoOptimality}
 
 __all__ = ["EachStep", "DynamicSI", "DynamicEF", "DynamicPO", "OnlineSP", "Irrevocability", "Disparity", "Isolation",
            "Starvation"]
