@@ -254,6 +254,8 @@ def search_traces(mech, prop, variant: str, spec: TraceSpec) -> SearchResult:
             res.first_error = res.first_error or f"{type(exc).__name__}: {exc}"
             return None
         for dev in devs:
+            if spec.max_trials is not None and res.trials >= spec.max_trials:
+                raise _Stop()
             try:
                 ev = prop.evaluate_execution(mech, ex, variant, dev, exact=False, steps=steps)
             except PropertyFailure as exc:

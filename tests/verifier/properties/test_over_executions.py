@@ -1,0 +1,144 @@
+"""Properties over executions (verifier.properties.dynamic), the search over traces and its minimiser
+(verifier.engines.traces), trace counterexamples in the store (replayed), and execute (CLI and API)."""
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from fractions import Fraction as F
+
+import pytest
+
+import mechanisms
+from mechanisms.core.registry import builtin
+from mechanisms.core.time import execute, lift
+from mechverify.allocation import Allocation
+from mechverify.execution import Statement, TraceMisreport, load_execution, parse_execution
+from verifier.engines.traces import TraceSpec, minimise, search_traces
+from verifier.properties import get_property
+from verifier.properties.base import Witness
+from verifier.results import Verdict
+from verifier.store import persist, replay
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+EXAMPLE = os.path.join(ROOT, "examples", "traces", "drf-arrivals.json")
+
+
+def judge(mech, prop, variant, ex):
+    p = get_property(prop)
+    return p.judge(mech, ex, variant, execute(mech, ex), True)
+
+
+def test_judgements_on_the_example_by_hand():
+    """drf+recompute on examples/traces/drf-arrivals.json (allocations derived by hand in
+    tests/mechverify/test_execution.py: A 9/2; A 3, B 2; A 9/5, B 6/5, C 18/5; B 3/2, C 9/2)."""
+    ex = load_execution(EXAMPLE)
+    drf = mechanisms.get("drf+recompute")
+    # irrevocable: A drops from 9/2 to 3 when B arrives (3/2), and from 3 to 9/5 when C arrives (6/5)
+    j = judge(drf, "irrevocable", "tasks", ex)
+    assert j.violated and j.measure == F(3, 2) and j.step == 1 and j.users == ("A",)
+    assert j.per_step[:3] == [0, F(3, 2), F(6, 5)]
+    # dsi: n = 3, each user's 1/3 share of (9, 18): A (1, 4) runs min(3/1, 6/4) = 3/2; B (3, 1) runs 1;
+    # C (1, 1) runs 3.  Worst ratio: B at step 2, 6/5 over 1; C at step 2, (18/5)/3 = 6/5; A: (9/5)/(3/2) = 6/5.
+    j = judge(drf, "dsi", "kash", ex)
+    assert not j.violated and j.measure == F(6, 5)
+    # every step of DRF (SI, EF, PO per step): nothing past its threshold
+    for v in ("si", "ef", "po"):
+        assert not judge(drf, "each-step", v, ex).violated
+    irr = mechanisms.get("drf+irrevocable")
+    j = judge(irr, "each-step", "si", ex)  # B gets nothing while A holds all memory
+    assert j.violated and j.step == 1 and j.users == ("B",)
+
+
+def test_starvation_measures_the_wait_beyond_max_wait():
+    """drf+irrevocable: B arrives at 10 and is below its entitlement until A leaves at 30 -- a 20 s wait;
+    with max_wait 15 the violation is 5 s, with max_wait 20 none."""
+    data = json.load(open(EXAMPLE))
+    data["events"] = data["events"][:1] + data["events"][2:]  # B arrives at 10, A leaves at 30
+    irr = mechanisms.get("drf+irrevocable")
+    for bound, want in ((None, F(20)), (15, F(5)), (20, F(0))):
+        ex = parse_execution(dict(data, **({"max_wait": bound} if bound is not None else {})))
+        j = judge(irr, "starvation", "entitlement", ex)
+        assert j.measure == want and j.violated == (want > 0)
+
+
+def test_disparity_is_judged_on_equal_total_demand():
+    """Two users each demanding 2 tasks for 10 s on a pool of 2 (one resource), one arriving 5 s later:
+    recompute gives the first 2 tasks for 5 s then 1 each (total 15), the second 1 task for 5 s and ... its
+    demand integral differs (it arrives later), so no two users have equal total demand: not judged."""
+    ex = parse_execution({"resources": ["r"], "servers": [{"name": "s", "capacity": [2]}],
+                          "users": [{"name": "a", "demand": [1], "tasks": 2}],
+                          "events": [{"t": 5, "kind": "arrive", "user": {"name": "b", "demand": [1], "tasks": 2}},
+                                     {"t": 10, "kind": "leave", "user": "a"}], "end": 15})
+    # a: 2 tasks x 10 s = 20; b: 2 x 10 s = 20 (5..15): equal total demand.
+    # received: a 2x5 + 1x5 = 15; b 1x5 + 2x5 = 15 -> ratio 1, not violated
+    j = judge(mechanisms.get("drf+recompute"), "disparity", "equal-demand", ex)
+    assert j.measure == 1 and not j.violated
+
+
+def test_search_finds_minimises_and_the_store_replays(tmp_path):
+    irr = mechanisms.get("drf+irrevocable")
+    prop = get_property("each-step")
+    res = search_traces(irr, prop, "si", TraceSpec(seed=0, budget=20, max_trials=200))
+    assert res.verdict is Verdict.VIOLATED
+    cert, minimality = minimise(irr, res.certificate, budget=20)
+    assert minimality["one_minimal"] is True and minimality["size"]["events"] == 1 and minimality["size"]["users"] == 2
+    done = persist(cert, irr, provenance={"kind": "search"}, root=str(tmp_path), minimise=False,
+                   minimality=minimality)
+    assert done.new and done.path.endswith(".json")
+    d = json.load(open(done.path))
+    assert "events" in d["environment"] and d["step"] == cert.witness.step
+    assert replay(done.path).status == "accepted"
+    d["environment"]["servers"][0]["capacity"] = ["1000"]  # tampered: the id no longer matches
+    json.dump(d, open(done.path, "w"))
+    assert replay(done.path).status == "rejected"
+
+
+def _inflating_drf(env, exact=False):
+    """A planted bug: DRF whose weights are the users' REPORTED dominant demands -- every user gets the same
+    number of tasks whatever it reports, so reporting a larger demand buys a larger bundle."""
+    drf = mechanisms.get("drf")
+    w = tuple(max(d / c for d, c in zip(env.demand[j], env.capacity[0]) if c) or F(1) for j in range(env.n_users))
+    alloc = drf(replace(env, weight=w), exact)
+    return Allocation(env, alloc.x, "inflating-drf", alloc.exact)
+
+
+def test_online_sp_not_refuted_where_a_planted_mutant_is():
+    """Fixed seed and trial count: DRF recomputed at every event is not refuted; the planted mutant is."""
+    spec = TraceSpec(seed=3, budget=60, max_trials=300)
+    prop = get_property("online-sp")
+    ok = search_traces(mechanisms.get("drf+recompute"), prop, "demand", spec)
+    assert ok.verdict is Verdict.NOT_REFUTED and ok.trials == 300
+    mutant = lift(builtin("inflating-drf", "planted bug", _inflating_drf, mechanisms.get("drf").setting), "recompute")
+    bad = search_traces(mutant, prop, "demand", spec)
+    assert bad.verdict is Verdict.VIOLATED and bad.trials <= 300
+    cert = bad.certificate
+    assert cert.gap > 0 and isinstance(cert.witness.deviation, TraceMisreport)
+
+
+def test_online_sp_recheck_is_exact_on_a_hand_misreport():
+    """Under drf+irrevocable, u2 (true demand (1)) reports (2) where it arrives: the lift gives it its report's
+    tasks on the residual and its true utility counts them at its true demand.  Pool 4, u1 (1) holds 4 at 0:
+    nothing is left for u2 either way -- no gain, no certificate."""
+    ex = parse_execution({"resources": ["r"], "servers": [{"name": "s", "capacity": [4]}],
+                          "users": [{"name": "u1", "demand": [1]}],
+                          "events": [{"t": 1, "kind": "arrive", "user": {"name": "u2", "demand": [1]}}], "end": 2})
+    irr = mechanisms.get("drf+irrevocable")
+    dev = TraceMisreport("u2", (Statement("events[0]", (F(2),)),))
+    w = Witness("online-sp", "demand", irr.name, None, dev, None, (), execution=ex)
+    assert get_property("online-sp").recheck(irr, w) is None
+
+
+def test_execute_api_and_cli(tmp_path):
+    import mechverify as mv
+
+    rep = mv.execute("drf", EXAMPLE, ["irrevocable", "each-step/si"], lift="irrevocable")
+    verdicts = {f"{r.property}/{r.variant}": r.verdict for r in rep.results}
+    assert verdicts["irrevocable/tasks"] is Verdict.SATISFIED and verdicts["each-step/si"] is Verdict.VIOLATED
+    assert "each-step/si" in str(rep) and len(rep.steps) == 4
+    out = subprocess.run([sys.executable, "-m", "verifier", "execute", "drf", EXAMPLE, "--format", "json",
+                          "--properties", "irrevocable"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    doc = json.loads(out.stdout)
+    assert out.returncode == 1 and doc["violations"] == ["irrevocable/tasks"]
+    assert [s["event"] for s in doc["steps"]] == ["start", "arrive B (3, 1)", "arrive C (1, 1)", "leave A"]
+    assert doc["steps"][1]["tasks"] == {"A": "3", "B": "2"} and doc["steps"][1]["status"]["irrevocable/tasks"] == "FAIL"
