@@ -116,3 +116,20 @@ def test_servers_come_and_go():
     ex = parse_execution(base(events=[{"t": 1, "kind": "capacity", "server": "s2", "capacity": [9, 18]},
                                       {"t": 2, "kind": "capacity", "server": "s2", "capacity": None}]))
     assert totals(execute(get("drfh+recompute"), ex)) == [(F(9, 2),), (9,), (F(9, 2),)]
+
+
+def test_schema_shares_the_instance_definitions_and_accepts_the_examples():
+    from jsonschema import Draft202012Validator
+
+    from mechverify.execution import execution_schema
+    from mechverify.instances import instance_schema
+
+    ex, inst = execution_schema(), instance_schema()
+    Draft202012Validator.check_schema(ex)
+    for name, definition in inst["$defs"].items():  # one definition of an instance's parts
+        assert ex["$defs"][name] == definition, name
+    v = Draft202012Validator(ex)
+    assert not list(v.iter_errors(json.load(open(EXAMPLE))))
+    bad = json.load(open(EXAMPLE))
+    bad["events"][0]["kind"] = "explode"
+    assert list(v.iter_errors(bad))
