@@ -100,7 +100,12 @@ def run_mechanism(mech, properties: Optional[Sequence[str]] = None, config: RunC
         raise ValueError(f"mechanism {mech.name}: a function that cannot be imported by name runs in-process only")
     p = planning.plan([mech], properties, variants)
     base_dom = cfg.domain if cfg.domain is not None else strat.domain_for(mech.setting)
-    report = RunReport(mech.name, mech.title, mech.setting.describe(), cfg.seed, cfg.budget, base_dom.describe(), [],
+    dom = base_dom.describe()
+    if p.cells and all(c.prop.over == "execution" for c in p.cells):  # the traces the search draws
+        from .engines.traces import describe_domain
+
+        dom = {"executions": describe_domain(mech)}
+    report = RunReport(mech.name, mech.title, mech.setting.describe(), cfg.seed, cfg.budget, dom, [],
                        [s.row() for s in p.skipped], user=mech.is_users)
     tasks = [Task.of(c, cfg) for c in p.cells]
     got, report.interrupted = execute(tasks, cfg.but(executor=ex))

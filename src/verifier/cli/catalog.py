@@ -60,6 +60,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         out = [{"name": m.name, "title": m.title, "source": m.source, "setting": m.setting.describe(),
                 "exact": m.setting.exact, "notes": m.notes,
+                "time": None if m.time is None else {"kind": m.time.kind, "rounds": m.time.rounds,
+                                                     "revocable": m.time.revocable, "model": m.time.model},
                 "claims": [{"property": c.property, "variant": c.variant, "status": c.status, "source": c.source,
                             "assumes": list(c.domain)}
                            for c in m.claims]} for m in mechs]
@@ -69,6 +71,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{m.name}  --  {m.title}")
         print(f"    source:  {m.source}")
         print(f"    setting: {m.setting.describe()}")
+        if m.time is not None:
+            print(f"    time:    {m.time.model}")
         if m.claims:
             claims = ", ".join(f"{c.property}{'/' + c.variant if c.variant else ''} {c.status} [{c.source}]"
                                + (f" (assumes {', '.join(c.domain)})" if c.domain else "")

@@ -36,7 +36,7 @@ from ..properties.base import Certificate, PropertyFailure
 from ..results import Verdict
 from .search import SearchResult
 
-__all__ = ["TraceSpec", "search_traces", "draw_execution", "minimise", "size_of_execution", "one_minimal"]
+__all__ = ["TraceSpec", "search_traces", "describe_domain", "draw_execution", "minimise", "size_of_execution", "one_minimal"]
 
 clock = bud.now
 
@@ -87,6 +87,19 @@ def _user(rng: random.Random, name: str, R: int, sh: dict) -> UserSpec:
     weight = Fraction(rng.choice((1, 1, 2))) if sh["weights"] and not sh["rounds"] and rng.random() < 0.3 else Fraction(1)
     demand = (Fraction(1),) if sh["rounds"] else _demand(rng, R, sh["positive"])
     return UserSpec(name, demand, weight=weight, tasks=tasks)
+
+
+def describe_domain(mech, max_users: int = 3, max_events: int = 8) -> str:
+    """The traces the search draws for ``mech``, in one line (the reports' "domain")."""
+    sh = _shape(mech)
+    if sh["rounds"]:
+        return (f"executions in rounds: 2-{max(2, max_users)} users present from the start, one resource, one server, "
+                f"task counts 0-8 per round, up to {max(1, max_events // 2)} rounds; first every trace of 2 users over "
+                f"1-2 rounds with task counts 0-3")
+    srv = "one server" if sh["servers"] == (1,) else "1-2 servers"
+    return (f"executions: 1-{max_users} users, {srv}, {'-'.join(str(r) for r in sh['resources'])} resource(s), "
+            f"up to {max_events} events (arrive, leave, demand, capacity) at integer times, demands 0-4, "
+            f"capacities 1-10; first every trace of 2 users with 1-2 events over a small alphabet")
 
 
 def draw_execution(rng: random.Random, mech, max_users: int = 3, max_events: int = 8,

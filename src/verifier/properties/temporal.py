@@ -167,8 +167,9 @@ class ExecutionProperty(Property):
         if st is not None and st.alloc is not None:
             allocations[f"step {st.index}"] = st.alloc
         where = f"step {j.step} (t = {fmt_value(st.t) if st is not None else '?'})" if j.step is not None else "the run"
+        of = f"{ex.n_events} event{'' if ex.n_events == 1 else 's'}"
         return Certificate(w, self.gap_of(j.measure), j.measure, allocations, dict(j.utilities),
-                           summary=f"{j.summary} [{where} of {ex.n_events} events]" if j.summary else where)
+                           summary=f"{j.summary} [{where} of {of}]" if j.summary else where)
 
     # ------------------------------------------------------------------ deviations over a trace
     def trace_deviations(self, mech, ex: Execution, variant: str, rng) -> Iterable[TraceMisreport]:

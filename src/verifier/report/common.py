@@ -83,7 +83,9 @@ def closing_line(rep: Any) -> str:
 
 
 def domain_text(d: dict) -> str:
-    """A searched domain (``Domain.describe()``) in one line."""
+    """A searched domain (``Domain.describe()``; executions: ``engines.traces.describe_domain``) in one line."""
+    if "executions" in d:
+        return d["executions"]
     f = d.get("features", {})
     feats = [k.replace("_", " ") for k, v in f.items() if v]
     return (f"users {d['users'][0]}-{d['users'][1]}, servers {d['servers'][0]}-{d['servers'][1]}, "
