@@ -403,21 +403,29 @@ def parse_execution(data: Any) -> Execution:
 
 
 def _check_replayable(ex: Execution) -> None:
-    """Build the environment of every state once (the model's own checks: queue tree, zero demands, finish
-    counts against task bounds) so that a bad trace fails here, naming its event, and never half-way through
-    a run."""
+    """Apply every event once (who is present, task counts against finishes) and check every demand a user
+    ever states against the model's rules (zero demands with unbounded tasks, ...) on the servers present then,
+    so that a bad trace fails here, naming its event, and never half-way through a run.  Each user is checked
+    alone (what the rules are about), so this costs O(events), not O(events x users)."""
     state = _State(ex, None)
+    for k, u in enumerate(ex.users):
+        _check_user(state, u.name, f"users[{k}]")
     for i, ev in enumerate(ex.events):
         try:
             state.apply(ev, strict=True)
-            state.environment(True)
+            if ev.kind in ("arrive", "demand"):
+                _check_user(state, ev.user, None)
         except InstanceError as exc:
             raise InstanceError(f"events[{i}] ({ev.kind} at t={fmt_exact(ev.t)}): {exc}") from None
+
+
+def _check_user(state: "_State", name: str, where: Optional[str]) -> None:
     try:
-        if not ex.events:
-            state.environment(True)
+        state._build({name: state.true[name]})
     except InstanceError as exc:
-        raise InstanceError(f"users: {exc}") from None
+        if where is None:
+            raise
+        raise InstanceError(f"{where}: {exc}") from None
 
 
 def execution_schema() -> dict[str, Any]:
@@ -744,7 +752,20 @@ def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional
     """Step ``stepper`` through ``ex`` (module docstring): one :class:`Step` per state, in time order.  Under a
     ``deviation`` the mechanism sees the reported demands and utilities and work use the true ones.  A user
     with work left leaves when its work is done (a derived ``finish``, before any event at the same time).
-    ``exact=False``: times and work in floats (the fast screen); ``exact=True``: every number exact."""
+    ``exact=False``: times and work in floats (the fast screen: the present users' environments are not
+    validated again -- every state of a parsed execution was, by :func:`parse_execution`); ``exact=True``:
+    every number exact, every environment validated."""
+    if not exact:
+        from .model import deferred_validation
+
+        with deferred_validation():
+            yield from _run(ex, stepper, exact, deviation, on_step)
+        return
+    yield from _run(ex, stepper, exact, deviation, on_step)
+
+
+def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[TraceMisreport],
+         on_step: Optional[Callable[[Step], None]]) -> Iterator[Step]:
     state = _State(ex, deviation)
     events = ex.events
     horizon = _num(ex.horizon, exact)

@@ -54,6 +54,11 @@ class _Recompute:
         self.mech = mech
 
     def step(self, ctx: StepContext) -> Allocation:
+        if not ctx.exact and self.mech.batch is not None:  # the vectorised float allocator (a screen only)
+            self.mech.setting.check(ctx.env, self.mech.name)
+            got = self.mech.batch([ctx.env])[0]
+            if got is not None:
+                return got
         return call(self.mech, ctx.env, ctx.exact)
 
 
