@@ -1,6 +1,7 @@
 """The mechanisms with memory of mechanisms.paper.dynamic: Dynamic DRF (Kash, Procaccia, Shah 2014), per-round
 max-min, Karma (Vuppalapati et al. 2023).  Every number asserted comes from the authors' unit tests (cited by
 repository, path and commit; paraphrased, not copied), or from a hand derivation written beside it."""
+import random
 from fractions import Fraction as F
 
 import pytest
@@ -8,8 +9,12 @@ import pytest
 import mechanisms  # noqa: F401  (registers)
 from mechanisms.core.registry import SettingError, allocate, get
 from mechanisms.core.time import execute
+from mechanisms.paper.dynamic.round_maxmin import maxmin
 from mechverify.execution import parse_execution
 from mechverify.instances import parse_environment as parse_instance
+
+KARMA_REPO = "resource-disaggregation/karma @ 510cdd94e73166252da813e9e65ad5a71b8ee7e2"
+
 
 def tasks_of(step):
     return [row[0] for row in step.alloc.x]
@@ -78,3 +83,72 @@ def test_dynamic_drf_one_shot_is_drf_and_setting():
     assert m.time.kind == "stateful" and not m.time.revocable and not m.time.rounds
     assert {(c.property, c.variant, c.status) for c in m.claims} >= {("dsi", None, "holds"), ("each-step", "ef", "fails")}
     assert all("arrivals_only" in c.domain for c in m.claims) and "not verified" in m.notes
+
+
+# ====================================================================== round-maxmin
+def pool(capacity, users, events=(), resources=("slots",)):
+    return parse_execution({"resources": list(resources), "servers": [{"name": "pool", "capacity": [capacity]}],
+                            "users": users, "events": list(events)})
+
+
+def rounds_of(tenants, demands_per_round, capacity):
+    """An execution on one pool: the ``tenants`` present at 0 with the first round's demands (task counts, one unit
+    per task), then per later round one ``demand`` event per tenant and a ``round`` event."""
+    users = [{"name": u, "demand": [1], "tasks": d} for u, d in zip(tenants, demands_per_round[0])]
+    events = []
+    for t, ds in enumerate(demands_per_round[1:], start=1):
+        events += [{"t": t, "kind": "demand", "user": u, "tasks": d} for u, d in zip(tenants, ds)]
+        events.append({"t": t, "kind": "round"})
+    return pool(capacity, users, events)
+
+
+def round_steps(steps):
+    return [st for st in steps if st.index == 0 or st.event.kind == "round"]
+
+
+# the authors' maxmin_test.cpp (KARMA_REPO, jiffy-implementation/libjiffy/test/maxmin_test.cpp): 3 tenants, 15 blocks
+MAXMIN_CASES = [((10, 10, 10), (5, 5, 5)), ((3, 10, 10), (3, 6, 6)), ((1, 9, 6), (1, 8, 6)), ((1, 1, 3), (1, 1, 3))]
+
+
+def test_round_maxmin_authors_cases():
+    ex = rounds_of("ABC", [d for d, _ in MAXMIN_CASES], 15)
+    got = [tasks_of(st) for st in round_steps(execute(get("round-maxmin"), ex))]
+    assert got == [list(a) for _, a in MAXMIN_CASES]
+    assert 15 - sum(got[-1]) == 10  # the last case leaves 10 blocks unallocated, as the test asserts
+    assert [maxmin([F(v) for v in d], [1, 1, 1], F(15)) for d, _ in MAXMIN_CASES] == [list(a) for _, a in MAXMIN_CASES]
+
+
+def test_round_maxmin_authors_random_invariants():
+    """maxmin_test.cpp's random test, re-drawn with our own seeded generator: 5 tenants, demands uniform in 0..20,
+    50 blocks: alloc <= demand, alloc >= min(demand, 10) (the fair share 50/5), sum = min(sum of demands, 50)."""
+    rng = random.Random(1995)
+    demands = [[rng.randint(0, 20) for _ in range(5)] for _ in range(40)]
+    steps = round_steps(execute(get("round-maxmin"), rounds_of("ABCDE", demands, 50)))
+    assert len(steps) == 40
+    for ds, st in zip(demands, steps):
+        a = tasks_of(st)
+        assert all(x <= d and x >= min(d, 10) for x, d in zip(a, ds))
+        assert sum(a) == min(sum(ds), 50)
+
+
+def test_round_maxmin_weights_and_holding_between_rounds():
+    """Capacity 12, weights 1 and 2, 10 tasks each: lambda = 12 / 3 = 4, so (4, 8).  C arrives at t=1: it gets 0
+    until the round at t=2 (A, B held at (4, 8)); at that round, weights (1, 2, 1), demands (10, 10, 10): lambda =
+    12 / 4 = 3 -> (3, 6, 3); A leaves at t=3: its 3 stay idle, B and C are held at (6, 3) (no round follows)."""
+    ex = pool(12, [{"name": "A", "demand": [1], "tasks": 10}, {"name": "B", "demand": [1], "tasks": 10, "weight": 2}],
+              [{"t": 1, "kind": "arrive", "user": {"name": "C", "demand": [1], "tasks": 10}},
+               {"t": 2, "kind": "round"}, {"t": 3, "kind": "leave", "user": "A"}])
+    assert [tasks_of(st) for st in execute(get("round-maxmin"), ex)] == [[4, 8], [4, 8, 0], [3, 6, 3], [6, 3]]
+
+
+def test_round_maxmin_setting():
+    m = get("round-maxmin")
+    assert m.time.rounds and m.time.guarantee == 1 and m.setting.dynamic
+    assert all(c.domain == ("rounds_only",) for c in m.claims)
+    two = parse_execution({"resources": ["a", "b"], "servers": [{"name": "pool", "capacity": [4, 4]}],
+                           "users": [{"name": "A", "demand": [1, 1], "tasks": 1}], "events": []})
+    with pytest.raises(SettingError, match="^resources: round-maxmin"):
+        execute(m, two)
+    with pytest.raises(SettingError, match="^resources: round-maxmin"):
+        allocate(m, parse_instance({k: v for k, v in two.to_dict().items()
+                                                      if k in ("resources", "servers", "users")}))
