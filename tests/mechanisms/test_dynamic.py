@@ -9,6 +9,7 @@ import pytest
 import mechanisms  # noqa: F401  (registers)
 from mechanisms.core.registry import SettingError, allocate, get
 from mechanisms.core.time import execute
+from mechanisms.paper.dynamic.karma import (borrow_from_poorest, give_to_richest, karma_mechanism, quantum, shares)
 from mechanisms.paper.dynamic.round_maxmin import maxmin
 from mechverify.execution import parse_execution
 from mechverify.instances import parse_environment as parse_instance
@@ -152,3 +153,127 @@ def test_round_maxmin_setting():
     with pytest.raises(SettingError, match="^resources: round-maxmin"):
         allocate(m, parse_instance({k: v for k, v in two.to_dict().items()
                                                       if k in ("resources", "servers", "users")}))
+
+
+# ====================================================================== karma
+# The authors' Catch2 tests, KARMA_REPO, jiffy-implementation/libjiffy/test/karma_test.cpp, re-encoded on our
+# per-quantum function: 4 tenants A-D, the pre-set allocations min(d, g), A borrows 5 in every case of section A.
+# (total, shared) -> g, demands, credits, expected rates of B, C, D (a set of sorted triples where the test accepts
+# several outcomes, else exact), the shared slices lent.
+SUPPLY_CASES = {  # borrow_from_poorest_fast
+    "matching_supply_one": ((20, 0), (10, 0, 1, 1), (10, 1, 100, 100), (5, 0, 0), 0),
+    "matching_supply_two": ((20, 0), (10, 0, 0, 1), (10, 100, 100, 1000), {(3, 2, 0), (2, 3, 0)}, 0),
+    "matching_supply_three": ((20, 0), (10, 0, 0, 0), (10, 100, 100, 100), {(1, 2, 2)}, 0),
+    "matching_supply_four": ((20, 0), (10, 0, 0, 0), (10, 100, 101, 102), {(1, 2, 2), (0, 2, 3)}, 0),
+    "matching_supply_eight": ((20, 0), (10, 4, 0, 0), (10, 1, 100, 100), (1, 2, 2), 0),
+    "matching_supply_largec": ((20, 0), (10, 0, 0, 0), tuple(9_999_999_999 + c for c in (10, 100, 100, 100)),
+                               {(1, 2, 2)}, 0),
+    "matching_supply_five": ((25, 5), (10, 4, 4, 4), (10, 100, 100, 100), (1, 1, 1), 2),
+    "matching_supply_six": ((25, 5), (10, 3, 4, 4), (10, 1, 100, 100), (2, 1, 1), 1),
+    "matching_supply_seven": ((25, 5), (10, 3, 3, 4), (10, 1, 100, 100), (2, 2, 1), 0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SUPPLY_CASES))
+def test_karma_borrow_from_poorest_authors_cases(case):
+    (total, shared), demands, credits, want, public = SUPPLY_CASES[case]
+    g, P = (total - shared) // 4, shared  # the test's g = (total - public) / tenants
+    q = quantum(demands, credits, g, P)
+    assert q.alloc[0] == 10 and q.rate[0] == -5 and q.shared_lent == public
+    if isinstance(want, set):
+        assert tuple(sorted(q.rate[1:])) in {tuple(sorted(w)) for w in want}
+        if case == "matching_supply_two":  # B >= 2, C >= 2, one of them 3, D 0
+            assert min(q.rate[1:3]) >= 2 and 3 in q.rate[1:3] and q.rate[3] == 0
+    else:
+        assert q.rate[1:] == want
+    # the sub-routine alone (donors B-D with their donations)
+    donors = [(credits[i], g - demands[i]) for i in range(1, 4) if demands[i] < g]
+    lent, pub = borrow_from_poorest(5, donors, P)
+    assert sum(lent) + pub == 5 and pub == public
+
+
+# give_to_richest_fast: total 20, no shared slices, g = 5; donor A (demand 0) lends 5; borrowers B-D.
+# demands B-D, credits A-D, expected (rates B-D, allocations B-D): exact, or a set of sorted alternatives
+DEMAND_CASES = {
+    "matching_demand_one": ((10, 10, 10), (10, 100, 1, 1), ((-5, 0, 0), (10, 5, 5))),
+    "matching_demand_two": ((10, 10, 10), (10, 100, 100, 1), {((-3, -2, 0), (5, 7, 8))}),
+    "matching_demand_three": ((10, 10, 10), (10, 100, 100, 100), {((-2, -2, -1), (6, 7, 7))}),
+    "matching_demand_four": ((10, 10, 10), (10, 102, 101, 100), {((-2, -2, -1), (6, 7, 7)), ((-3, -2, 0), (5, 7, 8))}),
+    "matching_demand_five": ((6, 10, 10), (10, 100, 10, 10), ((-1, -2, -2), (6, 7, 7))),
+    "matching_demand_six": ((10, 10, 10), (10, 4, 1, 0), ((-4, -1, 0), (9, 6, 5))),
+    "matching_demand_largec": ((10, 10, 10), tuple(9_999_999_999 + c for c in (10, 100, 100, 100)),
+                               {((-2, -2, -1), (6, 7, 7))}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEMAND_CASES))
+def test_karma_give_to_richest_authors_cases(case):
+    demands, credits, want = DEMAND_CASES[case]
+    q = quantum((0,) + demands, credits, 5, 0)
+    assert q.alloc[0] == 0 and q.rate[0] == 5
+    got = (q.rate[1:], q.alloc[1:])
+    if isinstance(want, set):
+        assert (tuple(sorted(got[0])), tuple(sorted(got[1]))) in want
+    else:
+        assert got == want
+    # the sub-routine alone: 5 slices to B-D by credits, requests min(d - g, credits)
+    received = give_to_richest(5, [(c, min(d - 5, c)) for c, d in zip(credits[1:], demands)])
+    assert [5 + v for v in received] == list(q.alloc[1:])
+
+
+def test_karma_end_to_end_authors_run():
+    """karma_e2e_one: 3 tenants, 10 initial credits, 3 shared blocks of 33 (g = 10; alpha = 10/11 here: floor(10/11
+    * 33 / 3) = 10, P = 33 - 30 = 3), jiffy top-up; allocations, credits and the shared slices' pot per quantum."""
+    run = [((10, 10, 10), (10, 10, 10), (10, 10, 10), 0),
+           ((2, 12, 16), (2, 12, 16), (18, 8, 4), 0),
+           ((6, 12, 6), (6, 12, 6), (18, 6, 6), 0),
+           ((18, 5, 12), (18, 5, 10), (10, 11, 6), 3),
+           ((10, 10, 10), (10, 10, 10), (11, 12, 7), 0)]
+    m = karma_mechanism(alpha=F(10, 11), init_credits=10, variant="jiffy", name="karma-e2e")
+    steps = round_steps(execute(m, rounds_of("ABC", [d for d, _, _, _ in run], 33)))
+    assert len(steps) == 5
+    for (_, alloc, credits, pot), st in zip(run, steps):
+        info = st.alloc.info
+        assert (tuple(tasks_of(st)), tuple(info["credits"][u] for u in "ABC"), info["pot"]) == (alloc, credits, pot)
+        assert (info["g"], info["P"]) == (10, 3)
+
+
+@pytest.mark.parametrize("variant", ["jiffy", "library"])
+def test_karma_random_invariants(variant):
+    """Seeded runs, 4 users, 40 slices, alpha 1/2 (g = 5, P = 20), 3 initial credits (so that borrowers are often
+    credit-limited), demands 0..25: per quantum, isolation (alloc >= min(d, g)), alloc <= d, work conservation up to
+    credits (sum alloc = min(sum_i min(d_i, g + c_i), slices), c_i after the top-up), no negative credits, and the
+    credit bookkeeping: jiffy conserves users' credits plus the pot; the library adds P // n per user."""
+    rng = random.Random(7 if variant == "jiffy" else 8)
+    demands = [[rng.randint(0, 25) for _ in range(4)] for _ in range(60)]
+    m = karma_mechanism(alpha=F(1, 2), init_credits=3, variant=variant, name="karma-random")
+    steps = round_steps(execute(m, rounds_of("ABCD", demands, 40)))
+    total = 4 * 3
+    for ds, st in zip(demands, steps):
+        info, a = st.alloc.info, tasks_of(st)
+        g, P = info["g"], info["P"]
+        assert (g, P) == shares(40, 4, F(1, 2)) == (5, 20)
+        assert all(min(d, g) <= x <= d for x, d in zip(a, ds))
+        assert sum(a) == min(sum(min(d, g + c) for d, c in zip(ds, info["before"])), 40)
+        assert all(c >= 0 for c in info["credits"].values())
+        assert sum(info["rate"]) == -info["shared_lent"]
+        if variant == "library":
+            total += 4 * (P // 4)
+        assert sum(info["credits"].values()) + info["pot"] == total
+
+
+def test_karma_setting_and_registration():
+    k = get("karma")
+    assert k.time.guarantee == F(1, 2) and k.time.rounds and not k.setting.divisible
+    assert get("karma@library").time.guarantee == F(1, 2)
+    assert {c.property for c in k.claims} == {"each-step", "online-sp", "isolation"}
+    assert all(c.domain == ("rounds_only",) for c in k.claims) and "not verified" in k.notes
+    mixed = pool(10, [{"name": "A", "demand": [1], "tasks": 3}, {"name": "B", "demand": [2], "tasks": 3}])
+    with pytest.raises(SettingError, match=r"^users\[1\].demand: karma"):
+        execute(k, mixed)
+    # one shot: everyone present, the first quantum; 6 slices, 3 users, alpha 1/2: g = 1, P = 3; the library
+    # example's first demands (4, 1, 1) (KARMA_REPO, algorithm/example/example.cpp; no asserted output there):
+    # A borrows 3 shared slices -> (4, 1, 1)
+    env = parse_instance({"resources": ["slots"], "servers": [{"name": "pool", "capacity": [6]}],
+                          "users": [{"name": u, "demand": [1], "tasks": d} for u, d in zip("ABC", (4, 1, 1))]})
+    assert [r[0] for r in allocate("karma", env, exact=True).x] == [4, 1, 1]

@@ -11,4 +11,4 @@
 ``common`` holds what they share (the per-step setting checks and the allocation of one server).  Each module's
 docstring gives its citations, its model mapping, every convention chosen, and what could not be verified.
 """
-from . import dynamic_drf, round_maxmin  # noqa: F401  (registers them)
+from . import dynamic_drf, round_maxmin, karma  # noqa: F401  (registers them)
