@@ -82,7 +82,8 @@ def test_dynamic_drf_one_shot_is_drf_and_setting():
                                                 "users": [{"name": "A", "demand": [1], "weight": 2}]}))
     m = get("dynamic-drf")
     assert m.time.kind == "stateful" and not m.time.revocable and not m.time.rounds
-    assert {(c.property, c.variant, c.status) for c in m.claims} >= {("dsi", None, "holds"), ("each-step", "ef", "fails")}
+    assert {(c.property, c.variant, c.status) for c in m.claims} >= {("dsi", None, "holds"),
+                                                                      ("each-step", "ef", "fails")}
     assert all("arrivals_only" in c.domain for c in m.claims) and "not verified" in m.notes
 
 

@@ -17,8 +17,8 @@ reachable: no section or theorem number is cited.  The SEMANTICS below are the a
 One quantum (integers throughout; ``g`` the guaranteed share, ``P`` the shared slices, ``c_i`` credits):
 
 1. credit top-up (the variant, below);
-2. donors ``d_i < g`` donate ``x_i = g - d_i``; borrowers ``d_i > g`` ask ``r_i = min(d_i - g, c_i)`` (a borrower borrows
-   at most its credits); everyone first gets ``min(d_i, g)``;
+2. donors ``d_i < g`` donate ``x_i = g - d_i``; borrowers ``d_i > g`` ask ``r_i = min(d_i - g, c_i)`` (a borrower
+   borrows at most its credits); everyone first gets ``min(d_i, g)``;
 3. supply ``S = sum x_i + P`` >= requests ``R = sum r_i``: every borrower gets ``r_i`` (pays ``r_i`` credits); the ``R``
    slices are taken from the donors POOREST first (water-filling donor credit levels from the bottom, one credit
    per slice lent), the shared slices last (a donor of infinite credit);
@@ -47,9 +47,9 @@ Model mapping and conventions (mechverify's):
   task's worth (``delta``); the pool has ``floor(C / delta)`` slices; a user's demand in a quantum is its task count
   ``floor(tasks)`` (``demand`` events with ``tasks`` change it before the next round), as for ``round-maxmin``.  Other
   per-task demands, weights (the paper's users are symmetric) and more resources or servers are refused;
-* ``alpha`` is the paper's alpha, the GUARANTEED fraction: ``g = floor(alpha * slices / n)`` with ``n`` the users present
-  at the quantum, and the shared slices ``P = slices - n g`` (the rounding remainder joins them, so that no slice is
-  outside both).  The code's ``alpha`` is the SHARED fraction (``public = floor(code_alpha * total)``): code_alpha =
+* ``alpha`` is the paper's alpha, the GUARANTEED fraction: ``g = floor(alpha * slices / n)`` with ``n`` the users
+  present at the quantum, and the shared slices ``P = slices - n g`` (the rounding remainder joins them, so that no
+  slice is outside both).  The code's ``alpha`` is the SHARED fraction (``public = floor(code_alpha * total)``): code_alpha =
   1 - alpha.  Registered default ``alpha = 1/2`` (the README example's value, where both readings coincide);
 * initial credits: ``init_credits`` (default 10**12 - 1, the library's default: large, so that borrowers are not
   credit-limited); a user arriving after step 0 starts with the floor of the mean of the present users' credits
@@ -66,10 +66,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from mechverify.allocation import Allocation
-from mechverify.execution import Execution, StepContext
+from mechverify.execution import StepContext
 
 from ...core.mechanism import Mechanism, SettingError
 from ...core.registry import Claim, Setting, builtin, register
@@ -295,7 +295,8 @@ for _variant, _name in (("jiffy", "karma"), ("library", "karma@library")):
     register(_name, f"Karma: credits, guaranteed share alpha=1/2, borrow from the poorest, give to the richest "
                     f"({_variant} credit top-up; Vuppalapati et al.)",
              SETTING, CLAIMS, source=f"Vuppalapati et al., OSDI 2023 (abstract); code {_REPO}",
-             notes=_NOTES + (" Credit top-up: jiffy's redistribution of the shared slices' credits." if _variant == "jiffy"
-                             else " Credit top-up: the library's P // n free credits per quantum ($public$ quirk not "
-                                  "reproduced)."),
+             notes=_NOTES + (" Credit top-up: jiffy's redistribution of the shared slices' credits."
+                             if _variant == "jiffy" else
+                             " Credit top-up: the library's P // n free credits per quantum ($public$ quirk not "
+                             "reproduced)."),
              time=_spec)(one_shot(_spec.begin, _name))
