@@ -49,8 +49,8 @@ Model mapping and conventions (mechverify's):
   per-task demands, weights (the paper's users are symmetric) and more resources or servers are refused;
 * ``alpha`` is the paper's alpha, the GUARANTEED fraction: ``g = floor(alpha * slices / n)`` with ``n`` the users
   present at the quantum, and the shared slices ``P = slices - n g`` (the rounding remainder joins them, so that no
-  slice is outside both).  The code's ``alpha`` is the SHARED fraction (``public = floor(code_alpha * total)``): code_alpha =
-  1 - alpha.  Registered default ``alpha = 1/2`` (the README example's value, where both readings coincide);
+  slice is outside both).  The code's ``alpha`` is the SHARED fraction (``public = floor(code_alpha * total)``):
+  code_alpha = 1 - alpha.  Registered default ``alpha = 1/2`` (the README example's, where both readings coincide);
 * initial credits: ``init_credits`` (default 10**12 - 1, the library's default: large, so that borrowers are not
   credit-limited); a user arriving after step 0 starts with the floor of the mean of the present users' credits
   (the library's ``add_user``; without anybody present: ``init_credits``);
