@@ -20,7 +20,8 @@ from .ports.volcano import port as volcano  # noqa: E402
 from .ports.kueue import port as kueue  # noqa: E402
 from .ports.yarn import drf, capacity  # noqa: E402
 from .ports import armada  # noqa: E402
+from .paper import dynamic  # noqa: E402
 
-del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada
+del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada, dynamic
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]

@@ -39,13 +39,16 @@ class TimeSpec:
     """A mechanism's time facet.  ``begin(mech, execution, exact) -> Stepper``; ``kind``: ``"recompute"``,
     ``"irrevocable"`` (the lifts) or ``"stateful"`` (a mechanism with its own memory); ``rounds``: it allocates
     at ``round`` events only (the allocation is held within a quantum); ``revocable``: it may take back what a
-    present user holds; ``model``: one line on its time model (``list`` prints it)."""
+    present user holds; ``model``: one line on its time model (``list`` prints it); ``guarantee``: the fraction
+    of its fair share a user is guaranteed in every round (a per-round mechanism's isolation guarantee, e.g.
+    Karma's alpha, per-round max-min's 1; ``None``: none declared) -- what a property over rounds may read."""
 
     begin: Callable[[Mechanism, Execution, bool], Stepper]
     kind: str = "stateful"
     rounds: bool = False
     revocable: bool = True
     model: str = ""
+    guarantee: Optional[Fraction] = None
 
 
 # ---------------------------------------------------------------------- the two lifts
