@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from mechverify.execution import TraceMisreport
 from mechverify.model import Environment
 from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks
@@ -68,6 +69,9 @@ class CounterexampleView:
     path: Optional[str] = None
     raw_json: Optional[str] = None
     method: str = "exact"
+    #: a property over executions: the execution (``env`` is then the present users' at the failing ``step``)
+    execution: Any = None
+    step: Optional[int] = None
 
 
 def view_from_certificate(cert, path: Optional[str] = None, mechanism: str = "") -> CounterexampleView:
@@ -78,7 +82,7 @@ def view_from_certificate(cert, path: Optional[str] = None, mechanism: str = "")
     return CounterexampleView(cid or f"{w.property}-{w.variant}", w.mechanism or mechanism, w.property, w.variant,
                               w.env, w.deviation, tuple(w.users), cert.summary, cert.gap, cert.measure,
                               dict(cert.utilities), dict(cert.allocations), path, stored.text if stored else None,
-                              cert.method)
+                              cert.method, getattr(w, "execution", None), getattr(w, "step", None))
 
 
 def view_from_file(path: str) -> Optional[CounterexampleView]:
@@ -159,6 +163,11 @@ def instance_tables(env: Environment, deviation: Any = None) -> str:
 
 
 def _deviation_table(env: Environment, dev: Any) -> str:
+    if isinstance(dev, TraceMisreport):
+        rows = [[esc(st.where), esc(st.describe().rsplit(" at ", 1)[0])] for st in dev.reports]
+        return _table(["where it states its demand", "reports instead of the truth"], rows, "",
+                      f"Deviation (misreport over the trace by {_swatch(env.users.index(dev.user)) if dev.user in env.users else ''}"
+                      f"{esc(dev.user)})")
     if dev.kind == "leave":
         who = [env.users[j] for j in dev.leave]
         return f"<p class='dev'>Deviation: {esc(', '.join(who))} {'leaves' if len(who) == 1 else 'leave'}.</p>"
@@ -357,12 +366,74 @@ def counterexample_section(v: CounterexampleView, anchor: str, heading: str) -> 
     if v.measure is not None:
         measure = (f"<p>Measure: <b>{esc(measure_text(v.property, _num(v.measure)))}</b> "
                    f"({esc(measure_of(v.property).describe())}); exact margin {esc(num_text(_num(v.gap)))}.</p>")
+    trace = execution_section(v.mechanism, v.execution, v.step, v.deviation) if v.execution is not None else ""
+    where = "Instance" if v.execution is None else (
+        "Present users at the failing step" if v.step is not None else "Present users")
     return (f"<section class='ce' id='{esc(anchor)}'><h3>{heading}</h3>"
-            f"<p class='summary'>{esc(v.summary)}</p>{measure}"
-            f"<h4>Instance</h4>{instance_tables(v.env, v.deviation)}"
+            f"<p class='summary'>{esc(v.summary)}</p>{measure}{trace}"
+            f"<h4>{where}</h4>{instance_tables(v.env, v.deviation)}"
             + (f"<h4>Allocations</h4>{allocation_tables(v)}{allocation_figure(v)}" if v.allocations else
                "<h4>Allocations</h4><p>none: the mechanism failed on this instance (property runs)</p>")
             + f"{link}{embedded}</section>")
+
+
+# ---------------------------------------------------------------------- executions
+def step_table(steps: Sequence[Any], failing: Sequence[int] = (), status: Optional[dict] = None) -> str:
+    """The steps of a run: index, [t, until), event, each present user's tasks (and each property's status at
+    that step: ``status`` {key: per-step list of 'ok'/'FAIL'/'-'}); the ``failing`` steps' rows marked."""
+    from .timeline import event_label
+
+    keys = list(status or {})
+    rows = []
+    for st in steps:
+        tasks = "(nobody present)" if st.alloc is None else ", ".join(
+            f"{esc(u)} {_n(v)}" for u, v in zip(st.users, st.alloc.totals()))
+        ev = "start" if st.event is None else esc(st.event.describe())
+        rows.append((st.index in failing, [str(st.index), f"[{_n(st.t)}, {_n(st.until)})", ev]
+                     + [esc(status[k][st.index]) for k in keys] + [tasks]))
+    head = ["step", "time [t, until)", "event"] + [esc(k) for k in keys] + ["tasks per present user"]
+    more = ""
+    if len(rows) > MAX_TABLE_ROWS:
+        keep = set(range(MAX_TABLE_ROWS)) | {k for k, (bad, _) in enumerate(rows) if bad}
+        more = (f"<tr><td colspan='{len(head)}'>... {len(rows) - len(keep)} more steps not shown</td></tr>")
+        rows = [r for k, r in enumerate(rows) if k in keep]
+    marked = " class='violated'"
+    body = "".join(f"<tr{marked if bad else ''}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                   for bad, row in rows)
+    return (f"<table class='num steps'><caption>The steps of the run (exact; a marked row is a failing step)"
+            f"</caption><tr>" + "".join(f"<th>{h}</th>" for h in head) + f"</tr>{body}{more}</table>")
+
+
+def timeline_figure(tl: Any, caption: str) -> str:
+    """The timeline (``verifier.report.timeline``) as an inline SVG figure with ``caption`` (already HTML)."""
+    from .timeline import DODGE, to_svg
+
+    svg = to_svg(tl).replace("<svg ", "<svg class='timeline' role='img' ", 1)
+    what = "queue's" if tl.by == "queue" else "present user's"
+    return (f"<figure class='timeline'>{svg}<figcaption>{caption} Each {what} dominant share of the present "
+            f"cluster over time ({esc(tl.unit)}); dotted ticks are the events; lines of equal share are drawn "
+            f"{DODGE:g} pt apart so that none hides another."
+            + (f" Not drawn: {esc(', '.join(tl.omitted))}." if tl.omitted else "") + "</figcaption></figure>")
+
+
+def execution_section(mechanism: str, ex: Any, step: Optional[int], deviation: Any) -> str:
+    """A counterexample over an execution: the mechanism re-run exactly through it -- its timeline (the failing
+    step shaded; under a trace misreport, the deviator's share in the deviated run dashed) and its steps."""
+    from .timeline import timeline, trace_steps
+
+    try:
+        steps = trace_steps(mechanism, ex)
+        dev = deviation if isinstance(deviation, TraceMisreport) else None
+        deviated = trace_steps(mechanism, ex, dev) if dev is not None else None
+        tl = timeline(ex, steps, step, dev, deviated)
+    except Exception as exc:  # noqa: BLE001 - a mechanism that cannot be re-run here: the page says so
+        return f"<h4>Execution</h4><p>(the run could not be replayed for the timeline: {esc(exc)})</p>"
+    fail = "" if step is None or step >= len(steps) else (
+        f" The failing step {step}, [{_n(steps[step].t)}, {_n(steps[step].until)}), is shaded.")
+    dev_text = "" if dev is None else f" Dashed: {esc(dev.user)}'s share when it misreports ({esc(dev.describe())})."
+    return ("<h4>Execution</h4>" + f"<p class='small'>{esc(ex.describe())}</p>"
+            + timeline_figure(tl, f"The mechanism re-run exactly through the execution.{fail}{dev_text}")
+            + step_table(steps, () if step is None else (step,)))
 
 
 def _num(v: Any) -> Any:
@@ -397,6 +468,7 @@ section.ce{border-top:1px solid #ccc;padding-top:.4em}
 .summary{font-style:italic} .meta{color:#444;font-size:14px} .small{font-size:12px;color:#444}
 dl.legend dt{font-weight:bold;float:left;clear:left;width:4.5em} dl.legend dd{margin-left:5em;margin-bottom:.2em}
 pre{background:#f7f7f7;padding:.6em;font-size:11px;max-height:300px;overflow:auto}
+svg.timeline{max-width:100%;height:auto}
 """
 
 
