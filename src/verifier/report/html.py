@@ -29,7 +29,7 @@ from .citations import SEEDS, codes_in
 from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_of, measure_text,
                      num_text, property_failure_lines, property_failures, property_label, runs_findings, verdict_words)
 
-__all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
+__all__ = ["render_html", "render_audit_html", "render_execution_html", "CounterexampleView", "view_from_certificate", "view_from_file",
            "link_name"]
 
 _USER_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
@@ -560,6 +560,67 @@ def _detail_without_summary(r: Result) -> str:
         return detail(r)
     full, summary = detail(r), r.certificate.summary
     return full[: -len(summary)].rstrip("; ") if summary and full.endswith(summary) else full
+
+
+# ---------------------------------------------------------------------- execute
+def render_execution_html(rep, source: str = "") -> str:
+    """An ``execute`` report (``verifier.execute.ExecutionReport``) as one HTML page: the timeline of the run
+    (one figure per failing step, with the properties failing there; one per trace misreport that gains), the
+    step table with each property's status per step, and every property's result."""
+    from .execution import step_rows
+    from .timeline import timeline, trace_steps
+
+    ex, steps = rep.execution, rep.steps
+    rows = step_rows(rep)
+    status = {k: [r["status"][k] for r in rows] for k in rep.per_step}
+    failing: dict = {}  # step -> [property/variant failing there]
+    misreports = []
+    for r in rep.violated:
+        w = r.certificate.witness
+        if isinstance(w.deviation, TraceMisreport):
+            misreports.append((r, w.deviation))
+        else:
+            failing.setdefault(w.step, []).append(f"{r.property}/{r.variant}")
+    figures = []
+    if steps:
+        for k, names in sorted(failing.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+            at = (f"Step {k}, [{_n(steps[k].t)}, {_n(steps[k].until)}), shaded: " if k is not None and k < len(steps)
+                  else "Over the whole run: ")
+            figures.append(timeline_figure(timeline(ex, steps, k), at + esc(", ".join(names)) + " violated."))
+        for r, dev in misreports:
+            try:
+                deviated = trace_steps(rep.mechanism, ex, dev)
+            except Exception as exc:  # noqa: BLE001 - the page says why the dashed line is missing
+                figures.append(f"<p>(the deviated run could not be replayed: {esc(exc)})</p>")
+                continue
+            figures.append(timeline_figure(timeline(ex, steps, r.certificate.witness.step, dev, deviated),
+                                           f"{esc(r.property)}/{esc(r.variant)}: dashed, {esc(dev.user)}'s share when "
+                                           f"it misreports ({esc(dev.describe())})."))
+        if not figures:
+            figures.append(timeline_figure(timeline(ex, steps), "No property is violated on this execution."))
+    failing_steps = [k for k in failing if k is not None] + [
+        k for k, r in enumerate(rows) if any(v == "FAIL" for v in r["status"].values())]
+    res_rows = []
+    for r in rep.results:
+        cls = "violated" if r.verdict is Verdict.VIOLATED else ""
+        text = r.certificate.summary if r.certificate is not None else (r.note or "")
+        res_rows.append(f"<tr class='{cls}'><td>{esc(r.property)}/{esc(r.variant)}</td><td>{esc(r.claims_text())}</td>"
+                        f"<td>{esc(verdict_words(r).replace('on this instance', 'on this execution'))}</td>"
+                        f"<td>{esc(text)}</td></tr>")
+    skipped = ("<p class='small'>Not checked: " + "; ".join(f"{esc(p)}/{esc(v)} ({esc(w)})" for p, v, w in rep.skipped)
+               + "</p>") if rep.skipped else ""
+    body = (f"<h1>mechverify execute: {esc(rep.mechanism)}</h1>"
+            f"<p class='meta'>{esc(rep.mechanism)} through {esc(source or 'the execution')}<br>{esc(ex.describe())}"
+            f"<br>run: {len(steps)} steps, {'exact' if rep.exact else 'floats (violations re-derived exactly)'}"
+            f"{'; ' + esc(rep.note) if rep.note else ''}; took {rep.seconds:.1f} s</p>"
+            f"<h2>Timeline</h2>{''.join(figures) or '<p>no step was run</p>'}"
+            f"<h2>Steps</h2>{step_table(steps, failing_steps, status)}"
+            f"<h2>Results</h2><table><tr><th>property/variant</th><th>claims</th><th>verdict</th><th>details</th></tr>"
+            f"{''.join(res_rows)}</table>{skipped}"
+            + measures_section([r.property for r in rep.results])
+            + (sources_section([r.claims_text() for r in rep.results])
+               if codes_in([r.claims_text() for r in rep.results]) else ""))
+    return _page(f"mechverify execute {rep.mechanism}", body)
 
 
 # ---------------------------------------------------------------------- audit
