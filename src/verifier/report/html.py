@@ -602,7 +602,7 @@ def render_execution_html(rep, source: str = "") -> str:
         k for k, r in enumerate(rows) if any(v == "FAIL" for v in r["status"].values())]
     res_rows = []
     for r in rep.results:
-        cls = "violated" if r.verdict is Verdict.VIOLATED else ""
+        cls = r.verdict
         text = r.certificate.summary if r.certificate is not None else (r.note or "")
         res_rows.append(f"<tr class='{cls}'><td>{esc(r.property)}/{esc(r.variant)}</td><td>{esc(r.claims_text())}</td>"
                         f"<td>{esc(verdict_words(r).replace('on this instance', 'on this execution'))}</td>"
