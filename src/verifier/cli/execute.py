@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
 from .common import (MECHANISM_HELP, CliError, FailOn, add_mechanism_options, announce_store, command,
                      mechanism_and_properties, output_dir, results_exit)
@@ -34,6 +36,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="print at most N rows of the step table (default: 40; the failing steps are always shown)")
     p.add_argument("--store", metavar="DIR", default=None,
                    help="store certified violations (the trace as given) under DIR")
+    p.add_argument("--html", metavar="FILE", default=None,
+                   help="also write an HTML page to FILE: the timeline of the run (each user's or queue's dominant "
+                        "share over time, the events, the failing steps shaded), the step table and the results")
     add_mechanism_options(p, fail_on=FailOn.VIOLATED)
 
 
@@ -59,6 +64,10 @@ def cmd_execute(args: argparse.Namespace) -> int:
         names, variants = parse_cells(args.properties)
         props = names
     output_dir(args.store, "--store")
+    if args.html is not None:  # checked before the run: a directory, or a file in a folder that is not there
+        if os.path.isdir(args.html):
+            raise CliError(f"--html: {args.html!r} is a directory (give a file name)")
+        output_dir(os.path.dirname(os.path.abspath(args.html)), "--html")
     ex = load_execution(args.trace)
     if args.store:
         announce_store(args.store, True)
@@ -66,6 +75,12 @@ def cmd_execute(args: argparse.Namespace) -> int:
     rep = execute_trace(mech, ex, props, config, exact=not args.float_path, store=args.store, source=args.trace)
     if props is not None and variants:
         rep.results = [r for r in rep.results if r.property not in variants or r.variant in variants[r.property]]
+    if args.html:
+        from ..files import atomic_write_text
+        from ..report.html import render_execution_html
+
+        atomic_write_text(args.html, render_execution_html(rep, args.trace))
+        print(f"wrote {args.html}", file=sys.stderr)
     if args.format == "json":
         from ..report.execution import execution_to_json
 

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from mechverify.execution import TraceMisreport
 from mechverify.model import Environment
 from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks
@@ -28,7 +29,7 @@ from .citations import SEEDS, codes_in
 from .common import (TOLERANCE_TEXT, ClaimWords, claim_words, closing_line, detail, domain_text, measure_of, measure_text,
                      num_text, property_failure_lines, property_failures, property_label, runs_findings, verdict_words)
 
-__all__ = ["render_html", "render_audit_html", "CounterexampleView", "view_from_certificate", "view_from_file",
+__all__ = ["render_html", "render_audit_html", "render_execution_html", "CounterexampleView", "view_from_certificate", "view_from_file",
            "link_name"]
 
 _USER_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
@@ -68,6 +69,9 @@ class CounterexampleView:
     path: Optional[str] = None
     raw_json: Optional[str] = None
     method: str = "exact"
+    #: a property over executions: the execution (``env`` is then the present users' at the failing ``step``)
+    execution: Any = None
+    step: Optional[int] = None
 
 
 def view_from_certificate(cert, path: Optional[str] = None, mechanism: str = "") -> CounterexampleView:
@@ -78,7 +82,7 @@ def view_from_certificate(cert, path: Optional[str] = None, mechanism: str = "")
     return CounterexampleView(cid or f"{w.property}-{w.variant}", w.mechanism or mechanism, w.property, w.variant,
                               w.env, w.deviation, tuple(w.users), cert.summary, cert.gap, cert.measure,
                               dict(cert.utilities), dict(cert.allocations), path, stored.text if stored else None,
-                              cert.method)
+                              cert.method, getattr(w, "execution", None), getattr(w, "step", None))
 
 
 def view_from_file(path: str) -> Optional[CounterexampleView]:
@@ -159,6 +163,11 @@ def instance_tables(env: Environment, deviation: Any = None) -> str:
 
 
 def _deviation_table(env: Environment, dev: Any) -> str:
+    if isinstance(dev, TraceMisreport):
+        rows = [[esc(st.where), esc(st.describe().rsplit(" at ", 1)[0])] for st in dev.reports]
+        return _table(["where it states its demand", "reports instead of the truth"], rows, "",
+                      f"Deviation (misreport over the trace by {_swatch(env.users.index(dev.user)) if dev.user in env.users else ''}"
+                      f"{esc(dev.user)})")
     if dev.kind == "leave":
         who = [env.users[j] for j in dev.leave]
         return f"<p class='dev'>Deviation: {esc(', '.join(who))} {'leaves' if len(who) == 1 else 'leave'}.</p>"
@@ -357,12 +366,74 @@ def counterexample_section(v: CounterexampleView, anchor: str, heading: str) -> 
     if v.measure is not None:
         measure = (f"<p>Measure: <b>{esc(measure_text(v.property, _num(v.measure)))}</b> "
                    f"({esc(measure_of(v.property).describe())}); exact margin {esc(num_text(_num(v.gap)))}.</p>")
+    trace = execution_section(v.mechanism, v.execution, v.step, v.deviation) if v.execution is not None else ""
+    where = "Instance" if v.execution is None else (
+        "Present users at the failing step" if v.step is not None else "Present users")
     return (f"<section class='ce' id='{esc(anchor)}'><h3>{heading}</h3>"
-            f"<p class='summary'>{esc(v.summary)}</p>{measure}"
-            f"<h4>Instance</h4>{instance_tables(v.env, v.deviation)}"
+            f"<p class='summary'>{esc(v.summary)}</p>{measure}{trace}"
+            f"<h4>{where}</h4>{instance_tables(v.env, v.deviation)}"
             + (f"<h4>Allocations</h4>{allocation_tables(v)}{allocation_figure(v)}" if v.allocations else
                "<h4>Allocations</h4><p>none: the mechanism failed on this instance (property runs)</p>")
             + f"{link}{embedded}</section>")
+
+
+# ---------------------------------------------------------------------- executions
+def step_table(steps: Sequence[Any], failing: Sequence[int] = (), status: Optional[dict] = None) -> str:
+    """The steps of a run: index, [t, until), event, each present user's tasks (and each property's status at
+    that step: ``status`` {key: per-step list of 'ok'/'FAIL'/'-'}); the ``failing`` steps' rows marked."""
+    from .timeline import event_label
+
+    keys = list(status or {})
+    rows = []
+    for st in steps:
+        tasks = "(nobody present)" if st.alloc is None else ", ".join(
+            f"{esc(u)} {_n(v)}" for u, v in zip(st.users, st.alloc.totals()))
+        ev = "start" if st.event is None else esc(st.event.describe())
+        rows.append((st.index in failing, [str(st.index), f"[{_n(st.t)}, {_n(st.until)})", ev]
+                     + [esc(status[k][st.index]) for k in keys] + [tasks]))
+    head = ["step", "time [t, until)", "event"] + [esc(k) for k in keys] + ["tasks per present user"]
+    more = ""
+    if len(rows) > MAX_TABLE_ROWS:
+        keep = set(range(MAX_TABLE_ROWS)) | {k for k, (bad, _) in enumerate(rows) if bad}
+        more = (f"<tr><td colspan='{len(head)}'>... {len(rows) - len(keep)} more steps not shown</td></tr>")
+        rows = [r for k, r in enumerate(rows) if k in keep]
+    marked = " class='violated'"
+    body = "".join(f"<tr{marked if bad else ''}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                   for bad, row in rows)
+    return (f"<table class='num steps'><caption>The steps of the run (exact; a marked row is a failing step)"
+            f"</caption><tr>" + "".join(f"<th>{h}</th>" for h in head) + f"</tr>{body}{more}</table>")
+
+
+def timeline_figure(tl: Any, caption: str) -> str:
+    """The timeline (``verifier.report.timeline``) as an inline SVG figure with ``caption`` (already HTML)."""
+    from .timeline import DODGE, to_svg
+
+    svg = to_svg(tl).replace("<svg ", "<svg class='timeline' role='img' ", 1)
+    what = "queue's" if tl.by == "queue" else "present user's"
+    return (f"<figure class='timeline'>{svg}<figcaption>{caption} Each {what} dominant share of the present "
+            f"cluster over time ({esc(tl.unit)}); dotted ticks are the events; lines of equal share are drawn "
+            f"{DODGE:g} pt apart so that none hides another."
+            + (f" Not drawn: {esc(', '.join(tl.omitted))}." if tl.omitted else "") + "</figcaption></figure>")
+
+
+def execution_section(mechanism: str, ex: Any, step: Optional[int], deviation: Any) -> str:
+    """A counterexample over an execution: the mechanism re-run exactly through it -- its timeline (the failing
+    step shaded; under a trace misreport, the deviator's share in the deviated run dashed) and its steps."""
+    from .timeline import timeline, trace_steps
+
+    try:
+        steps = trace_steps(mechanism, ex)
+        dev = deviation if isinstance(deviation, TraceMisreport) else None
+        deviated = trace_steps(mechanism, ex, dev) if dev is not None else None
+        tl = timeline(ex, steps, step, dev, deviated)
+    except Exception as exc:  # noqa: BLE001 - a mechanism that cannot be re-run here: the page says so
+        return f"<h4>Execution</h4><p>(the run could not be replayed for the timeline: {esc(exc)})</p>"
+    fail = "" if step is None or step >= len(steps) else (
+        f" The failing step {step}, [{_n(steps[step].t)}, {_n(steps[step].until)}), is shaded.")
+    dev_text = "" if dev is None else f" Dashed: {esc(dev.user)}'s share when it misreports ({esc(dev.describe())})."
+    return ("<h4>Execution</h4>" + f"<p class='small'>{esc(ex.describe())}</p>"
+            + timeline_figure(tl, f"The mechanism re-run exactly through the execution.{fail}{dev_text}")
+            + step_table(steps, () if step is None else (step,)))
 
 
 def _num(v: Any) -> Any:
@@ -397,6 +468,7 @@ section.ce{border-top:1px solid #ccc;padding-top:.4em}
 .summary{font-style:italic} .meta{color:#444;font-size:14px} .small{font-size:12px;color:#444}
 dl.legend dt{font-weight:bold;float:left;clear:left;width:4.5em} dl.legend dd{margin-left:5em;margin-bottom:.2em}
 pre{background:#f7f7f7;padding:.6em;font-size:11px;max-height:300px;overflow:auto}
+svg.timeline{max-width:100%;height:auto}
 """
 
 
@@ -488,6 +560,67 @@ def _detail_without_summary(r: Result) -> str:
         return detail(r)
     full, summary = detail(r), r.certificate.summary
     return full[: -len(summary)].rstrip("; ") if summary and full.endswith(summary) else full
+
+
+# ---------------------------------------------------------------------- execute
+def render_execution_html(rep, source: str = "") -> str:
+    """An ``execute`` report (``verifier.execute.ExecutionReport``) as one HTML page: the timeline of the run
+    (one figure per failing step, with the properties failing there; one per trace misreport that gains), the
+    step table with each property's status per step, and every property's result."""
+    from .execution import step_rows
+    from .timeline import timeline, trace_steps
+
+    ex, steps = rep.execution, rep.steps
+    rows = step_rows(rep)
+    status = {k: [r["status"][k] for r in rows] for k in rep.per_step}
+    failing: dict = {}  # step -> [property/variant failing there]
+    misreports = []
+    for r in rep.violated:
+        w = r.certificate.witness
+        if isinstance(w.deviation, TraceMisreport):
+            misreports.append((r, w.deviation))
+        else:
+            failing.setdefault(w.step, []).append(f"{r.property}/{r.variant}")
+    figures = []
+    if steps:
+        for k, names in sorted(failing.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+            at = (f"Step {k}, [{_n(steps[k].t)}, {_n(steps[k].until)}), shaded: " if k is not None and k < len(steps)
+                  else "Over the whole run: ")
+            figures.append(timeline_figure(timeline(ex, steps, k), at + esc(", ".join(names)) + " violated."))
+        for r, dev in misreports:
+            try:
+                deviated = trace_steps(rep.mechanism, ex, dev)
+            except Exception as exc:  # noqa: BLE001 - the page says why the dashed line is missing
+                figures.append(f"<p>(the deviated run could not be replayed: {esc(exc)})</p>")
+                continue
+            figures.append(timeline_figure(timeline(ex, steps, r.certificate.witness.step, dev, deviated),
+                                           f"{esc(r.property)}/{esc(r.variant)}: dashed, {esc(dev.user)}'s share when "
+                                           f"it misreports ({esc(dev.describe())})."))
+        if not figures:
+            figures.append(timeline_figure(timeline(ex, steps), "No property is violated on this execution."))
+    failing_steps = [k for k in failing if k is not None] + [
+        k for k, r in enumerate(rows) if any(v == "FAIL" for v in r["status"].values())]
+    res_rows = []
+    for r in rep.results:
+        cls = r.verdict
+        text = r.certificate.summary if r.certificate is not None else (r.note or "")
+        res_rows.append(f"<tr class='{cls}'><td>{esc(r.property)}/{esc(r.variant)}</td><td>{esc(r.claims_text())}</td>"
+                        f"<td>{esc(verdict_words(r).replace('on this instance', 'on this execution'))}</td>"
+                        f"<td>{esc(text)}</td></tr>")
+    skipped = ("<p class='small'>Not checked: " + "; ".join(f"{esc(p)}/{esc(v)} ({esc(w)})" for p, v, w in rep.skipped)
+               + "</p>") if rep.skipped else ""
+    body = (f"<h1>mechverify execute: {esc(rep.mechanism)}</h1>"
+            f"<p class='meta'>{esc(rep.mechanism)} through {esc(source or 'the execution')}<br>{esc(ex.describe())}"
+            f"<br>run: {len(steps)} steps, {'exact' if rep.exact else 'floats (violations re-derived exactly)'}"
+            f"{'; ' + esc(rep.note) if rep.note else ''}; took {rep.seconds:.1f} s</p>"
+            f"<h2>Timeline</h2>{''.join(figures) or '<p>no step was run</p>'}"
+            f"<h2>Steps</h2>{step_table(steps, failing_steps, status)}"
+            f"<h2>Results</h2><table><tr><th>property/variant</th><th>claims</th><th>verdict</th><th>details</th></tr>"
+            f"{''.join(res_rows)}</table>{skipped}"
+            + measures_section([r.property for r in rep.results])
+            + (sources_section([r.claims_text() for r in rep.results])
+               if codes_in([r.claims_text() for r in rep.results]) else ""))
+    return _page(f"mechverify execute {rep.mechanism}", body)
 
 
 # ---------------------------------------------------------------------- audit

@@ -53,8 +53,44 @@ def render_markdown(rep) -> str:
     for r in property_failures(rep.results):
         first, *rest = property_failure_lines(r)
         out += ["", f"**{_md_escape(first)}**"] + [f"`{ln}`" for ln in rest]
+    traces = [r for r in rep.results if r.certificate is not None and r.certificate.witness.execution is not None]
+    if traces:
+        out += ["", "## Trace counterexamples"]
+        for r in traces:
+            out += trace_markdown(rep.mechanism, r)
     out += markdown_legend([r.claims_text() for r in rep.results] + [rep.title])
     return "\n".join(out) + "\n"
+
+
+def trace_markdown(mechanism: str, r: Result) -> list[str]:
+    """A trace counterexample in Markdown: what fails, the failing step (its time span from an exact re-run),
+    the misreport, the users present at 0 and every event (t, event)."""
+    from mechverify.numbers import fmt_exact
+
+    from .timeline import trace_steps
+
+    w = r.certificate.witness
+    ex = w.execution
+    out = ["", f"### {r.property}/{r.variant}", "", f"*{_md_escape(r.certificate.summary)}*", ""]
+    if r.counterexample:
+        out.append(f"- stored: `{r.counterexample}`")
+    out.append(f"- execution: {ex.describe()}")
+    if w.step is None:
+        out.append("- failing step: none in particular (the property judges the whole run)")
+    else:
+        span = ""
+        try:
+            st = trace_steps(mechanism, ex)[w.step]
+            span = f", time [{fmt_exact(st.t)}, {fmt_exact(st.until)}) {ex.unit}"
+        except Exception:  # noqa: BLE001 - the index alone still says which step
+            pass
+        out.append(f"- failing step: {w.step}{span}")
+    if w.deviation is not None and hasattr(w.deviation, "describe"):
+        out.append(f"- misreport: {_md_escape(w.deviation.describe())}")
+    start = ", ".join(f"{u.name} ({', '.join(fmt_exact(v) for v in u.demand)})" for u in ex.users) or "nobody"
+    out += [f"- present at 0: {_md_escape(start)}", "", f"| t ({ex.unit}) | event |", "|---|---|"]
+    out += [f"| {fmt_exact(e.t)} | {_md_escape(e.describe())} |" for e in ex.events]
+    return out
 
 
 def _evidence_text(e: Result) -> str:
