@@ -539,6 +539,26 @@ class TraceMisreport:
     def describe(self, env: Any = None) -> str:
         return f"{self.user} reports " + "; ".join(st.describe() for st in self.reports)
 
+    def apply_to(self, ex: "Execution") -> "Execution":
+        """The execution as this user reports it (its statements in place of the true ones)."""
+        users = list(ex.users)
+        events = list(ex.events)
+        for st in self.reports:
+            kind, _, idx = st.where.partition("[")
+            i = int(idx.rstrip("]"))
+            if kind == "users":
+                users[i] = _stated(users[i], st)
+            elif events[i].kind == "arrive":
+                events[i] = replace(events[i], spec=_stated(events[i].spec, st))
+            else:
+                kw: dict[str, Any] = {}
+                if st.demand is not None:
+                    kw["demand"] = st.demand
+                if st.tasks != "keep":
+                    kw["tasks"] = st.tasks
+                events[i] = replace(events[i], **kw)
+        return replace(ex, users=tuple(users), events=tuple(events))
+
 
 def statement_places(ex: Execution, user: str) -> list[str]:
     """Where ``user`` states a demand in ``ex``: ``users[k]`` / its arrive event, then its demand events."""

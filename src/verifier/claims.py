@@ -50,9 +50,17 @@ def claims_for(mech, prop_name: str, variant: str) -> list:
     return [c for c in mech.claims if covers(c, mech, prop_name, variant)]
 
 
-def assumption_broken(claim, env: Environment, deviation=None) -> Optional[str]:
+def assumption_broken(claim, env: Environment, deviation=None, execution=None) -> Optional[str]:
     """``None`` if ``env`` (and the environment a misreport ``deviation`` reports) lies inside the
-    claim's standing assumptions; else the assumption it breaks."""
+    claim's standing assumptions; else the assumption it breaks.  A violation over an ``execution`` is read
+    on the execution (and, under a trace misreport, on the execution as reported)."""
+    if execution is not None:
+        why = claim.covers(execution)
+        if why is None and deviation is not None and hasattr(deviation, "apply_to"):
+            why = claim.covers(deviation.apply_to(execution))
+            if why:
+                why = f"the misreport: {why}"
+        return why
     why = claim.covers(env)
     if why is None and deviation is not None and deviation.kind == "misreport":
         why = claim.covers(deviation.apply(env))
@@ -66,7 +74,7 @@ def outcome(claim, verdict: str, witness=None) -> str:
     for ``claim``."""
     if verdict == "violated":
         w = witness
-        why = assumption_broken(claim, w.env, w.deviation) if w is not None else None
+        why = assumption_broken(claim, w.env, w.deviation, getattr(w, "execution", None)) if w is not None else None
         if claim.status == "holds":
             return REFUTED if why is None else f"not refuted (the violation is outside the claim's domain: {why})"
         return "confirmed" if why is None else f"not reproduced inside the claim's domain ({why})"

@@ -115,26 +115,29 @@ def _arrivals_only(ex: Any) -> bool:
 
 
 def _rounds_only(ex: Any) -> bool:
-    """Demands change only between rounds: task counts (the per-round demand) through ``demand`` events, no
-    arrivals or departures after the first round, one resource, one server, no capacity change."""
-    started = False
-    for e in ex.events:
-        if e.kind == "round":
-            started = True
-        elif e.kind in ("capacity", "finish") or (started and e.kind in ("arrive", "leave")):
+    """Demands change only AT round boundaries: a task count (the per-round demand) changes through a
+    ``demand`` event followed by a ``round`` at the same time; no arrivals or departures after time 0, one
+    resource, one server, no capacity change, no work (users stay)."""
+    events = ex.events
+    for i, e in enumerate(events):
+        if e.kind in ("capacity", "finish", "arrive", "leave"):
             return False
-        elif e.kind == "demand" and (e.demand is not None or e.external_demand is not None):
-            return False
-    return len(ex.resources) == 1 and len(ex.servers) == 1
+        if e.kind == "demand":
+            if e.demand is not None or e.external_demand is not None:
+                return False
+            nxt = next((f for f in events[i + 1:] if f.kind != "demand"), None)
+            if nxt is None or nxt.kind != "round" or nxt.t != e.t:
+                return False
+    return len(ex.resources) == 1 and len(ex.servers) == 1 and all(u.work is None for u in ex.users)
 
 
 #: conditions on an execution (a claim's ``domain`` may name them beside :data:`DOMAIN_CONDITIONS`)
 EXECUTION_CONDITIONS = {
     "arrivals_only": (_arrivals_only, "the paper's model has users arriving one by one and never leaving (no "
                                       "departures, demand changes, finishes or capacity changes)"),
-    "rounds_only": (_rounds_only, "the paper's model is one divisible resource shared in rounds, users reporting a "
-                                  "demand per round (no arrivals after the first round, departures or capacity "
-                                  "changes)"),
+    "rounds_only": (_rounds_only, "the paper's model is one resource shared in rounds, every user present "
+                                  "throughout and reporting a demand per round (a demand changes only at a round; "
+                                  "no arrivals, departures or capacity changes)"),
 }
 
 

@@ -344,7 +344,7 @@ def minimize(mech, cert: Certificate, *, budget: float = 20.0, domain=None,
     if cert.witness.execution is not None:  # a trace: fewest events, then users, then the smallest numbers
         from .traces import minimise as minimise_trace
 
-        return minimise_trace(mech, cert, budget=budget, deadline=deadline)
+        return minimise_trace(mech, cert, budget=budget, deadline=deadline, accept=accept)
     zd = True if domain is None else domain.zero_demands
     zc = True if domain is None else domain.zero_capacities
     t0 = bud.now()  # wall-clock seconds, like every budget

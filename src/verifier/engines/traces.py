@@ -177,11 +177,11 @@ def _tiny_layers(mech) -> Iterator[tuple[str, list[Callable[[], Execution]]]]:
                         users = (UserSpec("u1", (Fraction(1),), tasks=Fraction(c[0])),
                                  UserSpec("u2", (Fraction(1),), tasks=Fraction(c[1])))
                         events = []
-                        for r in range(q):
+                        for r in range(q):  # round r at time r + 1, its demands just before it
                             if r:
-                                events += [Event(Fraction(r), "demand", "u1", tasks=Fraction(c[2 * r])),
-                                           Event(Fraction(r), "demand", "u2", tasks=Fraction(c[2 * r + 1]))]
-                            events.append(Event(Fraction(r + 1 if r else 1), "round"))
+                                events += [Event(Fraction(r + 1), "demand", "u1", tasks=Fraction(c[2 * r])),
+                                           Event(Fraction(r + 1), "demand", "u2", tasks=Fraction(c[2 * r + 1]))]
+                            events.append(Event(Fraction(r + 1), "round"))
                         return Execution(("r1",), ("s1",), ((Fraction(4),),), users, tuple(events), end=Fraction(q + 1),
                                          unit="round")
                     yield make
@@ -457,9 +457,11 @@ def _smaller_user(u: UserSpec, smaller) -> Iterator[UserSpec]:
         yield replace(u, weight=Fraction(1))
 
 
-def _try(prop, mech, cert: Certificate, ex: Execution) -> Optional[Certificate]:
+def _try(prop, mech, cert: Certificate, ex: Execution, accept=None) -> Optional[Certificate]:
     valid = _valid(ex)
     if valid is None:
+        return None
+    if accept is not None and not accept(valid):  # a claim's standing assumptions stay true while minimising
         return None
     dev = _remap(cert.witness.deviation, cert.witness.execution, valid)
     if dev is False:
@@ -471,7 +473,7 @@ def _try(prop, mech, cert: Certificate, ex: Execution) -> Optional[Certificate]:
         return None
 
 
-def one_minimal(prop, mech, cert: Certificate, deadline: Optional[float] = None) -> Optional[bool]:
+def one_minimal(prop, mech, cert: Certificate, deadline: Optional[float] = None, accept=None) -> Optional[bool]:
     """Does removing ANY single event or user remove the violation?  ``None``: not decided before ``deadline``."""
     ex = cert.witness.execution
     for i in range(ex.n_events):
@@ -480,21 +482,23 @@ def one_minimal(prop, mech, cert: Certificate, deadline: Optional[float] = None)
         e = ex.events[i]
         if e.kind == "arrive":
             continue
-        if _try(prop, mech, cert, ex.without_events([i])) is not None:
+        if _try(prop, mech, cert, ex.without_events([i]), accept) is not None:
             return False
     for u in ex.user_names:
         if deadline is not None and clock() > deadline:
             return None
         keep = tuple(s for s in ex.users if s.name != u)
         drop = [i for i, e in enumerate(ex.events) if (e.kind == "arrive" and e.spec.name == u) or e.user == u]
-        if _try(prop, mech, cert, replace(ex.without_events(drop), users=keep)) is not None:
+        if _try(prop, mech, cert, replace(ex.without_events(drop), users=keep), accept) is not None:
             return False
     return True
 
 
-def minimise(mech, cert: Certificate, budget: float = 10.0, deadline: Optional[float] = None) -> tuple[Certificate, dict]:
-    """The smallest trace (``size_of_execution``) found by greedy moves that keeps an exact violation, and its
-    minimality record: ``{"status", "one_minimal", "size", "moves"}``."""
+def minimise(mech, cert: Certificate, budget: float = 10.0, deadline: Optional[float] = None,
+             accept: Optional[Callable[[Execution], bool]] = None) -> tuple[Certificate, dict]:
+    """The smallest trace (``size_of_execution``) found by greedy moves that keeps an exact violation (inside
+    ``accept``: a claim's standing assumptions), and its minimality record: ``{"status", "one_minimal", "size",
+    "moves"}``; 1-minimality is judged among the traces ``accept`` accepts."""
     from ..properties import get_property
 
     prop = get_property(cert.witness.property)
@@ -510,12 +514,12 @@ def minimise(mech, cert: Certificate, budget: float = 10.0, deadline: Optional[f
                 break
             if size_of_execution(cand) >= cur:
                 continue
-            got = _try(prop, mech, cert, cand)
+            got = _try(prop, mech, cert, cand, accept)
             if got is not None:
                 cert, moves, improved = got, moves + 1, True
                 break
     done = clock() < end
-    om = one_minimal(prop, mech, cert, end) if done else None
+    om = one_minimal(prop, mech, cert, end, accept) if done else None
     size = size_of_execution(cert.witness.execution)
     status = ("minimised (no smaller move keeps the violation)" if done else
               "partly minimised (the budget ended the moves)")

@@ -32,7 +32,7 @@ from mechverify.utility import bundle_value, envy_value, equal_split_bundle, uti
 from .base import Hints, Measure
 from .ef_si import EnvyFreeness, SharingIncentive
 from .po import ParetoOptimality
-from .temporal import ExecutionProperty, Judgement, fmt
+from .temporal import ExecutionProperty, Judgement, fmt, judged_at
 
 #: the one-shot properties ``each-step`` judges at every step, by variant
 _ONE_SHOT = {"si": SharingIncentive, "ef": EnvyFreeness, "po": ParetoOptimality}
@@ -65,7 +65,7 @@ class EachStep(ExecutionProperty):
         per: list = []
         worst, at, users, raw = None, None, (), None
         for st in steps:
-            if st.alloc is None or prop.applicable(mech, st.env, v):
+            if not judged_at(mech, st) or prop.applicable(mech, st.env, v):
                 per.append(None)
                 continue
             ev = prop.evaluate(mech, st.env, v, exact=exact, alloc=st.alloc)
@@ -118,7 +118,7 @@ class DynamicSI(ExecutionProperty):
         per, worst, at, who, utils = [], None, None, (), {}
         integral = not getattr(mech.setting, "divisible", True)
         for st in steps:
-            if st.alloc is None:
+            if not judged_at(mech, st):
                 per.append(None)
                 continue
             m = None
@@ -164,6 +164,9 @@ class DynamicEF(ExecutionProperty):
             rows = {u: st.alloc.x[j] for j, u in enumerate(st.users)}
             for u, row in rows.items():
                 history.setdefault(u, []).append((st.index, row))
+            if not judged_at(mech, st):
+                per.append(None)
+                continue
             m = None
             for i, ui in enumerate(st.users):
                 own = utility(st.true_env, st.alloc, i, integral)
@@ -208,7 +211,7 @@ class DynamicPO(ExecutionProperty):
 
         per, worst, at, utils = [], None, None, {}
         for st in steps:
-            if st.alloc is None:
+            if not judged_at(mech, st):
                 per.append(None)
                 continue
             f = _arrived_fraction(ex, steps, st.index)
@@ -338,6 +341,11 @@ class Disparity(ExecutionProperty):
     default_variant = "equal-demand"
     measure = Measure("the largest ratio of cumulative utilities among users with equal total demand", 1, ">")
 
+    def dynamic_variant_possible(self, setting, variant):
+        if not (getattr(setting, "bounds", True) or getattr(setting, "requires_bounds", False)):
+            return "no task bounds in this setting: every user's total demand is unbounded"
+        return None
+
     def applies_to(self, mech, ex, variant):
         every = [u.tasks for u in ex.users] + [e.spec.tasks for e in ex.events if e.kind == "arrive"]
         return None if every and all(t is not None for t in every) else "a user with unbounded demand"
@@ -382,8 +390,7 @@ class Isolation(ExecutionProperty):
         integral = not getattr(mech.setting, "divisible", True)
         per, worst, at, who, utils = [], None, None, (), {}
         for st in steps:
-            if st.alloc is None or (getattr(mech.time, "rounds", False) and st.event is not None
-                                    and st.event.kind != "round"):
+            if not judged_at(mech, st):
                 per.append(None)  # a round mechanism is judged at its rounds
                 continue
             m = None

@@ -28,7 +28,7 @@ from mechverify.numbers import FLOAT_REL, fmt_exact, fmt_value
 
 from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
 
-__all__ = ["ExecutionProperty", "Judgement", "ONE_SHOT_ONLY"]
+__all__ = ["ExecutionProperty", "Judgement", "ONE_SHOT_ONLY", "judged_at"]
 
 #: why a property over executions is not searched for a one-shot mechanism
 ONE_SHOT_ONLY = ("a one-shot mechanism: judged over executions when it steps through them (a stateful mechanism, "
@@ -177,6 +177,17 @@ class ExecutionProperty(Property):
         if self.hints_for(variant).deviation != "trace":
             return []
         return misreports(ex, rng, counts=getattr(mech.time, "rounds", False))
+
+
+def judged_at(mech, st: Step) -> bool:
+    """Is step ``st`` one a per-step property judges?  Every step with users present -- for a mechanism that
+    allocates per round (``TimeSpec.rounds``), step 0 and its rounds only: between rounds it holds its
+    allocation by design, and its papers' per-round properties are about the rounds."""
+    if st.alloc is None:
+        return False
+    if getattr(getattr(mech, "time", None), "rounds", False):
+        return st.event is None or st.event.kind == "round"
+    return True
 
 
 def _first_env(steps: Sequence[Step]):
