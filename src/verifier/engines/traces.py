@@ -14,6 +14,9 @@ A violation is then minimised by :func:`minimise` (fewest events, then users, th
 candidate re-checked exactly, and its 1-minimality (no single event or user can be removed) is recorded.
 Mechanisms that allocate per round (``TimeSpec.rounds``) get round-shaped traces: one resource, every user
 present from the start with a per-round demand (its task count), ``demand`` events between ``round`` events.
+A property that judges what happens while only rounds do (``Property.needs_quiet_rounds``: a repeated state
+with preemptions between, ``cycles``) gets every drawn trace followed by :data:`QUIET_ROUNDS` ``round`` events
+and nothing else (:func:`with_quiet_rounds`; kept off a trace the claim's condition would then refuse).
 """
 from __future__ import annotations
 
@@ -36,9 +39,14 @@ from ..properties.base import Certificate, PropertyFailure
 from ..results import Verdict
 from .search import SearchResult
 
-__all__ = ["TraceSpec", "search_traces", "describe_domain", "draw_execution", "minimise", "size_of_execution", "one_minimal"]
+__all__ = ["TraceSpec", "search_traces", "describe_domain", "draw_execution", "minimise", "size_of_execution",
+           "one_minimal", "with_quiet_rounds", "QUIET_ROUNDS"]
 
 clock = bud.now
+
+#: the quiet rounds a drawn trace ends with for a property that needs them (``Property.needs_quiet_rounds``):
+#: room for a loop of period up to 4 from the last change, or of period 2 after a 2-round transient
+QUIET_ROUNDS = 4
 
 
 @dataclass(frozen=True)
@@ -217,6 +225,15 @@ def _tiny_layers(mech) -> Iterator[tuple[str, list[Callable[[], Execution]]]]:
         yield f"2 users, {n_events} event(s)", thunks
 
 
+def with_quiet_rounds(ex: Execution, n: int = QUIET_ROUNDS) -> Execution:
+    """``ex`` followed by ``n`` ``round`` events (one per time unit after its last event) and nothing else: the
+    input stays as it is while a mechanism steps on alone; the end moves past the last round."""
+    last = ex.events[-1].t if ex.events else Fraction(0)
+    rounds = tuple(Event(last + k, "round") for k in range(1, n + 1))
+    end = last + n + 1
+    return replace(ex, events=ex.events + rounds, end=end if ex.end is None else max(ex.end, end))
+
+
 # ---------------------------------------------------------------------- the search
 class _Stop(Exception):
     pass
@@ -232,10 +249,17 @@ def search_traces(mech, prop, variant: str, spec: TraceSpec) -> SearchResult:
     rng = random.Random(spec.seed * 7919 + 17)
     seen: set = set()
     found: Optional[Certificate] = None
+    quiet = bool(getattr(prop, "needs_quiet_rounds", False))
+    if quiet:
+        res.domain["quiet rounds"] = f"every trace ends with {QUIET_ROUNDS} round events, nothing else changing"
 
     def trial(ex: Optional[Execution]) -> Optional[Certificate]:
         if ex is None:
             return None
+        if quiet:
+            tailed = with_quiet_rounds(ex)
+            if spec.accept is None or spec.accept(tailed):
+                ex = tailed
         if clock() > end or (spec.max_trials is not None and res.trials >= spec.max_trials):
             raise _Stop()
         key = repr(ex.to_dict())

@@ -19,6 +19,7 @@ from .single_server import SingleServerDRF  # noqa: F401
 from .order import OrderIsStrictWeak, ShareFaithful
 from .po import ParetoOptimality
 from .runs import Runs
+from .cycles import Cycles
 from .dynamic import (Disparity, DynamicEF, DynamicPO, DynamicSI, EachStep, Irrevocability, Isolation, OnlineSP,
                       Starvation)
 from .sp import GroupStrategyProofness, StrategyProofness
@@ -32,7 +33,7 @@ PROPERTIES: dict[str, Property] = {p.name: p for p in (
     BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), OrderIsStrictWeak(),
     ShareFaithful(), Runs(),
     EachStep(), DynamicSI(), DynamicEF(), DynamicPO(), OnlineSP(), Irrevocability(), Disparity(), Isolation(),
-    Starvation(),
+    Starvation(), Cycles(),
 )}
 
 #: The properties audited when none are named (every registered one, in registry order), except ``runs``,

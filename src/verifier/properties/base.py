@@ -18,7 +18,9 @@ optimiser, the minimiser, z3).  It offers
 
 Facets every layer reads instead of switching on the name: ``measure`` (a :class:`Measure`: what the
 measure means, its threshold and direction -- the reports print it), ``hints`` (the search engines),
-``reads`` (what the search must draw: declared guarantees, maxes, a state) and,
+``reads`` (what the search must draw: declared guarantees, maxes, a state), ``needs_quiet_rounds`` (a
+property over executions judged on stretches where only ``round`` events happen: the search over traces
+ends every drawn trace with a few such rounds; ``cycles``, docs/cycles.md) and,
 optionally, ``z3`` (the module of its z3 goal, ``verifier/engines/smt/goals/``; docs/z3.md, "Goals").
 Measures, their orientation and violation thresholds are listed in docs/properties.md.
 """
@@ -289,6 +291,10 @@ class Property:
     #: what it is judged on: ``"instance"`` (one environment), or ``"execution"`` (a mechanism's run through an
     #: execution: ``verifier.properties.temporal``); engines, the planner and the reports read it
     over: str = "instance"
+    #: (``over = "execution"``) what it judges happens while nothing but ``round`` events do -- the input
+    #: unchanged, a deterministic mechanism stepping on alone (a repeated state repeats forever): the search over
+    #: traces (``verifier.engines.traces``) then ends every trace it draws with a few quiet rounds
+    needs_quiet_rounds: bool = False
     #: a violation is the MECHANISM failing (an exception, a time-out, an invalid output: property ``runs``),
     #: not a property of its allocations.  The policy every entry point follows for such a property lives here,
     #: once: a user's mechanism is searched for it FIRST, whatever was asked (``verifier.planning``); its

@@ -27,7 +27,12 @@ The space (``space``):
 
 A LAYER is (tree shape, number of resources, number of workloads).  Layers run smallest first; a layer whose
 size is at most ``per_layer`` is enumerated EXHAUSTIVELY, a larger one is SAMPLED (``per_layer``
-configurations, uniformly, seeded by the layer: deterministic).  Exhaustive enumeration skips a configuration
+configurations, uniformly, seeded by the layer: deterministic).  The decision is the generic layered
+enumeration's (``mechverify.enumeration.layered``, shared with the search over executions); the SAMPLED draws
+stay this module's own (:meth:`Layer.sample`: coordinates with replacement, a generator seeded by the layer's
+``repr``), since ``layered``'s default draws (distinct items, seeded by text) would run other configurations
+than the ones every reported sampled layer ran.  Loops are found by the generic repeated-state detector
+(``mechverify.cycles``) in :func:`mechanisms.ports.kueue.scheduling.run`.  Exhaustive enumeration skips a configuration
 whose sibling ClusterQueues' (quota, weight) pairs are not sorted: permuting sibling ClusterQueues with their
 workloads is a symmetry of the model (target candidates, the tournament and its ties are ordered by workload,
 never by a ClusterQueue's position; only Cohorts' positions break ties, and Cohorts are never permuted).  The
@@ -51,11 +56,12 @@ from fractions import Fraction
 from typing import Iterator, Optional, Sequence
 
 from mechverify.deadline import now
+from mechverify.enumeration import LayerDraw, layered
 
 from .preemption import HISTORIC_6925, NO_STICKY, PIN, S2A, S2B, Config, Node, Tree, Workload
 from .scheduling import Outcome, run
 
-__all__ = ["shapes", "Layer", "layers", "Finding", "search", "minimise", "describe", "summary", "two_cycle_query",
+__all__ = ["shapes", "Layer", "layers", "draws", "Finding", "search", "minimise", "describe", "summary", "two_cycle_query",
            "POLICIES", "DEFAULT_POLICY", "VERSIONS", "main"]
 
 #: ``--version``: the code paths each name selects (:mod:`mechanisms.ports.kueue.preemption`)
@@ -184,14 +190,29 @@ class Layer:
                 return False
         return True
 
-    def configurations(self, per_layer: int) -> tuple[bool, Iterator[Sequence[int]]]:
-        """(exhaustive?, the coordinates to run)."""
+    def exhaustive(self) -> Iterator[Sequence[int]]:
+        """Every canonical configuration (:meth:`canonical`), in the order of the coordinates."""
+        return (c for c in itertools.product(*(range(d) for d in self.dims())) if self.canonical(c))
+
+    def sample(self, per_layer: int) -> list[Sequence[int]]:
+        """``per_layer`` configurations drawn with replacement by a generator seeded by the layer (the draws
+        every reported sampled layer was run with)."""
         dims = self.dims()
-        if self.size() <= per_layer:
-            it = (c for c in itertools.product(*(range(d) for d in dims)) if self.canonical(c))
-            return True, it
         rng = random.Random(repr((self.shape, self.n_resources, self.n_workloads, dims)))
-        return False, (tuple(rng.randrange(d) for d in dims) for _ in range(per_layer))
+        return [tuple(rng.randrange(d) for d in dims) for _ in range(per_layer)]
+
+    def configurations(self, per_layer: int) -> tuple[bool, Iterator[Sequence[int]]]:
+        """(exhaustive?, the coordinates to run): :func:`draws`' decision for this one layer."""
+        d = next(draws([self], per_layer))
+        return d.exhaustive, iter(d.items)
+
+
+def draws(layers: Sequence[Layer], per_layer: int) -> Iterator[LayerDraw]:
+    """The layers as ``mechverify.enumeration.layered`` draws them (the engine the trace search shares): a layer
+    of at most ``per_layer`` configurations EXHAUSTIVE (the canonical ones, walked lazily), a larger one
+    SAMPLED by :meth:`Layer.sample` (Kueue's own draws, kept: see the module docstring)."""
+    return layered(((L, L.exhaustive(), L.size()) for L in layers), per_layer,
+                   sample=lambda L, items, size, k: L.sample(k))
 
 
 def layers(max_queues: int, max_workloads: int, resources: Sequence[int] = (1, 2), policies: tuple = POLICIES,
@@ -271,12 +292,12 @@ def search(max_queues: int = 4, max_workloads: int = 6, budget: Optional[float] 
     deadline = None if budget is None else now() + budget
     rep = Report()
     t0 = time.monotonic()
-    for L in layers(max_queues, max_workloads, resources, space.get("policies", POLICIES),
-                    space.get("priorities", PRIORITIES), space.get("weights", WEIGHTS)):
-        exhaustive, confs = L.configurations(per_layer)
-        lr = LayerReport(L, exhaustive, 0)
+    for draw in draws(layers(max_queues, max_workloads, resources, space.get("policies", POLICIES),
+                             space.get("priorities", PRIORITIES), space.get("weights", WEIGHTS)), per_layer):
+        L = draw.label
+        lr = LayerReport(L, draw.exhaustive, 0)
         rep.layers.append(lr)
-        for coords in confs:
+        for coords in draw.items:
             if deadline is not None and now() >= deadline:
                 lr.finished = False
                 break

@@ -73,7 +73,9 @@ Conventions (upstream's timing is open; these are the model's choices)
 * Upstream's heads are popped in map order; the tournament decides the processing order, so the heads' order
   does not matter.  Creation timestamps are distinct, in index order; UIDs in the same order.
 * A run is SETTLED when a cycle leaves the state as it is and issues no preemption (BestEffortFIFO: typically
-  every heap empty, so ``heads`` blocks); a LOOP is a state that repeats with something done in between.
+  every heap empty, so ``heads`` blocks); a LOOP is a state that repeats with something done in between
+  (found by the generic repeated-state detector, ``mechverify.cycles.RepeatDetector``; it forgets the states
+  of a stage when the next stage's workloads are created).
 * Omitted (none reachable in the modelled configuration unless said): ``PendingMigration`` (ConcurrentAdmission
   variants), ``PreemptionFailed`` (API errors), ``PreemptionGated``, second passes, admission checks, requeue
   backoff (``RequeueState``: set by waitForPodsReady), namespace mismatches, LastAssignment's pending flavours
@@ -84,6 +86,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
+
+from mechverify.cycles import RepeatDetector
 
 from .cohort import nominee_requests
 from .tournament import _Tournament
@@ -369,9 +373,11 @@ def run(tree: Tree, cfg: Config, arrivals: bool = False, max_steps: int = 10_000
         stages = [[j] for j in range(J)] if arrivals else [list(range(J))]
     st = QueueState()
     trace: list[CycleResult] = []
+    states = RepeatDetector()  # the generic repeated-state detector (mechverify.cycles)
     for k, group in enumerate(stages):
         st = arrive(tree, cfg, st, group)
-        seen = {st: len(trace)}
+        states.forget()  # new workloads: a state of an earlier stage proves nothing
+        states.see(st)
         while True:
             if len(trace) >= max_steps:
                 return Outcome("limit", len(trace), (), tuple(trace), k)
@@ -379,8 +385,8 @@ def run(tree: Tree, cfg: Config, arrivals: bool = False, max_steps: int = 10_000
             if res.state == st and not res.did_something:
                 break
             trace.append(res)
-            if res.state in seen:
-                return Outcome("loop", len(trace), tuple(trace[seen[res.state]:]), tuple(trace), k)
-            seen[res.state] = len(trace)
+            loop = states.see(res.state, res)
+            if loop is not None:  # the cycles from the first occurrence of the state on
+                return Outcome("loop", len(trace), loop.between, tuple(trace), k)
             st = res.state
     return Outcome("settled", len(trace), (), tuple(trace), len(stages) - 1)
