@@ -95,8 +95,9 @@ def all_names() -> list[str]:
 
 def names_help() -> str:
     """Help text of a ``--properties`` option, from the registry."""
-    return (f"comma-separated: {','.join(all_names())} (default: all but runs; a user's mechanism: all, "
-            f"runs first), or your own: path/file.py:function, package.module:function")
+    return (f"comma-separated: {','.join(all_names())} (default: all but runs -- over executions for a mechanism "
+            f"that steps through them, on instances otherwise; a user's mechanism: all, runs first), or your own: "
+            f"path/file.py:function, package.module:function")
 
 
 def split_name(item: str) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from verifier.engines.minimize import minimize
 from verifier.engines.search import search
 from verifier.engines.strategies import domain_for
 from verifier.exact import certified_excess, exact_run, own_utility, utility_interval
-from verifier.properties import (DEFAULT_PROPERTIES, PROPERTIES, Certificate, Evaluation, Hints, Property, Witness,
+from verifier.properties import (DEFAULT_PROPERTIES, EXECUTION_PROPERTIES, PROPERTIES, Certificate, Evaluation, Hints, Property, Witness,
                                  get_property, names_help)
 from verifier.properties.base import Measure
 from verifier.properties import moves
@@ -121,8 +121,12 @@ def test_new_property_not_refuted_for_drf(ete):
 # ---------------------------------------------------------------------- registry
 def test_defaults_and_help_come_from_the_registry():
     assert DEFAULT_PROPERTIES == ["sp", "gsp", "ef", "si", "hsi", "quota", "limit", "lend", "po", "bf", "srf", "pm", "single-server-drf", "order", "share"]
-    assert names_help() == ("comma-separated: sp,gsp,ef,si,hsi,quota,limit,lend,po,bf,srf,pm,single-server-drf,order,share,runs (default: all but "
-                            "runs; a user's mechanism: all, runs first), or your own: path/file.py:function, "
+    assert EXECUTION_PROPERTIES == ["each-step", "dsi", "def", "dpo", "online-sp", "irrevocable", "disparity",
+                                    "isolation", "starvation", "cycles"]
+    assert names_help() == ("comma-separated: sp,gsp,ef,si,hsi,quota,limit,lend,po,bf,srf,pm,single-server-drf,order,share,runs,"
+                            "each-step,dsi,def,dpo,online-sp,irrevocable,disparity,isolation,starvation,cycles (default: "
+                            "all but runs -- over executions for a mechanism that steps through them, on instances "
+                            "otherwise; a user's mechanism: all, runs first), or your own: path/file.py:function, "
                             "package.module:function")
 
 
@@ -131,7 +135,8 @@ def test_deviation_kinds_are_declared():
     assert kinds[("sp", "demand")] == "demand" and kinds[("sp", "eligible")] == "eligible"
     assert kinds[("sp", "tasks")] == "tasks" and kinds[("gsp", "demand")] == "coalition"
     assert kinds[("pm", "leave")] == "leave"
-    assert {p.name for p in PROPERTIES.values() if p.needs_deviation} == {"sp", "gsp", "pm"}
+    assert kinds[("online-sp", "demand")] == "trace"
+    assert {p.name for p in PROPERTIES.values() if p.needs_deviation} == {"sp", "gsp", "pm", "online-sp"}
     with pytest.raises(ValueError):
         Hints(deviation="bribe")
 

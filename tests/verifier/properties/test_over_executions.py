@@ -142,3 +142,55 @@ def test_execute_api_and_cli(tmp_path):
     assert out.returncode == 1 and doc["violations"] == ["irrevocable/tasks"]
     assert [s["event"] for s in doc["steps"]] == ["start", "arrive B (3, 1)", "arrive C (1, 1)", "leave A"]
     assert doc["steps"][1]["tasks"] == {"A": "3", "B": "2"} and doc["steps"][1]["status"]["irrevocable/tasks"] == "FAIL"
+
+
+# ---------------------------------------------------------------------- every variant has a hand-derived judgement
+KASH = {"resources": ["r1", "r2"], "servers": [{"name": "s", "capacity": [1, 1]}],
+        "users": [{"name": "a1", "demand": [1, "1/2"]}],
+        "events": [{"t": 1, "kind": "arrive", "user": {"name": "a2", "demand": ["1/2", 1]}},
+                   {"t": 2, "kind": "arrive", "user": {"name": "a3", "demand": [1, "1/4"]}}], "end": 3}
+
+
+def test_every_variant_over_executions_is_covered():
+    from verifier.properties import PROPERTIES
+
+    assert {p: sorted(o.variants) for p, o in PROPERTIES.items() if o.over == "execution"} == {
+        "each-step": ["ef", "po", "si"], "dsi": ["kash"], "def": ["kash"], "dpo": ["kash"], "online-sp": ["demand"],
+        "irrevocable": ["tasks"], "disparity": ["equal-demand"], "isolation": ["guaranteed"],
+        "starvation": ["entitlement", "quota"], "cycles": ["preemptions"]}
+
+
+def test_kash_properties_on_dynamic_drfs_worked_example():
+    """Dynamic DRF on 3 agents (tests/mechanisms/test_dynamic.py derives the dominant shares by hand: 1/3; then
+    4/9, 4/9; then 4/9, 4/9, 1/3).  DEF: at the last step a3 values a1's bundle (4/9, 2/9) at
+    min(4/9, (2/9)/(1/4)) = 4/9 > its own 1/3 -- excused, a1 arrived first and got nothing since a3 arrived (its
+    envy of a2, (2/9, 4/9) worth 2/9 to it, is excused likewise).  The largest envy ratio left: a1 values a2's
+    bundle (2/9, 4/9) at min(2/9 / 1, (4/9) / (1/2)) = 2/9 against its own 4/9 -- 1/2, from step 1 (a2 vs a1
+    is 1/2 too, and not excused: a1 received at step 1).  DPO: at every step some resource is used up to k/n (1/3, then 2/3, then 1), so no k/n
+    allocation dominates: factor 1.  DSI: each agent gets at least 1/3 dominant share = its 1/n share."""
+    ex = parse_execution(KASH)
+    ddrf = mechanisms.get("dynamic-drf")
+    j = judge(ddrf, "def", "kash", ex)
+    assert not j.violated and j.measure == F(1, 2) and j.step == 1
+    assert judge(ddrf, "dpo", "kash", ex).measure == 1
+    assert judge(ddrf, "dsi", "kash", ex).measure == 1
+    ef = judge(ddrf, "each-step", "ef", ex)  # plain EF fails: the impossibility's side Dynamic DRF gives up
+    assert ef.violated and ef.step == 2 and ef.users == ("a3", "a1")
+
+
+def test_isolation_and_quota_starvation_by_hand():
+    """isolation: round-maxmin on a pool of 4 with two users demanding 4 and 0 tasks: u1 gets 4 >= min(4, 2).
+    starvation/quota: drf+irrevocable on a tree with queue q guaranteed 2 cpus; u2 (in q, demand 1 cpu) arrives
+    at 1 when u1 (root) holds all 4: u2 stays at 0 < its quota of 2 tasks until u1 leaves at 3 -- a wait of 2."""
+    rounds = parse_execution({"resources": ["r"], "servers": [{"name": "s", "capacity": [4]}], "unit": "round",
+                              "users": [{"name": "u1", "demand": [1], "tasks": 4}, {"name": "u2", "demand": [1], "tasks": 0}],
+                              "events": [{"t": 1, "kind": "round"}], "end": 2})
+    j = judge(mechanisms.get("round-maxmin"), "isolation", "guaranteed", rounds)
+    assert not j.violated and j.measure == 2  # 4 tasks over min(4, 4/2)
+    tree = parse_execution({"resources": ["cpu"], "servers": [{"name": "s", "capacity": [4]}],
+                            "queues": [{"name": "q", "guarantee": [2]}],
+                            "users": [{"name": "u1", "demand": [1], "tasks": 4}],
+                            "events": [{"t": 1, "kind": "arrive", "user": {"name": "u2", "demand": [1], "queue": "q"}},
+                                       {"t": 3, "kind": "leave", "user": "u1"}], "end": 4})
+    j = judge(mechanisms.get("hdrf+irrevocable"), "starvation", "quota", tree)
+    assert j.violated and j.measure == 2 and j.users == ("u2",)
