@@ -189,8 +189,8 @@ def execute(mech: MechanismLike, trace: Any, properties: Union[None, str, Sequen
         raise InstanceError(f"lift: {m.name} steps through executions itself ({m.time.kind}); it is not lifted")
     store = options.pop("store", None)
     config = RunConfig.of(**dict({"budget": DEFAULT_EXECUTE_BUDGET}, **options))
-    names, _ = _cells(properties)
-    return execute_trace(m, execution(trace), names, config, exact=exact, store=store)
+    names, variants = _cells(properties)
+    return execute_trace(m, execution(trace), names, config, exact=exact, store=store, variants=variants)
 
 
 def run(mech: MechanismLike, properties: Union[None, str, Sequence[str]] = None, *,

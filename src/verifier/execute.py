@@ -68,9 +68,11 @@ class _Cut(Exception):
 
 
 def execute_trace(mech, ex: Execution, properties: Optional[Sequence[Any]] = None, config: RunConfig = RunConfig(),
-                  exact: bool = True, store: Optional[str] = None, source: str = "") -> ExecutionReport:
+                  exact: bool = True, store: Optional[str] = None, source: str = "",
+                  variants: Optional[dict] = None) -> ExecutionReport:
     """Run ``mech`` through ``ex`` and judge every property over executions (``properties``: names; default:
-    all of them) within ``config``'s budget (module docstring).  ``store``: write each violation there (the
+    all of them; ``variants``: ``{property: [variant, ...]}`` to keep only those) within ``config``'s budget
+    (module docstring).  ``store``: write each violation there (the
     trace as given, not minimised)."""
     from mechanisms.core.time import execute
 
@@ -82,7 +84,7 @@ def execute_trace(mech, ex: Execution, properties: Optional[Sequence[Any]] = Non
         from .properties import EXECUTION_PROPERTIES
 
         asked = list(EXECUTION_PROPERTIES)
-    p = plan([mech], asked, failures_first=False)
+    p = plan([mech], asked, variants or None, failures_first=False)
     rep = ExecutionReport(mech.name, ex, [], exact, skipped=[s.row() for s in p.skipped])
 
     def tick(_step):

@@ -52,17 +52,18 @@ def cmd_execute(args: argparse.Namespace) -> int:
     from ..execute import execute_trace
     from ..properties import parse_cells
 
+    asked, args.properties = args.properties, None  # NAME/VARIANT is read below (parse_cells)
     mech, _ = mechanism_and_properties(args)
+    args.properties = asked
     if args.steps < 1:
         raise CliError(f"--steps: must be >= 1 (got {args.steps})")
     if args.lift is not None and mech.time is not None:
         raise CliError(f"--lift: {mech.name} steps through executions itself ({mech.time.kind}); it is not lifted")
     if mech.time is None:
         mech = lift(mech, args.lift or "recompute")
-    props = None
+    props, variants = None, {}
     if args.properties is not None:
-        names, variants = parse_cells(args.properties)
-        props = names
+        props, variants = parse_cells(args.properties)
     output_dir(args.store, "--store")
     if args.html is not None:  # checked before the run: a directory, or a file in a folder that is not there
         if os.path.isdir(args.html):
@@ -72,9 +73,8 @@ def cmd_execute(args: argparse.Namespace) -> int:
     if args.store:
         announce_store(args.store, True)
     config = RunConfig(budget=args.budget, seed=args.seed).start()
-    rep = execute_trace(mech, ex, props, config, exact=not args.float_path, store=args.store, source=args.trace)
-    if props is not None and variants:
-        rep.results = [r for r in rep.results if r.property not in variants or r.variant in variants[r.property]]
+    rep = execute_trace(mech, ex, props, config, exact=not args.float_path, store=args.store, source=args.trace,
+                        variants=variants)
     if args.html:
         from ..files import atomic_write_text
         from ..report.html import render_execution_html
