@@ -106,6 +106,11 @@ class DynamicDRF:
     def state_key(self) -> Any:
         return (len(self.seen), tuple(sorted(self.x.items())))
 
+    def share_per_task(self, d: Sequence[Any], C: Sequence[Any]) -> Any:
+        """The dominant share one task of demand ``d`` takes of capacities ``C`` (what the water-filling
+        equalises, per task: DRF's dominant share)."""
+        return max(d[r] / C[r] for r in range(len(C)) if d[r] > 0)
+
     def step(self, ctx: StepContext) -> Allocation:
         env, exact = ctx.env, ctx.exact
         check_pool(env, NAME, weights=False, bounds="forbidden")
@@ -132,7 +137,7 @@ class DynamicDRF:
                 s.append(None)
                 a.append(None)
                 continue
-            sj = max(d[r] / C[r] for r in range(R) if d[r] > 0)
+            sj = self.share_per_task(d, C)
             s.append(sj)
             a.append([v / sj for v in d])
         part = [j for j in range(env.n_users) if a[j] is not None]
