@@ -194,3 +194,19 @@ def test_isolation_and_quota_starvation_by_hand():
                                        {"t": 3, "kind": "leave", "user": "u1"}], "end": 4})
     j = judge(mechanisms.get("hdrf+irrevocable"), "starvation", "quota", tree)
     assert j.violated and j.measure == 2 and j.users == ("u2",)
+
+
+@pytest.mark.parametrize("events,field", [
+    ([{"t": 1, "kind": "demand", "user": "ghost", "demand": [1, 1]}], "events[0].user: demand for 'ghost'"),
+    ([{"t": 1, "kind": "leave", "user": "A"}, {"t": 2, "kind": "leave", "user": "A"}], "events[1].user: leave for 'A'"),
+    ([{"t": "NaN", "kind": "round"}], "events[0].t"),
+])
+def test_execute_refuses_hostile_traces_in_one_line(tmp_path, events, field):
+    from tests.helpers import main_cli
+
+    data = json.load(open(EXAMPLE))
+    data["events"] = events
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data).replace('"NaN"', "NaN"))
+    code, out, err = main_cli("execute", "drf", str(path))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and field in err, err
