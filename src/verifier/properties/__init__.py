@@ -32,9 +32,14 @@ PROPERTIES: dict[str, Property] = {p.name: p for p in (
     Quota(), Limit(), Lend(), ParetoOptimality(),
     BottleneckFairness(), SingleResourceFairness(), PopulationMonotonicity(), SingleServerDRF(), OrderIsStrictWeak(),
     ShareFaithful(), Runs(),
-    EachStep(), DynamicSI(), DynamicEF(), DynamicPO(), OnlineSP(), Irrevocability(), Disparity(), Isolation(),
-    Starvation(), Cycles(),
 )}
+#: ``each-step`` judges every one-shot property of one instance that has no deviation and reads no state
+PROPERTIES["each-step"] = EachStep({n: p for n, p in PROPERTIES.items() if not p.needs_deviation
+                                    and not p.mechanism_failure and "state" not in p.reads})
+PROPERTIES.update({p.name: p for p in (
+    DynamicSI(), DynamicEF(), DynamicPO(), OnlineSP(), Irrevocability(), Disparity(), Isolation(),
+    Starvation(), Cycles(),
+)})
 
 #: The properties audited when none are named (every registered one, in registry order), except ``runs``,
 #: which ``run`` searches first for a user's mechanism only (``USER_PROPERTIES``).

@@ -30,12 +30,7 @@ from mechverify.numbers import INF, fmt_value, is_inf
 from mechverify.utility import bundle_value, envy_value, equal_split_bundle, utility
 
 from .base import Hints, Measure
-from .ef_si import EnvyFreeness, SharingIncentive
-from .po import ParetoOptimality
 from .temporal import ExecutionProperty, Judgement, fmt, judged_at
-
-#: the one-shot properties ``each-step`` judges at every step, by variant
-_ONE_SHOT = {"si": SharingIncentive, "ef": EnvyFreeness, "po": ParetoOptimality}
 
 __all__ = ["EachStep", "DynamicSI", "DynamicEF", "DynamicPO", "OnlineSP", "Irrevocability", "Disparity", "Isolation",
            "Starvation"]
@@ -49,17 +44,26 @@ def _ratio(a: Any, b: Any) -> Any:
 
 # ---------------------------------------------------------------------- each step
 class EachStep(ExecutionProperty):
+    """Every one-shot property judged on one instance (no deviation, no state) at every step, for the users
+    present then: one variant per such property (``verifier.properties`` builds it with them), judged in the
+    reading the mechanism's setting calls for."""
+
     name = "each-step"
     title = "A one-shot property at every step, for the users present then"
-    variants = {"si": "sharing incentive at every step (the property si, the reading the setting calls for)",
-                "ef": "envy-freeness at every step (ef)",
-                "po": "Pareto optimality at every step (po)"}
     default_variant = "si"
     measure = Measure("how far the one-shot property's measure is past its threshold at the worst step "
                       "(its measure minus the threshold, oriented so that > 0 is a violation)", 0, ">")
 
+    def __init__(self, inner) -> None:
+        self.inner = dict(inner)
+        self.variants = {n: f"{p.name} at every step ({p.title})" for n, p in self.inner.items()}
+
+    def dynamic_variant_possible(self, setting, variant):
+        prop = self.inner[variant]
+        return prop.variant_possible(setting, prop.default_for(setting))
+
     def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):
-        prop = _ONE_SHOT[variant]()
+        prop = self.inner[variant]
         v = prop.default_for(mech.setting)
         thr, up = prop.measure.threshold, prop.measure.direction == ">"
         per: list = []

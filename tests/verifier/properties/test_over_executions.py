@@ -155,7 +155,7 @@ def test_every_variant_over_executions_is_covered():
     from verifier.properties import PROPERTIES
 
     assert {p: sorted(o.variants) for p, o in PROPERTIES.items() if o.over == "execution"} == {
-        "each-step": ["ef", "po", "si"], "dsi": ["kash"], "def": ["kash"], "dpo": ["kash"], "online-sp": ["demand"],
+        "each-step": ["bf", "ef", "hsi", "lend", "limit", "po", "quota", "si", "single-server-drf", "srf"], "dsi": ["kash"], "def": ["kash"], "dpo": ["kash"], "online-sp": ["demand"],
         "irrevocable": ["tasks"], "disparity": ["equal-demand"], "isolation": ["guaranteed"],
         "starvation": ["entitlement", "quota"], "cycles": ["preemptions"]}
 
@@ -210,3 +210,29 @@ def test_execute_refuses_hostile_traces_in_one_line(tmp_path, events, field):
     path.write_text(json.dumps(data).replace('"NaN"', "NaN"))
     code, out, err = main_cli("execute", "drf", str(path))
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and field in err, err
+
+
+def test_each_step_judges_every_one_shot_property_in_its_reading():
+    """The other one-shot properties at every step.  drf+recompute on the example is DRF at every step: no
+    bottleneck-fairness failure, and equal to DRF itself (single-server-drf: nothing past the threshold); srf
+    needs one resource (not judged on two).  On a tree (hdrf+irrevocable, the quota example of
+    test_isolation_and_quota_starvation_by_hand): u2 in q, guaranteed 2, holds 0 while u1 holds all 4 -- the
+    hierarchical share guarantee and the quota fail at step 1; nobody exceeds a max (none declared)."""
+    ex = load_execution(EXAMPLE)
+    drf = mechanisms.get("drf+recompute")
+    assert not judge(drf, "each-step", "bf", ex).violated
+    assert judge(drf, "each-step", "single-server-drf", ex).measure == 0
+    assert judge(drf, "each-step", "srf", ex).measure is None
+    tree = parse_execution({"resources": ["cpu"], "servers": [{"name": "s", "capacity": [4]}],
+                            "queues": [{"name": "q", "guarantee": [2]}],
+                            "users": [{"name": "u1", "demand": [1], "tasks": 4}],
+                            "events": [{"t": 1, "kind": "arrive", "user": {"name": "u2", "demand": [1], "queue": "q"}},
+                                       {"t": 3, "kind": "leave", "user": "u1"}], "end": 4})
+    hd = mechanisms.get("hdrf+irrevocable")
+    for v in ("hsi", "quota"):
+        j = judge(hd, "each-step", v, tree)
+        assert j.violated and j.step == 1, v
+    assert not judge(hd, "each-step", "limit", tree).violated
+    from verifier.properties import get_property
+
+    assert get_property("each-step").variant_possible(hd.setting, "lend")  # hdrf does not lend: not searched
