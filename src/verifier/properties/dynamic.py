@@ -94,6 +94,42 @@ class EachStep(ExecutionProperty):
         return Fraction(10) ** 9 if is_inf(m) else Fraction(m)
 
 
+def _share_judgement(mech, steps: Sequence[Step], exact: bool, share, whole_benchmark: bool, what: str,
+                     nothing: str) -> Judgement:
+    """The smallest ratio, over the judged steps and present users, of a user's tasks to what ``share(st, j)``
+    of every server and external resource gives it (``whole_benchmark``: in whole tasks, for a whole-task
+    mechanism) -- dsi's and isolation's judgement, ``what`` naming the benchmark in the summary."""
+    integral = not getattr(mech.setting, "divisible", True)
+    per, worst, at, who, got_w, bench_w = [], None, None, (), None, None
+    for st in steps:
+        if not judged_at(mech, st):
+            per.append(None)  # a round mechanism is judged at its rounds
+            continue
+        m = None
+        for j, u in enumerate(st.users):
+            bench = bundle_value(st.true_env, j, equal_split_bundle(st.true_env, share(st, j)), None, False)
+            if integral and whole_benchmark and not is_inf(bench):
+                bench = Fraction(int(bench)) if exact else float(int(bench))
+            if not bench:
+                continue
+            got = utility(st.true_env, st.alloc, j, integral)
+            r = _ratio(got, bench)
+            if m is None or r < m:
+                m = r
+            if worst is None or r < worst:
+                worst, at, who, got_w, bench_w = r, st.index, (u,), got, bench
+        per.append(m)
+    if worst is None:
+        return Judgement(None, False, per_step=per, note=nothing)
+    u = who[0]
+    return Judgement(worst, _violates_below(worst, exact), at, who, per, {f"u({u})": got_w, f"{what} ({u})": bench_w},
+                     summary=f"{u} runs {fmt(got_w)} tasks at step {at}, below the {fmt(bench_w)} {what} gives it")
+
+
+def _violates_below(m: Any, exact: bool) -> bool:
+    return m < 1 if exact else float(m) < 1 - 1e-7
+
+
 # ---------------------------------------------------------------------- Kash, Procaccia, Shah
 def _share(ex: Execution, env, j: int) -> Fraction:
     """``w_j / sum of the weights of every user of the execution`` (Kash et al.: 1/n, n known in advance)."""
@@ -119,30 +155,8 @@ class DynamicSI(ExecutionProperty):
     measure = Measure("the smallest ratio of a present user's tasks to those of its 1/n share of the cluster", 1, "<")
 
     def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):
-        per, worst, at, who, utils = [], None, None, (), {}
-        integral = not getattr(mech.setting, "divisible", True)
-        for st in steps:
-            if not judged_at(mech, st):
-                per.append(None)
-                continue
-            m = None
-            for j, u in enumerate(st.users):
-                bench = bundle_value(st.true_env, j, equal_split_bundle(st.true_env, _share(ex, st.true_env, j)), None,
-                                     integral)
-                if not bench:
-                    continue
-                got = utility(st.true_env, st.alloc, j, integral)
-                r = _ratio(got, bench)
-                if m is None or r < m:
-                    m = r
-                if worst is None or r < worst:
-                    worst, at, who, utils = r, st.index, (u,), {f"u({u})": got, f"u({u}, 1/n share)": bench}
-            per.append(m)
-        if worst is None:
-            return Judgement(None, False, per_step=per, note="no user demands anything")
-        return Judgement(worst, self.is_violation(worst, exact), at, who, per, utils,
-                         summary=f"{who[0]} runs {fmt(utils[f'u({who[0]})'])} tasks at step {at}, below the "
-                                 f"{fmt(utils[f'u({who[0]}, 1/n share)'])} its 1/n share of the cluster gives it")
+        return _share_judgement(mech, steps, exact, lambda st, j: _share(ex, st.true_env, j), False,
+                                "its 1/n share of the cluster", "no user demands anything")
 
 
 class DynamicEF(ExecutionProperty):
@@ -391,32 +405,8 @@ class Isolation(ExecutionProperty):
     def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):
         g = getattr(mech.time, "guarantee", None)
         g = Fraction(1) if g is None else Fraction(g)
-        integral = not getattr(mech.setting, "divisible", True)
-        per, worst, at, who, utils = [], None, None, (), {}
-        for st in steps:
-            if not judged_at(mech, st):
-                per.append(None)  # a round mechanism is judged at its rounds
-                continue
-            m = None
-            for j, u in enumerate(st.users):
-                share = st.true_env.entitlement(j) * g
-                bench = bundle_value(st.true_env, j, equal_split_bundle(st.true_env, share), None, False)
-                if integral and not is_inf(bench):
-                    bench = Fraction(int(bench)) if exact else float(int(bench))
-                if not bench:
-                    continue
-                got = utility(st.true_env, st.alloc, j, integral)
-                r = _ratio(got, bench)
-                if m is None or r < m:
-                    m = r
-                if worst is None or r < worst:
-                    worst, at, who, utils = r, st.index, (u,), {f"u({u})": got, f"guaranteed to {u}": bench}
-            per.append(m)
-        if worst is None:
-            return Judgement(None, False, per_step=per, note="nobody demands anything")
-        return Judgement(worst, self.is_violation(worst, exact), at, who, per, utils,
-                         summary=f"{who[0]} runs {fmt(utils[f'u({who[0]})'])} at step {at}, below its guaranteed "
-                                 f"{fmt(utils[f'guaranteed to {who[0]}'])}")
+        return _share_judgement(mech, steps, exact, lambda st, j: st.true_env.entitlement(j) * g, True,
+                                "its guaranteed part of its fair share", "nobody demands anything")
 
 
 # ---------------------------------------------------------------------- starvation
