@@ -242,8 +242,8 @@ class Execution:
             return f"{k} {noun}{'' if k == 1 else 's'}"
 
         return (f"{n(self.n_users_total, 'user')}, {n(len(self.servers), 'server')} at the start, "
-                f"{n(len(self.resources), 'resource')}, {n(self.n_events, 'event')} over {fmt_exact(self.horizon)} "
-                f"{self.unit}")
+                f"{n(len(self.resources), 'resource')}, {n(self.n_events, 'event')} until t = "
+                f"{fmt_exact(self.horizon)} ({self.unit})")
 
     def without_events(self, drop: Sequence[int]) -> "Execution":
         """A copy without the events at positions ``drop`` (the minimiser's move; may be invalid: parse the

@@ -18,6 +18,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from mechanisms.core.mechanism import SettingError
 from mechverify.execution import Execution, Step
 
 from . import claims as claims_mod
@@ -143,7 +144,10 @@ def _judge(mech, ex: Execution, prop, variant: str, rep: ExecutionReport, r: Res
             if bud.now() > end:
                 r.note = f"budget: {r.trials} of {len(devs)} misreports tried"
                 break
-            ev = prop.evaluate_execution(mech, ex, variant, dev, exact=False, steps=None)
+            try:
+                ev = prop.evaluate_execution(mech, ex, variant, dev, exact=False, steps=None)
+            except SettingError:  # the report leaves the mechanism's setting: not a report it takes
+                continue
             if ev.measure is None:
                 continue
             r.trials += 1

@@ -197,7 +197,7 @@ def _first_env(steps: Sequence[Step]):
 def misreports(ex: Execution, rng, counts: bool = False, per_user: int = 6) -> list[TraceMisreport]:
     """Structured misreports over a trace, for every user: at ONE place it states a demand, or at ALL of them --
     one resource's demand doubled or halved, a zero demand made positive; with ``counts`` (a mechanism reading the
-    per-round demand in the task count) the task count raised or lowered.  ``rng`` samples ``per_user`` of them."""
+    per-round demand in the task count) the task count raised or lowered instead.  ``rng`` samples ``per_user`` of them."""
     out: list[TraceMisreport] = []
     specs: dict[str, dict[str, Any]] = {}
     for k, u in enumerate(ex.users):
@@ -217,7 +217,7 @@ def misreports(ex: Execution, rng, counts: bool = False, per_user: int = 6) -> l
         cands: list[TraceMisreport] = []
         for where, (d, t) in places.items():
             stmts: list[Statement] = []
-            for r in range(len(d)):
+            for r in range(0 if counts else len(d)):  # a round mechanism reads the per-round demand in the count
                 for f in (Fraction(2), Fraction(1, 2)):
                     if d[r] > 0:
                         stmts.append(Statement(where, tuple(v * f if q == r else v for q, v in enumerate(d))))
@@ -229,7 +229,7 @@ def misreports(ex: Execution, rng, counts: bool = False, per_user: int = 6) -> l
                     stmts.append(Statement(where, None, t - 1))
             cands += [TraceMisreport(user, (s,)) for s in stmts]
         if len(places) > 1:  # the same lie everywhere it states a demand
-            for scale in (Fraction(2), Fraction(1, 2)):
+            for scale in (() if counts else (Fraction(2), Fraction(1, 2))):
                 for r in range(len(ex.resources)):
                     stmts = []
                     for where, (d, t) in places.items():
