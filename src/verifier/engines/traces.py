@@ -78,7 +78,26 @@ def _shape(mech) -> dict[str, Any]:
         "weights": st.weights,
         "positive": st.positive_data,
         "whole": not st.divisible,
+        "tree": st.hierarchy and not rounds,
     }
+
+
+#: the queue trees a trace of a tree policy is drawn on (children of the root; one with two leaves below)
+_TREES = (("a", "b"), ("a", "a/x", "a/y", "b"))
+
+
+def _tree(rng: random.Random, R: int, cap: tuple) -> dict[str, Any]:
+    """A small queue tree with weights, and (each at random) declared guarantees and maxes on its leaves."""
+    paths = rng.choice(_TREES)
+    leaves = [q for q in paths if not any(o.startswith(q + "/") for o in paths)]
+    pool = [sum(row[r] for row in cap) for r in range(R)]
+    def vec(scale):
+        return tuple(Fraction(rng.randint(0, max(1, int(p * scale)))) for p in pool)
+    return {"queues": paths,
+            "queue_weight": tuple(Fraction(rng.choice((1, 1, 2))) for _ in paths),
+            "queue_guarantee": tuple(vec(Fraction(1, 2)) if q in leaves and rng.random() < 0.6 else None for q in paths),
+            "queue_max": tuple(vec(Fraction(3, 4)) if q in leaves and rng.random() < 0.3 else None for q in paths),
+            "leaves": leaves}
 
 
 def _demand(rng: random.Random, R: int, positive: bool) -> tuple[Fraction, ...]:
@@ -169,7 +188,15 @@ def draw_execution(rng: random.Random, mech, max_users: int = 3, max_events: int
             events.append(Event(Fraction(t), "capacity", servers[s],
                                 server=servers[s], capacity=tuple(Fraction(rng.randint(1, 10)) for _ in range(R))))
             events[-1] = replace(events[-1], user=None)
-    return Execution(resources, servers, cap, users, tuple(events), end=Fraction(t + 1))
+    ex = Execution(resources, servers, cap, users, tuple(events), end=Fraction(t + 1))
+    if sh["tree"] and rng.random() < 0.7:  # a tree policy: its users in the leaves of a drawn queue tree
+        tree = _tree(rng, R, cap)
+        place = lambda u: replace(u, queue=rng.choice(tree["leaves"] + [None]))  # noqa: E731
+        ex = replace(ex, users=tuple(place(u) for u in ex.users),
+                     events=tuple(replace(e, spec=place(e.spec)) if e.kind == "arrive" else e for e in ex.events),
+                     queues=tree["queues"], queue_weight=tree["queue_weight"],
+                     queue_guarantee=tree["queue_guarantee"], queue_max=tree["queue_max"])
+    return ex
 
 
 def _tiny_layers(mech) -> Iterator[tuple[str, list[Callable[[], Execution]]]]:

@@ -451,6 +451,8 @@ class Starvation(ExecutionProperty):
                 return None
         if integral and not is_inf(bench):
             bench = type(bench)(int(bench)) if isinstance(bench, Fraction) else float(int(bench))
+        if isinstance(got, float) or isinstance(bench, float):  # float noise is never a wait
+            return (got, bench) if not is_inf(bench) and float(got) < float(bench) * (1 - 1e-9) - 1e-12 else None
         return (got, bench) if got < bench else None
 
     def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):
