@@ -17,12 +17,13 @@ from mechanisms.core.z3spec import Z3Spec
 from mechanisms.ports import armada, mesos
 from mechanisms.ports.declare import Fix, Pin, Port, Variant
 from mechanisms.ports.kueue import port as kueue
+from mechanisms.ports.slurm import port as slurm
 from mechanisms.ports.volcano import port as volcano
 from mechanisms.ports.yarn import capacity, drf
 from mechverify.allocation import Allocation
 from mechverify.instances import parse_environment
 
-PORTS = (mesos.PORT, volcano.PORT, kueue.PORT, drf.PORT, capacity.PORT, armada.PORT)
+PORTS = (mesos.PORT, volcano.PORT, kueue.PORT, drf.PORT, capacity.PORT, armada.PORT, slurm.CLASSIC, slurm.FAIRTREE)
 
 #: every registered mechanism in registration order, as registered before the ports were declared
 REGISTRATION_ORDER = [
@@ -38,7 +39,8 @@ PRINTED = {  # updated when the notes learnt what each port does with declared g
     "mesos-drf": "771ccc1d202c3b6a", "volcano-hdrf": "5dc783f775d185c6", "kueue-drs": "e358f9193cf3253f",
     "kueue-drs@6577": "9fd012b3bbbeecb6", "kueue-drs@10126": "69d9c4dff6286b0c", "yarn-drf": "e6ad82ecd3d9d1dc",
     "yarn-drf@YARN-11482": "df7881055a38d137", "yarn-capacity": "0624c2056ce7485e",
-    "yarn-capacity@YARN-11745": "1ec954cd3d6935b6", "armada-drf": "c4297de04e988482"}
+    "yarn-capacity@YARN-11745": "1ec954cd3d6935b6", "armada-drf": "c4297de04e988482",
+    "slurm-classic": "7b23154aa3ef3457", "slurm-fairtree": "78156414019740d5"}
 
 
 def digest(m) -> str:

@@ -8,6 +8,8 @@ A :class:`Port` is a declarative record from which the registrations are generat
 * the port's two functions, both taking the version's SWITCHES as keywords (the pinned version: their
   defaults): ``allocate(env, exact, *, name, **switches) -> Allocation`` and ``order(**switches) ->
   OrderSpec`` (built with :func:`mechanisms.core.order.order_facet`; ``None``: the policy exposes no order);
+  a stateful policy adds ``time(**switches) -> TimeSpec`` (``mechanisms.core.time``: how it steps through
+  executions; ``None``: it is one-shot);
 * ``variants``: the historic versions (:class:`Variant`), each registered as ``<name>@<issue>`` -- its name
   written once, as its ``issue`` -- with the switch values that reproduce it and what upstream records of it:
   the issue, the pull requests (and commits) that fixed it (:class:`Fix`), the commit its code was read at.
@@ -108,6 +110,7 @@ class Port:
     order: Optional[Callable[..., OrderSpec]] = None
     variants: tuple[Variant, ...] = ()
     claims: tuple[Claim, ...] = field(default=())
+    time: Optional[Callable[..., Any]] = None
 
     def __post_init__(self) -> None:
         if not self.pins:
@@ -120,7 +123,7 @@ class Port:
         if len(set(names)) != len(names):
             raise ValueError(f"port {self.name}: two variants share a name")
         for v in self.variants:
-            for fn in (self.allocate, self.order):
+            for fn in (self.allocate, self.order, self.time):
                 known = None if fn is None else _keywords(fn)
                 if known is not None and not set(v.switches) <= known:
                     raise ValueError(f"port {self.name}: variant {v.issue}'s switches "
@@ -147,8 +150,9 @@ class Port:
         """The :class:`Mechanism` of one version of the port, not registered (:meth:`register` registers
         these): its allocation and its order facet with ``switches`` bound."""
         order = self.order(**switches) if self.order is not None else None
+        time = self.time(**switches) if self.time is not None else None
         return builtin(name, title, partial(self.allocate, name=name, **switches), self.setting, self.claims,
-                       source, notes, z3=self.z3, order=order)
+                       source, notes, z3=self.z3, order=order, time=time)
 
     def versions(self) -> list[Mechanism]:
         """Every version's :class:`Mechanism`, in registration order."""
@@ -160,4 +164,5 @@ class Port:
     def register(self) -> None:
         """Register every version (:meth:`versions`), the pinned one first."""
         for m in self.versions():
-            register(m.name, m.title, self.setting, m.claims, m.source, m.notes, z3=m.z3, order=m.order)(m.func)
+            register(m.name, m.title, self.setting, m.claims, m.source, m.notes, z3=m.z3, order=m.order,
+                     time=m.time)(m.func)

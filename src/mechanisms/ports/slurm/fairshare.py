@@ -1,0 +1,207 @@
+"""Slurm's two fair-share factors on an association tree, as pure functions (our code from upstream's semantics).
+
+Source: SchedMD/slurm @ 284c3b95f08a2dc2478499837b03355e1b9c5c75 --
+``doc/html/classic_fair_share.shtml`` (normalized shares, effective usage, ``F = 2**(-UE/S)``, the worked
+example), ``doc/html/fair_tree.shtml`` (Level Fairshare ``LF = S / U``, the ranking walk, the tie rules) and,
+where the docs leave a rule open, ``src/plugins/priority/multifactor/priority_multifactor.c``
+(``_set_usage_efctv``, ``_set_assoc_usage_efctv``, ``set_assoc_usage_norm``, ``_set_assoc_fs_factor``: the
+dampening factor, ``S = 0`` gives factor 0) and ``src/plugins/priority/multifactor/fair_tree.c``
+(``_calc_assoc_fs``, ``_cmp_level_fs``, ``_count_tied_accounts``, ``_calc_tree_fs``).
+
+An association tree (:class:`Tree`) has accounts and users; every association has raw ``shares``; a user has
+a raw (decayed) ``usage``, an account's usage is the sum of the users below it (Slurm charges a job's usage to
+its association and every parent).  ``FairShare=parent`` associations are not modelled.
+
+Classic (:func:`classic`): a user's normalized share ``S`` is the product down its path of ``shares /
+(shares of it and its siblings)`` (the doc); normalized usage ``UA = usage / total`` (the code: ``total`` is
+the root's raw usage, 0 when that is 0; the doc's example normalizes by the machine); effective usage ``UE =
+UA`` for the children of root, else ``UA + (UE_parent - UA) * shares / level_shares`` (``UE_parent`` when
+``level_shares`` is 0, as the code does); factor ``F = 2**(-(UE/S)/d)`` (``d``: FairShareDampeningFactor; 0
+when ``S`` is 0).  ``F`` is irrational in general and is computed in float (:func:`classic_factor`); the ORDER
+is by the exact ratio ``UE/S`` (F is strictly decreasing in it for every ``d > 0``), so ``d`` and the normalizer
+``total`` never change the order.
+
+Fair Tree (:func:`fair_tree`): at each level ``S = shares / level_shares``, ``U = usage / parent's usage`` (0
+when the parent's usage is 0), ``LF = S / U`` (``inf`` when ``U = 0 < S``; 0 when ``S = 0``), exact.  Children
+are sorted by ``LF`` descending, users before accounts at equal ``LF`` (``_cmp_level_fs``), and visited depth
+first with ``rank`` starting at the number of user associations: a user gets ``rank / count`` and the next rank
+drops by one, except that a user tied with the previous sibling (or the first user of an account tied with
+its previous sibling) keeps the previous rank (``_calc_tree_fs``, ``rnt``).  The doc's third tie rule --
+"sibling accounts with the same Level Fairshare have their children lists merged before descending" -- is
+NOT what the code at this commit does: ``_count_tied_accounts`` stops at the first following sibling that is an
+account (``if (!next_assoc->user) break;``) and users sort before tied accounts, so it always returns 0 and tied
+accounts are descended one after the other, the second starting tied with the first one's last user.  We
+follow the code (``merge_tied=True`` gives the doc's reading).  Equal keys keep declaration order (upstream's
+``qsort`` is not stable: an order among exactly tied ACCOUNTS is upstream's unspecified choice).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Mapping, Optional, Sequence
+
+__all__ = ["Assoc", "Tree", "ClassicResult", "classic", "classic_factor", "FairTreeResult", "fair_tree", "INF"]
+
+INF = math.inf
+_ZERO = Fraction(0)
+
+
+@dataclass(frozen=True)
+class Assoc:
+    """One association: ``name``, its parent account (``None``: root), raw ``shares``, whether it is a user."""
+
+    name: str
+    parent: Optional[str]
+    shares: Any
+    user: bool
+
+
+class Tree:
+    """Associations (accounts and users, in declaration order) and the users' raw usages."""
+
+    def __init__(self, assocs: Sequence[Assoc], usage: Mapping[str, Any]) -> None:
+        self.assocs = tuple(assocs)
+        self.by_name = {a.name: a for a in self.assocs}
+        if len(self.by_name) != len(self.assocs):
+            raise ValueError("association names must be distinct")
+        self.children: dict[Optional[str], list[Assoc]] = {}
+        for a in self.assocs:
+            self.children.setdefault(a.parent, []).append(a)
+        zero = _ZERO
+        for v in usage.values():
+            zero = v * 0
+            break
+        self.zero = zero
+        self.usage: dict[Optional[str], Any] = {}
+
+        def total(name: Optional[str]) -> Any:
+            acc = zero
+            for c in self.children.get(name, ()):
+                acc = acc + (usage.get(c.name, zero) if c.user else total(c.name))
+            if name is not None and self.by_name[name].user:
+                acc = usage.get(name, zero)
+            self.usage[name] = acc
+            return acc
+
+        total(None)
+        for a in self.assocs:
+            if a.user:
+                self.usage[a.name] = usage.get(a.name, zero)
+
+    def level_shares(self, parent: Optional[str]) -> Any:
+        return sum((c.shares for c in self.children.get(parent, ())), self.zero)
+
+    def users(self) -> list[str]:
+        return [a.name for a in self.assocs if a.user]
+
+
+# ---------------------------------------------------------------------------------------------- classic
+@dataclass
+class ClassicResult:
+    shares_norm: dict  # name -> S (product down the path)
+    usage_norm: dict  # name -> UA
+    usage_efctv: dict  # name -> UE
+
+    def ratio(self, name: str) -> Any:
+        """``UE / S`` (the exact key of the order; ``inf`` when ``S`` is 0: factor 0, served last)."""
+        s = self.shares_norm[name]
+        return INF if not s else self.usage_efctv[name] / s
+
+
+def classic(tree: Tree, total: Any = None) -> ClassicResult:
+    """Normalized shares, normalized and effective usages of every association (module docstring).
+    ``total``: the usage normalizer (``None``: the root's raw usage, as the code)."""
+    root = tree.usage[None] if total is None else total
+    S: dict = {}
+    UA: dict = {}
+    UE: dict = {}
+
+    def walk(parent: Optional[str], s_parent: Any) -> None:
+        level = tree.level_shares(parent)
+        for c in tree.children.get(parent, ()):
+            S[c.name] = s_parent * c.shares / level if level else tree.zero
+            UA[c.name] = tree.usage[c.name] / root if root else tree.zero
+            if parent is None:
+                UE[c.name] = UA[c.name]
+            elif not level:
+                UE[c.name] = UE[parent]
+            else:
+                UE[c.name] = UA[c.name] + (UE[parent] - UA[c.name]) * c.shares / level
+            if not c.user:
+                walk(c.name, S[c.name])
+
+    walk(None, tree.zero + 1)
+    return ClassicResult(S, UA, UE)
+
+
+def classic_factor(ue: Any, s: Any, dampening: Any = 1) -> float:
+    """``2**(-(UE/S)/d)`` in float (irrational in general); 0 when ``S`` is 0 (``_set_assoc_fs_factor``)."""
+    if not s:
+        return 0.0
+    return 2.0 ** (-(float(ue) / float(s)) / float(dampening))
+
+
+# ---------------------------------------------------------------------------------------------- Fair Tree
+@dataclass
+class FairTreeResult:
+    level_fs: dict  # name -> LF (exact, or inf)
+    rank: dict  # user name -> rank (an int, count is the highest)
+    count: int  # user associations
+    walk: list  # the users in visiting order
+
+    def factor(self, user: str) -> Fraction:
+        """``rank / count`` (exact)."""
+        return Fraction(self.rank[user], self.count)
+
+
+def _level_fs(tree: Tree, a: Assoc) -> Any:
+    level = tree.level_shares(a.parent)
+    S = a.shares / level if level else tree.zero
+    pu = tree.usage[a.parent]
+    U = tree.usage[a.name] / pu if pu else tree.zero
+    if not S:
+        return tree.zero
+    return INF if not U else S / U
+
+
+def fair_tree(tree: Tree, merge_tied: bool = False) -> FairTreeResult:
+    """The Fair Tree ranking walk (module docstring): ``level_fs`` of every association, every user's rank."""
+    users = tree.users()
+    count = len(users)
+    LF = {a.name: _level_fs(tree, a) for a in tree.assocs}
+    rank: dict = {}
+    walk: list = []
+    state = {"rank": count, "rnt": count}
+
+    def visit(siblings: list[Assoc], account_tied: bool) -> None:
+        # sort by LF descending, users before accounts at equal LF; stable (declaration order)
+        order = sorted(siblings, key=lambda a: (-LF[a.name], 0 if a.user else 1))
+        prev: Any = None
+        i = 0
+        while i < len(order):
+            a = order[i]
+            tied = account_tied if i == 0 else (prev is not None and prev == LF[a.name])
+            if i == 0 and not account_tied:
+                tied = False
+            if a.user:
+                if not tied:
+                    state["rank"] = state["rnt"]
+                rank[a.name] = state["rank"]
+                walk.append(a.name)
+                state["rnt"] -= 1
+                i += 1
+            else:
+                merged = [a]
+                if merge_tied:  # the doc's rule: tied sibling accounts' children merged before descending
+                    while i + len(merged) < len(order) and not order[i + len(merged)].user \
+                            and LF[order[i + len(merged)].name] == LF[a.name]:
+                        merged.append(order[i + len(merged)])
+                kids = [c for m in merged for c in tree.children.get(m.name, ())]
+                if kids:
+                    visit(kids, tied)
+                i += len(merged)
+            prev = LF[a.name]
+
+    visit(list(tree.children.get(None, ())), False)
+    return FairTreeResult(LF, rank, count, walk)
