@@ -41,7 +41,9 @@ class TimeSpec:
     at ``round`` events only (the allocation is held within a quantum); ``revocable``: it may take back what a
     present user holds; ``model``: one line on its time model (``list`` prints it); ``guarantee``: the fraction
     of its fair share a user is guaranteed in every round (a per-round mechanism's isolation guarantee, e.g.
-    Karma's alpha, per-round max-min's 1; ``None``: none declared) -- what a property over rounds may read."""
+    Karma's alpha, per-round max-min's 1; ``None``: none declared) -- what a property over rounds may read;
+    ``round_z3``: the round rule the z3 engine encodes one round of a round mechanism with (a name of
+    ``verifier.engines.smt.traces.ROUND_RULES``; ``""``: none) -- bounded certificates over traces (docs/z3.md)."""
 
     begin: Callable[[Mechanism, Execution, bool], Stepper]
     kind: str = "stateful"
@@ -49,6 +51,7 @@ class TimeSpec:
     revocable: bool = True
     model: str = ""
     guarantee: Optional[Fraction] = None
+    round_z3: str = ""
 
 
 # ---------------------------------------------------------------------- the two lifts

@@ -70,20 +70,21 @@ def _version() -> Optional[str]:
         return None
 
 
-def _lemmas(res, command: str) -> list:
-    """The lemmas the verdict names (method, note, encoding), and for ``certify`` the domain's
-    normalisations L1 (scale) and L2 (units)."""
+def _lemmas(res, command: str, trace: bool = False) -> list:
+    """The lemmas the verdict names (method, note, encoding), and for ``certify`` of a shape the domain's
+    normalisations L1 (scale) and L2 (units) (a bounded trace certificate's domain is not normalised)."""
     import re
 
     text = " ".join(str(x) for x in (res.details.get("method", ""), res.note, res.details.get("encoding", "")))
-    found = set(re.findall(r"\bL\d+\b", text)) | ({"L1", "L2"} if command == "certify" else set())
+    found = set(re.findall(r"\bL\d+\b", text)) | ({"L1", "L2"} if command == "certify" and not trace else set())
     return sorted(found, key=lambda s: int(s[1:]))
 
 
 def export(res, directory: str, request: dict, env=None) -> str:
     """Write the export of a certified ``res`` (computed with ``keep_queries=True``) under ``directory``;
     ``request``: the question as asked (``command``, ``timeout``, and ``shape``/``method`` for certify,
-    ``users``/``joint`` for query); ``env``: a query's instance (written
+    ``users``/``joint`` for query, ``trace`` -- users, rounds, misreports -- for a bounded certificate over
+    traces, ``verifier.engines.smt.traces``); ``env``: a query's instance (written
     beside, ``instance.json``).  Returns the path of ``certificate.json``."""
     from ..engines.smt.second import SECOND
     from ..engines.smt.solvers import proof_holes, sha256
@@ -123,7 +124,7 @@ def export(res, directory: str, request: dict, env=None) -> str:
         "domain": res.domain or {"space": res.details.get("space", "")},
         "method": res.details.get("method") or ("per-instance query" if request["command"] == "query" else
                                                 "full encoding"),
-        "lemmas": _lemmas(res, request["command"]), "verdict": res.verdict, "agreement": res.details.get("agreement"),
+        "lemmas": _lemmas(res, request["command"], "trace" in request), "verdict": res.verdict, "agreement": res.details.get("agreement"),
         "note": res.note, "request": req,
         "solvers": res.details.get("solvers") or [],
         "mechverify": {"version": _version(), "commit": _commit()},
@@ -181,6 +182,11 @@ def _regenerate(cert: dict, directory: str, jobs: Optional[int]):
     req = cert["request"]
     mech = get(cert["mechanism"])
     timeout = float(req.get("timeout", 600.0))
+    if cert["command"] == "certify" and req.get("trace") is not None:  # a bounded certificate over traces
+        from ..engines.smt.traces import TraceShape, certify_trace
+
+        return certify_trace(mech, cert["property"], cert["variant"], TraceShape(**req["trace"]), timeout=timeout,
+                             jobs=jobs, second=False, keep_queries=True)
     if cert["command"] == "certify":
         return certify(mech, cert["property"], cert["variant"], Shape(**cert["shape"]), timeout=timeout, jobs=jobs,
                        method=req.get("method", "auto"), second=False, keep_queries=True)

@@ -55,6 +55,13 @@ def _smt_properties() -> list[str]:
     return [p.name for p in PROPERTIES.values() if p.z3 is not None]
 
 
+def _trace_properties() -> list[str]:
+    """The properties over executions with a bounded trace goal (their ``z3_trace`` facet), in registry order."""
+    from ..properties import PROPERTIES
+
+    return [p.name for p in PROPERTIES.values() if getattr(p, "z3_trace", None)]
+
+
 def _one_of(names: list[str]) -> str:
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
 
@@ -62,16 +69,25 @@ def _one_of(names: list[str]) -> str:
 def _configure(p: argparse.ArgumentParser) -> None:
     """``certify``'s arguments."""
     p.add_argument("mechanism", help=MECHANISM_HELP)
-    p.add_argument("--property", default=_smt_properties()[0], help=f"{_one_of(_smt_properties())} (default: "
-                                                                   f"{_smt_properties()[0]})")
+    p.add_argument("property_name", nargs="?", default=None, metavar="PROPERTY",
+                   help="the property (the same as --property); a property over executions with a bounded trace "
+                        f"goal ({_one_of(_trace_properties())}) certifies every trace of --users x --rounds")
+    p.add_argument("--property", default=None, help=f"{_one_of(_smt_properties() + _trace_properties())} (default: "
+                                                    f"{_smt_properties()[0]})")
     p.add_argument("--variant", default=None, help="property variant (default: the property's default)")
     p.add_argument("--users", default="2", help="number of users (>= 2, default 2); a range 2-4 or a list 2,3 "
                    "makes a sweep over every shape (one cell per shape, run through --executor; at most "
-                   f"{MAX_SHAPES} shapes)")
-    p.add_argument("--servers", default="1", help="number of servers (default 1; a range or list: a sweep)")
-    p.add_argument("--resources", default="2", help="number of resources (default 2; a range or list: a sweep)")
-    p.add_argument("--external", default="0", help="number of external resources (default 0; a range or list: "
+                   f"{MAX_SHAPES} shapes); a bounded trace certificate takes one count, 2..4")
+    p.add_argument("--servers", default=None, help="number of servers (default 1; a range or list: a sweep)")
+    p.add_argument("--resources", default=None, help="number of resources (default 2; a range or list: a sweep)")
+    p.add_argument("--external", default=None, help="number of external resources (default 0; a range or list: "
                    "a sweep)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="a bounded trace certificate (a property over executions of a round mechanism): the number "
+                        "of rounds T of every trace, 1..4 (default 1); docs/z3.md, 'Bounded certificates over traces'")
+    p.add_argument("--misreports", choices=["one", "all"], default=None,
+                   help="a bounded trace certificate: the deviator misreports at ONE round (default; one case per "
+                        "round) or at every round (each report symbolic: any set of rounds)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="wall-clock seconds for the whole command from its start, minimising a counterexample included "
                         "(default 600); what is not decided by then is reported unknown (budget: ...)")
@@ -156,7 +172,17 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from ..engines.smt import SUPPORTED, Shape, certify
 
     mech = _encoded(get(args.mechanism), "certify")
-    prop = get_property(args.property)
+    if args.property_name and args.property and args.property_name != args.property:
+        raise CliError(f"--property: {args.property!r} and the positional {args.property_name!r} disagree")
+    prop = get_property(args.property_name or args.property or _smt_properties()[0])
+    if getattr(prop, "z3_trace", None):
+        return _certify_trace(args, mech, prop, deadline)
+    if args.rounds is not None or args.misreports is not None:
+        raise CliError(f"--rounds/--misreports: only for a bounded trace certificate (a property over executions: "
+                       f"{', '.join(_trace_properties())}), not {prop.name}")
+    for k, default in (("servers", "1"), ("resources", "2"), ("external", "0")):
+        if getattr(args, k) is None:
+            setattr(args, k, default)
     if prop.name not in SUPPORTED:
         raise CliError(f"--property: z3 certification covers {', '.join(SUPPORTED)} (got {prop.name!r})")
     variant = _variant(prop, args.variant, mech.setting)
@@ -191,6 +217,45 @@ def cmd_certify(args: argparse.Namespace) -> int:
     head = f"{mech.name} {prop.name}/{variant} on " \
            f"{describe_shape(args.users, args.servers, args.resources, args.external)}"
     return _print_verdict(head, res, _certified_text(res, "for domain D", res.details.get('method', 'full encoding')),
+                          [f"D.{k}: {v}" for k, v in res.domain.items()])
+
+
+def _certify_trace(args: argparse.Namespace, mech, prop, deadline: float) -> int:
+    """``certify MECH PROPERTY --users N --rounds T [--misreports one|all]``: a bounded certificate over every
+    trace of that shape (``verifier.engines.smt.traces``): certified only when z3 and cvc5 both answer UNSAT and
+    the vacuity control is SAT; a counterexample only after the exact replay of its trace."""
+    from ..engines.smt.traces import TraceShape, certify_trace
+
+    for k in ("servers", "resources", "external"):
+        if getattr(args, k) is not None:
+            raise CliError(f"--{k}: a bounded trace certificate is over one resource on one server (no --{k})")
+    if args.method != "auto":
+        raise CliError("--method: a bounded trace certificate has one method (the trace encoding)")
+    if args.executor != "local" or args.scheduler:
+        raise CliError("--executor/--scheduler: a bounded trace certificate is one shape (no sweep)")
+    variant = _variant(prop, args.variant, mech.setting)
+    positive_seconds(args.timeout, "--timeout")
+    output_dir(args.store, "--store")
+    _check_export(args)
+    users = _counts(args.users, "--users")
+    if len(users) != 1:
+        raise CliError(f"--users: a bounded trace certificate takes one count (got {args.users!r})")
+    if args.jobs is not None and args.jobs < 0:
+        raise CliError(f"--jobs: must be >= 0 (got {args.jobs})")
+    try:
+        shape = TraceShape(users[0], 1 if args.rounds is None else args.rounds, args.misreports or "one")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    announce_store(args.store, False)
+    res = certify_trace(mech, prop.name, variant, shape, timeout=_engine_seconds(deadline, args.timeout),
+                        jobs=args.jobs, proofs=args.proofs, keep_queries=bool(args.export))
+    persist_result(res, mech, args.store, keep_all=args.keep_all, deadline=deadline)
+    _export(args, res, {"command": "certify", "timeout": args.timeout, "trace": shape.as_dict()})
+    if args.format == "json":
+        print(json.dumps(dict(report.certify_json(res), trace=shape.as_dict()), indent=1))
+        return EXIT.get(res.verdict, 3)
+    head = f"{mech.name} {prop.name}/{variant} on every trace of {shape.describe()}"
+    return _print_verdict(head, res, _certified_text(res, "for domain D", res.details.get("method")),
                           [f"D.{k}: {v}" for k, v in res.domain.items()])
 
 

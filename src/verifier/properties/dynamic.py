@@ -264,6 +264,7 @@ class OnlineSP(ExecutionProperty):
                           "of a round mechanism) at one or more places of the trace"}
     default_variant = "demand"
     hints = Hints(deviation="trace")
+    z3_trace = "cumulative-gain"  # z3's bounded certificate over traces (docs/z3.md)
     measure = Measure("the deviator's gain in cumulative true utility (tasks x time) over the run", 0, ">")
 
     def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):

@@ -75,6 +75,9 @@ class ExecutionProperty(Property):
 
     over = "execution"
     hints = Hints(deviation="none")
+    #: the goal of a bounded certificate over traces (``verifier.engines.smt.traces.GOALS``; docs/z3.md,
+    #: "Bounded certificates over traces"); ``None``: z3 does not certify the property over traces
+    z3_trace: Optional[str] = None
 
     # ------------------------------------------------------------------ planning
     def variant_possible(self, setting, variant: str) -> Optional[str]:

@@ -131,5 +131,5 @@ register(NAME, "Per-round (static) weighted max-min on one divisible resource (F
          time=TimeSpec(begin=_begin, kind="stateful", rounds=True, revocable=True,
                        model="at every round event the one resource is divided by weighted max-min on the reported "
                              "per-round demands (task counts); held in between",
-                       guarantee=Fraction(1)))(
+                       guarantee=Fraction(1), round_z3="weighted-maxmin"))(
     one_shot(_begin, NAME))
