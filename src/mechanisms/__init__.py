@@ -18,7 +18,7 @@ from .ports import mesos  # noqa: E402
 from .paper import hdrf  # noqa: E402
 from .ports.volcano import port as volcano  # noqa: E402
 from .ports.kueue import port as kueue  # noqa: E402
-from .ports.yarn import drf, capacity  # noqa: E402
+from .ports.yarn import drf, capacity, preempt  # noqa: E402
 from .ports import armada  # noqa: E402
 from .paper import dynamic  # noqa: E402
 
