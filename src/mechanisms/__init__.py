@@ -18,10 +18,11 @@ from .ports import mesos  # noqa: E402
 from .paper import hdrf  # noqa: E402
 from .ports.volcano import port as volcano  # noqa: E402
 from .ports.kueue import port as kueue  # noqa: E402
-from .ports.yarn import drf, capacity, preempt  # noqa: E402
+from .ports.yarn import drf, capacity  # noqa: E402
 from .ports import armada  # noqa: E402
 from .paper import dynamic  # noqa: E402
+from .ports.yarn import preempt  # noqa: E402  (stateful, on top of yarn-drf)
 
-del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada, dynamic
+del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada, dynamic, preempt
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]
