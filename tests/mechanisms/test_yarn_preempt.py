@@ -162,3 +162,32 @@ def test_starved_apps_leave_upstreams_heap_in_its_order():
     s = {"a": [3], "b": [1], "c": [2]}
     cmp = lambda x, y: -1 if all(p <= q for p, q in zip(s[x], s[y])) else 1  # noqa: E731
     assert java_heap_order(["a", "b", "c"], cmp) == ["b", "c", "a"]
+
+
+def upstream_starved_cluster():
+    """Paraphrased from upstream's TestFSAppStarvation (apache/hadoop, .../fair/TestFSAppStarvation.java, the
+    revision our index returned; hash not resolved): ``setupStarvedCluster`` -- an app in root.default takes the
+    whole cluster with 8 containers of <1024 MB, 1 vcore>; then an app asks one such container in queue
+    ``minshare`` (minResources <2048 MB, 2 vcores>, minSharePreemptionTimeout 0).  Our model: ONE pool of
+    <8192, 8> for upstream's two nodes of <4096, 4>; the arrival at t = 1."""
+    return parse_execution({
+        "resources": ["mem", "vcores"], "servers": [{"name": "n", "capacity": [8192, 8]}],
+        "queues": [{"name": "default"}, {"name": "minshare", "guarantee": [2048, 2]}],
+        "users": [{"name": "d", "demand": [1024, 1], "tasks": 8, "queue": "default"}],
+        "events": [{"t": 1, "kind": "arrive",
+                    "user": {"name": "m", "demand": [1024, 1], "tasks": 1, "queue": "minshare"}}], "end": 2})
+
+
+def test_upstream_cluster_utilization_threshold():
+    """testClusterUtilizationThreshold: with preemption.cluster-utilization-threshold 1.1 no app is ever starved
+    (utilisation 1 is not above 1.1): m waits.  With upstream's test setting 0 (testPreemptionEnabled) the
+    minshare queue is starved at once: desired Resources.min(<2048, 2>, demand <1024, 1>) = <1024, 1>, usage 0,
+    timeout 0 (its clock restarted at t = 0, when it had no app); m's own fair-share starvation is none (timeout
+    infinite here); m is attributed <1024, 1> (not greater than the remainder) -> one container, taken from d
+    (fair share <4096, 4>: default and minshare split <8192, 8> evenly, the guarantee is below half), 8 -> 7."""
+    off = mechanism(Config(enabled=True, min_share_timeout=F(0), utilization_threshold=F(11, 10)))
+    assert [tasks(s) for s in execute(off, upstream_starved_cluster())] == [[8], [8, 0]]
+    on = mechanism(Config(enabled=True, min_share_timeout=F(0), utilization_threshold=F(0)))
+    steps = execute(on, upstream_starved_cluster())
+    assert [tasks(s) for s in steps] == [[8], [7, 1]]
+    assert steps[-1].alloc.info["preempted"] == ((1, "m", ("d",)),)
