@@ -1,3 +1,4 @@
 """YARN's schedulers, ported: the FairScheduler's DRF policy (``drf_policy.py``: upstream's comparator; ``drf.py``:
 ``yarn-drf`` and ``yarn-drf@YARN-11482``) and the CapacityScheduler's queue order (``capacity.py``:
-``yarn-capacity`` and ``yarn-capacity@YARN-11745``)."""
+``yarn-capacity`` and ``yarn-capacity@YARN-11745``), and the FairScheduler over time with its starvation
+clocks and preemption (``preempt.py``: ``yarn-drf-preempt``)."""

@@ -83,7 +83,7 @@ from ..java_go import isnan, treeset_order
 from .drf_policy import Schedulable, cluster_ratios, compare_prepared, compare_schedulables, prepare
 
 __all__ = ["UPSTREAM", "queue_name", "Usages", "usages", "schedulables", "user_compare", "user_share", "queue_share", "order",
-           "allocate", "PORT"]
+           "allocate", "place", "app_schedulable", "PORT"]
 
 _HADOOP = "apache/hadoop"
 _POLICY = "DominantResourceFairnessPolicy.java"
@@ -188,15 +188,38 @@ def order(*, s2_needy_from_s1: bool = False) -> OrderSpec:
 def allocate(env: Environment, exact: bool = False, *, name: str = "yarn-drf",
              s2_needy_from_s1: bool = False) -> Allocation:
     """One container per round down the tree (module docstring), on the one pool."""
+    tasks, steps = place(env, [0] * env.n_users, name=name, s2_needy_from_s1=s2_needy_from_s1)
+    x = tuple((Fraction(tasks[j]),) * env.n_servers for j in range(env.n_users))
+    return Allocation(env, x, name, True, {"steps": steps})
+
+
+def app_schedulable(env: Environment, usage: Sequence[Any], j: int) -> Schedulable:
+    """User ``j`` as upstream's app (``FSAppAttempt``) with ``usage``: min share 0, its weight, start time ``1 + j``."""
+    return _app(env, usage, j)
+
+
+def place(env: Environment, held: Sequence[int], *, name: str = "yarn-drf",
+          s2_needy_from_s1: bool = False) -> tuple[list[int], int]:
+    """The descent of :func:`allocate` (module docstring) starting from ``held`` whole tasks per user already
+    running on the one pool (their usage counts in the order and is taken off the pool): ``(tasks, rounds)``, the
+    tasks per user after every round that places one, and how many rounds placed one.  ``held`` must fit."""
     J, R, Q = env.n_users, env.n_resources, env.n_queues
     cluster = env.total_capacity()
     left = list(env.capacity[0]) if env.n_servers else [_ZERO] * R
-    tasks = [0] * J
+    tasks = [int(h) for h in held]
     user_use = [[_ZERO] * R for _ in range(J)]
     queue_use = [[_ZERO] * R for _ in range(Q)]
     limit = [None if b is None else math.floor(b) for b in env.tasks]
     demand = [env.d(j, 0) for j in range(J)] if env.n_servers else [env.demand[j] for j in range(J)]
     eligible = [0 in env.eligible[j] for j in range(J)]
+    for j in range(J):
+        if tasks[j]:
+            for r, dv in enumerate(demand[j]):
+                if dv:
+                    left[r] -= tasks[j] * dv
+                    user_use[j][r] += tasks[j] * dv
+                    for q in env.user_path(j):
+                        queue_use[q][r] += tasks[j] * dv
     pending_ok = [any(v for v in demand[j]) for j in range(J)]  # a zero request is no pending demand
     paths = [env.user_path(j) for j in range(J)]
     users_at: dict[Optional[int], list[int]] = {}
@@ -251,8 +274,7 @@ def allocate(env: Environment, exact: bool = False, *, name: str = "yarn-drf",
                 user_use[j][r] += dv
                 for q in paths[j]:
                     queue_use[q][r] += dv
-    x = tuple((Fraction(tasks[j]),) * env.n_servers for j in range(J))
-    return Allocation(env, x, name, True, {"steps": steps})
+    return tasks, steps
 
 
 _SETTING = Setting(single_server=True, placement=True, external=False, bounds=True, weights=True, divisible=False,
