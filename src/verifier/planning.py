@@ -111,7 +111,7 @@ def plan(mechanisms: Sequence[Any], properties: Optional[Iterable[PropertyLike]]
             wanted = (variants or {}).get(prop.ref)
             keep = None if wanted is None else {prop.variant_of(w) for w in wanted}
             for v in (v for v in prop.variants if keep is None or v in keep):
-                why = prop.variant_possible(mech.setting, v)
+                why = prop.variant_possible(mech.setting, v) or prop.mechanism_possible(mech, v)
                 if why:
                     skipped.append(Skip(mech, prop, v, why))
                 else:

@@ -43,7 +43,10 @@ class TimeSpec:
     of its fair share a user is guaranteed in every round (a per-round mechanism's isolation guarantee, e.g.
     Karma's alpha, per-round max-min's 1; ``None``: none declared) -- what a property over rounds may read;
     ``round_z3``: the round rule the z3 engine encodes one round of a round mechanism with (a name of
-    ``verifier.engines.smt.traces.ROUND_RULES``; ``""``: none) -- bounded certificates over traces (docs/z3.md)."""
+    ``verifier.engines.smt.traces.ROUND_RULES``; ``""``: none) -- bounded certificates over traces (docs/z3.md);
+    ``usage_ordered``: it orders TENANTS (the users' queues) within a scope by their past usage and records, per
+    step, the candidates it tried in order as ``alloc.info["decisions"]`` -- tuples ``(user, tenant, scope,
+    admitted)`` -- what ``usage-ignored`` reads."""
 
     begin: Callable[[Mechanism, Execution, bool], Stepper]
     kind: str = "stateful"
@@ -52,6 +55,7 @@ class TimeSpec:
     model: str = ""
     guarantee: Optional[Fraction] = None
     round_z3: str = ""
+    usage_ordered: bool = False
 
 
 # ---------------------------------------------------------------------- the two lifts

@@ -21,7 +21,7 @@ from .po import ParetoOptimality
 from .runs import Runs
 from .cycles import Cycles
 from .dynamic import (Disparity, DynamicEF, DynamicPO, DynamicSI, EachStep, Irrevocability, Isolation, OnlineSP,
-                      Starvation)
+                      Starvation, UsageIgnored)
 from .sp import GroupStrategyProofness, StrategyProofness
 
 __all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "EXECUTION_PROPERTIES", "USER_PROPERTIES", "get_property", "all_names", "split_name", "names_help", "parse_cells", "Certificate", "Deviation",
@@ -38,7 +38,7 @@ PROPERTIES["each-step"] = EachStep({n: p for n, p in PROPERTIES.items() if not p
                                     and not p.mechanism_failure and "state" not in p.reads})
 PROPERTIES.update({p.name: p for p in (
     DynamicSI(), DynamicEF(), DynamicPO(), OnlineSP(), Irrevocability(), Disparity(), Isolation(),
-    Starvation(), Cycles(),
+    Starvation(), Cycles(), UsageIgnored(),
 )})
 
 #: The properties audited when none are named (every registered one, in registry order), except ``runs``,

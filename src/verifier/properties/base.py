@@ -368,6 +368,11 @@ class Property:
         """``None`` if ``setting`` has instances where ``variant`` is a distinct check; else why not."""
         return None
 
+    def mechanism_possible(self, mech, variant: str) -> Optional[str]:
+        """``None`` if the property says something about ``mech`` beyond its setting (e.g. a facet it declares);
+        else why not.  The planner skips the cell when it says why not."""
+        return None
+
     def canonical_variant(self, setting, variant: str) -> str:
         """The variant that performs the same check as ``variant`` in ``setting`` (itself by default)."""
         return variant

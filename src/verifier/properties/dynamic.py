@@ -16,7 +16,11 @@ its source):
   fraction of its fair share the mechanism declares guaranteed (``TimeSpec.guarantee``; 1 when none);
 * ``starvation``  -- a demanding user below its entitlement (``entitlement``: its weighted equal split of the
   present cluster; ``quota``: its queues' declared guarantees) waits at most the execution's ``max_wait``
-  (default 0); the measure is the longest wait beyond it.
+  (default 0); the measure is the longest wait beyond it;
+* ``usage-ignored`` -- a policy declaring that it orders tenants (the users' queues) by their past usage
+  (``TimeSpec.usage_ordered``) never tries a candidate of a tenant that has been admitted something before a
+  pending candidate, in the same scope, of a tenant never admitted anything (read off the policy's own record
+  of the candidates it tried, in order); the measure is the number of such tries.
 
 Every judgement is computed on the steps of a run; the exact re-check replays the run in rationals.
 """
@@ -33,7 +37,7 @@ from .base import Hints, Measure
 from .temporal import ExecutionProperty, Judgement, fmt, judged_at
 
 __all__ = ["EachStep", "DynamicSI", "DynamicEF", "DynamicPO", "OnlineSP", "Irrevocability", "Disparity", "Isolation",
-           "Starvation"]
+           "Starvation", "UsageIgnored"]
 
 
 def _ratio(a: Any, b: Any) -> Any:
@@ -491,3 +495,58 @@ class Starvation(ExecutionProperty):
                          summary=f"{who[0]} runs {fmt(utils[f'u({who[0]})'])} below its {variant} "
                                  f"{fmt(utils[f'entitlement of {who[0]}'])} from t = {fmt(utils['waited from'])} to "
                                  f"{fmt(utils['until'])} (max_wait {fmt(bound)})")
+
+
+# ---------------------------------------------------------------------- usage ignored
+class UsageIgnored(ExecutionProperty):
+    name = "usage-ignored"
+    title = ("Usage-ignored: a policy that orders tenants by their past usage never tries a candidate of a tenant "
+             "that has been served before a pending one of a tenant in the same scope that never was")
+    variants = {"served": "a tenant has used something once it has been admitted anything in the run (the policy's "
+                          "own decisions, TimeSpec.usage_ordered: alloc.info['decisions'])"}
+    default_variant = "served"
+    measure = Measure("the number of tries of a served tenant's candidate ahead of a pending candidate of a never-served "
+                      "tenant in the same scope", 0, ">")
+    reads = ()
+
+    def dynamic_variant_possible(self, setting, variant):
+        return None
+
+    def mechanism_possible(self, mech, variant):
+        if not getattr(getattr(mech, "time", None), "usage_ordered", False):
+            return "the mechanism does not declare that it orders tenants by their usage (TimeSpec.usage_ordered)"
+        return None
+
+    def applies_to(self, mech, ex, variant):
+        return self.mechanism_possible(mech, variant)
+
+    def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):
+        served: set = set()
+        per, count, first, who, utils = [], 0, None, (), {}
+        for st in steps:
+            if st.alloc is None:
+                per.append(None)
+                continue
+            dec = tuple(st.alloc.info.get("decisions", ()))
+            m = 0
+            for i, (u, tenant, scope, admitted) in enumerate(dec):
+                if tenant in served:
+                    behind = [(v, tb) for (v, tb, sb, _) in dec[i + 1:] if sb == scope and tb != tenant and tb not in served]
+                    if behind:
+                        m += 1
+                        if first is None:
+                            first, who = st.index, (u, behind[0][0])
+                            utils = {"tried": u, "its tenant (served before)": tenant, "waiting": behind[0][0],
+                                     "its tenant (never served)": behind[0][1], "scope": scope, "at t": st.t}
+                if admitted:
+                    served.add(tenant)
+            count += m
+            per.append(m if exact else float(m))
+        measure = Fraction(count) if exact else float(count)
+        if not count:
+            return Judgement(measure, False, per_step=per, summary="every never-served tenant's candidate was tried "
+                                                                   "before a served tenant's in its scope")
+        return Judgement(measure, self.is_violation(measure, exact), first, who, per, utils,
+                         summary=f"at t = {fmt(utils['at t'])} {who[0]} (tenant {utils['its tenant (served before)']}, "
+                                 f"served before) is tried ahead of {who[1]} (tenant "
+                                 f"{utils['its tenant (never served)']}, never served) in scope {utils['scope']}")
