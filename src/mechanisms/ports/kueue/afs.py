@@ -129,6 +129,7 @@ class AdmissionFairSharing:
         for lq, vec in (initial_usage or {}).items():  # a seeded history (tests; upstream: the persisted status)
             self.consumed[lq] = [self.num(v) for v in vec]
             self.last[lq] = _ZERO
+        self.weights: dict[str, Any] = {}  # LocalQueue -> its weight (as last seen)
         self.held: dict[str, tuple] = {}  # user -> (report key, request vector, LocalQueue)
         self.seen: dict[str, Any] = {}  # user -> first time present
         self.order: dict[str, int] = {u.name: k for k, u in enumerate(ex.users)}
@@ -185,8 +186,10 @@ class AdmissionFairSharing:
         env, t = ctx.env, ctx.t
         R = env.n_resources
         num = self.num
-        for lq in [tenant_of(env, j)[0] for j in range(env.n_users)]:
+        for j in range(env.n_users):
+            lq, _, w = tenant_of(env, j)
             self._lq(lq, R, t)
+            self.weights[lq] = w
         self._sample(t, R)
         keys, reqs, tenants = {}, {}, {}
         for j, u in enumerate(env.users):
@@ -234,7 +237,7 @@ class AdmissionFairSharing:
                 else:
                     aside.add(u)
         x = tuple((num(int(env.tasks[j])) if u in self.held else num(0),) for j, u in enumerate(env.users))
-        usage = {tenants[u][0]: self.usage(tenants[u][0], tenants[u][2], R) for u in env.users}
+        usage = {lq: self.usage(lq, self.weights.get(lq, Fraction(1)), R) for lq in self.consumed}
         return Allocation(env, x, self.name, self.exact, info={"decisions": tuple(decisions), "usage": usage})
 
 
