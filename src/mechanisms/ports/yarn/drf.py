@@ -62,6 +62,15 @@ order is upstream's, not a sort's.  Conventions where upstream leaves a choice o
 * No max shares, max running apps, AM shares, preemption, locality delay or node labels (none is in the
   model).
 * Exact arithmetic (upstream: ``float``/``double``).
+
+How we run it: the literal descent above (``place(..., literal=True)``, :func:`yarn_drf_reference`) costs a
+``TreeSet`` of every child per visited parent per round -- hours for 10^4 flat queues.  :func:`allocate` runs the
+same rounds incrementally (``_Incremental``): each parent keeps its children in a heap by the comparator's key,
+a round re-keys only the served app and its queues, and a child that fails once is dropped (it fails for the
+rest of the run).  That is exact while no child of the parent has a NaN among the ratios it is compared on (the
+comparator is then a total order on the siblings: ``_keyed``); a parent with such a child fills its ``TreeSet``
+literally for that round.  ``yarn-drf@YARN-11482`` with two resources runs literally throughout.
+tests/mechanisms/test_yarn_drf_incremental.py holds the two equal; benchmarks/bench_yarn_drf.py times them.
 """
 from __future__ import annotations
 
