@@ -69,7 +69,8 @@ def _needy_ties(rng: random.Random) -> dict:
     for i in rng.sample(range(8), rng.randint(3, 6)):  # names in random declaration order
         g = [4] + [rng.choice([0, 4, 8]) for _ in range(R - 1)]
         qs.append({"name": f"q{i}", "guarantee": g})
-        users.append({"name": f"a{i}", "queue": f"q{i}", "demand": [1] + [rng.choice([0, 1]) if gr else 0 for gr in g[1:]]})
+        d = [1] + [rng.choice([0, 1]) if gr else 0 for gr in g[1:]]
+        users.append({"name": f"a{i}", "queue": f"q{i}", "demand": d})
     return {"resources": [f"r{r}" for r in range(R)], "servers": [{"name": "pool", "capacity": [12] * R}],
             "queues": qs, "users": users}
 

@@ -341,7 +341,8 @@ class _Keyed:
     __slots__ = ("rank", "ratios", "start", "name", "version", "node")
 
     def __init__(self, rank: int, ratios: tuple, start: int, name: bytes, version: int, node: tuple[str, int]):
-        self.rank, self.ratios, self.start, self.name, self.version, self.node = rank, ratios, start, name, version, node
+        self.rank, self.ratios, self.start, self.name = rank, ratios, start, name
+        self.version, self.node = version, node
 
     def __lt__(self, other: "_Keyed") -> bool:
         if self.rank != other.rank:
