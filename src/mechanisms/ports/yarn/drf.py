@@ -62,28 +62,39 @@ order is upstream's, not a sort's.  Conventions where upstream leaves a choice o
 * No max shares, max running apps, AM shares, preemption, locality delay or node labels (none is in the
   model).
 * Exact arithmetic (upstream: ``float``/``double``).
+
+How we run it: the literal descent above (``place(..., literal=True)``, :func:`yarn_drf_reference`) costs a
+``TreeSet`` of every child per visited parent per round -- hours for 10^4 flat queues.  :func:`allocate` runs the
+same rounds incrementally (``_Incremental``): each parent keeps its children in a heap by the comparator's key,
+a round re-keys only the served app and its queues, and a child that fails once is dropped (it fails for the
+rest of the run).  That is exact while no child of the parent has a NaN among the ratios it is compared on (the
+comparator is then a total order on the siblings: ``_keyed``); a parent with such a child fills its ``TreeSet``
+literally for that round.  ``yarn-drf@YARN-11482`` with two resources runs literally throughout.
+tests/mechanisms/test_yarn_drf_incremental.py holds the two equal; benchmarks/bench_yarn_drf.py times them.
 """
 from __future__ import annotations
 
+import heapq
 import math
 from fractions import Fraction
-from functools import partial
+from functools import cmp_to_key, partial
 from typing import Any, NamedTuple, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import InstanceError
+from mechverify.numbers import INF, InstanceError
 from mechverify.policies import MAX_TASKS
 
 from ...core.order import order_facet
 from ...core.registry import OrderSpec, Setting
 from ...core.z3spec import Z3Spec
 from ..declare import Fix, Pin, Port, Variant
-from ..java_go import isnan, treeset_order
-from .drf_policy import Schedulable, cluster_ratios, compare_prepared, compare_schedulables, prepare
+from ..java_go import isnan, string_key, treeset_order
+from .drf_policy import (Prepared, Schedulable, cluster_ratios, compare_prepared, compare_schedulables,
+                         min_share_ratios, prepare)
 
 __all__ = ["UPSTREAM", "queue_name", "Usages", "usages", "schedulables", "user_compare", "user_share", "queue_share", "order",
-           "allocate", "place", "app_schedulable", "PORT"]
+           "allocate", "yarn_drf_reference", "place", "app_schedulable", "PORT"]
 
 _HADOOP = "apache/hadoop"
 _POLICY = "DominantResourceFairnessPolicy.java"
@@ -188,7 +199,17 @@ def order(*, s2_needy_from_s1: bool = False) -> OrderSpec:
 def allocate(env: Environment, exact: bool = False, *, name: str = "yarn-drf",
              s2_needy_from_s1: bool = False) -> Allocation:
     """One container per round down the tree (module docstring), on the one pool."""
-    tasks, steps = place(env, [0] * env.n_users, name=name, s2_needy_from_s1=s2_needy_from_s1)
+    return _allocation(env, name, *place(env, [0] * env.n_users, name=name, s2_needy_from_s1=s2_needy_from_s1))
+
+
+def yarn_drf_reference(env: Environment, *, name: str = "yarn-drf", s2_needy_from_s1: bool = False) -> Allocation:
+    """:func:`allocate` the literal way (every visited parent's ``TreeSet`` filled afresh every round): the test
+    and the benchmark of the incremental descent."""
+    return _allocation(env, name, *place(env, [0] * env.n_users, name=name, s2_needy_from_s1=s2_needy_from_s1,
+                                         literal=True))
+
+
+def _allocation(env: Environment, name: str, tasks: Sequence[int], steps: int) -> Allocation:
     x = tuple((Fraction(tasks[j]),) * env.n_servers for j in range(env.n_users))
     return Allocation(env, x, name, True, {"steps": steps})
 
@@ -199,82 +220,320 @@ def app_schedulable(env: Environment, usage: Sequence[Any], j: int) -> Schedulab
 
 
 def place(env: Environment, held: Sequence[int], *, name: str = "yarn-drf",
-          s2_needy_from_s1: bool = False) -> tuple[list[int], int]:
+          s2_needy_from_s1: bool = False, literal: bool = False,
+          rounds: Optional[int] = None) -> tuple[list[int], int]:
     """The descent of :func:`allocate` (module docstring) starting from ``held`` whole tasks per user already
     running on the one pool (their usage counts in the order and is taken off the pool): ``(tasks, rounds)``, the
-    tasks per user after every round that places one, and how many rounds placed one.  ``held`` must fit."""
-    J, R, Q = env.n_users, env.n_resources, env.n_queues
-    cluster = env.total_capacity()
-    left = list(env.capacity[0]) if env.n_servers else [_ZERO] * R
-    tasks = [int(h) for h in held]
-    user_use = [[_ZERO] * R for _ in range(J)]
-    queue_use = [[_ZERO] * R for _ in range(Q)]
-    limit = [None if b is None else math.floor(b) for b in env.tasks]
-    demand = [env.d(j, 0) for j in range(J)] if env.n_servers else [env.demand[j] for j in range(J)]
-    eligible = [0 in env.eligible[j] for j in range(J)]
-    for j in range(J):
-        if tasks[j]:
-            for r, dv in enumerate(demand[j]):
-                if dv:
-                    left[r] -= tasks[j] * dv
-                    user_use[j][r] += tasks[j] * dv
-                    for q in env.user_path(j):
-                        queue_use[q][r] += tasks[j] * dv
-    pending_ok = [any(v for v in demand[j]) for j in range(J)]  # a zero request is no pending demand
-    paths = [env.user_path(j) for j in range(J)]
-    users_at: dict[Optional[int], list[int]] = {}
-    for j in range(J):
-        users_at.setdefault(env.user_queue[j], []).append(j)
+    tasks per user after every round that places one, and how many rounds placed one.  ``held`` must fit.
 
-    def pending(j: int) -> bool:
-        return pending_ok[j] and (limit[j] is None or tasks[j] < limit[j])
+    ``literal=True``: every round fills every visited parent's ``TreeSet`` afresh (upstream's code path, the
+    reference).  Otherwise the same allocation incrementally (:class:`_Incremental`); the version before
+    YARN-11482's fix with two resources always runs literally (its comparator is not antisymmetric).
+    ``rounds``: stop after that many rounds (a prefix of the run: the benchmark's literal side)."""
+    st = _Pool(env, held, name)
+    if literal or (s2_needy_from_s1 and env.n_resources == 2):
+        pick = partial(_descend_literal, st, s2_needy_from_s1)
+        served: Any = None
+    else:
+        inc = _Incremental(st)
+        pick, served = inc.descend, inc.served
+    while (rounds is None or st.steps < rounds) and (j := pick(None)) is not None:
+        st.give(j)
+        if served is not None:
+            served(j)
+    return st.tasks, st.steps
 
-    caps = [(q, env.queue_max[q]) for q in range(Q) if env.queue_max[q] is not None]  # maxResources
 
-    def fits(j: int) -> bool:
+class _Pool:
+    """The state of one run of :func:`place`: the pool left, every user's demand, bound and tasks, every user's and
+    queue's usage.  Resources only shrink and usages and tasks only grow, so a user that cannot take a task now
+    never can again in this run."""
+
+    def __init__(self, env: Environment, held: Sequence[int], name: str) -> None:
+        J, R, Q = env.n_users, env.n_resources, env.n_queues
+        self.env, self.name = env, name
+        self.cluster = env.total_capacity()
+        self.left = list(env.capacity[0]) if env.n_servers else [_ZERO] * R
+        self.tasks = [int(h) for h in held]
+        self.user_use = [[_ZERO] * R for _ in range(J)]
+        self.queue_use = [[_ZERO] * R for _ in range(Q)]
+        self.limit = [None if b is None else math.floor(b) for b in env.tasks]
+        self.demand = [env.d(j, 0) for j in range(J)] if env.n_servers else [env.demand[j] for j in range(J)]
+        self.eligible = [0 in env.eligible[j] for j in range(J)]
+        self.paths = [env.user_path(j) for j in range(J)]
+        for j in range(J):
+            if self.tasks[j]:
+                for r, dv in enumerate(self.demand[j]):
+                    if dv:
+                        self.left[r] -= self.tasks[j] * dv
+                        self.user_use[j][r] += self.tasks[j] * dv
+                        for q in self.paths[j]:
+                            self.queue_use[q][r] += self.tasks[j] * dv
+        self.pending_ok = [any(v for v in self.demand[j]) for j in range(J)]  # a zero request is no pending demand
+        self.users_at: dict[Optional[int], list[int]] = {}
+        for j in range(J):
+            self.users_at.setdefault(env.user_queue[j], []).append(j)
+        self.caps = [(q, env.queue_max[q]) for q in range(Q) if env.queue_max[q] is not None]  # maxResources
+        self.steps = 0
+
+    def pending(self, j: int) -> bool:
+        return self.pending_ok[j] and (self.limit[j] is None or self.tasks[j] < self.limit[j])
+
+    def fits(self, j: int) -> bool:
         # the pool has room, and FSQueue.fitsInMaxShare: usage + the container within maxResources of the app's
         # queue and every ancestor (a queue without maxResources: unbounded)
-        if not (eligible[j] and all(not dv or lv >= dv for lv, dv in zip(left, demand[j]))):
+        if not (self.eligible[j] and all(not dv or lv >= dv for lv, dv in zip(self.left, self.demand[j]))):
             return False
-        return all(queue_use[q][r] + dv <= m[r] for q, m in caps if q in paths[j]
-                   for r, dv in enumerate(demand[j]) if dv)
+        return all(self.queue_use[q][r] + dv <= m[r] for q, m in self.caps if q in self.paths[j]
+                   for r, dv in enumerate(self.demand[j]) if dv)
 
-    def sched(node: tuple[str, int]) -> Schedulable:
+    def sched(self, node: tuple[str, int]) -> Schedulable:
         kind, i = node
-        return _queue(env, queue_use[i], i) if kind == "q" else _app(env, user_use[i], i)
+        return _queue(self.env, self.queue_use[i], i) if kind == "q" else _app(self.env, self.user_use[i], i)
 
-    def descend(q: Optional[int]) -> Optional[int]:
-        children = [("q", c) for c in env.queue_children(q)] + [("u", j) for j in users_at.get(q, ()) if pending(j)]
-        if not children:
+    def children(self, q: Optional[int]) -> list[tuple[str, int]]:
+        """What the ``TreeSet`` at ``q`` is filled with, in order: the child queues, then the apps with demand."""
+        return [("q", c) for c in self.env.queue_children(q)] + [("u", j) for j in self.users_at.get(q, ())
+                                                                  if self.pending(j)]
+
+    def give(self, j: int) -> None:
+        self.steps += 1
+        if self.steps > MAX_TASKS:
+            raise InstanceError(f"instance: {self.name} would place more than {MAX_TASKS} whole tasks; "
+                                f"scale capacities/demands down")
+        self.tasks[j] += 1
+        for r, dv in enumerate(self.demand[j]):
+            if dv:
+                self.left[r] -= dv
+                self.user_use[j][r] += dv
+                for q in self.paths[j]:
+                    self.queue_use[q][r] += dv
+
+
+def _treeset(st: _Pool, children: Sequence[tuple[str, int]], s2_needy_from_s1: bool) -> list:
+    """The children in the order of a ``TreeSet`` with the comparator, filled in the given order now."""
+    keyed = {c: prepare(st.sched(c), st.cluster) for c in children}
+    return treeset_order(children, lambda a, b: compare_prepared(keyed[a], keyed[b], s2_needy_from_s1=s2_needy_from_s1))
+
+
+def _descend_literal(st: _Pool, s2_needy_from_s1: bool, q: Optional[int]) -> Optional[int]:
+    """One round's descent from ``q``, upstream's way: the children into a fresh ``TreeSet``, tried in its order."""
+    children = st.children(q)
+    if not children:
+        return None
+    for kind, i in _treeset(st, children, s2_needy_from_s1):
+        if kind == "q":
+            got = _descend_literal(st, s2_needy_from_s1, i)
+            if got is not None:
+                return got
+        elif st.fits(i):
+            return i
+    return None
+
+
+class _Keyed:
+    """A child in its parent's heap: the fixed comparator as a sort key, with the version of the child's usage it
+    was computed on.  ``rank`` 0 for a needy schedulable, 1 otherwise; ``ratios`` its min-share ratios (needy) or
+    fair ratios, in its ``sortRatios`` order, each as a pair of integers ``(n, d)`` -- ``n / d`` in lowest terms,
+    ``+inf`` as ``(1, 0)`` -- compared by ``n1 * d2`` against ``n2 * d1`` (exact, and ``+inf`` equals ``+inf``
+    and exceeds every number); then start time, then the name's UTF-16 code units."""
+
+    __slots__ = ("rank", "ratios", "start", "name", "version", "node")
+
+    def __init__(self, rank: int, ratios: tuple, start: int, name: bytes, version: int, node: tuple[str, int]):
+        self.rank, self.ratios, self.start, self.name = rank, ratios, start, name
+        self.version, self.node = version, node
+
+    def __lt__(self, other: "_Keyed") -> bool:
+        if self.rank != other.rank:
+            return self.rank < other.rank
+        r1, r2 = self.ratios, other.ratios
+        for i in range(0, len(r1), 2):
+            x, y = r1[i] * r2[i + 1], r2[i] * r1[i + 1]
+            if x != y:
+                return x < y
+        if self.start != other.start:
+            return self.start < other.start
+        if self.name != other.name:
+            return self.name < other.name
+        return self.version < other.version
+
+
+def _keyed(p: Prepared, version: int, node: tuple[str, int]) -> Optional[_Keyed]:
+    """The child's heap entry, or ``None`` when a compared ratio is NaN (or, never seen, anything but an exact
+    number or ``+inf``).  Exactness: where no child of a parent is ``None`` here, ``compare_prepared`` (fixed) on
+    two of them IS the order of their entries: needy first; ``signum(x - y)`` on exact numbers and ``+inf``
+    (usage, min share and capacities are >= 0, weights > 0) is their order with ``inf - inf`` a tie, i.e.
+    ``inf == inf``; the first nonzero position decides, else start time, else ``String.compareTo`` of the names
+    -- and distinct siblings differ in start time (apps: ``1 + j``; queues: 0) or name (queues' full names), so
+    this is a total order and a ``TreeSet`` filled with them iterates in it (no add is dropped)."""
+    s = p.s
+    if p.needy:
+        m = min_share_ratios(s.usage, s.min_share)
+        vec = [m[i] for i in p.order]
+    else:
+        vec = p.fair
+    flat: list[int] = []
+    for v in vec:
+        if v.__class__ is Fraction:
+            flat += (v.numerator, v.denominator)
+        elif v == INF:
+            flat += (1, 0)
+        else:
             return None
-        keyed = {c: prepare(sched(c), cluster) for c in children}
-        order = treeset_order(children, lambda a, b: compare_prepared(keyed[a], keyed[b], s2_needy_from_s1=s2_needy_from_s1))
-        for kind, i in order:
-            if kind == "q":
-                got = descend(i)
+    return _Keyed(0 if p.needy else 1, tuple(flat), s.start, p.name_key, version, node)
+
+
+class _Incremental:
+    """:func:`place`'s descent without refilling a ``TreeSet`` per parent per round, for the fixed comparator.
+
+    Every parent keeps its children in a heap of :class:`_Keyed` entries (lazy: an entry older than its child's
+    current one is skipped).  A round re-keys only the served app and the queues on its path, the only
+    schedulables whose usage changed; the child that took the round is on top of its parent's heap, so that is
+    one ``heapreplace`` per level.  A child that fails (an app without pending demand or whose task does not fit,
+    a queue none of whose descendants takes a task) fails in every later round of the run -- the pool only
+    shrinks, usages and tasks only grow -- so it leaves its parent's heap for good: at a parent, the least live
+    child takes the round or leaves.  Removing children does not reorder the others under a total order.
+
+    Exactness: while every child of a parent has an entry (:func:`_keyed`: no NaN among the ratios it would be
+    compared on), the ``TreeSet`` at that parent iterates in entry order, so both ways try the same children in
+    the same order and the same child takes the round (by induction up the tree).  A parent with a child
+    without one (a resource the cluster has none of, or a needy queue with a zero min share of a resource it
+    does not use: the comparator may then be intransitive) fills its ``TreeSet`` the literal way that round,
+    from every child as upstream does; its heap is rebuilt when it is read again without a NaN."""
+
+    def __init__(self, st: _Pool) -> None:
+        self.st = st
+        env = st.env
+        self.parent: dict[tuple[str, int], Optional[int]] = {("q", q): env.queue_parent(q) for q in range(env.n_queues)}
+        self.parent.update({("u", j): env.user_queue[j] for j in range(env.n_users)})
+        self.kids: dict[Optional[int], list[tuple[str, int]]] = {}
+        self.entry: dict[tuple[str, int], Optional[_Keyed]] = {}  # node -> its current entry (None: a NaN)
+        self.version: dict[tuple[str, int], int] = {}
+        self.nans: dict[Optional[int], int] = {}  # parent -> how many children have no entry now
+        self.dead: set[tuple[str, int]] = set()
+        self.heap: dict[Optional[int], list[_Keyed]] = {}
+        self.stale: set[Optional[int]] = set()  # parents whose heap is rebuilt before it is read
+        cluster = st.cluster
+        weights = list(env.weight) + list(env.queue_weight)
+        # exact numbers throughout, every capacity positive: :meth:`_fast_entry` (no division by zero can arise)
+        self.fast = all(c.__class__ is Fraction and c > 0 for c in cluster) and all(
+            w.__class__ is Fraction and w > 0 for w in weights)
+        self.cn = [c.numerator for c in cluster] if self.fast else []
+        self.cd = [c.denominator for c in cluster] if self.fast else []
+        self.info: dict[tuple[str, int], tuple] = {}  # node -> (its usage list, min share or None, weight, start, name)
+        for node in self.parent:
+            sch = st.sched(node)
+            kind, i = node
+            use = st.queue_use[i] if kind == "q" else st.user_use[i]
+            ms = sch.min_share if any(sch.min_share) else None  # all 0: never needy (0 > usage is false)
+            if ms is not None and not all(m.__class__ is Fraction for m in ms):
+                self.fast = False
+            self.info[node] = (use, ms, (sch.weight.numerator, sch.weight.denominator) if self.fast else None,
+                               sch.start, string_key(sch.name))
+        for node, par in self.parent.items():
+            self.version[node] = 0
+            e = self.entry[node] = self._entry(node, 0)
+            self.nans[par] = self.nans.get(par, 0) + (e is None)
+            self.kids.setdefault(par, []).append(node)
+        self.stale.update(self.kids)
+
+    def _entry(self, node: tuple[str, int], version: int) -> Optional[_Keyed]:
+        if self.fast:
+            return self._fast_entry(node, version)
+        return _keyed(prepare(self.st.sched(node), self.st.cluster), version, node)
+
+    def _fast_entry(self, node: tuple[str, int], version: int) -> Optional[_Keyed]:
+        """:func:`_keyed` of ``prepare(node)``, in integers, where every capacity is a positive exact number and
+        every weight a positive exact number: the usage ratios ``u_r / c_r`` are exact numbers (no NaN), so the
+        dominant resource is the first largest ratio, ``sortRatios`` (Java's stable sort, a consistent
+        comparator) is a stable sort by descending ratio, and the only NaN left is a needy schedulable's ``0 /
+        0`` min-share ratio (``None``).  Ratios as unreduced pairs ``(n, d)``, ``d > 0`` (``+inf``: ``(1, 0)``):
+        :class:`_Keyed` compares them by cross-multiplication, which does not need lowest terms."""
+        use, ms, (wn, wd), start, name = self.info[node]
+        cn, cd = self.cn, self.cd
+        R = len(cn)
+        q = [(use[r].numerator * cd[r], use[r].denominator * cn[r]) for r in range(R)]
+        dom = 0
+        for r in range(1, R):
+            if q[r][0] * q[dom][1] > q[dom][0] * q[r][1]:
+                dom = r
+        if R == 2:
+            order: Sequence[int] = (1, 0) if q[1][0] * q[0][1] > q[0][0] * q[1][1] else (0, 1)
+        else:
+            order = sorted(range(R), key=cmp_to_key(lambda a, b: (q[a][0] * q[b][1] < q[b][0] * q[a][1])
+                                                    - (q[a][0] * q[b][1] > q[b][0] * q[a][1])))
+        flat: list[int] = []
+        if ms is not None and ms[dom] > use[dom]:  # needy: the min-share ratios u_r / m_r
+            for r in order:
+                m, u = ms[r], use[r]
+                if m:
+                    flat += (u.numerator * m.denominator, u.denominator * m.numerator)
+                elif u:
+                    flat += (1, 0)
+                else:
+                    return None
+            return _Keyed(0, tuple(flat), start, name, version, node)
+        for r in order:
+            flat += (q[r][0] * wd, q[r][1] * wn)
+        return _Keyed(1, tuple(flat), start, name, version, node)
+
+    def descend(self, q: Optional[int]) -> Optional[int]:
+        st = self.st
+        if self.nans.get(q):
+            children = st.children(q)
+            if not children:
+                return None
+            for node in _treeset(st, children, False):
+                got = self._try(node)
                 if got is not None:
                     return got
-            elif fits(i):
-                return i
+            return None
+        if q in self.stale:
+            self.stale.discard(q)
+            rows = self.heap[q] = [self.entry[n] for n in self.kids.get(q, ()) if n not in self.dead]  # type: ignore
+            heapq.heapify(rows)
+        rows = self.heap.get(q)
+        while rows:
+            top = rows[0]
+            node = top.node
+            if top.version == self.version[node] and node not in self.dead:
+                got = self._try(node)
+                if got is not None:
+                    return got
+            heapq.heappop(rows)
         return None
 
-    steps = 0
-    while True:
-        j = descend(None)
-        if j is None:
-            break
-        steps += 1
-        if steps > MAX_TASKS:
-            raise InstanceError(f"instance: {name} would place more than {MAX_TASKS} whole tasks; "
-                                f"scale capacities/demands down")
-        tasks[j] += 1
-        for r, dv in enumerate(demand[j]):
-            if dv:
-                left[r] -= dv
-                user_use[j][r] += dv
-                for q in paths[j]:
-                    queue_use[q][r] += dv
-    return tasks, steps
+    def _try(self, node: tuple[str, int]) -> Optional[int]:
+        """The child ``node`` takes the round (the user it serves) or is marked dead (``None``)."""
+        if node in self.dead:
+            return None
+        kind, i = node
+        if kind == "q":
+            got = self.descend(i)
+        else:
+            got = i if self.st.pending(i) and self.st.fits(i) else None
+        if got is None:
+            self.dead.add(node)
+        return got
+
+    def served(self, j: int) -> None:
+        """Re-key the app ``j`` and the queues above it (their usage grew)."""
+        st = self.st
+        for node in [("q", q) for q in st.paths[j]] + [("u", j)]:
+            par = self.parent[node]
+            ver = self.version[node] = self.version[node] + 1
+            old, e = self.entry[node], self._entry(node, ver)
+            self.entry[node] = e
+            self.nans[par] += (e is None) - (old is None)
+            if self.nans[par]:  # read the literal way while a child has no entry; rebuilt after
+                self.stale.add(par)
+            elif par not in self.stale:
+                rows = self.heap[par]
+                if rows and rows[0].node == node:  # the usual case: the child that took the round is on top
+                    heapq.heapreplace(rows, e)  # type: ignore[arg-type]
+                else:
+                    heapq.heappush(rows, e)  # type: ignore[arg-type]
 
 
 _SETTING = Setting(single_server=True, placement=True, external=False, bounds=True, weights=True, divisible=False,
