@@ -76,6 +76,8 @@ def _cases():
         seen = set()
         for c in m.claims:
             prop = get_property(c.property)
+            if prop.over != "instance":  # claims over executions: tests/verifier/test_dynamic_theorems.py
+                continue
             variants = tuple(v for v in prop.variants if not S.variant_possible(m.setting, c.property, v)
                              and c in claims_for(m, c.property, v))
             key = (c.property, variants, c.status)

@@ -156,6 +156,7 @@ class Setting:
     exact: bool = True  # the allocation is rational and computed exactly with --exact
     requires_bounds: bool = False  # every user must have a finite task bound n_j > 0 (seed 003)
     min_resources: int = 1  # e.g. a memory-proportional split needs a second resource
+    max_resources: Optional[int] = None  # e.g. a mechanism of one divisible resource (round mechanisms): 1
     positive_data: bool = False  # every demand and capacity must be > 0 (seed 003 Sec. 2.1)
     hierarchy: bool = False  # a queue tree (``queues``, users' ``queue``) allowed (hierarchical sharing)
     ordered: bool = False  # the policy exposes its ORDER in a state (``Mechanism.order``; set by ``register``)
@@ -237,6 +238,9 @@ class Setting:
         if env.n_resources < self.min_resources:
             raise SettingError(f"resources: {name} needs at least {self.min_resources} resources, "
                                f"got {env.n_resources}")
+        if self.max_resources is not None and env.n_resources > self.max_resources:
+            raise SettingError(f"resources: {name} is defined for at most {self.max_resources} "
+                               f"resource{'' if self.max_resources == 1 else 's'}, got {env.n_resources}")
         if self.single_server and env.n_servers != 1:
             raise SettingError(f"servers: {name} is defined for one server (a single resource pool); "
                                f"got {env.n_servers} servers")

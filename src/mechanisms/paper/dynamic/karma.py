@@ -276,7 +276,7 @@ class Karma:
 
 # ---------------------------------------------------------------------- registration
 SETTING = Setting(single_server=True, placement=False, external=False, bounds=True, requires_bounds=True,
-                  weights=False, divisible=False, min_resources=1)
+                  weights=False, divisible=False, min_resources=1, max_resources=1)
 
 
 def time_spec(name: str, alpha: Fraction, init_credits: int, variant: str) -> TimeSpec:

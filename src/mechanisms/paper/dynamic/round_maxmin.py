@@ -123,7 +123,7 @@ def _begin(mech: Optional[Mechanism], ex: Execution, exact: bool) -> RoundMaxMin
 register(NAME, "Per-round (static) weighted max-min on one divisible resource (Freeman et al.'s, Karma's and "
                "credit fairness's baseline)",
          Setting(single_server=True, placement=False, external=False, bounds=True, requires_bounds=True,
-                 weights=True, min_resources=1),
+                 weights=True, min_resources=1, max_resources=1),
          CLAIMS, source="Freeman, Zahedi, Conitzer, Lee, POMACS 2(1) 2018; Vuppalapati et al., OSDI 2023; Zahedi, "
                         "Freeman, arXiv:2601.17944 (abstracts); karma repo maxmin_block_allocator",
          notes="not verified: the claims rest on the papers' abstracts (bodies not reachable). A user's demand per "

@@ -109,6 +109,10 @@ def domain_for(setting, **overrides: Any) -> Domain:
     if min_r > 1:
         kw["min_resources"] = max(d.min_resources, min_r)
         kw["max_resources"] = max(d.max_resources, min_r)
+    max_r = getattr(setting, "max_resources", None)
+    if max_r is not None:
+        kw["max_resources"] = min(kw.get("max_resources", d.max_resources), max_r)
+        kw["min_resources"] = min(kw.get("min_resources", d.min_resources), max_r)
     if not kw["external"]:
         kw["min_external"] = kw["max_external"] = 0
     if not setting.divisible:
