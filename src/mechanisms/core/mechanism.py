@@ -238,9 +238,6 @@ class Setting:
         if env.n_resources < self.min_resources:
             raise SettingError(f"resources: {name} needs at least {self.min_resources} resources, "
                                f"got {env.n_resources}")
-        if self.max_resources is not None and env.n_resources > self.max_resources:
-            raise SettingError(f"resources: {name} is defined for at most {self.max_resources} "
-                               f"resource{'' if self.max_resources == 1 else 's'}, got {env.n_resources}")
         if self.single_server and env.n_servers != 1:
             raise SettingError(f"servers: {name} is defined for one server (a single resource pool); "
                                f"got {env.n_servers} servers")
@@ -250,6 +247,9 @@ class Setting:
             flags = ", ".join(f"{flag}=True" for flag, _ in missing)
             raise SettingError(f"{field_}: {text} (a mechanism taking this instance declares {flags} in its "
                                f"setting: @mechverify.mechanism(..., {flags}))")
+        if self.max_resources is not None and env.n_resources > self.max_resources:
+            raise SettingError(f"resources: {name} is defined for at most {self.max_resources} "
+                               f"resource{'' if self.max_resources == 1 else 's'}, got {env.n_resources}")
         if self.positive_data:
             for s, row in enumerate(env.capacity):
                 for r, c in enumerate(row):
