@@ -201,25 +201,35 @@ def _child(fn: Callable, conn, keep: tuple[int, ...], out: int, parent: int) -> 
         except (ImportError, ValueError, OSError):
             pass
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+        # the answer to a memory blow-up, made while there is memory: building any other answer may fail then
+        out_of_memory = pickle.dumps(("fail",) + _describe(MemoryError()), protocol=pickle.HIGHEST_PROTOCOL)
         while True:
             try:
                 args = conn.recv()
             except (EOFError, OSError):
                 break
+            payload = out_of_memory
             try:
-                reply = ("ok", fn(*args))
-            except BaseException as exc:  # noqa: BLE001 - whatever the user's code does is the answer
-                reply = ("fail",) + _describe(exc)
-            for stream in (sys.stdout, sys.stderr):
                 try:
-                    stream.flush()
-                except BaseException:  # noqa: BLE001
-                    pass
-            try:
-                payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as exc:  # noqa: BLE001
-                payload = pickle.dumps(("fail", "unsendable", f"returned an object that cannot be sent back "
-                                        f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"))
+                    reply = ("ok", fn(*args))
+                except BaseException as exc:  # noqa: BLE001 - whatever the user's code does is the answer
+                    exc.__traceback__ = None  # the failed call's frames -- and what they hold -- go now
+                    reply = ("fail",) + _describe(exc)
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except BaseException:  # noqa: BLE001
+                        pass
+                try:
+                    payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+                except MemoryError:
+                    raise
+                except BaseException as exc:  # noqa: BLE001
+                    payload = pickle.dumps(("fail", "unsendable", f"returned an object that cannot be sent back "
+                                            f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"))
+            except MemoryError:  # no memory left to describe the failure: the answer made beforehand
+                reply = None
+                payload = out_of_memory
             conn.send_bytes(payload)
     finally:
         os._exit(0)
