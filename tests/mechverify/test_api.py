@@ -176,6 +176,7 @@ def test_a_run_report_prints_as_the_table_and_shows_as_html_in_a_notebook():
 
 
 # ---------------------------------------------------------------------- assert_property's verdicts and budget
+@pytest.mark.wallclock
 def test_assert_property_budget_is_the_whole_call():
     import time
 
