@@ -91,6 +91,7 @@ def test_a_bad_handshake_is_one_clear_error(mode, text):
     assert "\n" not in msg and msg.startswith(f"mechanism {ref(mode)}: ") and text in msg, msg
 
 
+@pytest.mark.wallclock
 def test_a_program_that_never_writes_its_handshake_is_one_line_and_killed(tmp_path, monkeypatch):
     import mechanisms.core.exec_policy as ep
 
@@ -224,6 +225,7 @@ def test_a_crash_is_a_runs_finding_not_a_crash_of_the_verifier():
         "the policy process exited with code 3 before answering request 1 (allocate) [output: request 1]")
 
 
+@pytest.mark.wallclock
 def test_a_hanging_program_times_out_and_is_killed(tmp_path):
     pidfile = tmp_path / "pid"
     m = fresh("hang", str(pidfile))

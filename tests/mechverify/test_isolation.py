@@ -33,6 +33,7 @@ def test_a_good_call_returns_its_value_and_the_worker_is_reused():
     assert a[2] == b[2] != os.getpid() and w.forks == 1 and w.calls == 2
 
 
+@pytest.mark.wallclock
 @pytest.mark.parametrize("fn", [hostile.loops, hostile.sleeps])
 def test_a_call_past_its_limit_is_killed_and_named(fn):
     t0 = time.monotonic()
@@ -45,6 +46,7 @@ def test_a_call_past_its_limit_is_killed_and_named(fn):
     assert w(_Env()) == "fine" and w.forks == 2
 
 
+@pytest.mark.wallclock
 def test_the_commands_deadline_is_not_a_finding():
     w = Worker(hostile.sleeps)
     t0 = time.monotonic()

@@ -212,6 +212,7 @@ def test_cli_bad_tree_one_line_exit_2(case, capsys, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: ") and field in lines[0] and words in lines[0], err
 
 
+@pytest.mark.wallclock
 def test_hundred_thousand_queues_rejected_quickly_in_a_real_process(tmp_path):
     d = tree()
     d["queues"] = [{"name": f"q{i}", "weight": 1} for i in range(10 ** 5)]

@@ -11,6 +11,8 @@ import sys
 import time
 from fractions import Fraction as F
 
+import pytest
+
 from mechanisms import get
 from mechverify.allocation import Allocation
 from mechverify.instances import parse_environment
@@ -149,6 +151,7 @@ def _seconds(*args) -> float:
     return time.monotonic() - t
 
 
+@pytest.mark.wallclock
 def test_run_and_check_end_within_their_budget(tmp_path):
     """``--budget 3`` ends within 3 x 1.1 s plus the interpreter's start-up, measured here as the slower
     of two ``--help`` runs (twice: the start-up and the process exit both vary with the machine's load)."""
@@ -222,6 +225,7 @@ def test_a_stopped_deviation_cell_goes_on_where_it_stopped():
     assert second.note == whole.note and second.measure == whole.measure
 
 
+@pytest.mark.wallclock
 def test_a_slow_first_allocation_does_not_keep_check_from_trying_a_deviation():
     """The first (truthful) allocation is the slow one: a deviation's LPs start from its basis (cluster
     sizes: ~1 s against ~10 s).  When the first allocation's time leaves no room for a deviation, ``check``
@@ -244,6 +248,7 @@ def test_a_slow_first_allocation_does_not_keep_check_from_trying_a_deviation():
     assert res.seconds < 1.0  # within the 0.8 s the first allocation left
 
 
+@pytest.mark.wallclock
 def test_a_mip_that_ignores_its_time_limit_does_not_break_the_audit_budget(monkeypatch, tmp_path, capsys):
     """``audit --budget 5`` ends within the budget + 10% even when a MIP never returns: the whole-task PO cells'
     MIPs run in a worker process killed at the deadline (``mechverify.domination``), in the campaign's worker

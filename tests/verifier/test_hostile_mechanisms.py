@@ -12,6 +12,8 @@ import pytest
 
 from tests.helpers import ROOT, run_cli
 
+pytestmark = pytest.mark.wallclock  # the commands must end within their budgets
+
 HOSTILE = os.path.join(ROOT, "tests", "data", "hostile.py")
 BUDGET = 4.0
 QUICK = 2.5  # a mechanism that fails at once needs no per-call limit to pass: the budget only bounds the run

@@ -184,6 +184,7 @@ def test_same_counts_with_jobs_1_and_a_dask_cluster(capsys):
     assert counts(out) == one
 
 
+@pytest.mark.wallclock
 def test_a_budget_cut_leaves_consistent_cells():
     """A budget far shorter than the work: the report says it stopped, every cell took about as many samples
     (blocks in turn for every mechanism), and a cell holds exactly one measure per evaluated instance (a sample

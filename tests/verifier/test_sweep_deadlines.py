@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from verifier.executors import LocalPool
 from verifier.results import Result
 from verifier.sweep import CUT, ShapeCell, sweep
@@ -14,6 +16,7 @@ def _stuck_cell(cell: ShapeCell) -> Result:  # a cell that ignores its share of 
     return Result(cell.mechanism, cell.property, cell.variant, verdict="certified")
 
 
+@pytest.mark.wallclock
 def test_a_cell_running_past_the_deadline_is_stopped_and_reported_budget():
     cells = [ShapeCell("drf", "sp", "demand", (j, 1, 2, 0)) for j in (2, 3, 4)]
     t0 = time.monotonic()

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.helpers import run_cli
+
+pytestmark = pytest.mark.wallclock  # the commands must end within their timeouts
 
 
 def _timed(*args):

@@ -15,6 +15,7 @@ from verifier.engines.smt.domain import MAX_VARIABLES, canonical, case_key, map_
 from verifier.engines.smt.specs import get_spec
 
 
+@pytest.mark.wallclock
 def test_enumerating_the_cases_of_many_users_is_quick_and_stops_at_the_deadline():
     """The symmetry reduction used to build all (J-1)! permutations first (drf, 12 users: 40 s; 100 users: out
     of memory); now they are generated lazily, only for cases a permutation can change, and the deadline
@@ -44,6 +45,7 @@ def test_the_least_image_is_unchanged_by_the_lazy_enumeration():
     assert got == want
 
 
+@pytest.mark.wallclock
 @pytest.mark.parametrize("mech,users,method", [("drf", 100, "auto"), ("tsf", 100, "encoding"),
                                                ("tsf-er", 12, "encoding")])
 def test_certify_of_many_users_is_unknown_budget_within_its_timeout(mech, users, method):
@@ -58,6 +60,7 @@ def test_certify_of_many_users_is_unknown_budget_within_its_timeout(mech, users,
         assert r.note.startswith("budget: "), r.note
 
 
+@pytest.mark.wallclock
 def test_a_shape_too_large_for_z3_is_unknown_at_once():
     t0 = time.monotonic()
     r = certify(mechanisms.get("drf"), "sp", "demand", Shape(users=MAX_VARIABLES), timeout=60)
