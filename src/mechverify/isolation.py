@@ -29,6 +29,7 @@ and the result): ``benchmarks/bench_isolation.py`` measures it against the in-pr
 """
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
@@ -214,6 +215,8 @@ def _child(fn: Callable, conn, keep: tuple[int, ...], out: int, parent: int) -> 
                     reply = ("ok", fn(*args))
                 except BaseException as exc:  # noqa: BLE001 - whatever the user's code does is the answer
                     exc.__traceback__ = None  # the failed call's frames -- and what they hold -- go now
+                    if isinstance(exc, MemoryError):
+                        gc.collect()
                     reply = ("fail",) + _describe(exc)
                 for stream in (sys.stdout, sys.stderr):
                     try:
@@ -230,7 +233,20 @@ def _child(fn: Callable, conn, keep: tuple[int, ...], out: int, parent: int) -> 
             except MemoryError:  # no memory left to describe the failure: the answer made beforehand
                 reply = None
                 payload = out_of_memory
-            conn.send_bytes(payload)
+            if payload is out_of_memory:
+                gc.collect()  # what the failed call held (a cycle through its frames) is freed before sending
+            try:
+                conn.send_bytes(payload)
+            except MemoryError:
+                gc.collect()
+                conn.send_bytes(out_of_memory)
+    except BaseException as exc:  # noqa: BLE001 - the child's own machinery failed: say so rather than vanish
+        try:
+            gc.collect()
+            text = f"the worker process failed before answering: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            conn.send_bytes(pickle.dumps(("fail",) + (_describe(exc) if isinstance(exc, MemoryError) else ("died", text))))
+        except BaseException:  # noqa: BLE001 - nothing more to be done: the parent sees the exit
+            pass
     finally:
         os._exit(0)
 

@@ -81,6 +81,7 @@ def test_what_a_failing_call_printed_is_part_of_its_finding_and_never_ours(capfd
     assert "hello" not in out + err and "stderr" not in out + err
 
 
+@pytest.mark.wallclock  # a 2 GiB blow-up: alone, so that no other test competes with it
 def test_a_memory_blow_up_is_stopped_by_the_limit():
     _, f = _fails(hostile.memory_hog, limit=20)
     assert f.kind in ("memory", "died") and ("memory" in f.text or "killed" in f.text)
