@@ -38,7 +38,14 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import weakref
+
+try:  # imported here, never in a forked child: after a fork from a process with other threads (pytest-xdist's,
+    # a Dask client's) importlib's module locks may name threads the child does not have -- a KeyError on import
+    import resource
+except ImportError:  # pragma: no cover - not POSIX
+    resource = None  # type: ignore[assignment]
 from typing import Any, Callable, Optional
 
 from .deadline import BudgetExhausted, call_limit, seconds_left
@@ -123,20 +130,15 @@ def spawn(argv: list[str], limits: bool = True) -> "subprocess.Popen":
     runtimes reserve far more address space than they use (a JVM reserves 1 GiB for class metadata alone).
     ``OSError`` when it cannot be started.  ``limits=False`` (user code run in the verifier's own process,
     :func:`in_process`): no limit, the verifier's own limits untouched."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not POSIX
-        resource = None
-    if not limits:
-        resource = None
+    rlim = resource if limits else None  # imported at module level (module docstring of the import)
     saved = []
-    if resource is not None:  # the limits are inherited at the fork: set them here, and restore ours after
-        for which, soft in ((resource.RLIMIT_AS, None), (resource.RLIMIT_DATA, MEMORY_LIMIT)):
+    if rlim is not None:  # the limits are inherited at the fork: set them here, and restore ours after
+        for which, soft in ((rlim.RLIMIT_AS, None), (rlim.RLIMIT_DATA, MEMORY_LIMIT)):
             try:
-                old = resource.getrlimit(which)
+                old = rlim.getrlimit(which)
                 hard = old[1]
-                want = hard if soft is None else (soft if hard == resource.RLIM_INFINITY else min(soft, hard))
-                resource.setrlimit(which, (want, hard))
+                want = hard if soft is None else (soft if hard == rlim.RLIM_INFINITY else min(soft, hard))
+                rlim.setrlimit(which, (want, hard))
                 saved.append((which, old))
             except (ValueError, OSError):
                 pass
@@ -145,7 +147,7 @@ def spawn(argv: list[str], limits: bool = True) -> "subprocess.Popen":
     finally:
         for which, old in saved:
             try:
-                resource.setrlimit(which, old)
+                rlim.setrlimit(which, old)
             except (ValueError, OSError):
                 pass
 
@@ -191,8 +193,8 @@ def _child(fn: Callable, conn, keep: tuple[int, ...], out: int, parent: int) -> 
                 except OSError:
                     pass
         try:
-            import resource
-
+            if resource is None:
+                raise ImportError("resource")
             soft, hard = resource.getrlimit(resource.RLIMIT_AS)
             mapped = _mapped_bytes()
             if mapped:
@@ -243,7 +245,10 @@ def _child(fn: Callable, conn, keep: tuple[int, ...], out: int, parent: int) -> 
     except BaseException as exc:  # noqa: BLE001 - the child's own machinery failed: say so rather than vanish
         try:
             gc.collect()
-            text = f"the worker process failed before answering: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            where = "; ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}"
+                              for f in traceback.extract_tb(exc.__traceback__)[-4:])
+            text = (f"the worker process failed before answering: {type(exc).__name__}: "
+                    f"{' '.join(str(exc).split())[:200]} (at {where})")
             conn.send_bytes(pickle.dumps(("fail",) + (_describe(exc) if isinstance(exc, MemoryError) else ("died", text))))
         except BaseException:  # noqa: BLE001 - nothing more to be done: the parent sees the exit
             pass
