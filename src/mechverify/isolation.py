@@ -46,6 +46,12 @@ try:  # imported here, never in a forked child: after a fork from a process with
     import resource
 except ImportError:  # pragma: no cover - not POSIX
     resource = None  # type: ignore[assignment]
+import codecs
+
+# what the child looks up when it opens its streams, looked up once here (the lookup caches it): a codec lookup
+# that misses imports a module, and the child must import nothing (see ``resource`` above)
+codecs.lookup("utf-8")
+codecs.lookup_error("replace")
 from typing import Any, Callable, Optional
 
 from .deadline import BudgetExhausted, call_limit, seconds_left

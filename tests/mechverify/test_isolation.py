@@ -83,8 +83,23 @@ def test_what_a_failing_call_printed_is_part_of_its_finding_and_never_ours(capfd
 
 @pytest.mark.wallclock  # a 2 GiB blow-up: alone, so that no other test competes with it
 def test_a_memory_blow_up_is_stopped_by_the_limit():
-    _, f = _fails(hostile.memory_hog, limit=20)
-    assert f.kind in ("memory", "died") and ("memory" in f.text or "killed" in f.text)
+    """In a process of its own, as the CLI runs it: a worker forked from a process with other threads (a
+    pytest-xdist worker's) is a different case -- docs/architecture.md, "A user's mechanism"."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    code = ("import json; from tests.mechverify.test_isolation import _fails; from tests.data import hostile; "
+            "_, f = _fails(hostile.memory_hog, limit=20); print(json.dumps([f.kind, f.text]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.path.join(ROOT, "src"), ROOT,
+                                                                                      os.environ.get("PYTHONPATH", ""))
+                                                                      if p)))
+    assert out.returncode == 0, out.stderr[-2000:]
+    kind, text = json.loads(out.stdout.strip().splitlines()[-1])
+    assert kind in ("memory", "died") and ("memory" in text or "killed" in text)
 
 
 def test_an_object_that_cannot_be_sent_back_is_named():
