@@ -97,9 +97,7 @@ DOMAIN_CONDITIONS = {
 def everyone(ex: Any) -> Optional[Environment]:
     """One environment holding every user an execution ever has (its initial servers): what a claim's
     conditions on environments read on an execution (``None``: it has no users)."""
-    from dataclasses import replace as _replace
-
-    from mechverify.execution import Event, _State
+    from mechverify.execution import _State
 
     state = _State(ex, None)
     for e in ex.events:

@@ -177,8 +177,6 @@ def one_shot(begin: Callable[[Mechanism, Execution, bool], Stepper], name: str) 
     """The one-shot function of a stateful mechanism: its allocation at step 0 of an execution whose users are
     present from the start and nothing happens (what ``allocate`` and the one-instance properties judge)."""
     def allocate(env: Environment, exact: bool = False) -> Allocation:
-        from mechverify.execution import UserSpec
-
         ex = execution_of(env)
         return begin(None, ex, exact).step(StepContext(0, Fraction(0), None, env, None, ex, exact))
 

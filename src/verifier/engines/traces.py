@@ -137,7 +137,7 @@ def draw_execution(rng: random.Random, mech, max_users: int = 3, max_events: int
     S = rng.choice(sh["servers"])
     resources = tuple(f"r{r + 1}" for r in range(R))
     servers = tuple(f"s{s + 1}" for s in range(S))
-    cap = tuple(tuple(Fraction(rng.randint(1 if sh["positive"] or True else 0, 10)) for _ in range(R)) for _ in range(S))
+    cap = tuple(tuple(Fraction(rng.randint(1, 10)) for _ in range(R)) for _ in range(S))
     n = rng.randint(1, max_users) if not sh["rounds"] else rng.randint(2, max(2, max_users))
     names = [f"u{j + 1}" for j in range(n)]
     if sh["rounds"]:
@@ -185,9 +185,8 @@ def draw_execution(rng: random.Random, mech, max_users: int = 3, max_events: int
                 events.append(Event(Fraction(t), "demand", u, demand=_demand(rng, R, sh["positive"])))
         else:
             s = rng.randrange(S)
-            events.append(Event(Fraction(t), "capacity", servers[s],
-                                server=servers[s], capacity=tuple(Fraction(rng.randint(1, 10)) for _ in range(R))))
-            events[-1] = replace(events[-1], user=None)
+            events.append(Event(Fraction(t), "capacity", server=servers[s],
+                                capacity=tuple(Fraction(rng.randint(1, 10)) for _ in range(R))))
     ex = Execution(resources, servers, cap, users, tuple(events), end=Fraction(t + 1))
     if sh["tree"] and rng.random() < 0.7:  # a tree policy: its users in the leaves of a drawn queue tree
         tree = _tree(rng, R, cap)

@@ -34,7 +34,10 @@ from mechverify.numbers import INF, fmt_value, is_inf
 from mechverify.utility import bundle_value, envy_value, equal_split_bundle, utility
 
 from .base import Hints, Measure
-from .temporal import ExecutionProperty, Judgement, fmt, judged_at
+from .temporal import ExecutionProperty, Judgement, _violates, fmt, judged_at
+
+#: the measure of dsi and isolation: a ratio to a benchmark, violated below 1
+_BELOW_ONE = Measure("a ratio to a benchmark", 1, "<")
 
 __all__ = ["EachStep", "DynamicSI", "DynamicEF", "DynamicPO", "OnlineSP", "Irrevocability", "Disparity", "Isolation",
            "Starvation", "UsageIgnored"]
@@ -126,12 +129,9 @@ def _share_judgement(mech, steps: Sequence[Step], exact: bool, share, whole_benc
     if worst is None:
         return Judgement(None, False, per_step=per, note=nothing)
     u = who[0]
-    return Judgement(worst, _violates_below(worst, exact), at, who, per, {f"u({u})": got_w, f"{what} ({u})": bench_w},
+    return Judgement(worst, _violates(_BELOW_ONE, worst, exact), at, who, per, {f"u({u})": got_w, f"{what} ({u})": bench_w},
                      summary=f"{u} runs {fmt(got_w)} tasks at step {at}, below the {fmt(bench_w)} {what} gives it")
 
-
-def _violates_below(m: Any, exact: bool) -> bool:
-    return m < 1 if exact else float(m) < 1 - 1e-7
 
 
 # ---------------------------------------------------------------------- Kash, Procaccia, Shah

@@ -52,12 +52,6 @@ class Judgement:
     note: str = ""
 
 
-def _worse(measure: Measure, a: Any, b: Any) -> bool:
-    if b is None:
-        return a is not None
-    if a is None:
-        return False
-    return a > b if measure.direction == ">" else a < b
 
 
 def _violates(measure: Measure, m: Any, exact: bool) -> bool:
@@ -104,13 +98,6 @@ class ExecutionProperty(Property):
               deviation: Optional[TraceMisreport] = None, deviated: Optional[Sequence[Step]] = None) -> Judgement:
         raise NotImplementedError
 
-    def worst_step(self, per_step: list, exact: bool) -> tuple[Any, Optional[int]]:
-        """The worst per-step measure and its step (``None`` entries skipped)."""
-        best, at = None, None
-        for k, m in enumerate(per_step):
-            if m is not None and _worse(self.measure, m, best):
-                best, at = m, k
-        return best, at
 
     def is_violation(self, m: Any, exact: bool) -> bool:
         return _violates(self.measure, m, exact)
@@ -249,8 +236,6 @@ def misreports(ex: Execution, rng, counts: bool = False, per_user: int = 6) -> l
     return out
 
 
-def fmt_users(users: Sequence[str]) -> str:
-    return ", ".join(users)
 
 
 def fmt(v: Any) -> str:
