@@ -589,7 +589,10 @@ class StepContext:
 class Stepper(Protocol):
     """A mechanism's state through one execution (``mechanisms.core.time.TimeSpec.begin`` makes a fresh one):
     ``step(ctx)`` returns the allocation for ``ctx.env``; ``state_key()`` (optional) a hashable digest of its
-    memory (the cycle detector compares states with it)."""
+    memory (the cycle detector compares states with it); ``wake_at()`` (optional) the time of the mechanism's
+    own next timer after the step just taken (``None``: none): the run steps it again then, with a derived
+    ``wake`` event that changes no input (a timer of the policy, e.g. Kueue's priority booster), unless an
+    event or a finish comes first or the horizon is reached."""
 
     def step(self, ctx: StepContext) -> Allocation: ...
 
@@ -771,7 +774,8 @@ def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional
         on_step: Optional[Callable[[Step], None]] = None) -> Iterator[Step]:
     """Step ``stepper`` through ``ex`` (module docstring): one :class:`Step` per state, in time order.  Under a
     ``deviation`` the mechanism sees the reported demands and utilities and work use the true ones.  A user
-    with work left leaves when its work is done (a derived ``finish``, before any event at the same time).
+    with work left leaves when its work is done (a derived ``finish``, before any event at the same time); a
+    stepper with a timer (``Stepper.wake_at``) is stepped again when it fires (a derived ``wake``).
     ``exact=False``: times and work in floats (the fast screen: the present users' environments are not
     validated again -- every state of a parsed execution was, by :func:`parse_execution`); ``exact=True``:
     every number exact, every environment validated."""
@@ -825,6 +829,15 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Trace
         if finish_at is not None and nxt is None and finish_at > horizon and ex.end is not None:
             finish_at = None
         until = finish_at if finish_at is not None else (nxt if nxt is not None else max(horizon, t))
+        # the mechanism's own timer (``Stepper.wake_at``): a step of its own, no input changing
+        wake = getattr(stepper, "wake_at", None) if alloc is not None else None
+        wake_at = wake() if wake is not None else None
+        if wake_at is not None:
+            wake_at = _num(Fraction(wake_at), exact)
+            if not t < wake_at < until or wake_at > horizon:
+                wake_at = None
+        if wake_at is not None:
+            finish_at, until = None, wake_at
         step = Step(index, t, event, users, rep, tru, alloc, until, note,
                     getattr(stepper, "state_key", lambda: None)())
         if on_step is not None:
@@ -840,6 +853,9 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Trace
                     done = utility(tru, alloc, j) * dt
                     state.work[u] = max(state.work[u] - (done if exact else float(done)), 0 if exact else 0.0)
         prev, t, index = alloc, until, index + 1
+        if wake_at is not None:
+            event, note = Event(Fraction(wake_at), "wake", derived=True), ""
+            continue
         if finish_at is not None:
             state.work[who] = Fraction(0) if exact else 0.0
             event = Event(Fraction(finish_at) if exact else Fraction(finish_at), "finish", who, derived=True)

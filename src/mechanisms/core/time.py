@@ -161,9 +161,20 @@ def lift(mech: Mechanism, how: str) -> Mechanism:
 
 
 def stepper_for(mech: Mechanism, ex: Execution, exact: bool) -> Stepper:
-    """A fresh stepper of ``mech`` for one run of ``ex`` (a mechanism without a time facet: ``recompute``)."""
+    """A fresh stepper of ``mech`` for one run of ``ex`` (a mechanism without a time facet: ``recompute``).  A
+    stateful mechanism whose setting requires task bounds refuses an execution stating an unbounded user (its
+    stepper is not asked: it would read an unbounded request as none)."""
     if mech.time is None:
         return _Recompute(mech, ex, exact)
+    if mech.setting.requires_bounds:
+        stated = [(f"users[{k}]", u.name, u.tasks) for k, u in enumerate(ex.users)]
+        stated += [(f"events[{i}]", e.spec.name if e.kind == "arrive" else e.user,
+                    e.spec.tasks if e.kind == "arrive" else e.tasks)
+                   for i, e in enumerate(ex.events) if e.kind == "arrive" or (e.kind == "demand" and e.tasks != "keep")]
+        for where, who, tasks in stated:
+            if tasks is None:
+                raise SettingError(f"{where}: {mech.name} needs a task bound for every user, {who}'s is null "
+                                   f"(unbounded)")
     return mech.time.begin(mech, ex, exact)
 
 
