@@ -24,8 +24,9 @@ from .paper import dynamic  # noqa: E402
 from .ports.slurm import port as slurm  # noqa: E402
 from .ports.yarn import preempt  # noqa: E402  (stateful, on top of yarn-drf)
 from .ports.kueue import afs_port  # noqa: E402  (stateful: Kueue's admission fair sharing)
+from .ports.kueue import timeshare_port  # noqa: E402  (stateful: Kueue's preemption over time, the booster)
 
 del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada, dynamic, slurm
-del preempt, afs_port
+del preempt, afs_port, timeshare_port
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]

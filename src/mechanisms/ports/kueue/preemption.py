@@ -194,6 +194,14 @@ class Tree(CohortTree):
         self.cqs = [n for n in range(N) if self.kind[n] == "cq"]
         self.requests = [tuple(Fraction(v) for v in w.request) for w in workloads]
         self.priority = [w.priority for w in workloads]
+        #: ``GetQueueOrderTimestamp`` per workload where it is not the creation order (``None``: creation order
+        #: everywhere, upstream's with ``PrioritySortingWithinCohort`` on); a counterfactual ordering sets it
+        self.queue_order: Optional[Sequence[Any]] = None
+
+    def queue_ts(self, j: int) -> Any:
+        """Workload ``j``'s queue-order timestamp (``GetQueueOrderTimestamp``): its creation order unless
+        :attr:`queue_order` says otherwise."""
+        return j if self.queue_order is None else self.queue_order[j]
 
     def ancestors(self, n: int) -> list[int]:
         """``PathParentToRoot``: the Cohorts above ``n``, nearest first."""
@@ -291,7 +299,7 @@ def _satisfies(policy: str, tree: Tree, preemptor: int, cand: int) -> bool:
     if policy == "LowerPriority":
         return pp > cp
     if policy == "LowerOrNewerEqualPriority":
-        return pp > cp or (pp == cp and preemptor < cand)
+        return pp > cp or (pp == cp and tree.queue_ts(preemptor) < tree.queue_ts(cand))
     return policy == "Any"
 
 

@@ -93,8 +93,8 @@ from .cohort import nominee_requests
 from .tournament import _Tournament
 from .preemption import ADMISSION, Config, Tree, fits, get_targets, needs_preemption
 
-__all__ = ["QueueState", "Head", "CycleResult", "schedule", "arrive", "requeue", "Outcome", "run", "classify",
-           "REASONS"]
+__all__ = ["QueueState", "Head", "CycleResult", "schedule", "arrive", "requeue", "withdraw", "evict",
+           "requeue_inadmissible", "Outcome", "run", "classify", "REASONS"]
 
 NO_FIT = "NoFit"
 NO_CANDIDATES = "PreemptionNoCandidates"
@@ -150,7 +150,7 @@ class _Queues:
 
     def head_key(self, j: int) -> tuple:
         """``baseCompareFunc``: sticky first, higher priority, earlier creation (timestamp, then UID)."""
-        return (not self.sticky(j), -self.tree.priority[j], j)
+        return (not self.sticky(j), -self.tree.priority[j], self.tree.queue_ts(j), j)
 
     def cls(self, j: int) -> tuple:
         """``computeSchedulingHash``: priority and requests (one pod set, one flavour); per ClusterQueue."""
@@ -220,6 +220,38 @@ def arrive(tree: Tree, cfg: Config, st: QueueState, workloads: Sequence[int]) ->
     q = _Queues(tree, cfg, st)
     for j in workloads:
         q.push(j)
+    return q.freeze()
+
+
+def withdraw(tree: Tree, cfg: Config, st: QueueState, gone: Sequence[int]) -> QueueState:
+    """Workloads deleted or finished (``deleteWorkloadWithoutLock``; ``delete`` clears a preemptor): they leave
+    every set; if one held quota, the root cohort's inadmissible workloads are requeued
+    (``QueueAssociatedInadmissibleWorkloadsAfter``)."""
+    q = _Queues(tree, cfg, st)
+    out = set(gone)
+    freed = any(a in out for a in q.admitted)
+    q.admitted = [a for a in q.admitted if a not in out]
+    q.active -= out
+    q.inadmissible -= out
+    q.preemptor = {cq: j for cq, j in q.preemptor.items() if j not in out}
+    if freed:
+        q.requeue_inadmissible()
+    return q.freeze()
+
+
+def evict(tree: Tree, cfg: Config, st: QueueState, victims: Sequence[int]) -> QueueState:
+    """Admitted workloads evicted outside a cycle (QuotaReserved -> Pending, pushed back), then the requeue of
+    inadmissible ones (``Config.requeue_timing``)."""
+    q = _Queues(tree, cfg, st)
+    q.evict([v for v in victims if v in set(st.admitted)])
+    return q.freeze()
+
+
+def requeue_inadmissible(tree: Tree, cfg: Config, st: QueueState) -> QueueState:
+    """``QueueAssociatedInadmissibleWorkloadsAfter``: every inadmissible workload of the root cohort's tree back to
+    its heap (an admitted workload's effective priority changed, quota was freed, a quota changed)."""
+    q = _Queues(tree, cfg, st)
+    q.requeue_inadmissible()
     return q.freeze()
 
 
