@@ -76,6 +76,7 @@ class Task:
     certify: bool = False
     command: Optional[str] = None
     domain: Any = None  # ``run``'s search domain (None: the mechanism's setting)
+    max_wait: Any = None  # the starvation bound of the searched executions (``run --max-wait``)
     tolerance: Optional[float] = None  # a user's mechanism: its float tolerance (``--tolerance``)
     call_limit: Optional[float] = None  # a user's mechanism: seconds per call (set from the command's budget)
     mech: Any = field(default=None, compare=False, repr=False)  # the Mechanism itself (None: look it up)
@@ -93,6 +94,7 @@ class Task:
         m = cell.mechanism
         return cls(m.ref, cell.prop.ref, cell.variant, seed=config.seed, max_trials=config.trials,
                    weight=cell.weight, certify=config.certify, command=config.command, domain=config.domain,
+                   max_wait=config.max_wait,
                    tolerance=m.tolerance, call_limit=m.call_limit, mech=m, certifier=config.certifier)
 
 
@@ -129,7 +131,7 @@ def run_task(task: Task) -> Outcome:
         config = RunConfig(budget=task.budget, deadline=bud.deadline_after(task.deadline_left), seed=task.seed,
                            trials=task.max_trials, store=None, certify=task.certify,
                            certifier=(task.certifier or z3_certifier) if task.certify else None, domain=task.domain,
-                           command=task.command)
+                           command=task.command, max_wait=task.max_wait)
         r = run_cell(mech, task.property, task.variant, config)
     except Exception as exc:  # noqa: BLE001 - reported as a failed cell, never lost
         return Outcome(failed(task, f"{WORKER_ERROR}{type(exc).__name__}: {exc}"))

@@ -123,7 +123,8 @@ def _run_cell(mech, prop_name: str, variant: str, config: RunConfig, budget: flo
         mt = None if max_trials is None else max(1, max_trials - trials)
         if prop.over == "execution":  # the search over executions (verifier.engines.traces)
             res = search_traces(mech, prop, variant, TraceSpec(seed=seed, budget=max(0.0, share), max_trials=mt,
-                                                               accept=accept, deadline=search_end))
+                                                               accept=accept, deadline=search_end,
+                                                               max_wait=config.max_wait))
         else:
             res = search(mech, prop, variant, SearchSpec(seed=seed, budget=max(0.0, share), max_trials=mt,
                                                          domain=dom, shrink_budget=min(5.0, max(1.0, budget)),

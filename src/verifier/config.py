@@ -35,6 +35,8 @@ class RunConfig:
       directory, ``verifier.campaign.Campaign``): where and how cells run;
     * ``certify`` / ``certifier``: ask a certifier (default: the SMT layer) before searching;
     * ``command``: the command line recorded in a stored counterexample's provenance;
+    * ``max_wait``: the starvation bound the searched executions declare (``None``: each its own, 0 when it
+      declares none; ``run --max-wait``);
     * ``domain``: the search domain (``verifier.engines.strategies.Domain``; ``None``: the mechanism's
       setting's)."""
 
@@ -51,6 +53,7 @@ class RunConfig:
     certifier: Optional[Callable] = None
     command: Optional[str] = None
     domain: Any = None
+    max_wait: Any = None
 
     def start(self) -> "RunConfig":
         """The configuration of a command starting now: its ``deadline`` is ``budget`` seconds from now (or

@@ -17,8 +17,8 @@ from verifier.run import run_mechanism
 
 CASES = [
     # (buggy version, fixed policy, property, variant, seed, trials)
-    ("kueue-afs@5339", "kueue-afs", "usage-ignored", "served", 0, 300),  # no entry penalty: the burst
-    ("kueue-afs@11134", "kueue-afs", "usage-ignored", "served", 0, 300),  # half-life unset: every LocalQueue ties
+    ("kueue-afs@5339", "kueue-afs", "usage-ignored", "served", 0, 600),  # no entry penalty: the burst
+    ("kueue-afs@11134", "kueue-afs", "usage-ignored", "served", 0, 600),  # half-life unset: every LocalQueue ties
 ]
 
 

@@ -53,6 +53,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0); same seed, same candidates")
     p.add_argument("--trials", type=int, default=None,
                    help="at most this many candidates per property/variant (makes a run exactly reproducible)")
+    p.add_argument("--max-wait", metavar="T", default=None,
+                   help="the starvation bound (time units) every execution searched declares: a user below its "
+                        "entitlement may wait this long (default: 0, or what an execution file declares)")
     p.add_argument("--format", choices=["table", "json", "md"], default="table", help="stdout format")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="also write DIR/<mechanism>.md, .json and .html (every counterexample's instance, exact "
@@ -69,6 +72,19 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     add_mechanism_options(p, fail_on=FailOn.REFUTED)
 
 
+def _max_wait(text):
+    """``--max-wait``: a time (exact, ``0 <= T <= 1e9``), or ``None`` when not given."""
+    if text is None:
+        return None
+    from mechverify.execution import time_number
+    from mechverify.numbers import InstanceError
+
+    try:
+        return time_number(text, "--max-wait")
+    except (InstanceError, ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+
+
 @command("run", "search every property of a mechanism for violations within a time budget")(_configure_run)
 def cmd_run(args: argparse.Namespace) -> int:
     """``run``: search every property of one mechanism; print and write the report."""
@@ -81,6 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     mech, props = mechanism_and_properties(args)
     if args.trials is not None and args.trials <= 0:
         raise CliError(f"--trials: must be > 0 (got {args.trials})")
+    max_wait = _max_wait(args.max_wait)
     output_dir(args.out, "--out")
     check_executor_options(args)
     if args.campaign and args.no_store:
@@ -90,14 +107,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         output_dir(args.store, "--store")
     camp = _campaign(args, command="run", mechanisms=[mech.name], properties=props, budget=args.budget,
                      trials=args.trials, seed=args.seed, certify=args.certify, keep_all=args.keep_all,
-                     store=None if args.no_store else os.path.abspath(args.store))
+                     store=None if args.no_store else os.path.abspath(args.store),
+                     **({"max_wait": args.max_wait} if max_wait is not None else {}))
     executor = executor_from(args, len(plan(mech, props)[0]))
     if not args.no_store:
         announce_store(args.store, args.quiet)
     rep = run_mechanism(mech, props, config.but(seed=args.seed, store=None if args.no_store else args.store,
                                                 trials=args.trials, certify=args.certify, executor=executor,
                                                 campaign=camp, progress=progress_printer(args.quiet),
-                                                keep_all=args.keep_all))
+                                                keep_all=args.keep_all, max_wait=max_wait))
     emit(rep, args, {"json": as_json(report_to_json), "md": render_markdown,
                      "table": lambda r: render_table(r, width=terminal_width(), color=use_color()) + "\n"},
          write_reports)

@@ -8,7 +8,8 @@ certificate counts.  Two phases, both deterministic for a seed:
    over a small alphabet (demands, capacities, event kinds) when the layer has at most ``per_layer`` of them,
    else ``per_layer`` sampled by a generator seeded by the layer (``mechverify.enumeration.layered``, shared with
    the Kueue port's loop search);
-2. **random traces** -- up to ``max_users`` users and ``max_events`` events, numbers from small integers.
+2. **random traces** -- up to ``max_users`` users and ``max_events`` events, numbers from small integers; a
+   tree policy's users in the leaves of a drawn queue tree.
 
 A violation is then minimised by :func:`minimise` (fewest events, then users, then the smallest numbers), each
 candidate re-checked exactly, and its 1-minimality (no single event or user can be removed) is recorded.
@@ -30,7 +31,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from mechverify.execution import (Event, Execution, Statement, TraceMisreport, UserSpec, parse_execution,
                                   statement_places)
 from mechverify.enumeration import layered
-from mechverify.numbers import InstanceError
+from mechverify.numbers import InstanceError, fmt_exact
 
 from mechanisms.core.mechanism import SettingError
 
@@ -63,6 +64,8 @@ class TraceSpec:
     accept: Optional[Callable[[Execution], bool]] = None
     deadline: Optional[float] = None
     progress: Optional[Callable[[SearchResult], None]] = None
+    #: the starvation bound every searched execution declares (``None``: the drawn ones declare none, i.e. 0)
+    max_wait: Optional[Fraction] = None
 
 
 # ---------------------------------------------------------------------- drawing traces
@@ -79,6 +82,7 @@ def _shape(mech) -> dict[str, Any]:
         "positive": st.positive_data,
         "whole": not st.divisible,
         "tree": st.hierarchy and not rounds,
+        "crowd": bool(getattr(st, "whole_requests", False)),
     }
 
 
@@ -200,7 +204,8 @@ def draw_execution(rng: random.Random, mech, max_users: int = 3, max_events: int
 
 def _tiny_layers(mech) -> Iterator[tuple[str, list[Callable[[], Execution]]]]:
     """The exhaustive layers: (label, thunks) smallest first -- 2 users, 1 resource, one server, the
-    smallest demands and capacities, 1..2 events."""
+    smallest demands and capacities, 1..2 events; for a tree policy admitting whole requests, then three users
+    in one queue with a guarantee (2 or 4 of 4), task counts 1-3, no event, until t = 5."""
     sh = _shape(mech)
     if sh["rounds"]:
         for q in (1, 2):
@@ -249,6 +254,17 @@ def _tiny_layers(mech) -> Iterator[tuple[str, list[Callable[[], Execution]]]]:
                                      end=Fraction(n_events + 1))
                 thunks.append(make)
         yield f"2 users, {n_events} event(s)", thunks
+    if sh["tree"] and sh["crowd"]:  # whole requests: three workloads contending inside one queue, nothing else
+        thunks = []
+        for g in (2, 4):
+            for spec in itertools.product(itertools.product(alphabet, (1, 2, 3)), repeat=3):
+                def make(g=g, spec=spec):
+                    users = tuple(UserSpec(f"u{k + 1}", d, tasks=Fraction(n), queue="a") for k, (d, n) in enumerate(spec))
+                    return Execution(tuple(f"r{r + 1}" for r in range(R)), ("s1",), (cap,), users, (), end=Fraction(5),
+                                     queues=("a",), queue_weight=(Fraction(1),),
+                                     queue_guarantee=(tuple(Fraction(g) for _ in range(R)),), queue_max=(None,))
+                thunks.append(make)
+        yield "3 users in one queue", thunks
 
 
 def with_quiet_rounds(ex: Execution, n: int = QUIET_ROUNDS) -> Execution:
@@ -276,12 +292,16 @@ def search_traces(mech, prop, variant: str, spec: TraceSpec) -> SearchResult:
     seen: set = set()
     found: Optional[Certificate] = None
     quiet = bool(getattr(prop, "needs_quiet_rounds", False))
+    if spec.max_wait is not None:
+        res.domain["max_wait"] = fmt_exact(Fraction(spec.max_wait))
     if quiet:
         res.domain["quiet rounds"] = f"every trace ends with {QUIET_ROUNDS} round events, nothing else changing"
 
     def trial(ex: Optional[Execution]) -> Optional[Certificate]:
         if ex is None:
             return None
+        if spec.max_wait is not None and ex.max_wait is None:
+            ex = replace(ex, max_wait=Fraction(spec.max_wait))
         if quiet:
             tailed = with_quiet_rounds(ex)
             if spec.accept is None or spec.accept(tailed):

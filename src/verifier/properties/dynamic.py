@@ -421,6 +421,8 @@ class Starvation(ExecutionProperty):
     variants = {"entitlement": "below its weighted equal split of the present cluster (less if it demands less)",
                 "quota": "below its queues' declared guarantees (the smallest over its queue path, less if it demands "
                          "less)"}
+    #: a policy admitting whole requests (``Setting.whole_requests``) owes a user nothing of a request larger than
+    #: its entitlement: only users whose whole request fits their entitlement are judged
     default_variant = "entitlement"
     measure = Measure("the longest wait below the entitlement beyond max_wait (time)", 0, ">")
     reads = ()
@@ -435,7 +437,7 @@ class Starvation(ExecutionProperty):
             return "no queue declares a guarantee"
         return None
 
-    def _below(self, st: Step, j: int, variant: str, integral: bool) -> Optional[tuple[Any, Any]]:
+    def _below(self, st: Step, j: int, variant: str, integral: bool, whole: bool = False) -> Optional[tuple[Any, Any]]:
         env = st.true_env
         got = utility(env, st.alloc, j, integral)
         if variant == "entitlement":
@@ -456,12 +458,15 @@ class Starvation(ExecutionProperty):
                 return None
         if integral and not is_inf(bench):
             bench = type(bench)(int(bench)) if isinstance(bench, Fraction) else float(int(bench))
+        if whole and env.tasks[j] is not None and (is_inf(bench) or env.tasks[j] > bench):
+            return None  # a whole request beyond the entitlement: no part of it is owed (whole_requests)
         if isinstance(got, float) or isinstance(bench, float):  # float noise is never a wait
             return (got, bench) if not is_inf(bench) and float(got) < float(bench) * (1 - 1e-9) - 1e-12 else None
         return (got, bench) if got < bench else None
 
     def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):
         integral = not getattr(mech.setting, "divisible", True)
+        whole = bool(getattr(mech.setting, "whole_requests", False))
         bound = ex.max_wait if ex.max_wait is not None else Fraction(0)
         if not exact:
             bound = float(bound)
@@ -474,7 +479,7 @@ class Starvation(ExecutionProperty):
                 continue
             m = None
             for j, u in enumerate(st.users):
-                b = self._below(st, j, variant, integral)
+                b = self._below(st, j, variant, integral, whole)
                 if b is None:
                     since.pop(u, None)
                     continue

@@ -79,6 +79,8 @@ def test_out_dir_writes_md_json_html(tmp_path, cli):
     (["run", "drf", "--properties", "sp,nope"], "properties"),
     (["run", "drf", "--budget", "0"], "--budget"),
     (["run", "drf", "--trials", "-1"], "--trials"),
+    (["run", "kueue-timeshare", "--max-wait", "-1"], "--max-wait"),
+    (["run", "kueue-timeshare", "--max-wait", "soon"], "--max-wait"),
     (["audit", "--mechanisms", "nope"], "mechanism"),
 ])
 def test_bad_input_is_one_line_exit_2(args, field, cli):
@@ -206,3 +208,12 @@ def test_piped_output_wraps_at_100_columns_unless_columns_says_otherwise(tmp_pat
     # COLUMNS=160 wins: the domain line (longer than 100 characters) is no longer wrapped
     assert max(len(ln) for ln in wide.stdout.splitlines()) > 100
     assert max(len(ln) for ln in wide.stdout.splitlines()) <= 160
+
+
+def test_run_max_wait_is_the_bound_every_searched_trace_declares(cli):
+    # kueue 8522 without the booster: within the bound of 2 units a workload below its quota waits to the end
+    out = cli("run", "kueue-timeshare@8522", "--properties", "starvation", "--max-wait", "2", "--trials", "200",
+              "--budget", "30", "--no-store", "--format", "json", "--quiet")
+    assert out.returncode == 0, out.stderr  # violated, but no claim refuted
+    (r,) = [r for r in json.loads(out.stdout)["results"] if r["variant"] == "quota"]
+    assert r["verdict"] == "violated" and "(max_wait 2)" in json.dumps(r), r
