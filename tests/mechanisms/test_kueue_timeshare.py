@@ -133,3 +133,32 @@ def test_fair_sharing_preemption_over_time_reclaims_nominal_quota():
                           "end": 2})
     run = _tasks(mechanisms.get("kueue-preempt"), ex)
     assert run == [(0, "start", (1,)), (1, "arrive", (0, 1))]
+
+
+def _documented_case():
+    # docs/findings.md "Kueue: can preemption cycle?": root quota 0; n1 quota 2, weight 1/2; n2 quota 2, weight 2;
+    # w0 n1 3 cpu, w1 n2 3 cpu, w2 n1 2 cpu, all created at 0, then quiet rounds
+    return parse_execution({"resources": ["cpu"], "servers": [{"name": "s1", "capacity": [4]}],
+                            "queues": [{"name": "n1", "guarantee": [2], "weight": "1/2"},
+                                       {"name": "n2", "guarantee": [2], "weight": 2}],
+                            "users": [{"name": "w0", "demand": [3], "tasks": 1, "queue": "n1"},
+                                      {"name": "w1", "demand": [3], "tasks": 1, "queue": "n2"},
+                                      {"name": "w2", "demand": [2], "tasks": 1, "queue": "n1"}],
+                            "events": [{"t": k, "kind": "round"} for k in range(1, 7)], "end": 7})
+
+
+def test_documented_case_settles_over_time_at_the_pin_and_loops_without_the_sticky_head():
+    from verifier.properties import get_property
+
+    cycles = get_property("cycles")
+    ex = _documented_case()
+    pin = mechanisms.get("kueue-preempt")
+    # at the pin: w1 admitted, w0 parked, w2 preempts w1 and is admitted (sticky): settled with w2 alone
+    assert {a for _, _, a in _tasks(pin, ex)} == {(0, 0, 1)}
+    assert not cycles.evaluate_execution(pin, ex, "preemptions", exact=True).violated
+    # without PR 7157's sticky head the scheduler loops at t = 0 (info["loop"]); each quiet round is one more
+    # cycle of it: w1 is admitted and preempted again and again (the loop the sticky head removed)
+    no_sticky = mechanisms.get("kueue-preempt@6929")
+    steps = execute(no_sticky, ex)
+    assert steps[0].alloc.info["loop"]
+    assert cycles.evaluate_execution(no_sticky, ex, "preemptions", exact=True).violated

@@ -53,3 +53,16 @@ def test_kueue_8522_monopolisation_is_found_and_the_booster_starves_a_third_work
     fixed = _search(back)
     assert fixed.verdict == "not_refuted", (fixed.verdict, fixed.certificate and fixed.certificate.summary)
     assert time.perf_counter() - t0 < 30
+
+
+def test_the_loop_pr_7157_removed_is_found_over_executions_and_the_pin_is_not_refuted():
+    # kueue 6929 / 7101 / 6947 as the execution property ``cycles`` (quiet rounds after each trace): seed 0,
+    # 1000 traces each; at the pin the same search finds no loop
+    t0 = time.perf_counter()
+    cfg = RunConfig(budget=60, seed=SEED, store=None, trials=1000)
+    (bug,) = run_mechanism(mechanisms.get("kueue-preempt@6929"), ["cycles"], cfg).results
+    assert bug.verdict == "violated", (bug.verdict, bug.note)
+    assert bug.size["users"] == 3, bug.size
+    (pin,) = run_mechanism(mechanisms.get("kueue-preempt"), ["cycles"], cfg).results
+    assert pin.verdict == "not_refuted", (pin.verdict, pin.certificate and pin.certificate.summary)
+    assert time.perf_counter() - t0 < 30

@@ -236,13 +236,14 @@ def _tiny_layers(mech) -> Iterator[tuple[str, list[Callable[[], Execution]]]]:
         for d1, d2, d3 in itertools.product(alphabet, repeat=3):
             for kinds in itertools.product(("arrive", "leave", "demand"), repeat=n_events):
                 def make(d1=d1, d2=d2, d3=d3, kinds=kinds):
-                    users = (UserSpec("u1", d1),)
+                    bound = Fraction(1) if sh["requires_bounds"] else None  # a policy needing bounds: one task
+                    users = (UserSpec("u1", d1, tasks=bound),)
                     events, present, waiting = [], ["u1"], ["u2"]
                     for i, k in enumerate(kinds):
                         t = Fraction(i + 1)
                         if k == "arrive" and waiting:
                             u = waiting.pop()
-                            events.append(Event(t, "arrive", u, spec=UserSpec(u, d2)))
+                            events.append(Event(t, "arrive", u, spec=UserSpec(u, d2, tasks=bound)))
                             present.append(u)
                         elif k == "leave" and len(present) > 1:
                             events.append(Event(t, "leave", present.pop(0)))
