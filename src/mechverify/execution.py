@@ -592,7 +592,8 @@ class Stepper(Protocol):
     memory (the cycle detector compares states with it); ``wake_at()`` (optional) the time of the mechanism's
     own next timer after the step just taken (``None``: none): the run steps it again then, with a derived
     ``wake`` event that changes no input (a timer of the policy, e.g. Kueue's priority booster), unless an
-    event or a finish comes first or the horizon is reached."""
+    event or a finish comes first or the horizon is reached (a timer due at an event's time fires just before
+    it, as a derived finish does)."""
 
     def step(self, ctx: StepContext) -> Allocation: ...
 
@@ -834,7 +835,8 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Trace
         wake_at = wake() if wake is not None else None
         if wake_at is not None:
             wake_at = _num(Fraction(wake_at), exact)
-            if not t < wake_at < until or wake_at > horizon:
+            at_event = finish_at is None and nxt is not None and wake_at == nxt  # before the event, as a finish is
+            if not (t < wake_at and (wake_at < until or at_event)) or wake_at > horizon:
                 wake_at = None
         if wake_at is not None:
             finish_at, until = None, wake_at
