@@ -162,3 +162,17 @@ def test_documented_case_settles_over_time_at_the_pin_and_loops_without_the_stic
     steps = execute(no_sticky, ex)
     assert steps[0].alloc.info["loop"]
     assert cycles.evaluate_execution(no_sticky, ex, "preemptions", exact=True).violated
+
+
+def test_an_infinite_envy_ratio_is_certified_with_the_envy_as_its_margin():
+    # without the booster A (8 GPUs) is admitted and B (8 GPUs, both at t = 0) runs nothing: B's utility is 0 and
+    # with A's bundle 1 task -- envy ratio 1/0 = inf, not excused (A did not arrive before B); the exact margin is
+    # the envy itself, 1 - 0 (an infinite measure was once an error of the exact re-check, not a violation)
+    from verifier.properties import get_property
+
+    prop = get_property("def")
+    m = mechanisms.get("kueue-timeshare@8522")
+    ev = prop.evaluate_execution(m, _ex([("A", 8), ("B", 8)], end=2), "kash", exact=False)
+    assert ev.violated
+    cert = prop.recheck(m, ev.witness)
+    assert cert is not None and cert.gap == 1 and cert.measure == float("inf")

@@ -176,7 +176,7 @@ class DynamicEF(ExecutionProperty):
         arrival: dict[str, int] = {}
         history: dict[str, list] = {}
         integral = not getattr(mech.setting, "divisible", True)
-        per, worst, at, who, utils = [], None, None, (), {}
+        per, worst, at, who, utils, inf_gap = [], None, None, (), {}, None
         for st in steps:
             for u in st.users:
                 arrival.setdefault(u, st.index)
@@ -206,12 +206,13 @@ class DynamicEF(ExecutionProperty):
                     if worst is None or r > worst:
                         worst, at, who = r, st.index, (ui, uk)
                         utils = {f"u({ui})": own, f"u({ui}) with {uk}'s bundle": val}
+                        inf_gap = val - own if is_inf(r) else None  # own 0: the envy itself is the margin
             per.append(m)
         if worst is None:
             return Judgement(None, False, per_step=per, note="fewer than two users at every step")
         return Judgement(worst, self.is_violation(worst, exact), at, who, per, utils,
                          summary=f"{who[0]} envies {who[1]} at step {at} (ratio {fmt(worst)}), and {who[1]} did not "
-                                 f"arrive before {who[0]} or received resources since")
+                                 f"arrive before {who[0]} or received resources since", gap=inf_gap)
 
 
 class DynamicPO(ExecutionProperty):
@@ -394,7 +395,8 @@ class Disparity(ExecutionProperty):
                 utils = {f"U({hi})": got.get(hi, 0), f"U({lo})": got.get(lo, 0), "total demand of each": d}
         if worst is None:
             return Judgement(None, False, note="no two users with equal total demand")
-        return Judgement(worst, self.is_violation(worst, exact), None, who, [], utils,
+        gap = utils[f"U({who[0]})"] if is_inf(worst) else None  # the other got nothing: its lead is the margin
+        return Judgement(worst, self.is_violation(worst, exact), None, who, [], utils, gap=gap,
                          summary=f"{who[0]} and {who[1]} demand {fmt(utils['total demand of each'])} each over the run "
                                  f"and receive {fmt(utils[f'U({who[0]})'])} and {fmt(utils[f'U({who[1]})'])}")
 

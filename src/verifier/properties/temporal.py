@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any, Iterable, Optional, Sequence
 
 from mechverify.execution import Execution, Statement, Step, TraceMisreport, statement_places
-from mechverify.numbers import FLOAT_REL, fmt_exact, fmt_value
+from mechverify.numbers import FLOAT_REL, fmt_exact, fmt_value, is_inf
 
 from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
 
@@ -50,6 +50,8 @@ class Judgement:
     utilities: dict = field(default_factory=dict)
     summary: str = ""
     note: str = ""
+    #: the exact margin when the measure is infinite (a ratio over a zero): the finite quantity that makes it so
+    gap: Any = None
 
 
 
@@ -103,7 +105,10 @@ class ExecutionProperty(Property):
         return _violates(self.measure, m, exact)
 
     def gap_of(self, m: Any) -> Fraction:
-        """The exact margin of measure ``m`` past the threshold (> 0 for a violation)."""
+        """The exact margin of measure ``m`` past the threshold (> 0 for a violation); an infinite measure has
+        none (its property gives ``Judgement.gap``)."""
+        if is_inf(m):
+            raise ValueError(f"{self.name}: an infinite measure needs the judgement's finite gap")
         thr = Fraction(self.measure.threshold)
         return Fraction(m) - thr if self.measure.direction == ">" else thr - Fraction(m)
 
@@ -158,7 +163,8 @@ class ExecutionProperty(Property):
             allocations[f"step {st.index}"] = st.alloc
         where = f"step {j.step} (t = {fmt_value(st.t) if st is not None else '?'})" if j.step is not None else "the run"
         of = f"{ex.n_events} event{'' if ex.n_events == 1 else 's'}"
-        return Certificate(w, self.gap_of(j.measure), j.measure, allocations, dict(j.utilities),
+        gap = j.gap if j.gap is not None else self.gap_of(j.measure)
+        return Certificate(w, gap, j.measure, allocations, dict(j.utilities),
                            summary=f"{j.summary} [{where} of {of}]" if j.summary else where)
 
     # ------------------------------------------------------------------ deviations over a trace
