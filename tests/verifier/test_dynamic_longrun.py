@@ -1,0 +1,114 @@
+"""convergence, work-conserving and burst-gaming (docs/executions.md): hand-derived traces where each is
+violated and where it is not, planted bugs the search finds where the correct mechanism is not refuted, and a
+tenant's resubmission stored and replayed."""
+import json
+import random
+from dataclasses import replace
+from fractions import Fraction as F
+
+import pytest
+
+import mechanisms
+from mechanisms.core.registry import builtin
+from mechanisms.core.time import execute, lift
+from mechverify.allocation import Allocation
+from mechverify.execution import Part, TraceResubmission, parse_execution, trace_deviation_from_dict
+from mechverify.numbers import InstanceError
+from verifier.engines.traces import TraceSpec, minimise, search_traces
+from verifier.properties import get_property
+from verifier.properties.base import Witness
+from verifier.results import Verdict
+from verifier.store import persist, replay
+
+
+def judge(mech, prop, variant, ex, dev=None):
+    p = get_property(prop)
+    return p.judge(mech, ex, variant, execute(mech, ex), True, dev, execute(mech, ex, True, dev) if dev else None)
+
+
+def pool(users, events, end, cap=4, **kw):
+    return parse_execution({"resources": ["r"], "servers": [{"name": "s", "capacity": [cap]}], "users": users,
+                            "events": events, "end": end, **kw})
+
+
+def one(name, tasks=None, **kw):
+    return {"name": name, "demand": [1], **({"tasks": tasks} if tasks is not None else {}), **kw}
+
+
+class _Stepper:
+    """A planted stepper: the rows ``first`` at step 0, ``then`` at every later step (one server)."""
+
+    def __init__(self, first, then):
+        self.first, self.then = first, then
+
+    def step(self, ctx):
+        rows = self.first if ctx.index == 0 else self.then
+        num = F if ctx.exact else float
+        return Allocation(ctx.env, tuple((num(v),) for v in rows), "planted", ctx.exact)
+
+
+class _FirstAlone:
+    """Planted bug: at step 0 the first present user runs all it can alone (one server), the others nothing;
+    DRF at every later step."""
+
+    def step(self, ctx):
+        env, drf = ctx.env, mechanisms.get("drf")
+        if ctx.index:
+            return drf(env, ctx.exact)
+        d, c = env.demand[0], env.capacity[0]
+        x = min(F(cr) / dr for cr, dr in zip(c, d) if dr)
+        x = x if env.tasks[0] is None else min(x, env.tasks[0])
+        num = F if ctx.exact else float
+        rows = ((num(x),),) + tuple((num(0),) for _ in env.users[1:])
+        return Allocation(env, rows, "first-alone", ctx.exact)
+
+
+def _planted(stepper, name="planted"):
+    drf = mechanisms.get("drf+recompute")
+    return replace(drf, name=name, time=replace(drf.time, begin=lambda m, ex, exact: stepper()))
+
+
+# ---------------------------------------------------------------------- work-conserving
+def test_work_conserving_by_hand():
+    """dynamic-drf, pool 4, n = 2 users in the execution: a (unbounded) alone in [0, 1) is water-filled within
+    k/n = 1/2 of the pool -- 2 tasks, and 2 more fit in the idle 2: a fitting task waits 1.  From 1 both hold 2,
+    the pool is full.  drf+recompute gives a all 4 at once: 0."""
+    ex = pool([one("a")], [{"t": 1, "kind": "arrive", "user": one("b")}], 3)
+    j = judge(mechanisms.get("dynamic-drf"), "work-conserving", "idle", ex)
+    assert j.violated and j.measure == 1 and j.users == ("a",) and j.utilities["fits for a"] == 2
+    assert j.per_step == [1, 0]
+    j = judge(mechanisms.get("drf+recompute"), "work-conserving", "idle", ex)
+    assert j.measure == 0 and not j.violated
+
+
+def test_work_conserving_reads_whole_requests():
+    """kueue-afs admits a workload's whole request: pool 4, u1 and u2 each 3 tasks of 1 in queue q.  u1's 3 are
+    admitted; u2's 3 do not fit in the 1 left, so nothing that fits waits: 0.  Read as a whole-task policy
+    that places single tasks (the same port with whole_requests off), one of u2's tasks fits in that 1 for the
+    whole run [0, 2): 2."""
+    ex = pool([one("u1", 3, queue="q"), one("u2", 3, queue="q")], [], 2, queues=[{"name": "q"}])
+    kueue = mechanisms.get("kueue-afs")
+    steps = execute(kueue, ex)
+    assert [steps[0].utilities()[u] for u in ("u1", "u2")] == [3, 0]
+    prop = get_property("work-conserving")
+    assert prop.judge(kueue, ex, "idle", steps, True).measure == 0
+    tasks = replace(kueue, setting=replace(kueue.setting, whole_requests=False))
+    j = prop.judge(tasks, ex, "idle", steps, True)
+    assert j.violated and j.measure == 2 and j.users == ("u2",)
+
+
+def _half_drf(env, exact=False):
+    """Planted bug: DRF's allocation halved (half of what it would run stays idle)."""
+    alloc = mechanisms.get("drf")(env, exact)
+    return Allocation(env, tuple(tuple(v / 2 for v in row) for row in alloc.x), "half-drf", alloc.exact)
+
+
+def test_work_conserving_search_finds_a_planted_bug_not_drf():
+    spec = TraceSpec(seed=2, budget=60, max_trials=150)
+    prop = get_property("work-conserving")
+    ok = search_traces(mechanisms.get("drf+recompute"), prop, "idle", spec)
+    assert ok.verdict is Verdict.NOT_REFUTED and ok.trials == 150, ok.note
+    bad = search_traces(lift(builtin("half-drf", "planted bug", _half_drf, mechanisms.get("drf").setting), "recompute"),
+                        prop, "idle", spec)
+    assert bad.verdict is Verdict.VIOLATED and bad.certificate.gap > 0
+
