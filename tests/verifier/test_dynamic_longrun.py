@@ -68,6 +68,50 @@ def _planted(stepper, name="planted"):
     return replace(drf, name=name, time=replace(drf.time, begin=lambda m, ex, exact: stepper()))
 
 
+# ---------------------------------------------------------------------- convergence
+ROUNDS = [{"t": t, "kind": "round"} for t in (1, 2, 3)]
+
+
+def test_convergence_time_is_solved_exactly():
+    """Pool 2, u1 and u2 unbounded (demand 1), rounds at 1, 2, 3, until 12: one stretch [0, 12), both backlogged,
+    entitlement shares 1/2 each.  The planted stepper gives (2, 0) in [0, 1) and (1, 1) after: at T >= 1 u1 has
+    2 + (T - 1) = T + 1 of 2T, a share (T + 1) / 2T, within 1/20 of 1/2 iff 1/(2T) <= 1/20, i.e. from T = 10 on.
+    (The exact solve, in the last step from t = 3: u1 has 4 of 6, rates 1 and 1; 4 + tau <= 11/20 (6 + 2 tau)
+    iff tau >= 7: t = 10.)  Time to converge 10: violated beyond max_wait 9 (by 1), not beyond max_wait 10.
+    DRF gives (1, 1) throughout: within from the start, 0."""
+    users = [one("u1"), one("u2")]
+    mech = _planted(lambda: _Stepper((2, 0), (1, 1)))
+    for bound, want in ((None, F(10)), (9, F(1)), (10, F(0))):
+        ex = pool(users, ROUNDS, 12, cap=2, **({"max_wait": bound} if bound is not None else {}))
+        j = judge(mech, "convergence", "entitlement", ex)
+        assert j.measure == want and j.violated == (want > 0) and j.utilities["within 1/20 from"] == 10
+    j = judge(mechanisms.get("drf+recompute"), "convergence", "entitlement", pool(users, ROUNDS, 12, cap=2))
+    assert j.measure == 0 and not j.violated
+
+
+def test_convergence_never_reached_is_the_stretch_length():
+    """drf+irrevocable, pool 4: a (unbounded) holds all 4 from 0; b arrives at 1 and gets nothing until 3.  Only
+    [1, 3) has two backlogged users (a wants more than 4, b gets 0): shares (1, 0) against (1/2, 1/2), never
+    within 1/20 -- the stretch's length 2, beyond max_wait 1 by 1; drf+recompute gives (2, 2): 0."""
+    ex = pool([one("a")], [{"t": 1, "kind": "arrive", "user": one("b")}], 3, max_wait=1)
+    j = judge(mechanisms.get("drf+irrevocable"), "convergence", "entitlement", ex)
+    assert j.violated and j.measure == 1 and j.users == ("a", "b") and j.utilities["within 1/20 from"] == 3
+    assert judge(mechanisms.get("drf+recompute"), "convergence", "entitlement", ex).measure == -1
+    alone = pool([one("a")], [], 3)  # never two backlogged users: not judged
+    assert judge(mechanisms.get("drf+recompute"), "convergence", "entitlement", alone).measure is None
+
+
+def test_convergence_search_finds_a_planted_bug_not_drf():
+    """On one resource (where DRF's shares are the entitlement shares among backlogged users) drf+recompute is
+    not refuted; a planted stepper serving the first user alone at step 0 is."""
+    spec = TraceSpec(seed=1, budget=60, max_trials=150, accept=lambda ex: len(ex.resources) == 1)
+    prop = get_property("convergence")
+    ok = search_traces(mechanisms.get("drf+recompute"), prop, "entitlement", spec)
+    assert ok.verdict is Verdict.NOT_REFUTED and ok.trials == 150, ok.note
+    bad = search_traces(_planted(_FirstAlone), prop, "entitlement", spec)
+    assert bad.verdict is Verdict.VIOLATED and bad.certificate.gap > 0
+
+
 # ---------------------------------------------------------------------- work-conserving
 def test_work_conserving_by_hand():
     """dynamic-drf, pool 4, n = 2 users in the execution: a (unbounded) alone in [0, 1) is water-filled within
@@ -111,4 +155,5 @@ def test_work_conserving_search_finds_a_planted_bug_not_drf():
     bad = search_traces(lift(builtin("half-drf", "planted bug", _half_drf, mechanisms.get("drf").setting), "recompute"),
                         prop, "idle", spec)
     assert bad.verdict is Verdict.VIOLATED and bad.certificate.gap > 0
+
 
