@@ -157,3 +157,66 @@ def test_work_conserving_search_finds_a_planted_bug_not_drf():
     assert bad.verdict is Verdict.VIOLATED and bad.certificate.gap > 0
 
 
+# ---------------------------------------------------------------------- burst gaming
+def test_burst_gaming_split_by_hand():
+    """Pool 4 until 1, a and b unbounded (demand 1).  drf+recompute: 2 each, a's service 2.  Split a into a and
+    a#2: three users at 4/3 each, tenant a runs 8/3 -- a gain of 2/3.  hdrf+recompute with a in queue qa and b
+    in qb: the queues split the pool 2/2 whatever qa holds inside, a and a#2 run 1 each -- gain 0."""
+    split = TraceResubmission("a", (Part("a", None), Part("a#2", None)))
+    flat = pool([one("a"), one("b")], [], 1)
+    j = judge(mechanisms.get("drf+recompute"), "burst-gaming", "split", flat, split)
+    assert j.violated and j.measure == F(2, 3)
+    assert j.utilities == {"service of tenant a truthful": 2, "service of tenant a resubmitting": F(8, 3)}
+    tree = pool([one("a", queue="qa"), one("b", queue="qb")], [], 1, queues=[{"name": "qa"}, {"name": "qb"}])
+    j = judge(mechanisms.get("hdrf+recompute"), "burst-gaming", "split", tree, split)
+    assert j.measure == 0 and not j.violated
+
+
+def test_burst_gaming_timing_by_hand():
+    """Pool 4 until 2, a (4 tasks) and b (unbounded).  drf+recompute: 2 each throughout, a's service 4.
+    Submitted as a (2 tasks) at 0 and a#2 (2 tasks) at 1: [0, 1) a 2, b 2; [1, 2) three users at 4/3 -- tenant a
+    runs 2 + 8/3 = 14/3, a gain of 2/3.  Submitted whole 1 later: 2 in [1, 2) -- it loses 2 (-2)."""
+    ex = pool([one("a", 4), one("b")], [], 2)
+    drf = mechanisms.get("drf+recompute")
+    two = TraceResubmission("a", (Part("a", F(2)), Part("a#2", F(2), F(1))))
+    j = judge(drf, "burst-gaming", "timing", ex, two)
+    assert j.violated and j.measure == F(2, 3)
+    later = TraceResubmission("a", (Part("a", F(4), F(1)),))
+    assert judge(drf, "burst-gaming", "timing", ex, later).measure == -2
+    tried = get_property("burst-gaming").trace_deviations(drf, ex, "timing", random.Random(0))
+    assert two in tried or any(len(d.parts) == 2 for d in tried)
+    assert all(p.delay >= 0 for d in tried for p in d.parts)
+
+
+@pytest.mark.parametrize("parts,why", [
+    ((Part("a", F(3)),), "add up to 3, not 'a''s 4"),
+    ((Part("a", F(2)), Part("b", F(2))), "'b' is already a user"),
+    ((Part("a", F(4), F(2)),), "not before 2"),
+    ((Part("a", None),), "expected a count > 0"),
+])
+def test_a_resubmission_breaking_a_rule_is_refused_in_one_line(parts, why):
+    ex = pool([one("a", 4), one("b")], [], 2)
+    with pytest.raises(InstanceError) as e:
+        TraceResubmission("a", parts).apply_to(ex)
+    assert why in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(InstanceError):  # never earlier
+        trace_deviation_from_dict({"kind": "trace-resubmission", "user": "a",
+                                   "parts": [{"name": "a", "tasks": "4", "delay": "-1"}]}, ex)
+
+
+def test_burst_gaming_search_minimises_stores_and_replays(tmp_path):
+    """drf+recompute shares per user: a split is found, minimised, stored with its resubmission and replayed."""
+    drf = mechanisms.get("drf+recompute")
+    res = search_traces(drf, get_property("burst-gaming"), "split", TraceSpec(seed=0, budget=60, max_trials=100))
+    assert res.verdict is Verdict.VIOLATED
+    cert, minimality = minimise(drf, res.certificate, budget=30)
+    assert isinstance(cert.witness.deviation, TraceResubmission) and minimality["one_minimal"]
+    done = persist(cert, drf, provenance={"kind": "search"}, root=str(tmp_path), minimise=False,
+                   minimality=minimality)
+    d = json.load(open(done.path))
+    assert d["deviation"]["kind"] == "trace-resubmission"
+    assert trace_deviation_from_dict(d["deviation"], parse_execution(d["environment"])) == cert.witness.deviation
+    assert replay(done.path).status == "accepted"
+    w = Witness("burst-gaming", "split", drf.name, None, cert.witness.deviation, None, (),
+                execution=cert.witness.execution)
+    assert get_property("burst-gaming").recheck(drf, w) is not None
