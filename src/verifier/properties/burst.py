@@ -19,6 +19,7 @@ from fractions import Fraction
 from typing import Any, Iterable, Optional
 
 from mechverify.execution import Execution, Part, TraceResubmission, cumulative
+from mechverify.numbers import InstanceError
 
 from .base import Hints, Measure
 from .temporal import ExecutionProperty, Judgement, fmt
@@ -77,7 +78,7 @@ def resubmissions(ex: Execution, variant: str, whole: bool, rng, per_user: int =
         for c in cands:
             try:
                 c.apply_to(ex)
-            except ValueError:  # InstanceError: a rule it breaks (module docstring of TraceResubmission)
+            except InstanceError:  # a rule it breaks (TraceResubmission's docstring)
                 continue
             ok.append(c)
         rng.shuffle(ok)
