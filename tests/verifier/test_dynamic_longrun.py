@@ -220,3 +220,12 @@ def test_burst_gaming_search_minimises_stores_and_replays(tmp_path):
     w = Witness("burst-gaming", "split", drf.name, None, cert.witness.deviation, None, (),
                 execution=cert.witness.execution)
     assert get_property("burst-gaming").recheck(drf, w) is not None
+
+
+def test_convergence_is_not_searched_for_whole_requests():
+    """kueue-afs admits a workload's whole request or nothing: no user is backlogged and served at once, so the
+    planner skips convergence for it with that reason (never an 'unknown' from executions it cannot judge)."""
+    from verifier.planning import plan
+
+    cells = plan([mechanisms.get("kueue-afs")], ["convergence"])
+    assert not cells.cells and "whole requests" in cells.skipped[0].reason

@@ -19,7 +19,8 @@ The time to converge is the time from the stretch's start until every share ente
 is solved exactly, one linear equation per user and side); a stretch whose shares are outside at its end never
 converged: its whole length.  The measure is the longest such time beyond the execution's ``max_wait`` (default
 0: the shares must be within ``epsilon`` all along); violated when > 0.  Executions without a stretch (never two
-users backlogged for a positive time, or none of them served over it: no shares) are not judged.
+users backlogged for a positive time, or none of them served over it: no shares) are not judged; nor is a
+policy admitting whole requests (``Setting.whole_requests``), which serves a user all of its request or none.
 """
 from __future__ import annotations
 
@@ -123,6 +124,12 @@ class Convergence(ExecutionProperty):
     default_variant = "entitlement"
     measure = Measure("the longest time a stretch's cumulative shares took to come and stay within 1/20 of the "
                       "entitlement shares, beyond max_wait (time)", 0, ">")
+
+    def dynamic_variant_possible(self, setting, variant):
+        if getattr(setting, "whole_requests", False):
+            return ("a policy admitting whole requests serves a user all of its request or none of it: no user is "
+                    "backlogged and served at once, so there are no shares among backlogged users")
+        return None
 
     def judge(self, mech, ex, variant, steps, exact, deviation=None, deviated=None):
         integral = not getattr(mech.setting, "divisible", True)
