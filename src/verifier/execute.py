@@ -161,8 +161,10 @@ def _judge(mech, ex: Execution, prop, variant: str, rep: ExecutionReport, r: Res
         r.measure = worst
         r.verdict = Verdict.NOT_REFUTED if r.trials else Verdict.NOT_APPLICABLE
         if r.trials:
-            r.note = r.note or f"no gain among {r.trials} misreports (structured: one resource doubled or halved, " \
-                                f"task counts raised or lowered, at one place or all)"
+            tried = getattr(prop, "tried", None)
+            r.note = r.note or (f"no gain among {r.trials} {tried}" if tried else
+                                f"no gain among {r.trials} misreports (structured: one resource doubled or halved, "
+                                f"task counts raised or lowered, at one place or all)")
         else:
             r.note = "no misreport to try"
         return

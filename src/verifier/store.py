@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from mechverify.version import __version__
 from mechverify.allocation import Allocation
-from mechverify.execution import TraceMisreport, is_execution, parse_execution
+from mechverify.execution import is_execution, parse_execution, trace_deviation_from_dict
 from mechverify.instances import loads_instance, parse_environment
 from mechverify.numbers import InstanceError, json_number, to_fraction
 
@@ -309,7 +309,7 @@ def witness_from(d: dict[str, Any]) -> Witness:
         from mechanisms.core.mechanism import everyone
 
         ex = parse_execution(d["environment"])
-        dev = None if d.get("deviation") is None else TraceMisreport.from_dict(d["deviation"], ex)
+        dev = None if d.get("deviation") is None else trace_deviation_from_dict(d["deviation"], ex)
         env = everyone(ex)
         raw = d["users"]
         if not isinstance(raw, list) or not all(isinstance(u, str) and u in ex.user_names for u in raw):

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechverify.allocation import Allocation
-from mechverify.execution import Execution, Step, StepContext, Stepper, TraceMisreport, run
+from mechverify.execution import Execution, Step, StepContext, Stepper, TraceMisreport, TraceResubmission, run
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 
@@ -180,7 +180,10 @@ def stepper_for(mech: Mechanism, ex: Execution, exact: bool) -> Stepper:
 
 def execute(mech: Mechanism, ex: Execution, exact: bool = True, deviation: Optional[TraceMisreport] = None,
             on_step: Optional[Callable[[Step], None]] = None) -> list[Step]:
-    """Every step of ``mech`` through ``ex`` (``mechverify.execution.run`` with a fresh stepper)."""
+    """Every step of ``mech`` through ``ex`` (``mechverify.execution.run`` with a fresh stepper); under a
+    resubmission (``TraceResubmission``) the run of the execution as the tenant submits it."""
+    if isinstance(deviation, TraceResubmission):
+        ex, deviation = deviation.apply_to(ex), None
     return list(run(ex, stepper_for(mech, ex, exact), exact, deviation, on_step))
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from mechverify.execution import (Event, Execution, Statement, TraceMisreport, UserSpec, parse_execution,
-                                  statement_places)
+from mechverify.execution import (Event, Execution, Statement, TraceMisreport, TraceResubmission, UserSpec,
+                                  parse_execution, statement_places)
 from mechverify.enumeration import layered
 from mechverify.numbers import InstanceError, fmt_exact
 
@@ -448,6 +448,8 @@ def _remap(dev: Optional[TraceMisreport], old: Execution, new: Execution) -> Any
     of what they point to; ``False`` when nothing of it is left."""
     if dev is None:
         return None
+    if isinstance(dev, TraceResubmission):  # named by its user; the exact replay checks it still applies
+        return dev if dev.user in new.user_names else False
     def key(ex: Execution, where: str):
         kind, _, idx = where.partition("[")
         i = int(idx.rstrip("]"))

@@ -23,6 +23,9 @@ from .cycles import Cycles
 from .dynamic import (Disparity, DynamicEF, DynamicPO, DynamicSI, EachStep, Irrevocability, Isolation, OnlineSP,
                       Starvation, UsageIgnored)
 from .sp import GroupStrategyProofness, StrategyProofness
+from .convergence import Convergence
+from .work_conserving import WorkConserving
+from .burst import BurstGaming
 
 __all__ = ["PROPERTIES", "DEFAULT_PROPERTIES", "EXECUTION_PROPERTIES", "USER_PROPERTIES", "get_property", "all_names", "split_name", "names_help", "parse_cells", "Certificate", "Deviation",
            "Evaluation", "Hints", "Property", "Report", "Witness"]
@@ -40,6 +43,7 @@ PROPERTIES.update({p.name: p for p in (
     DynamicSI(), DynamicEF(), DynamicPO(), OnlineSP(), Irrevocability(), Disparity(), Isolation(),
     Starvation(), Cycles(), UsageIgnored(),
 )})
+PROPERTIES.update({p.name: p for p in (Convergence(), WorkConserving(), BurstGaming())})
 
 #: The properties audited when none are named (every registered one, in registry order), except ``runs``,
 #: which ``run`` searches first for a user's mechanism only (``USER_PROPERTIES``).

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from mechverify.declared import free_capacity, held, users_below
 from mechverify.numbers import FLOAT_REL, fmt_exact
@@ -34,7 +34,7 @@ from ..exact import exact_run, integral_of, own_utility
 from .base import Certificate, Evaluation, Measure, Property, Witness, reading_possible
 from .quota import NO_TREE
 
-__all__ = ["Lend", "refused"]
+__all__ = ["Lend", "refused", "refusals"]
 
 NOT_LENDING = "the policy does not declare that it lends idle capacity (Setting.lends)"
 
@@ -116,6 +116,13 @@ def _fits(free, d, integral: bool, exact: bool) -> Any:
 def refused(env, alloc, mech, exact: bool) -> Optional[tuple[int, Any]]:
     """The first user (by index) that asks for more and whose rest of request fits in idle capacity within its
     queues' maxes, as ``(j, the rest refused)``; ``None`` when there is none."""
+    return next(refusals(env, alloc, mech, exact), None)
+
+
+def refusals(env, alloc, mech, exact: bool) -> Iterator[tuple[int, Any]]:
+    """Every user (by index) that asks for more and whose rest of request fits in idle capacity within its
+    queues' maxes, as ``(j, the rest refused)`` (the module docstring's test; ``work-conserving`` reads it at
+    every step of a run)."""
     integral = integral_of(mech)
     whole = getattr(mech.setting, "whole_requests", False)
     free = free_capacity(env, alloc.x, exact)
@@ -159,8 +166,7 @@ def refused(env, alloc, mech, exact: bool) -> Optional[tuple[int, Any]]:
                 room = min(room, _fits([m[r] - H[r] for r in range(env.n_resources)], env.demand[j], integral, exact))
         if rest is None:
             if room != math.inf and (room > 0 if exact else room > FLOAT_REL):
-                return j, room if cap == math.inf else min(room, cap - u if exact else float(cap) - float(u))
+                yield j, room if cap == math.inf else min(room, cap - u if exact else float(cap) - float(u))
             continue
         if room >= rest:
-            return j, rest
-    return None
+            yield j, rest

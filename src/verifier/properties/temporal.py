@@ -12,7 +12,7 @@ the engines and the reports read.  It offers, beside the ``Property`` interface,
 * ``recheck(mech, witness)``: an EXACT replay of the execution (every allocation recomputed in rationals,
   with a fresh stepper) judged again -- the only way a candidate becomes a violation;
 * ``trace_deviations(mech, ex, variant, rng)``: for a property whose deviation kind is ``"trace"`` (online
-  SP), the misreports over the trace the engines try.
+  SP; burst gaming), the misreports (resubmissions) over the trace the engines try.
 
 It is searched only for mechanisms that step through executions (``Setting.dynamic``: a stateful mechanism,
 or a one-shot one lifted as ``NAME+recompute`` / ``NAME+irrevocable``).
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Optional, Sequence
 
-from mechverify.execution import Execution, Statement, Step, TraceMisreport, statement_places
+from mechverify.execution import Execution, Statement, Step, TraceMisreport, TraceResubmission, statement_places
 from mechverify.numbers import FLOAT_REL, fmt_exact, fmt_value, is_inf
 
 from .base import Certificate, Evaluation, Hints, Measure, Property, Witness
@@ -141,7 +141,7 @@ class ExecutionProperty(Property):
         ex = witness.execution
         if ex is None:
             return None
-        dev = witness.deviation if isinstance(witness.deviation, TraceMisreport) else None
+        dev = witness.deviation if isinstance(witness.deviation, (TraceMisreport, TraceResubmission)) else None
         if self.hints_for(witness.variant).deviation == "trace" and dev is None:
             return None
         if self.applies_to(mech, ex, witness.variant):

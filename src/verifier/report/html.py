@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from mechverify.execution import TraceMisreport
+from mechverify.execution import TraceMisreport, TraceResubmission
 from mechverify.model import Environment
 from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks
@@ -168,6 +168,8 @@ def _deviation_table(env: Environment, dev: Any) -> str:
         return _table(["where it states its demand", "reports instead of the truth"], rows, "",
                       f"Deviation (misreport over the trace by {_swatch(env.users.index(dev.user)) if dev.user in env.users else ''}"
                       f"{esc(dev.user)})")
+    if isinstance(dev, TraceResubmission):
+        return f"<p class='dev'>Deviation (the tenant's submission): {esc(dev.describe())}.</p>"
     if dev.kind == "leave":
         who = [env.users[j] for j in dev.leave]
         return f"<p class='dev'>Deviation: {esc(', '.join(who))} {'leaves' if len(who) == 1 else 'leave'}.</p>"

@@ -86,7 +86,8 @@ def trace_markdown(mechanism: str, r: Result) -> list[str]:
             pass
         out.append(f"- failing step: {w.step}{span}")
     if w.deviation is not None and hasattr(w.deviation, "describe"):
-        out.append(f"- misreport: {_md_escape(w.deviation.describe())}")
+        what = "resubmission" if w.deviation.kind == "trace-resubmission" else "misreport"
+        out.append(f"- {what}: {_md_escape(w.deviation.describe())}")
     start = ", ".join(f"{u.name} ({', '.join(fmt_exact(v) for v in u.demand)})" for u in ex.users) or "nobody"
     out += [f"- present at 0: {_md_escape(start)}", "", f"| t ({ex.unit}) | event |", "|---|---|"]
     out += [f"| {fmt_exact(e.t)} | {_md_escape(e.describe())} |" for e in ex.events]

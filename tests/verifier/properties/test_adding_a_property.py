@@ -122,9 +122,11 @@ def test_new_property_not_refuted_for_drf(ete):
 def test_defaults_and_help_come_from_the_registry():
     assert DEFAULT_PROPERTIES == ["sp", "gsp", "ef", "si", "hsi", "quota", "limit", "lend", "po", "bf", "srf", "pm", "single-server-drf", "order", "share"]
     assert EXECUTION_PROPERTIES == ["each-step", "dsi", "def", "dpo", "online-sp", "irrevocable", "disparity",
-                                    "isolation", "starvation", "cycles", "usage-ignored"]
+                                    "isolation", "starvation", "cycles", "usage-ignored", "convergence",
+                                    "work-conserving", "burst-gaming"]
     assert names_help() == ("comma-separated: sp,gsp,ef,si,hsi,quota,limit,lend,po,bf,srf,pm,single-server-drf,order,share,runs,"
-                            "each-step,dsi,def,dpo,online-sp,irrevocable,disparity,isolation,starvation,cycles,usage-ignored (default: "
+                            "each-step,dsi,def,dpo,online-sp,irrevocable,disparity,isolation,starvation,cycles,usage-ignored,"
+                            "convergence,work-conserving,burst-gaming (default: "
                             "all but runs -- over executions for a mechanism that steps through them, on instances "
                             "otherwise; a user's mechanism: all, runs first), or your own: path/file.py:function, "
                             "package.module:function")
@@ -136,7 +138,7 @@ def test_deviation_kinds_are_declared():
     assert kinds[("sp", "tasks")] == "tasks" and kinds[("gsp", "demand")] == "coalition"
     assert kinds[("pm", "leave")] == "leave"
     assert kinds[("online-sp", "demand")] == "trace"
-    assert {p.name for p in PROPERTIES.values() if p.needs_deviation} == {"sp", "gsp", "pm", "online-sp"}
+    assert {p.name for p in PROPERTIES.values() if p.needs_deviation} == {"sp", "gsp", "pm", "online-sp", "burst-gaming"}
     with pytest.raises(ValueError):
         Hints(deviation="bribe")
 

@@ -158,7 +158,9 @@ def test_every_variant_over_executions_is_covered():
         "each-step": ["bf", "ef", "hsi", "lend", "limit", "po", "quota", "si", "single-server-drf", "srf"], "dsi": ["kash"], "def": ["kash"], "dpo": ["kash"], "online-sp": ["demand"],
         "irrevocable": ["tasks"], "disparity": ["equal-demand"], "isolation": ["guaranteed"],
         "starvation": ["entitlement", "quota"], "cycles": ["preemptions"],
-        "usage-ignored": ["served"]}  # judged by hand in tests/verifier/test_rediscovery_afs.py
+        "usage-ignored": ["served"],  # judged by hand in tests/verifier/test_rediscovery_afs.py
+        "convergence": ["entitlement"], "work-conserving": ["idle"],
+        "burst-gaming": ["split", "timing"]}  # judged by hand in tests/verifier/test_dynamic_longrun.py
 
 
 def test_kash_properties_on_dynamic_drfs_worked_example():
