@@ -278,3 +278,15 @@ def test_karma_setting_and_registration():
     env = parse_instance({"resources": ["slots"], "servers": [{"name": "pool", "capacity": [6]}],
                           "users": [{"name": u, "demand": [1], "tasks": d} for u, d in zip("ABC", (4, 1, 1))]})
     assert [r[0] for r in allocate("karma", env, exact=True).x] == [4, 1, 1]
+
+
+@pytest.mark.parametrize("name", ["slurm-classic", "drfh-first-fit+irrevocable"])
+def test_a_whole_task_policy_trims_whole_tasks_when_a_bound_drops(name):
+    # u1 (demand 2, unbounded) holds 2 tasks on s1 (4) and 3 on s2 (6); at t = 1 its bound drops to 2: three whole
+    # tasks end, the last server's first -> (2, 0).  Pro rata once left (4/5, 6/5): a whole-task policy holding
+    # fractions, and a "work-conserving" violation that was the model's, not the policy's
+    ex = parse_execution({"resources": ["r1"], "servers": [{"name": "s1", "capacity": [4]}, {"name": "s2", "capacity": [6]}],
+                          "users": [{"name": "u1", "demand": [2]}], "end": 3,
+                          "events": [{"t": 1, "kind": "demand", "user": "u1", "tasks": 2}]})
+    steps = execute(get(name), ex)
+    assert [tuple(steps[0].alloc.x[0]), tuple(steps[1].alloc.x[0])] == [(2, 3), (2, 0)]

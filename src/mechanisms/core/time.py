@@ -12,8 +12,9 @@ one-shot mechanism lifts in two documented ways (:func:`lift`, and the names ``M
   and external resource) to the present users' residual demands (their task bounds less what they hold),
   and that is added to what they hold (Kash, Procaccia and Shah 2014's construction for arrivals).
   Conventions beyond arrivals (stated, docs/executions.md): a user whose report changes gives back what it
-  holds and is allocated afresh; a finish beyond what a user holds trims its tasks pro rata over servers; a
-  server whose capacity drops below what is held on it (or disappears) releases everything held there.
+  holds and is allocated afresh; a finish beyond what a user holds trims its tasks pro rata over servers (a
+  whole-task mechanism: whole tasks, the last server's first, down to the bound's whole part); a server
+  whose capacity drops below what is held on it (or disappears) releases everything held there.
 """
 from __future__ import annotations
 
@@ -94,10 +95,18 @@ class _Irrevocable:
             if self.reports.get(u) != keys[u]:
                 held[j] = [Fraction(0)] * S
         self.reports = keys
-        for j in range(J):  # a task bound below what is held (a finish): trim pro rata
+        whole = not self.mech.setting.divisible
+        for j in range(J):  # a task bound below what is held (a finish): trim
             n, tot = env.tasks[j], sum(held[j])
             if n is not None and tot > n:
-                held[j] = [v * n / tot for v in held[j]]
+                if whole and all(v.denominator == 1 for v in held[j]):  # whole tasks end, the last server's first
+                    drop, row = tot - Fraction(int(n)), list(held[j])
+                    for s in reversed(range(S)):
+                        take = min(row[s], drop)
+                        row[s], drop = row[s] - take, drop - take
+                    held[j] = row
+                else:
+                    held[j] = [v * n / tot for v in held[j]]
         cap = []
         for s in range(S):
             used = [sum((held[j][s] * env.d(j, s)[r] for j in range(J)), Fraction(0)) for r in range(R)]
