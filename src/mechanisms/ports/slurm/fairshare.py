@@ -74,6 +74,7 @@ class Tree:
             break
         self.zero = zero
         self.usage: dict[Optional[str], Any] = {}
+        self._level: dict[Optional[str], Any] = {}
 
         def total(name: Optional[str]) -> Any:
             acc = zero
@@ -90,7 +91,11 @@ class Tree:
                 self.usage[a.name] = usage.get(a.name, zero)
 
     def level_shares(self, parent: Optional[str]) -> Any:
-        return sum((c.shares for c in self.children.get(parent, ())), self.zero)
+        """The raw shares of ``parent``'s children summed (once per parent: every child of it asks)."""
+        got = self._level.get(parent)
+        if got is None:
+            got = self._level[parent] = sum((c.shares for c in self.children.get(parent, ())), self.zero)
+        return got
 
     def users(self) -> list[str]:
         return [a.name for a in self.assocs if a.user]

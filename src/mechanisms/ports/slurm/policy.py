@@ -42,6 +42,7 @@ Our model on it (stated in ``list``)
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from fractions import Fraction
 from functools import partial
@@ -134,10 +135,10 @@ class SlurmFairShare:
     running tasks bill per unit time, and the tasks held (non-preemptive: :class:`_Irrevocable`)."""
 
     def __init__(self, mech: Optional[Mechanism], ex: Execution, exact: bool, *, algorithm: str,
-                 half_life: Any, calc_period: int, name: str) -> None:
+                 half_life: Any, calc_period: int, name: str, literal: bool = False) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm: expected one of {ALGORITHMS}, got {algorithm!r}")
-        self.algorithm, self.name, self.exact = algorithm, name, exact
+        self.algorithm, self.name, self.exact, self.literal = algorithm, name, exact, literal
         num = Fraction if exact else float
         self.num = num
         self.factor = num(decay_per_period(half_life, calc_period))
@@ -151,9 +152,51 @@ class SlurmFairShare:
         self.keys: dict = {}
         self.ticked = True  # the order is computed at step 0
         self.billing = billing_resource(ex.resources)
-        inner = builtin(name, name, lambda env, exact_: progressive_filling(
-            env, key=lambda st, j: (self.keys[env.users[j]], j), name=name, local=False), SETTING)
+        inner = builtin(name, name, self._fill, SETTING)
         self.held = _Irrevocable(inner, ex, exact)
+        self._env: Optional[Environment] = None
+
+    def _fill(self, env: Environment, exact: bool) -> Allocation:
+        """The scheduler on the idle capacity (``env``: the residual of :class:`_Irrevocable`).  The fast way reads
+        the fair-share order only when it can matter (:meth:`_all_fit`) and computes it then (:meth:`_ordered`):
+        the same tasks, since the order is a function of the state at this step either way."""
+        if self.literal:
+            return progressive_filling(env, key=lambda st, j: (self.keys[env.users[j]], j), name=self.name, local=False)
+        if self._all_fit(env):
+            return progressive_filling(env, key=lambda st, j: j, name=self.name, local=False)
+        keys = self._ordered()
+        return progressive_filling(env, key=lambda st, j: (keys[env.users[j]], j), name=self.name, local=False)
+
+    @staticmethod
+    def _all_fit(env: Environment) -> bool:
+        """One server, every task bound finite, and every pending task fits on it at once: whole-task filling
+        then places every one of them in any order (first fit on the one server), so the order is not read."""
+        if env.n_servers != 1 or env.n_external or any(n is None for n in env.tasks):
+            return False
+        need = [Fraction(0)] * env.n_resources
+        for j in range(env.n_users):
+            n = math.floor(env.tasks[j])
+            if n > 0:
+                if 0 not in env.eligible[j]:
+                    return False
+                for r, dv in enumerate(env.d(j, 0)):
+                    if dv:
+                        need[r] += n * dv
+        return all(a <= c for a, c in zip(need, env.capacity[0]))
+
+    def _ordered(self) -> dict:
+        """The keys of the last tick's order, computed now if a tick or a new association made them stale."""
+        env = self._env
+        if self.ticked or any(u not in self.keys for u in env.users):
+            self._recompute(env)
+        return self.keys
+
+    def _recompute(self, env: Environment) -> None:
+        parents = [env.queue_parent(q) for q in range(env.n_queues)]
+        users = [(u, q, w) for u, (q, w) in self.assocs.items()]
+        tree = tree_of(env.queues, parents, env.queue_weight, users, {u: self.usage.get(u, 0) for u in self.assocs})
+        self.keys = priority_keys(tree, self.algorithm, list(self.assocs))["key"]
+        self.ticked = False
 
     def state_key(self) -> Any:
         return None  # decayed usage does not recur: no state digest
@@ -185,21 +228,18 @@ class SlurmFairShare:
             if u not in self.assocs:  # a new association's factor is computed when it appears (classic computes
                 self.assocs[u] = (env.user_queue[j], env.weight[j])  # it on demand; Fair Tree at its next tick)
                 self.ticked = True
-        if self.ticked or any(u not in self.keys for u in env.users):
-            parents = [env.queue_parent(q) for q in range(env.n_queues)]
-            users = [(u, q, w) for u, (q, w) in self.assocs.items()]
-            tree = tree_of(env.queues, parents, env.queue_weight, users, {u: self.usage.get(u, 0) for u in self.assocs})
-            self.keys = priority_keys(tree, self.algorithm, list(self.assocs))["key"]
-            self.ticked = False
+        if self.literal and (self.ticked or any(u not in self.keys for u in env.users)):
+            self._recompute(env)
+        self._env = env
         alloc = self.held.step(ctx)
         self.rate = {u: self.num(_rate(env, alloc.x, j, self.billing)) for j, u in enumerate(env.users)}
         return replace(alloc, mechanism=self.name, info={"usage": {u: self.usage.get(u, 0) for u in env.users}})
 
 
 def begin(mech: Optional[Mechanism], ex: Execution, exact: bool, *, algorithm: str, half_life: Any = 10,
-          calc_period: int = 1, name: str = "") -> SlurmFairShare:
+          calc_period: int = 1, name: str = "", literal: bool = False) -> SlurmFairShare:
     return SlurmFairShare(mech, ex, exact, algorithm=algorithm, half_life=half_life, calc_period=calc_period,
-                          name=name or f"slurm-{algorithm}")
+                          name=name or f"slurm-{algorithm}", literal=literal)
 
 
 def allocate(env: Environment, exact: bool = False, *, name: str, algorithm: str) -> Allocation:
