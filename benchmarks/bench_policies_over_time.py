@@ -41,7 +41,8 @@ from dataclasses import replace
 from fractions import Fraction as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "src"))
+_SRC = next((sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--src"), os.path.join(ROOT, "src"))
+sys.path.insert(0, _SRC)
 
 import mechanisms  # noqa: E402
 from mechanisms.core.time import TimeSpec, stepper_for  # noqa: E402
@@ -143,27 +144,35 @@ def run_once(name: str, ex: Execution, exact: bool = False) -> tuple[float, floa
     return time.perf_counter() - t0, stepper.seconds, len(steps)
 
 
-def measure(name: str, ex: Execution, repeat: int) -> tuple[float, float, float, int]:
-    """(median, min, max seconds, steps) over ``repeat`` runs."""
-    times, n = [], 0
+def measure(name: str, ex: Execution, repeat: int) -> tuple[float, float, float, float, int]:
+    """(median, min, max seconds, median seconds in the policy's own steps, steps) over ``repeat`` runs."""
+    times, own, n = [], [], 0
     for _ in range(repeat):
-        secs, n = run_once(name, ex)
+        secs, mine, n = run_once(name, ex)
         times.append(secs)
-    return statistics.median(times), min(times), max(times), n
+        own.append(mine)
+    return statistics.median(times), min(times), max(times), statistics.median(own), n
 
 
-def table(title: str, cases: list[tuple[str, Execution]], names: list[str], repeat: int) -> dict:
+def table(title: str, cases: list[tuple[str, Execution]], names: list[str], repeat: int, cap: float) -> dict:
+    """One row per case, per name ``median s (min-max) [own s]``; a name past ``cap`` seconds in a case is not run
+    in the later (larger) cases of the table."""
     print(f"\n{title}")
-    cols = "".join(f"{n:>24s}" for n in names)
-    print(f"{'case':>22s}{cols}")
-    out = {}
+    print(f"{'case':>16s} {'steps':>6s}" + "".join(f"{n:>30s}" for n in names))
+    out: dict = {}
+    over: set = set()
     for label, ex in cases:
-        row = []
+        row, steps = [], 0
         for n in names:
-            med, lo, hi, steps = measure(n, ex, repeat)
+            if n in over:
+                row.append(f"{'(skipped: > ' + format(cap, 'g') + ' s before)':>30s}")
+                continue
+            med, lo, hi, own, steps = measure(n, ex, repeat)
             out[(label, n)] = med
-            row.append(f"{med:8.2f} s ({lo:5.2f}-{hi:5.2f}) {steps:6d}"[:24].rjust(24))
-        print(f"{label:>22s}{''.join(row)}", flush=True)
+            row.append(f"{med:7.2f} s ({lo:6.2f}-{hi:6.2f}) [{own:6.2f}]".rjust(30))
+            if med > cap:
+                over.add(n)
+        print(f"{label:>16s} {steps:6d}{''.join(row)}", flush=True)
     return out
 
 
@@ -173,29 +182,36 @@ def main() -> None:
     ap.add_argument("--tree", default="4x4", help="the tree of the growth-with-jobs table")
     ap.add_argument("--trees", default="2x2,4x4,8x8,64", help="trees of the growth-with-tree table (at the most jobs)")
     ap.add_argument("--policies", default=",".join(POLICIES))
-    ap.add_argument("--baselines", default="stepping,drf+recompute")
+    ap.add_argument("--baselines", default="stepping", help="e.g. stepping,drf+recompute")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--rate", type=float, default=5.0, help="jobs arriving per time unit")
     ap.add_argument("--load", type=float, default=0.85, help="offered cpu load of the pool")
     ap.add_argument("--gpu", action="store_true", help="a third resource, gpu")
     ap.add_argument("--exact", type=int, default=200, help="one exact run of this many jobs per policy (0: none)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-seconds", type=float, default=120.0,
+                    help="a name taking longer than this in a case is not run in the larger cases")
+    ap.add_argument("--src", default=os.path.join(ROOT, "src"), help="the src/ of the checkout to measure")
+    ap.add_argument("--no-tree-table", action="store_true")
     a = ap.parse_args()
     names = [n for n in a.baselines.split(",") if n] + [n for n in a.policies.split(",") if n]
     sizes = [int(s) for s in a.jobs.split(",") if s]
     mk = lambda n, tr: trace(n, tr, a.seed, a.rate, a.load, a.gpu)  # noqa: E731
-    print(f"seconds (median of {a.repeat}; min-max; steps) in floats; rate {a.rate}/unit, load {a.load}, "
-          f"resources {'cpu, mem, gpu' if a.gpu else 'cpu, mem'}; load average {os.getloadavg()[0]:.1f}")
-    table(f"growth with jobs (tree {a.tree})", [(f"{n} jobs", mk(n, a.tree)) for n in sizes], names, a.repeat)
+    print(f"{_SRC}: seconds in floats, median of {a.repeat} (min-max) [of which in the policy's own steps]; "
+          f"rate {a.rate}/unit, load {a.load}, resources {'cpu, mem, gpu' if a.gpu else 'cpu, mem'}; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    table(f"growth with jobs (tree {a.tree})", [(f"{n} jobs", mk(n, a.tree)) for n in sizes], names, a.repeat,
+          a.max_seconds)
     top = max(sizes)
-    table(f"growth with the tree ({top} jobs)", [(f"tree {tr}", mk(top, tr)) for tr in a.trees.split(",") if tr],
-          names, a.repeat)
+    if not a.no_tree_table:
+        table(f"growth with the tree ({top} jobs)", [(f"tree {tr}", mk(top, tr)) for tr in a.trees.split(",") if tr],
+              names, a.repeat, a.max_seconds)
     if a.exact:
         ex = mk(a.exact, a.tree)
         print(f"\none exact run of {a.exact} jobs (tree {a.tree}), against the same trace in floats")
         for n in names:
-            ts, steps = run_once(n, ex, exact=True)
-            tf, _ = run_once(n, ex, exact=False)
+            ts, _, steps = run_once(n, ex, exact=True)
+            tf, _, _ = run_once(n, ex, exact=False)
             print(f"{n:>22s}: exact {ts:7.2f} s, floats {tf:6.2f} s ({steps} steps)", flush=True)
 
 

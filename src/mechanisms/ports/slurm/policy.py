@@ -58,7 +58,7 @@ from ...core.mechanism import Mechanism
 from ...core.order import order_facet
 from ...core.registry import OrderSpec, Setting, builtin
 from ...core.time import TimeSpec, _Irrevocable, execution_of
-from .fairshare import INF, Assoc, Tree, classic, fair_tree
+from .fairshare import INF, Assoc, Tree, classic, fair_tree, fair_tree_ranks_float
 
 __all__ = ["ALGORITHMS", "billing_resource", "decay_per_period", "tree_of", "priority_keys", "SlurmFairShare",
            "begin", "allocate", "order", "time_spec", "SETTING", "MAX_TICKS"]
@@ -155,6 +155,7 @@ class SlurmFairShare:
         inner = builtin(name, name, self._fill, SETTING)
         self.held = _Irrevocable(inner, ex, exact)
         self._env: Optional[Environment] = None
+        self._arrays: tuple = ([], [], [], {})  # the associations for fair_tree_ranks_float: names, parent, shares
 
     def _fill(self, env: Environment, exact: bool) -> Allocation:
         """The scheduler on the idle capacity (``env``: the residual of :class:`_Irrevocable`).  The fast way reads
@@ -192,6 +193,10 @@ class SlurmFairShare:
         return self.keys
 
     def _recompute(self, env: Environment) -> None:
+        if not self.literal and not self.exact and self.algorithm == "fair-tree" and self.assocs and \
+                isinstance(self.usage.get(next(iter(self.assocs)), 0), float):
+            self._recompute_float(env)
+            return
         parents = [env.queue_parent(q) for q in range(env.n_queues)]
         users = [(u, q, w) for u, (q, w) in self.assocs.items()]
         tree = tree_of(env.queues, parents, env.queue_weight, users, {u: self.usage.get(u, 0) for u in self.assocs})
@@ -200,6 +205,27 @@ class SlurmFairShare:
 
     def state_key(self) -> Any:
         return None  # decayed usage does not recur: no state digest
+
+    def _recompute_float(self, env: Environment) -> None:
+        """:meth:`_recompute` for Fair Tree in floats once the tree's numbers are floats (:class:`Tree`'s ``zero``,
+        the first user's usage, is a float): :func:`fair_tree_ranks_float`, the same ranks bit for bit, on arrays
+        of the associations kept across calls (they only grow)."""
+        import numpy as np
+
+        names, parent, shares, groups = self._arrays
+        for u, (q, w) in list(self.assocs.items())[len(names):]:
+            groups.setdefault(q, []).append(len(names))
+            names.append(u)
+            parent.append(-1 if q is None else q)
+            shares.append(float(w))
+        usage = self.usage
+        rank = fair_tree_ranks_float([env.queue_parent(q) for q in range(env.n_queues)],
+                                     [float(w) for w in env.queue_weight], np.asarray(parent, dtype=np.int64),
+                                     np.asarray(shares), np.fromiter((usage.get(u, 0) for u in names), np.float64,
+                                                                     len(names)),
+                                     {p: np.asarray(v, dtype=np.int64) for p, v in groups.items()})
+        self.keys = dict(zip(names, (-rank).tolist()))
+        self.ticked = False
 
     def _advance(self, t: Any) -> None:
         ticks = 0
