@@ -136,6 +136,17 @@ def _inf_sub(a: Any, b: Any) -> Any:
     return INF if a == INF else a - b
 
 
+def _total(values: list) -> Any:
+    """``sum(values, 0)`` of exact numbers; whole numbers summed as integers (the same value, without a
+    ``Fraction`` per addition)."""
+    n = 0
+    for v in values:
+        if v.__class__ is not Fraction or v.denominator != 1:
+            return sum(values, _ZERO)
+        n += v.numerator
+    return Fraction(n)
+
+
 def _nonneg(v: Sequence[Any]) -> list:
     return [x if x > 0 else _ZERO for x in v]
 
@@ -395,12 +406,7 @@ class Preempting:
 
     @staticmethod
     def _usage(env: Environment, held: Sequence[int]) -> list:
-        tot = [_ZERO] * env.n_resources
-        for j, n in enumerate(held):
-            if n:
-                for r, dv in enumerate(env.demand[j]):
-                    tot[r] += n * dv
-        return tot
+        return [_total([n * env.demand[j][r] for j, n in enumerate(held) if n]) for r in range(env.n_resources)]
 
     def _fill(self, env: Environment) -> None:
         held = self._held(env)
@@ -535,10 +541,17 @@ class Preempting:
             below_q = [j for j in range(env.n_users) if q in env.user_path(j)]
         else:
             below_q = below.get(q, [])
-        use_q = [sum((usage[j][r] for j in below_q), _ZERO) for r in range(R)]
-        dem = [_ZERO] * R
-        for j in below_q:
-            dem = [INF if (a == INF or b == INF) else a + b for a, b in zip(dem, demand[j])]
+        if self.literal:
+            use_q = [sum((usage[j][r] for j in below_q), _ZERO) for r in range(R)]
+            dem = [_ZERO] * R
+            for j in below_q:
+                dem = [INF if (a == INF or b == INF) else a + b for a, b in zip(dem, demand[j])]
+        else:  # the same sums (exact: the order does not matter), whole numbers as integers
+            use_q = [_total([usage[j][r] for j in below_q]) for r in range(R)]
+            dem = []
+            for r in range(R):
+                col = [demand[j][r] for j in below_q]
+                dem.append(INF if any(v == INF for v in col) else _total(col))
         if env.queue_max[q] is not None:
             dem = [min(a, m) for a, m in zip(dem, env.queue_max[q])]
         g = env.queue_guarantee[q]
