@@ -1,6 +1,7 @@
 """Slurm's fast stepping (src/mechanisms/ports/slurm/policy.py: the fair-share order computed only when the
 scheduler reads it -- not where every pending task fits on the one server at once, where any order places all of
-them -- and then from the state of that step) held EQUAL to the literal one (``literal=True``: the order recomputed
+them -- and then from the state of that step; in floats the held tasks counted in integers, ``_Held``, and the Fair
+Tree ranks vectorised, ``fair_tree_ranks_float``) held EQUAL to the literal one (``literal=True``: the order recomputed
 at every tick and every new association, read by every fill): the same allocations and usages at every step of
 seeded random traces -- nested accounts with shares, users at the root, arrivals with work, departures, report
 changes, one server or two, a server that shrinks -- for ``slurm-classic`` and ``slurm-fairtree``, in exact

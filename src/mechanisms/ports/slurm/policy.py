@@ -57,7 +57,8 @@ from mechverify.policies import progressive_filling
 from ...core.mechanism import Mechanism
 from ...core.order import order_facet
 from ...core.registry import OrderSpec, Setting, builtin
-from ...core.time import TimeSpec, _Irrevocable, execution_of
+from ...core.mechanism import SettingError, call
+from ...core.time import TimeSpec, _Irrevocable, _report_key, execution_of
 from .fairshare import INF, Assoc, Tree, classic, fair_tree, fair_tree_ranks_float
 
 __all__ = ["ALGORITHMS", "billing_resource", "decay_per_period", "tree_of", "priority_keys", "SlurmFairShare",
@@ -130,6 +131,65 @@ def _rate(env: Environment, x: Any, j: int, r: int) -> Any:
     return acc
 
 
+class _Held(_Irrevocable):
+    """:class:`mechanisms.core.time._Irrevocable` (the tasks held, the idle capacity to the scheduler) with the held
+    tasks counted in integers in floats: where every held amount is a whole number (whole tasks) and no bound
+    falls below what is held (no trim), the same residual and the same allocation as the lift's ``Fraction``
+    arithmetic, its numbers equal; otherwise, and in exact arithmetic, the lift itself."""
+
+    def step(self, ctx: StepContext) -> Allocation:
+        env, prev = ctx.env, ctx.previous
+        if ctx.exact or prev is None or env.n_external:
+            return super().step(ctx)
+        held = []
+        for row in prev.x:
+            ints = []
+            for v in row:
+                if v.__class__ is not float or not v.is_integer():
+                    return super().step(ctx)
+                ints.append(int(v))
+            held.append(ints)
+        keys = {u: _report_key(env, j) for j, u in enumerate(env.users)}
+        for j, u in enumerate(env.users):  # a changed report gives back what it holds
+            if self.reports.get(u) != keys[u]:
+                held[j] = [0] * env.n_servers
+        for j in range(env.n_users):
+            n = env.tasks[j]
+            if n is not None and sum(held[j]) > n:  # a trim: the lift's own arithmetic
+                return super().step(ctx)
+        self.reports = keys
+        J, S, R = env.n_users, env.n_servers, env.n_resources
+        zero = Fraction(0)
+        cap = []
+        for s in range(S):
+            used = []
+            for r in range(R):
+                whole, parts = 0, []
+                for j in range(J):
+                    h = held[j][s]
+                    if h:
+                        dv = env.d(j, s)[r]
+                        if dv.denominator == 1:
+                            whole += h * dv.numerator
+                        else:
+                            parts.append(h * dv)
+                used.append(sum(parts, Fraction(whole)))
+            if any(float(u) > float(c) * (1 + 1e-9) + 1e-12 for u, c in zip(used, env.capacity[s])):
+                for j in range(J):  # capacity lost: release the server
+                    held[j][s] = 0
+                used = [zero] * R
+            cap.append(tuple(max(c - u, zero) for c, u in zip(env.capacity[s], used)))
+        tasks = tuple(None if env.tasks[j] is None else max(env.tasks[j] - sum(held[j]), zero) for j in range(J))
+        residual = replace(env, capacity=tuple(cap), tasks=tasks)
+        try:
+            add = call(self.mech, residual, False).x
+        except SettingError:
+            add = tuple((zero,) * S for _ in range(J))
+        x = tuple(tuple(float(h + (a if isinstance(a, Fraction) else Fraction(a))) if (h or a) else 0.0
+                        for h, a in zip(held[j], add[j])) for j in range(J))
+        return Allocation(env, x, self.mech.name, False, info={"lift": "irrevocable"})
+
+
 class SlurmFairShare:
     """One run: every association's decayed usage (as of the last tick), what accrued since, what each user's
     running tasks bill per unit time, and the tasks held (non-preemptive: :class:`_Irrevocable`)."""
@@ -153,7 +213,7 @@ class SlurmFairShare:
         self.ticked = True  # the order is computed at step 0
         self.billing = billing_resource(ex.resources)
         inner = builtin(name, name, self._fill, SETTING)
-        self.held = _Irrevocable(inner, ex, exact)
+        self.held = (_Irrevocable if literal else _Held)(inner, ex, exact)
         self._env: Optional[Environment] = None
         self._arrays: tuple = ([], [], [], {})  # the associations for fair_tree_ranks_float: names, parent, shares
 
