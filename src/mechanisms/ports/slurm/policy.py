@@ -216,6 +216,7 @@ class SlurmFairShare:
         self.held = (_Irrevocable if literal else _Held)(inner, ex, exact)
         self._env: Optional[Environment] = None
         self._arrays: tuple = ([], [], [], {})  # the associations for fair_tree_ranks_float: names, parent, shares
+        self._new: list[str] = []  # associations not yet in _arrays, in order
 
     def _fill(self, env: Environment, exact: bool) -> Allocation:
         """The scheduler on the idle capacity (``env``: the residual of :class:`_Irrevocable`).  The fast way reads
@@ -273,7 +274,8 @@ class SlurmFairShare:
         import numpy as np
 
         names, parent, shares, groups = self._arrays
-        for u, (q, w) in list(self.assocs.items())[len(names):]:
+        for u in self._new:
+            q, w = self.assocs[u]
             groups.setdefault(q, []).append(len(names))
             names.append(u)
             parent.append(-1 if q is None else q)
@@ -284,6 +286,7 @@ class SlurmFairShare:
                                      np.asarray(shares), np.fromiter((usage.get(u, 0) for u in names), np.float64,
                                                                      len(names)),
                                      {p: np.asarray(v, dtype=np.int64) for p, v in groups.items()})
+        self._new = []
         self.keys = dict(zip(names, (-rank).tolist()))
         self.ticked = False
 
@@ -313,6 +316,7 @@ class SlurmFairShare:
         for j, u in enumerate(env.users):
             if u not in self.assocs:  # a new association's factor is computed when it appears (classic computes
                 self.assocs[u] = (env.user_queue[j], env.weight[j])  # it on demand; Fair Tree at its next tick)
+                self._new.append(u)
                 self.ticked = True
         if self.literal and (self.ticked or any(u not in self.keys for u in env.users)):
             self._recompute(env)
