@@ -4,7 +4,9 @@ jobs and with the queue tree -- each against baselines measured in the same run.
 
     python benchmarks/bench_policies_over_time.py [--jobs 1000,3000,10000] [--trees 2x2,4x4,8x8] [--repeat 3]
                                                   [--policies slurm-fairtree,kueue-afs,yarn-drf-preempt]
-                                                  [--rate 5] [--load 0.85] [--gpu] [--exact 200] [--seed 0]
+                                                  [--rate 5] [--load 0.85] [--gpu] [--exact 100] [--seed 0]
+                                                  [--baselines stepping,drf+recompute] [--max-seconds 120]
+                                                  [--src OTHER_CHECKOUT/src]
 
 The trace (seeded, :func:`trace`): ``N`` jobs arrive (Poisson, ``--rate`` jobs per time unit, times to 1/100),
 each a user with 1-8 tasks of <1-4 cpu, 1-16 mem> (``--gpu``: a quarter of them also 1 gpu a task), a per-task
@@ -14,17 +16,20 @@ every other leaf with a guarantee: a YARN min share), ``L`` -- L leaves under th
 ``kueue-afs`` and ``yarn-drf-preempt`` share) sized so that the offered cpu load is ``--load`` of it (mem and gpu
 never scarcer).  The time unit is each port's own: Slurm's calc period, Kueue's sampling interval.
 
-Each policy steps through the trace with ``mechanisms.core.time.execute`` in floats (``exact=False``: the
-screening's mode; ``yarn-drf-preempt`` computes exactly in every mode).  Baselines, same trace, same run:
+Each policy steps through the trace as ``mechanisms.core.time.execute`` does (``run`` with a fresh ``stepper_for``,
+its calls timed) in floats (``exact=False``: the screening's mode; ``yarn-drf-preempt`` computes exactly in every mode).  Baselines, same trace, same run:
 
 * ``stepping`` -- a trivial stepper (every present job runs all its tasks, capacity ignored): what building the
   present environments, carrying allocations and timing the finishes costs;
-* ``drf+recompute`` -- DRF from scratch at every event (the vectorised float allocator), on the same jobs without
-  the queue tree (DRF is defined without one).
+* ``drf+recompute`` (``--baselines stepping,drf+recompute``) -- DRF from scratch at every event (the vectorised
+  float allocator), on the same jobs without the queue tree (DRF is defined without one).
 
 The two baselines finish jobs at other times than the policies (nobody waits under ``stepping``), so their step
-counts differ; the columns ``steps`` say how many.  Each case runs ``--repeat`` times; the median is shown (and
-the spread).  ``--exact K``: one exact run of a K-job trace per policy, for reference (``0``: none).
+counts may differ (the column ``steps``: the last name's).  Each case runs ``--repeat`` times: the median, the
+spread, and in brackets the median time spent inside the policy's own ``step`` (the rest is the stepping around
+it).  A name past ``--max-seconds`` in a case is not run in the later cases of its table.  ``--exact K``: one
+exact run of a K-job trace per name, against the same trace in floats (``0``: none).  ``--src``: time another
+checkout's ``src/`` (e.g. the code before a change) with this script.
 
 Measured: docs/performance.md, "Policies over time (10^4 jobs)".
 """
@@ -187,7 +192,7 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=5.0, help="jobs arriving per time unit")
     ap.add_argument("--load", type=float, default=0.85, help="offered cpu load of the pool")
     ap.add_argument("--gpu", action="store_true", help="a third resource, gpu")
-    ap.add_argument("--exact", type=int, default=200, help="one exact run of this many jobs per policy (0: none)")
+    ap.add_argument("--exact", type=int, default=100, help="one exact run of this many jobs per policy (0: none)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-seconds", type=float, default=120.0,
                     help="a name taking longer than this in a case is not run in the larger cases")

@@ -241,7 +241,7 @@ class AdmissionFairSharing:
         num = self.num
         tree = (env.queues, env.queue_weight)
         if tree != self._tree:
-            self._tree, self._tenants = tree, {}
+            self._tree, self._tenants, self._users = tree, {}, {}
         users = env.users
         info = [self._user(env, j) for j in range(env.n_users)]
         for _, _, (lq, _, w) in info:
