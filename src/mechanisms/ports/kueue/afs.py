@@ -64,6 +64,7 @@ Our model on it (stated in ``list``)
 """
 from __future__ import annotations
 
+import heapq
 from fractions import Fraction
 from functools import partial
 from typing import Any, Optional
@@ -117,8 +118,8 @@ class AdmissionFairSharing:
 
     def __init__(self, mech: Optional[Mechanism], ex: Execution, exact: bool, *, half_life: Any = HALF_LIFE,
                  sampling: Any = SAMPLING, entry_penalty: bool = True, resource_weights: Optional[tuple] = None,
-                 initial_usage: Optional[dict] = None, name: str = "kueue-afs") -> None:
-        self.exact, self.name = exact, name
+                 initial_usage: Optional[dict] = None, name: str = "kueue-afs", literal: bool = False) -> None:
+        self.exact, self.name, self.literal = exact, name, literal
         self.num = Fraction if exact else float
         self.half_life, self.sampling = Fraction(half_life), Fraction(sampling)
         self.entry_penalty = entry_penalty
@@ -137,6 +138,10 @@ class AdmissionFairSharing:
             if e.kind == "arrive" and e.user not in self.order:
                 self.order[e.user] = len(self.order)
         self.a1 = alpha(self.sampling, self.half_life, exact)
+        self._users: dict[str, tuple] = {}  # user -> (demand, tasks, queue index, key, request, tenant): its report
+        self._tenants: dict[Any, tuple] = {}  # queue index -> tenant_of, for the queue tree of ``_tree``
+        self._tree: Any = None
+        self._memo: dict[str, tuple] = {}  # LocalQueue -> (consumed vector, weight, usage)
 
     def state_key(self) -> Any:
         return None  # decayed usage does not recur: no state digest
@@ -154,14 +159,28 @@ class AdmissionFairSharing:
                 acc = [a + b for a, b in zip(acc, req)]
         return acc
 
+    def _holdings(self, R: int) -> dict:
+        """:meth:`_holding` of every LocalQueue holding something, in one pass (the same sums, in the same order)."""
+        out: dict = {}
+        for _, req, q in self.held.values():
+            acc = out.get(q)
+            out[q] = [a + b for a, b in zip(acc, req)] if acc is not None else [self.num(0) + b for b in req]
+        return out
+
     def _sample(self, t: Any, R: int) -> None:
         """The reconciler's samples up to time ``t`` (module docstring), with what is held since the last step."""
+        holdings = None
         for lq in list(self.consumed):
             while self.last[lq] + self.sampling <= t:
                 if not self.half_life:
                     self.consumed[lq] = [self.num(0)] * R
                 else:
-                    held = self._holding(lq, R)
+                    if self.literal:
+                        held = self._holding(lq, R)
+                    else:
+                        if holdings is None:
+                            holdings = self._holdings(R)
+                        held = holdings.get(lq) or [self.num(0)] * R
                     self.consumed[lq] = [(1 - self.a1) * c + self.a1 * h for c, h in zip(self.consumed[lq], held)]
                 self.last[lq] += self.sampling
 
@@ -175,7 +194,19 @@ class AdmissionFairSharing:
         self.last[lq] = max(self.last[lq], t)
 
     def usage(self, lq: str, weight: Any, R: int) -> Any:
-        """Upstream's ``CalculateUsage`` of the LocalQueue (no pending penalty: settled at once here)."""
+        """Upstream's ``CalculateUsage`` of the LocalQueue (no pending penalty: settled at once here); kept while
+        its consumed vector (a new list at every change) and the weight are the same."""
+        if self.literal:
+            return self._usage(lq, weight, R)
+        c = self.consumed.get(lq)
+        memo = self._memo.get(lq)
+        if memo is not None and memo[0] is c and c is not None and (memo[1] is weight or memo[1] == weight):
+            return memo[2]
+        got = self._usage(lq, weight, R)
+        self._memo[lq] = (c, weight, got)
+        return got
+
+    def _usage(self, lq: str, weight: Any, R: int) -> Any:
         c = self.consumed.get(lq) or [self.num(0)] * R
         tot = sum((w * v for w, v in zip(self.rw, c)), self.num(0))
         if weight <= 0:
@@ -183,6 +214,113 @@ class AdmissionFairSharing:
         return tot / (weight if not self.exact else Fraction(weight))
 
     def step(self, ctx: StepContext) -> Allocation:
+        return self._step_literal(ctx) if self.literal else self._step(ctx)
+
+    def _user(self, env: Environment, j: int) -> tuple:
+        """``(key, request, tenant)`` of workload ``j``, kept while its report (demand, tasks, queue) is unchanged."""
+        u, d, n, q = env.users[j], env.demand[j], env.tasks[j], env.user_queue[j]
+        got = self._users.get(u)
+        if got is not None and (got[0] is d or got[0] == d) and (got[1] is n or got[1] == n) and got[2] == q:
+            return got[3]
+        tenant = self._tenants.get(q)
+        if tenant is None:
+            tenant = self._tenants[q] = tenant_of(env, j)
+        whole = Fraction(int(n)) if n is not None else Fraction(0)
+        out = ((d, whole, q), [self.num(whole * v) for v in d], tenant)
+        self._users[u] = (d, n, q, out)
+        return out
+
+    def _step(self, ctx: StepContext) -> Allocation:
+        """:meth:`_step_literal`, the same decisions and numbers (tests/mechanisms/test_kueue_afs_fast.py), without
+        rescanning every pending workload per cycle: per LocalQueue its candidates in (timestamp, UID) order, per
+        ClusterQueue a heap of its LocalQueues by (usage, first candidate's timestamp and UID) -- the head of a
+        ClusterQueue is the least workload by (its LocalQueue's usage, timestamp, UID), i.e. the first candidate of
+        the least LocalQueue; each workload's request and tenant computed once per report."""
+        env, t = ctx.env, ctx.t
+        R = env.n_resources
+        num = self.num
+        tree = (env.queues, env.queue_weight)
+        if tree != self._tree:
+            self._tree, self._tenants, self._users = tree, {}, {}
+        users = env.users
+        info = [self._user(env, j) for j in range(env.n_users)]
+        for _, _, (lq, _, w) in info:
+            self._lq(lq, R, t)
+            self.weights[lq] = w
+        self._sample(t, R)
+        seen = self.seen
+        for u in users:
+            if u not in seen:
+                seen[u] = t
+        keys = {u: i[0] for u, i in zip(users, info)}
+        for u in list(self.held):  # left, or changed its report: gives back what it holds
+            if u not in keys or self.held[u][0] != keys[u]:
+                del self.held[u]
+        cap = [num(c) for c in env.capacity[0]]
+        used = [num(0)] * R
+        for _, req, _ in self.held.values():
+            used = [a + b for a, b in zip(used, req)]
+        slack = (lambda a, b: a <= b) if self.exact else (lambda a, b: a <= b * (1 + 1e-9) + 1e-12)
+        if not all(slack(a, b) for a, b in zip(used, cap)):  # capacity lost: everything is released
+            self.held.clear()
+            used = [num(0)] * R
+        order = self.order
+        # the candidates of each LocalQueue in (timestamp, UID) order, and each ClusterQueue's LocalQueues
+        lqs: dict[str, list] = {}
+        of_cq: dict[str, list] = {}
+        info_of: dict[str, tuple] = {}
+        for u, i in zip(users, info):
+            if u in self.held or not any(i[1]):
+                continue
+            info_of[u] = i
+            lq, cq, _ = i[2]
+            got = lqs.get(lq)
+            if got is None:
+                got = lqs[lq] = []
+                of_cq.setdefault(cq, []).append(lq)
+            got.append((seen[u], order.get(u, 0), u))
+        for got in lqs.values():
+            got.sort()
+        nxt = dict.fromkeys(lqs, 0)  # each LocalQueue's first candidate not yet tried
+        heaps: dict[str, list] = {}
+        for cq, members in of_cq.items():
+            h = []
+            for lq in members:
+                first = lqs[lq][0]
+                h.append((self.usage(lq, info_of[first[2]][2][2], R), first[0], first[1], lq))
+            heapq.heapify(h)
+            heaps[cq] = h
+        decisions = []
+        while True:
+            heads = []
+            for cq, h in heaps.items():
+                if h:
+                    k = heapq.heappop(h)
+                    heads.append((k[1], k[2], cq, k[3]))
+            if not heads:
+                break
+            heads.sort()
+            for _, _, cq, lq in heads:
+                u = lqs[lq][nxt[lq]][2]
+                req = info_of[u][1]
+                fits = all(slack(a + r, c) for a, r, c in zip(used, req, cap))
+                decisions.append((u, lq, cq, fits))
+                if fits:
+                    used = [a + r for a, r in zip(used, req)]
+                    self.held[u] = (keys[u], req, lq)
+                    if self.entry_penalty:
+                        self._settle(lq, t, req, R)
+                nxt[lq] += 1
+                if nxt[lq] < len(lqs[lq]):
+                    first = lqs[lq][nxt[lq]]
+                    heapq.heappush(heaps[cq], (self.usage(lq, info_of[first[2]][2][2], R), first[0], first[1], lq))
+        x = tuple((num(int(env.tasks[j])) if u in self.held else num(0),) for j, u in enumerate(users))
+        usage = {lq: self.usage(lq, self.weights.get(lq, Fraction(1)), R) for lq in self.consumed}
+        return Allocation(env, x, self.name, self.exact, info={"decisions": tuple(decisions), "usage": usage})
+
+    def _step_literal(self, ctx: StepContext) -> Allocation:
+        """The step as the module docstring says it, every pending workload rescanned per cycle (the reference
+        :meth:`_step` is held equal to)."""
         env, t = ctx.env, ctx.t
         R = env.n_resources
         num = self.num

@@ -42,6 +42,7 @@ Our model on it (stated in ``list``)
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from fractions import Fraction
 from functools import partial
@@ -56,8 +57,9 @@ from mechverify.policies import progressive_filling
 from ...core.mechanism import Mechanism
 from ...core.order import order_facet
 from ...core.registry import OrderSpec, Setting, builtin
-from ...core.time import TimeSpec, _Irrevocable, execution_of
-from .fairshare import INF, Assoc, Tree, classic, fair_tree
+from ...core.mechanism import SettingError, call
+from ...core.time import TimeSpec, _Irrevocable, _report_key, execution_of
+from .fairshare import INF, Assoc, Tree, classic, fair_tree, fair_tree_ranks_float
 
 __all__ = ["ALGORITHMS", "billing_resource", "decay_per_period", "tree_of", "priority_keys", "SlurmFairShare",
            "begin", "allocate", "order", "time_spec", "SETTING", "MAX_TICKS"]
@@ -129,15 +131,74 @@ def _rate(env: Environment, x: Any, j: int, r: int) -> Any:
     return acc
 
 
+class _Held(_Irrevocable):
+    """:class:`mechanisms.core.time._Irrevocable` (the tasks held, the idle capacity to the scheduler) with the held
+    tasks counted in integers in floats: where every held amount is a whole number (whole tasks) and no bound
+    falls below what is held (no trim), the same residual and the same allocation as the lift's ``Fraction``
+    arithmetic, its numbers equal; otherwise, and in exact arithmetic, the lift itself."""
+
+    def step(self, ctx: StepContext) -> Allocation:
+        env, prev = ctx.env, ctx.previous
+        if ctx.exact or prev is None or env.n_external:
+            return super().step(ctx)
+        held = []
+        for row in prev.x:
+            ints = []
+            for v in row:
+                if v.__class__ is not float or not v.is_integer():
+                    return super().step(ctx)
+                ints.append(int(v))
+            held.append(ints)
+        keys = {u: _report_key(env, j) for j, u in enumerate(env.users)}
+        for j, u in enumerate(env.users):  # a changed report gives back what it holds
+            if self.reports.get(u) != keys[u]:
+                held[j] = [0] * env.n_servers
+        for j in range(env.n_users):
+            n = env.tasks[j]
+            if n is not None and sum(held[j]) > n:  # a trim: the lift's own arithmetic
+                return super().step(ctx)
+        self.reports = keys
+        J, S, R = env.n_users, env.n_servers, env.n_resources
+        zero = Fraction(0)
+        cap = []
+        for s in range(S):
+            used = []
+            for r in range(R):
+                whole, parts = 0, []
+                for j in range(J):
+                    h = held[j][s]
+                    if h:
+                        dv = env.d(j, s)[r]
+                        if dv.denominator == 1:
+                            whole += h * dv.numerator
+                        else:
+                            parts.append(h * dv)
+                used.append(sum(parts, Fraction(whole)))
+            if any(float(u) > float(c) * (1 + 1e-9) + 1e-12 for u, c in zip(used, env.capacity[s])):
+                for j in range(J):  # capacity lost: release the server
+                    held[j][s] = 0
+                used = [zero] * R
+            cap.append(tuple(max(c - u, zero) for c, u in zip(env.capacity[s], used)))
+        tasks = tuple(None if env.tasks[j] is None else max(env.tasks[j] - sum(held[j]), zero) for j in range(J))
+        residual = replace(env, capacity=tuple(cap), tasks=tasks)
+        try:
+            add = call(self.mech, residual, False).x
+        except SettingError:
+            add = tuple((zero,) * S for _ in range(J))
+        x = tuple(tuple(float(h + (a if isinstance(a, Fraction) else Fraction(a))) if (h or a) else 0.0
+                        for h, a in zip(held[j], add[j])) for j in range(J))
+        return Allocation(env, x, self.mech.name, False, info={"lift": "irrevocable"})
+
+
 class SlurmFairShare:
     """One run: every association's decayed usage (as of the last tick), what accrued since, what each user's
     running tasks bill per unit time, and the tasks held (non-preemptive: :class:`_Irrevocable`)."""
 
     def __init__(self, mech: Optional[Mechanism], ex: Execution, exact: bool, *, algorithm: str,
-                 half_life: Any, calc_period: int, name: str) -> None:
+                 half_life: Any, calc_period: int, name: str, literal: bool = False) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm: expected one of {ALGORITHMS}, got {algorithm!r}")
-        self.algorithm, self.name, self.exact = algorithm, name, exact
+        self.algorithm, self.name, self.exact, self.literal = algorithm, name, exact, literal
         num = Fraction if exact else float
         self.num = num
         self.factor = num(decay_per_period(half_life, calc_period))
@@ -151,12 +212,83 @@ class SlurmFairShare:
         self.keys: dict = {}
         self.ticked = True  # the order is computed at step 0
         self.billing = billing_resource(ex.resources)
-        inner = builtin(name, name, lambda env, exact_: progressive_filling(
-            env, key=lambda st, j: (self.keys[env.users[j]], j), name=name, local=False), SETTING)
-        self.held = _Irrevocable(inner, ex, exact)
+        inner = builtin(name, name, self._fill, SETTING)
+        self.held = (_Irrevocable if literal else _Held)(inner, ex, exact)
+        self._env: Optional[Environment] = None
+        self._arrays: tuple = ([], [], [], {})  # the associations for fair_tree_ranks_float: names, parent, shares
+        self._new: list[str] = []  # associations not yet in _arrays, in order
+
+    def _fill(self, env: Environment, exact: bool) -> Allocation:
+        """The scheduler on the idle capacity (``env``: the residual of :class:`_Irrevocable`).  The fast way reads
+        the fair-share order only when it can matter (:meth:`_all_fit`) and computes it then (:meth:`_ordered`):
+        the same tasks, since the order is a function of the state at this step either way."""
+        if self.literal:
+            return progressive_filling(env, key=lambda st, j: (self.keys[env.users[j]], j), name=self.name, local=False)
+        if self._all_fit(env):
+            return progressive_filling(env, key=lambda st, j: j, name=self.name, local=False)
+        keys = self._ordered()
+        return progressive_filling(env, key=lambda st, j: (keys[env.users[j]], j), name=self.name, local=False)
+
+    @staticmethod
+    def _all_fit(env: Environment) -> bool:
+        """One server, every task bound finite, and every pending task fits on it at once: whole-task filling
+        then places every one of them in any order (first fit on the one server), so the order is not read."""
+        if env.n_servers != 1 or env.n_external or any(n is None for n in env.tasks):
+            return False
+        need = [Fraction(0)] * env.n_resources
+        for j in range(env.n_users):
+            n = math.floor(env.tasks[j])
+            if n > 0:
+                if 0 not in env.eligible[j]:
+                    return False
+                for r, dv in enumerate(env.d(j, 0)):
+                    if dv:
+                        need[r] += n * dv
+        return all(a <= c for a, c in zip(need, env.capacity[0]))
+
+    def _ordered(self) -> dict:
+        """The keys of the last tick's order, computed now if a tick or a new association made them stale."""
+        env = self._env
+        if self.ticked or any(u not in self.keys for u in env.users):
+            self._recompute(env)
+        return self.keys
+
+    def _recompute(self, env: Environment) -> None:
+        if not self.literal and not self.exact and self.algorithm == "fair-tree" and self.assocs and \
+                isinstance(self.usage.get(next(iter(self.assocs)), 0), float):
+            self._recompute_float(env)
+            return
+        parents = [env.queue_parent(q) for q in range(env.n_queues)]
+        users = [(u, q, w) for u, (q, w) in self.assocs.items()]
+        tree = tree_of(env.queues, parents, env.queue_weight, users, {u: self.usage.get(u, 0) for u in self.assocs})
+        self.keys = priority_keys(tree, self.algorithm, list(self.assocs))["key"]
+        self.ticked = False
 
     def state_key(self) -> Any:
         return None  # decayed usage does not recur: no state digest
+
+    def _recompute_float(self, env: Environment) -> None:
+        """:meth:`_recompute` for Fair Tree in floats once the tree's numbers are floats (:class:`Tree`'s ``zero``,
+        the first user's usage, is a float): :func:`fair_tree_ranks_float`, the same ranks bit for bit, on arrays
+        of the associations kept across calls (they only grow)."""
+        import numpy as np
+
+        names, parent, shares, groups = self._arrays
+        for u in self._new:
+            q, w = self.assocs[u]
+            groups.setdefault(q, []).append(len(names))
+            names.append(u)
+            parent.append(-1 if q is None else q)
+            shares.append(float(w))
+        usage = self.usage
+        rank = fair_tree_ranks_float([env.queue_parent(q) for q in range(env.n_queues)],
+                                     [float(w) for w in env.queue_weight], np.asarray(parent, dtype=np.int64),
+                                     np.asarray(shares), np.fromiter((usage.get(u, 0) for u in names), np.float64,
+                                                                     len(names)),
+                                     {p: np.asarray(v, dtype=np.int64) for p, v in groups.items()})
+        self._new = []
+        self.keys = dict(zip(names, (-rank).tolist()))
+        self.ticked = False
 
     def _advance(self, t: Any) -> None:
         ticks = 0
@@ -184,22 +316,20 @@ class SlurmFairShare:
         for j, u in enumerate(env.users):
             if u not in self.assocs:  # a new association's factor is computed when it appears (classic computes
                 self.assocs[u] = (env.user_queue[j], env.weight[j])  # it on demand; Fair Tree at its next tick)
+                self._new.append(u)
                 self.ticked = True
-        if self.ticked or any(u not in self.keys for u in env.users):
-            parents = [env.queue_parent(q) for q in range(env.n_queues)]
-            users = [(u, q, w) for u, (q, w) in self.assocs.items()]
-            tree = tree_of(env.queues, parents, env.queue_weight, users, {u: self.usage.get(u, 0) for u in self.assocs})
-            self.keys = priority_keys(tree, self.algorithm, list(self.assocs))["key"]
-            self.ticked = False
+        if self.literal and (self.ticked or any(u not in self.keys for u in env.users)):
+            self._recompute(env)
+        self._env = env
         alloc = self.held.step(ctx)
         self.rate = {u: self.num(_rate(env, alloc.x, j, self.billing)) for j, u in enumerate(env.users)}
         return replace(alloc, mechanism=self.name, info={"usage": {u: self.usage.get(u, 0) for u in env.users}})
 
 
 def begin(mech: Optional[Mechanism], ex: Execution, exact: bool, *, algorithm: str, half_life: Any = 10,
-          calc_period: int = 1, name: str = "") -> SlurmFairShare:
+          calc_period: int = 1, name: str = "", literal: bool = False) -> SlurmFairShare:
     return SlurmFairShare(mech, ex, exact, algorithm=algorithm, half_life=half_life, calc_period=calc_period,
-                          name=name or f"slurm-{algorithm}")
+                          name=name or f"slurm-{algorithm}", literal=literal)
 
 
 def allocate(env: Environment, exact: bool = False, *, name: str, algorithm: str) -> Allocation:

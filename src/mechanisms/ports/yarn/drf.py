@@ -265,10 +265,11 @@ class _Pool:
             if self.tasks[j]:
                 for r, dv in enumerate(self.demand[j]):
                     if dv:
-                        self.left[r] -= self.tasks[j] * dv
-                        self.user_use[j][r] += self.tasks[j] * dv
+                        amount = self.tasks[j] * dv
+                        self.left[r] -= amount
+                        self.user_use[j][r] += amount
                         for q in self.paths[j]:
-                            self.queue_use[q][r] += self.tasks[j] * dv
+                            self.queue_use[q][r] += amount
         self.pending_ok = [any(v for v in self.demand[j]) for j in range(J)]  # a zero request is no pending demand
         self.users_at: dict[Optional[int], list[int]] = {}
         for j in range(J):

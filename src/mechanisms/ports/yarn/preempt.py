@@ -136,6 +136,17 @@ def _inf_sub(a: Any, b: Any) -> Any:
     return INF if a == INF else a - b
 
 
+def _total(values: list) -> Any:
+    """``sum(values, 0)`` of exact numbers; whole numbers summed as integers (the same value, without a
+    ``Fraction`` per addition)."""
+    n = 0
+    for v in values:
+        if v.__class__ is not Fraction or v.denominator != 1:
+            return sum(values, _ZERO)
+        n += v.numerator
+    return Fraction(n)
+
+
 def _nonneg(v: Sequence[Any]) -> list:
     return [x if x > 0 else _ZERO for x in v]
 
@@ -193,12 +204,20 @@ def drc_compare(a: Sequence[Any], b: Sequence[Any], cluster: Sequence[Any]) -> i
 
 
 # ---------------------------------------------------------------------- fair shares
-def water_fill(weights: Sequence[Any], mins: Sequence[Any], maxs: Sequence[Any], total: Any) -> list:
+def water_fill(weights: Sequence[Any], mins: Sequence[Any], maxs: Sequence[Any], total: Any,
+               literal: bool = False) -> list:
     """``ComputeFairShares`` for one resource, exactly: ``clamp(w R, min, max)`` with the ``R`` at which the sum
-    reaches ``min(total, sum of maxs)`` (R = 0 when the mins alone reach it)."""
+    reaches ``min(total, sum of maxs)`` (R = 0 when the mins alone reach it).  The breakpoints ``min / w`` and
+    ``max / w`` are searched by bisection (``literal=True``: one after the other, the reference)."""
     n = len(weights)
     if not n:
         return []
+    if not literal and all(lo == 0 for lo in mins) and all(hi == INF for hi in maxs) and total > 0 and \
+            all(w > 0 for w in weights):
+        # no min share, no max share (apps; queues without either): R = total / the weights, clamp(w R) = w R --
+        # the general path's numbers (its only breakpoint search is over an empty set)
+        R = total / sum(weights, _ZERO)
+        return [w * R for w in weights]
     cap = sum((m for m in maxs if m != INF), _ZERO) if all(m != INF for m in maxs) else INF
     target = min(total, cap)
 
@@ -209,10 +228,21 @@ def water_fill(weights: Sequence[Any], mins: Sequence[Any], maxs: Sequence[Any],
         return at(_ZERO)
     points = sorted({Fraction(v) / w for w, lo, hi in zip(weights, mins, maxs) for v in (lo, hi) if v != INF and v > 0})
     lo_R = _ZERO
-    for p in points:
-        if sum(at(p), _ZERO) >= target:
-            break
-        lo_R = p
+    if literal:
+        for p in points:
+            if sum(at(p), _ZERO) >= target:
+                break
+            lo_R = p
+    else:  # the same first point reaching the target, by bisection: the sum is nondecreasing in R
+        a, b = 0, len(points)
+        while a < b:
+            mid = (a + b) // 2
+            if sum(at(points[mid]), _ZERO) >= target:
+                b = mid
+            else:
+                a = mid + 1
+        if a:
+            lo_R = points[a - 1]
     # f is linear on [lo_R, next point]: slope = the weights of those neither at their min nor at their max there
     base = at(lo_R)
     slope = sum((w for w, lo, hi, b in zip(weights, mins, maxs, base) if w * lo_R >= lo and b < hi), _ZERO)
@@ -220,17 +250,21 @@ def water_fill(weights: Sequence[Any], mins: Sequence[Any], maxs: Sequence[Any],
     return at(R)
 
 
-def fair_shares(env: Environment) -> tuple[list, list]:
+def fair_shares(env: Environment, paths: Optional[Sequence[Sequence[int]]] = None,
+                literal: bool = False, memo: Optional[dict] = None) -> tuple[list, list]:
     """Instantaneous fair shares (``FSParentQueue``/``FSLeafQueue.updateInternal`` with ``ComputeFairShares``):
     ``(per user, per queue)`` vectors; the root's is the cluster; at every node its active child queues (some
     present user below) and its users share the node's fair share, per resource, by :func:`water_fill` with
-    their weights, min shares (queues: guarantee; apps: 0) and max shares (queues: max; apps: none)."""
+    their weights, min shares (queues: guarantee; apps: 0) and max shares (queues: max; apps: none).  ``paths``:
+    every user's ``env.user_path`` when the caller has them; ``memo``: a dict kept by the caller across calls on
+    the same queue tree (one execution's): a node whose share, children (queues by index, users by name) and
+    weights are those of its last split reuses that split (a pure function of them)."""
     R = env.n_resources
     users: list = [[_ZERO] * R for _ in range(env.n_users)]
     queues: list = [[_ZERO] * R for _ in range(env.n_queues)]
     active = [False] * env.n_queues
     for j in range(env.n_users):
-        for q in env.user_path(j):
+        for q in (env.user_path(j) if paths is None else paths[j]):
             active[q] = True
     at: dict = {}
     for j in range(env.n_users):
@@ -241,14 +275,26 @@ def fair_shares(env: Environment) -> tuple[list, list]:
         if not kids:
             return
         w = [env.queue_weight[i] if k == "q" else env.weight[i] for k, i in kids]
-        got = [[_ZERO] * R for _ in kids]
-        for r in range(R):
-            mins = [(env.queue_guarantee[i][r] if env.queue_guarantee[i] is not None else _ZERO) if k == "q" else _ZERO
-                    for k, i in kids]
-            maxs = [(env.queue_max[i][r] if env.queue_max[i] is not None else INF) if k == "q" else INF
-                    for k, i in kids]
-            for n, v in enumerate(water_fill(w, mins, maxs, share[r])):
-                got[n][r] = v
+        if memo is not None:  # the same share among the same children (by name) with the same weights: the same split
+            key = (tuple(share), tuple(i if k == "q" else env.users[i] for k, i in kids), tuple(w))
+            last = memo.get(q)
+            if last is not None and last[0] == key:
+                got = [list(g) for g in last[1]]
+            else:
+                got = None
+        else:
+            got = None
+        if got is None:
+            got = [[_ZERO] * R for _ in kids]
+            for r in range(R):
+                mins = [(env.queue_guarantee[i][r] if env.queue_guarantee[i] is not None else _ZERO) if k == "q"
+                        else _ZERO for k, i in kids]
+                maxs = [(env.queue_max[i][r] if env.queue_max[i] is not None else INF) if k == "q" else INF
+                        for k, i in kids]
+                for n, v in enumerate(water_fill(w, mins, maxs, share[r], literal)):
+                    got[n][r] = v
+            if memo is not None:
+                memo[q] = (key, [list(g) for g in got])
         for (k, i), g in zip(kids, got):
             if k == "q":
                 queues[i] = g
@@ -305,8 +351,9 @@ class Preempting:
     per-task demand each holding was for, and the two clocks."""
 
     def __init__(self, mech: Optional[Mechanism], ex: Execution, exact: bool, config: Config = REGISTERED,
-                 name: str = NAME) -> None:
-        self.config, self.name = config, name
+                 name: str = NAME, literal: bool = False) -> None:
+        self.config, self.name, self.literal = config, name, literal
+        self._shares_memo: dict = {}  # fair_shares' splits per node (the queue tree is the execution's)
         self.launched: list[str] = []  # one entry per running container, oldest first
         self.report: dict[str, tuple] = {}
         self.start: dict[str, Any] = {}
@@ -359,18 +406,33 @@ class Preempting:
 
     @staticmethod
     def _usage(env: Environment, held: Sequence[int]) -> list:
-        tot = [_ZERO] * env.n_resources
-        for j, n in enumerate(held):
-            if n:
-                for r, dv in enumerate(env.demand[j]):
-                    tot[r] += n * dv
-        return tot
+        return [_total([n * env.demand[j][r] for j, n in enumerate(held) if n]) for r in range(env.n_resources)]
 
     def _fill(self, env: Environment) -> None:
         held = self._held(env)
+        if not self.literal and not self._room(env, held):
+            return  # no app with pending demand has a task that fits in the free pool: place() would place none
         tasks, _ = place(env, held, name=self.name)
         for j, u in enumerate(env.users):
             self.launched.extend([u] * (tasks[j] - held[j]))
+
+    @staticmethod
+    def _room(env: Environment, held: Sequence[int]) -> bool:
+        """Could :func:`place` give anybody a task: an app with pending demand (tasks left, a nonzero request, the
+        pool eligible) whose task fits in the pool left (``_Pool.pending`` and the pool's part of ``_Pool.fits``)?"""
+        left = list(env.capacity[0])
+        for j, n in enumerate(held):
+            if n:
+                for r, dv in enumerate(env.d(j, 0)):
+                    if dv:
+                        left[r] -= n * dv
+        for j in range(env.n_users):
+            b = env.tasks[j]
+            d = env.d(j, 0)
+            if (b is None or held[j] < math.floor(b)) and any(d) and 0 in env.eligible[j] and \
+                    all(not dv or lv >= dv for lv, dv in zip(left, d)):
+                return True
+        return False
 
     # -- one step
     def step(self, ctx: StepContext) -> Allocation:
@@ -380,7 +442,8 @@ class Preempting:
         if env.n_servers:
             self._fill(env)
             self._update(env, t)
-            self._fill(env)
+            if self.literal or self.preempted:  # else nothing changed since the fill, which placed all it could
+                self._fill(env)
         held = self._held(env)
         x = tuple((Fraction(held[j]),) * env.n_servers for j in range(env.n_users))
         return Allocation(env, x, self.name, True, {"preempted": tuple(self.preempted)})
@@ -395,7 +458,12 @@ class Preempting:
         util = max((u / c for u, c in zip(used, cluster) if c > 0), default=_ZERO)
         if not (cfg.enabled and cfg.utilization_threshold < util):
             return  # shouldAttemptPreemption: no update of the starvation clocks either
-        fair_u, _fair_q = fair_shares(env)
+        paths = [env.user_path(j) for j in range(J)]
+        below_q: dict = {}  # queue -> the users below it, in order
+        for j, path in enumerate(paths):
+            for q in path:
+                below_q.setdefault(q, []).append(j)
+        fair_u, _fair_q = fair_shares(env, paths, self.literal, None if self.literal else self._shares_memo)
         bound = [None if b is None else math.floor(b) for b in env.tasks]
         demand = [[INF if (bound[j] is None and dv) else (bound[j] or 0) * dv for dv in env.demand[j]] for j in range(J)]
         pending = [any(env.demand[j]) and (bound[j] is None or held[j] < bound[j]) for j in range(J)]
@@ -410,7 +478,7 @@ class Preempting:
             members = leaves.get(q)
             if not members:
                 if q is not None:
-                    self._min_share(env, q, [], usage, demand, cluster, t)  # its clock (no app: demand 0)
+                    self._min_share(env, q, [], usage, demand, cluster, t, below_q)  # its clock (no app: demand 0)
                 continue
             apps = [j for j in members if pending[j]]
             keyed = {j: prepare(app_schedulable(env, usage[j], j), cluster) for j in apps}
@@ -427,7 +495,7 @@ class Preempting:
                     break
             if q is None:
                 continue
-            ms = self._min_share(env, q, members, usage, demand, cluster, t)
+            ms = self._min_share(env, q, members, usage, demand, cluster, t, below_q)
             left = _nonneg([a - b for a, b in zip(ms, total)])
             for j in apps:
                 if any(left):
@@ -464,16 +532,26 @@ class Preempting:
             return [_ZERO] * len(usage)
         return _nonneg([a - b for a, b in zip(fair_demand, usage)])
 
-    def _min_share(self, env, q, members, usage, demand, cluster, t) -> list:
+    def _min_share(self, env, q, members, usage, demand, cluster, t, below=None) -> list:
         cfg = self.config
         R = env.n_resources
         path = env.queues[q]
         self.last_min.setdefault(path, Fraction(0))
-        below_q = [j for j in range(env.n_users) if q in env.user_path(j)]
-        use_q = [sum((usage[j][r] for j in below_q), _ZERO) for r in range(R)]
-        dem = [_ZERO] * R
-        for j in below_q:
-            dem = [INF if (a == INF or b == INF) else a + b for a, b in zip(dem, demand[j])]
+        if below is None or self.literal:
+            below_q = [j for j in range(env.n_users) if q in env.user_path(j)]
+        else:
+            below_q = below.get(q, [])
+        if self.literal:
+            use_q = [sum((usage[j][r] for j in below_q), _ZERO) for r in range(R)]
+            dem = [_ZERO] * R
+            for j in below_q:
+                dem = [INF if (a == INF or b == INF) else a + b for a, b in zip(dem, demand[j])]
+        else:  # the same sums (exact: the order does not matter), whole numbers as integers
+            use_q = [_total([usage[j][r] for j in below_q]) for r in range(R)]
+            dem = []
+            for r in range(R):
+                col = [demand[j][r] for j in below_q]
+                dem.append(INF if any(v == INF for v in col) else _total(col))
         if env.queue_max[q] is not None:
             dem = [min(a, m) for a, m in zip(dem, env.queue_max[q])]
         g = env.queue_guarantee[q]
