@@ -954,6 +954,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Trace
         # when does this step end: the next event, a derived finish, or the horizon
         nxt = _num(events[i].t, exact) if i < len(events) else None
         finish_at, who = None, None
+        rates: dict = {}  # the users' rates of work this step (computed once, used twice)
         if alloc is not None and state.work:
             from .utility import utility
 
@@ -961,7 +962,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Trace
                 w = state.work.get(u)
                 if w is None:
                     continue
-                rate = utility(tru, alloc, j)
+                rate = rates[u] = utility(tru, alloc, j)
                 if rate > 0:
                     at = t + (w / rate if exact else float(w) / float(rate))
                     if finish_at is None or at < finish_at:
@@ -995,7 +996,8 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Trace
             dt = until - t
             for j, u in enumerate(users):
                 if u in state.work:
-                    done = utility(tru, alloc, j) * dt
+                    rate = rates[u] if u in rates else utility(tru, alloc, j)
+                    done = rate * dt
                     state.work[u] = max(state.work[u] - (done if exact else float(done)), 0 if exact else 0.0)
         prev, t, index = alloc, until, index + 1
         if wake_at is not None:

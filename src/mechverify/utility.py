@@ -51,8 +51,12 @@ def _capped(total: Any, ext: Any, nj: Any) -> Any:
     result = total
     if ext < result:
         result = ext
-    if nj is not None and nj < result:
-        result = nj
+    if nj is not None:
+        if result.__class__ is float and nj.__class__ is Fraction and nj._denominator == 1:
+            if nj._numerator < result:  # an int against a float: Python compares them exactly, as Fraction does
+                result = nj
+        elif nj < result:
+            result = nj
     return result
 
 
