@@ -392,8 +392,10 @@ class Preempting:
                 self._drop_newest(u, len(self.launched))
             self.report[u] = key
         for u in list(self.report):
-            if u not in present:
+            if u not in present:  # gone for good (an execution never reuses a name): its clocks too
                 del self.report[u]
+                self.last_fair.pop(u, None)
+                self.start.pop(u, None)
         held = self._held(env)
         for j, u in enumerate(env.users):
             b = env.tasks[j]
