@@ -28,7 +28,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from mechverify.version import __version__
 from mechverify.allocation import Allocation
-from mechverify.execution import is_execution, parse_execution, trace_deviation_from_dict
+from mechverify.execution import is_execution, parse_execution
+from mechverify.trace_deviations import trace_deviation_from_dict
 from mechverify.instances import loads_instance, parse_environment
 from mechverify.numbers import InstanceError, json_number, to_fraction
 

@@ -5,8 +5,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechverify.execution import (MAX_EVENTS, Statement, TraceMisreport, cumulative, load_execution, parse_execution,
-                                  loads_execution)
+from mechverify.execution import MAX_EVENTS, cumulative, load_execution, parse_execution, loads_execution
+from mechverify.trace_deviations import Statement, TraceMisreport
 from mechverify.numbers import InstanceError
 from mechanisms.core.registry import get
 from mechanisms.core.time import execute, lift

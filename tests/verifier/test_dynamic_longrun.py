@@ -12,7 +12,8 @@ import mechanisms
 from mechanisms.core.registry import builtin
 from mechanisms.core.time import execute, lift
 from mechverify.allocation import Allocation
-from mechverify.execution import Part, TraceResubmission, parse_execution, trace_deviation_from_dict
+from mechverify.execution import parse_execution
+from mechverify.trace_deviations import Part, TraceResubmission, trace_deviation_from_dict
 from mechverify.numbers import InstanceError
 from verifier.engines.traces import TraceSpec, minimise, search_traces
 from verifier.properties import get_property

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from mechverify.allocation import Allocation
-from mechverify.execution import Execution, Step, StepContext, Stepper, TraceMisreport, TraceResubmission, run
+from mechverify.execution import Execution, Step, StepContext, Stepper, run
+from mechverify.trace_deviations import TraceMisreport, TraceResubmission
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError
 

@@ -26,10 +26,10 @@ import random
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional
 
-from mechverify.execution import (Event, Execution, Statement, TraceMisreport, TraceResubmission, UserSpec,
-                                  parse_execution, statement_places)
+from mechverify.execution import Event, Execution, UserSpec, parse_execution
+from mechverify.trace_deviations import TraceMisreport, TraceResubmission, statement_places
 from mechverify.enumeration import layered
 from mechverify.numbers import InstanceError, fmt_exact
 
@@ -82,7 +82,7 @@ def _shape(mech) -> dict[str, Any]:
         "positive": st.positive_data,
         "whole": not st.divisible,
         "tree": st.hierarchy and not rounds,
-        "crowd": bool(getattr(st, "whole_requests", False)),
+        "whole_requests": bool(getattr(st, "whole_requests", False)),
     }
 
 
@@ -255,7 +255,7 @@ def _tiny_layers(mech) -> Iterator[tuple[str, list[Callable[[], Execution]]]]:
                                      end=Fraction(n_events + 1))
                 thunks.append(make)
         yield f"2 users, {n_events} event(s)", thunks
-    if sh["tree"] and sh["crowd"]:  # whole requests: three workloads contending inside one queue, nothing else
+    if sh["tree"] and sh["whole_requests"]:  # whole requests: three workloads contending inside one queue, nothing else
         thunks = []
         for g in (2, 4):
             for spec in itertools.product(itertools.product(alphabet, (1, 2, 3)), repeat=3):
@@ -330,7 +330,7 @@ def search_traces(mech, prop, variant: str, spec: TraceSpec) -> SearchResult:
             return None
         except bud.BudgetExhausted:
             raise _Stop() from None
-        except InstanceError as exc:
+        except InstanceError:
             res.invalid += 1
             return None
         except Exception as exc:  # noqa: BLE001 - a candidate never crashes the search

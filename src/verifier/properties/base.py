@@ -42,7 +42,7 @@ __all__ = ["READINGS", "reading", "reading_possible", "Deviation", "Report", "Wi
 
 #: What a property's deviation is (``Hints.deviation``): nothing (an instance property), one user's
 #: demand report, eligible-set report or task-count report, a coalition's demand reports, a user leaving.
-#: ``trace``: a user's reports over an execution (``mechverify.execution.TraceMisreport``: online SP), or a
+#: ``trace``: a user's reports over an execution (``mechverify.trace_deviations.TraceMisreport``: online SP), or a
 #: tenant's resubmission of one of its users (``TraceResubmission``: burst gaming).
 DEVIATION_KINDS = ("none", "demand", "eligible", "tasks", "coalition", "leave", "trace")
 

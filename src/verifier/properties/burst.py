@@ -1,7 +1,7 @@
 """burst-gaming -- online strategy-proofness against a TENANT's submission strategy (docs/executions.md).
 
 A tenant is a user's queue (users outside queues are tenants of their own).  Its strategy is a
-resubmission of one of its users (``mechverify.execution.TraceResubmission``): the user submitted as ``k``
+resubmission of one of its users (``mechverify.trace_deviations.TraceResubmission``): the user submitted as ``k``
 users with its per-task demand, weight, queue and eligibility and its tasks divided among them, arriving with
 it (``split``), or submitted later, whole or in two arrivals (``timing``; never earlier).  Nothing is
 misreported, so every utility in the resubmitted run is true; the parts' tasks add up to the user's, so what
@@ -18,7 +18,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Iterable, Optional
 
-from mechverify.execution import Execution, Part, TraceResubmission, cumulative
+from mechverify.execution import Execution, cumulative
+from mechverify.trace_deviations import Part, TraceResubmission
 from mechverify.numbers import InstanceError
 
 from .base import Hints, Measure

@@ -29,7 +29,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
-from mechverify.execution import Execution, Step, TraceMisreport, cumulative
+from mechverify.execution import Execution, Step, cumulative
+from mechverify.trace_deviations import TraceMisreport
 from mechverify.numbers import INF, fmt_value, is_inf
 from mechverify.utility import bundle_value, envy_value, equal_split_bundle, utility
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Optional, Sequence
 
-from mechverify.execution import Execution, Statement, Step, TraceMisreport, TraceResubmission, statement_places
+from mechverify.execution import Execution, Step
+from mechverify.trace_deviations import Statement, TraceMisreport, TraceResubmission
 from mechverify.numbers import FLOAT_REL, fmt_exact, fmt_value, is_inf
 
 from .base import Certificate, Evaluation, Hints, Measure, Property, Witness

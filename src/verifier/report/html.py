@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from mechverify.execution import TraceMisreport, TraceResubmission
+from mechverify.trace_deviations import TraceMisreport, TraceResubmission
 from mechverify.model import Environment
 from mechverify.numbers import to_fraction
 from mechverify.utility import true_tasks

@@ -13,7 +13,8 @@ import mechanisms
 from mechanisms.core.registry import builtin
 from mechanisms.core.time import execute, lift
 from mechverify.allocation import Allocation
-from mechverify.execution import Statement, TraceMisreport, load_execution, parse_execution
+from mechverify.execution import load_execution, parse_execution
+from mechverify.trace_deviations import Statement, TraceMisreport
 from verifier.engines.traces import TraceSpec, minimise, search_traces
 from verifier.properties import get_property
 from verifier.properties.base import Witness

@@ -216,6 +216,24 @@ class AdmissionFairSharing:
     def step(self, ctx: StepContext) -> Allocation:
         return self._step_literal(ctx) if self.literal else self._step(ctx)
 
+    def _give_back(self, env: Environment, keys: dict, R: int) -> tuple[list, list, Any]:
+        """A workload that left or changed its report gives back what it holds; if the pool shrank below what is
+        held, everything is released.  Returns the pool, what is held of it, and the fit test (floats: noise
+        is never a misfit)."""
+        num = self.num
+        for u in list(self.held):
+            if u not in keys or self.held[u][0] != keys[u]:
+                del self.held[u]
+        cap = [num(c) for c in env.capacity[0]]
+        used = [num(0)] * R
+        for _, req, _ in self.held.values():
+            used = [a + b for a, b in zip(used, req)]
+        slack = (lambda a, b: a <= b) if self.exact else (lambda a, b: a <= b * (1 + 1e-9) + 1e-12)
+        if not all(slack(a, b) for a, b in zip(used, cap)):
+            self.held.clear()
+            used = [num(0)] * R
+        return cap, used, slack
+
     def _user(self, env: Environment, j: int) -> tuple:
         """``(key, request, tenant)`` of workload ``j``, kept while its report (demand, tasks, queue) is unchanged."""
         u, d, n, q = env.users[j], env.demand[j], env.tasks[j], env.user_queue[j]
@@ -253,17 +271,7 @@ class AdmissionFairSharing:
             if u not in seen:
                 seen[u] = t
         keys = {u: i[0] for u, i in zip(users, info)}
-        for u in list(self.held):  # left, or changed its report: gives back what it holds
-            if u not in keys or self.held[u][0] != keys[u]:
-                del self.held[u]
-        cap = [num(c) for c in env.capacity[0]]
-        used = [num(0)] * R
-        for _, req, _ in self.held.values():
-            used = [a + b for a, b in zip(used, req)]
-        slack = (lambda a, b: a <= b) if self.exact else (lambda a, b: a <= b * (1 + 1e-9) + 1e-12)
-        if not all(slack(a, b) for a, b in zip(used, cap)):  # capacity lost: everything is released
-            self.held.clear()
-            used = [num(0)] * R
+        cap, used, slack = self._give_back(env, keys, R)
         order = self.order
         # the candidates of each LocalQueue in (timestamp, UID) order, and each ClusterQueue's LocalQueues
         lqs: dict[str, list] = {}
@@ -337,17 +345,7 @@ class AdmissionFairSharing:
             reqs[u] = [num(n * d) for d in env.demand[j]]
             keys[u] = (env.demand[j], n, env.user_queue[j])
             tenants[u] = tenant_of(env, j)
-        for u in list(self.held):  # left, or changed its report: gives back what it holds
-            if u not in keys or self.held[u][0] != keys[u]:
-                del self.held[u]
-        cap = [num(c) for c in env.capacity[0]]
-        used = [num(0)] * R
-        for _, req, _ in self.held.values():
-            used = [a + b for a, b in zip(used, req)]
-        slack = (lambda a, b: a <= b) if self.exact else (lambda a, b: a <= b * (1 + 1e-9) + 1e-12)
-        if not all(slack(a, b) for a, b in zip(used, cap)):  # capacity lost: everything is released
-            self.held.clear()
-            used = [num(0)] * R
+        cap, used, slack = self._give_back(env, keys, R)
         pending = [u for u in env.users if u not in self.held and any(reqs[u])]
         aside: set = set()
         decisions = []

@@ -50,9 +50,12 @@ class CohortTree:
     ``"cohort"`` or ``"cq"``; ``quota`` its own quota, ``subtree`` its subtree quota, ``weight``, ``parent``,
     ``children``, ``depth``; ``queue_node[q]`` the node of queue ``q``; ``user_cq[j]`` user ``j``'s
     ClusterQueue; ``members[n]`` the users of ClusterQueue ``n`` in declaration order; ``lendable`` the root's
-    subtree quota."""
+    subtree quota; ``place_cq`` the ClusterQueue of each place a user sits in (a queue index, ``None``: the
+    root).  ``every_place``: every inner queue's implicit ClusterQueue and the root's are made whether or not a
+    user sits there (a tree that stays the same while users come and go: :mod:`mechanisms.ports.kueue.timeshare`;
+    an empty ClusterQueue holds nothing and changes no share)."""
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(self, env: Environment, every_place: bool = False) -> None:
         R, Q, J = env.n_resources, env.n_queues, env.n_users
         zeros = tuple(_ZERO for _ in range(R))
         self.names: list[str] = [""]
@@ -93,7 +96,13 @@ class CohortTree:
                                      zeros if g is None else tuple(g), env.queue_weight[q], q)
         self.user_cq: list[int] = [0] * J
         self.members: dict[int, list[int]] = {}
-        for q, js in users_in.items():
+        self.place_cq: dict[Optional[int], int] = {q: self.queue_node[q] for q in range(Q) if not has_child[q]}
+        places: list = list(users_in)
+        if every_place:  # a fixed order: the root's, the inner queues', then the leaves with users
+            fixed = [None] + [q for q in range(Q) if has_child[q]]
+            places = fixed + [q for q in places if q not in fixed]
+        for q in places:
+            js = users_in.get(q, [])
             if q is None:
                 cq = add(".", "cq", 0, zeros, Fraction(1), None)
             elif has_child[q]:
@@ -101,6 +110,7 @@ class CohortTree:
             else:
                 cq = self.queue_node[q]
             self.members[cq] = list(js)
+            self.place_cq[q] = cq
             for j in js:
                 self.user_cq[j] = cq
         N = len(self.names)

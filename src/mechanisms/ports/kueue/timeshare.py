@@ -67,6 +67,7 @@ from mechverify.model import Environment
 from ...core.mechanism import Mechanism
 from ...core.registry import Setting
 from ...core.time import TimeSpec, execution_of
+from .cohort import CohortTree
 from .preemption import PIN, Config, Node, Tree, Workload
 from .scheduling import QueueState, arrive, evict, requeue_inadmissible, schedule, withdraw
 
@@ -93,45 +94,12 @@ def boost(admitted_at: Optional[Any], now: Any, window: Any, negative: int = NEG
 
 
 def nodes_of(env: Environment) -> tuple[list[Node], dict[Optional[int], int]]:
-    """The cohort tree's nodes of ``env``'s queue tree (module docstring) and the ClusterQueue node of each
-    place a user can sit in (a queue index, ``None`` for the root)."""
-    R, Q = env.n_resources, env.n_queues
-    zeros = tuple(Fraction(0) for _ in range(R))
-    parent = [env.queue_parent(q) for q in range(Q)]
-    inner = {p for p in parent if p is not None}
-    nodes = [Node("", None, zeros)]
-    node_of: dict[int, int] = {}
-    for q in sorted(range(Q), key=env.queue_depth):  # parents first, declaration order kept
-        g = env.queue_guarantee[q]
-        node_of[q] = len(nodes)
-        nodes.append(Node(env.queues[q], 0 if parent[q] is None else node_of[parent[q]],
-                          zeros if g is None else tuple(g), env.queue_weight[q]))
-    cq_of: dict[Optional[int], int] = {None: len(nodes)}
-    nodes.append(Node(".", 0, zeros))
-    for q in range(Q):
-        if q in inner:
-            cq_of[q] = len(nodes)
-            nodes.append(Node(env.queues[q] + "/.", node_of[q], zeros))
-        else:
-            cq_of[q] = node_of[q]
-    # the root's own quota: what the cluster has beyond its children's subtree quotas
-    subtree = [list(n.quota) for n in nodes]
-    for i in sorted(range(1, len(nodes)), key=lambda i: -_depth(nodes, i)):
-        p = nodes[i].parent
-        if p:
-            subtree[p] = [a + b for a, b in zip(subtree[p], subtree[i])]
-    below = [sum((subtree[i][r] for i in range(1, len(nodes)) if nodes[i].parent == 0), Fraction(0))
-             for r in range(R)]
-    cap = env.capacity[0] if env.n_servers else zeros
-    nodes[0] = Node("", None, tuple(max(Fraction(0), cap[r] - below[r]) for r in range(R)))
-    return nodes, cq_of
-
-
-def _depth(nodes: list[Node], i: int) -> int:
-    d = 0
-    while nodes[i].parent is not None:
-        i, d = nodes[i].parent, d + 1  # type: ignore[assignment]
-    return d
+    """The cohort tree's nodes of ``env``'s queue tree (``cohort.CohortTree``'s mapping, with every implicit
+    ClusterQueue present: the same nodes while users come and go) and the ClusterQueue node of each place a
+    user can sit in (a queue index, ``None`` for the root)."""
+    ct = CohortTree(env, every_place=True)
+    nodes = [Node(ct.names[n], ct.parent[n], ct.quota[n], ct.weight[n]) for n in range(ct.n_nodes)]
+    return nodes, ct.place_cq
 
 
 class KueueOverTime:
@@ -196,8 +164,6 @@ class KueueOverTime:
         for j in gone:
             del self.index[self.wls[j][0]]
             self.admitted_at.pop(j, None)
-        tree = self._tree(t)
-        st = withdraw(tree, cfg, self.st, gone) if gone else self.st
         new = []
         for u, (place, req, key) in present.items():
             if u not in self.index and any(req):
@@ -205,7 +171,8 @@ class KueueOverTime:
                 self.wls.append((u, place, req, key))
                 self.queue_ts.append((t, len(self.wls) - 1))
                 new.append(self.index[u])
-        tree = self._tree(t)
+        tree = self._tree(t)  # every workload created so far, with this step's effective priorities
+        st = withdraw(tree, cfg, self.st, gone) if gone else self.st
         if pool_changed:
             usage = tree.usage(st.admitted)
             if any(usage[0][r] > tree.lendable[r] for r in range(len(tree.lendable))):

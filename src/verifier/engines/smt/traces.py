@@ -25,7 +25,7 @@ round ``s`` (one case per ``s``; ``misreports="all"``: at every round, each ``d'
 every set of rounds) and every other report is truthful; the query asks for its cumulative true utility to
 RISE.  ``certified`` needs every query UNSAT for z3 and cvc5 and the vacuity control (``>=`` for ``>``) SAT;
 a SAT model is rounded to rationals, turned into an :class:`~mechverify.execution.Execution` and a
-:class:`~mechverify.execution.TraceMisreport`, and only the property's EXACT replay (``recheck``) makes it a
+:class:`~mechverify.trace_deviations.TraceMisreport`, and only the property's EXACT replay (``recheck``) makes it a
 counterexample.  The plumbing is ``certify``'s: ``outcome.Attempt``, ``second.settle`` (cvc5 on every
 obligation), ``pool`` (worker processes, hard limits, the deadline), the export (``smt_export``).
 """
@@ -221,7 +221,8 @@ def _cases(shape: TraceShape) -> list:
 def execution_of_model(shape: TraceShape, values: dict, lie: tuple):
     """``(Execution, TraceMisreport)`` of a model's numbers (names as :func:`trace_query` declares them),
     validated by the execution format's parser (``InstanceError`` when a number is out of its limits)."""
-    from mechverify.execution import Statement, TraceMisreport, parse_execution
+    from mechverify.execution import parse_execution
+    from mechverify.trace_deviations import Statement, TraceMisreport
 
     n, T = shape.users, shape.rounds
     get = lambda k: Fraction(values.get(k, 0))  # noqa: E731 - a parameter the model left free: 0
