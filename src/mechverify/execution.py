@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
 
 from .allocation import Allocation
 from .instances import (MAX_NAME_LENGTH, UserFields, load_instance_data, loads_instance, parse_header, parse_user,
@@ -40,12 +40,9 @@ from .instances import (MAX_NAME_LENGTH, UserFields, load_instance_data, loads_i
 from .model import Environment
 from .numbers import InstanceError, fmt_exact
 
-if TYPE_CHECKING:  # the deviations are built on the executions (annotations only here)
-    from .trace_deviations import Statement, TraceMisreport
-
 __all__ = ["EVENT_KINDS", "MAX_EVENTS", "MAX_TIME", "UserSpec", "Event", "Execution", "Step", "StepContext",
            "Stepper", "parse_execution", "load_execution", "loads_execution", "is_execution", "run", "cumulative",
-           "execution_schema", "time_number"]
+           "execution_schema", "time_number", "Statement", "Reports"]
 
 #: the kinds of events (module docstring)
 EVENT_KINDS = ("arrive", "leave", "demand", "finish", "capacity", "round")
@@ -461,6 +458,42 @@ def load_execution(path: str) -> Execution:
         raise InstanceError(f"{path}: {exc}") from None
 
 
+# ---------------------------------------------------------------------- what a run reads of a deviation
+@dataclass(frozen=True)
+class Statement:
+    """What a user reports at one place instead of the truth: a per-task ``demand`` (``None``: truthful) and/or a
+    task count ``tasks`` (``"keep"``: truthful; round mechanisms read the per-round demand there)."""
+
+    where: str
+    demand: Optional[tuple[Fraction, ...]] = None
+    tasks: Any = "keep"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.demand is not None:
+            out["demand"] = [fmt_exact(v) for v in self.demand]
+        if self.tasks != "keep":
+            out["tasks"] = None if self.tasks is None else fmt_exact(self.tasks)
+        return out
+
+    def describe(self) -> str:
+        bits = []
+        if self.demand is not None:
+            bits.append("(" + ", ".join(fmt_exact(v) for v in self.demand) + ")")
+        if self.tasks != "keep":
+            bits.append(f"{'unbounded' if self.tasks is None else fmt_exact(self.tasks)} tasks")
+        return f"{' and '.join(bits)} at {self.where}"
+
+
+class Reports(Protocol):
+    """What a run reads of a user's deviation over a trace (``mechverify.trace_deviations.TraceMisreport``): whose
+    it is, and what it states at a place instead of the truth."""
+
+    user: str
+
+    def at(self, where: str) -> Optional[Statement]: ...
+
+
 # ---------------------------------------------------------------------- stepping
 @dataclass(frozen=True)
 class StepContext:
@@ -522,7 +555,7 @@ class Step:
 class _State:
     """The evolving present users and servers of one execution (reported and true)."""
 
-    def __init__(self, ex: Execution, deviation: Optional[TraceMisreport]) -> None:
+    def __init__(self, ex: Execution, deviation: Optional[Reports]) -> None:
         self.ex, self.dev = ex, deviation
         self.servers: dict[str, tuple[Fraction, ...]] = dict(zip(ex.servers, ex.capacity))
         self.true: dict[str, UserSpec] = {}
@@ -663,7 +696,7 @@ def _num(v: Any, exact: bool) -> Any:
     return v if exact else float(v)
 
 
-def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional[TraceMisreport] = None,
+def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional[Reports] = None,
         on_step: Optional[Callable[[Step], None]] = None) -> Iterator[Step]:
     """Step ``stepper`` through ``ex`` (module docstring): one :class:`Step` per state, in time order.  Under a
     ``deviation`` the mechanism sees the reported demands and utilities and work use the true ones.  A user
@@ -681,7 +714,7 @@ def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional
     yield from _run(ex, stepper, exact, deviation, on_step)
 
 
-def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[TraceMisreport],
+def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Reports],
          on_step: Optional[Callable[[Step], None]]) -> Iterator[Step]:
     state = _State(ex, deviation)
     events = ex.events

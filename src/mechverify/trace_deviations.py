@@ -10,38 +10,12 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Mapping, Optional
 
-from .execution import Event, Execution, UserSpec, _stated, time_number
+from .execution import Event, Execution, Statement, UserSpec, _stated, time_number
 from .instances import _check_keys, _check_name, _show, _vector, instance_number
 from .numbers import InstanceError, fmt_exact
 
 __all__ = ["Statement", "TraceMisreport", "statement_places", "Part", "TraceResubmission", "TRACE_DEVIATIONS",
            "trace_deviation_from_dict"]
-
-
-@dataclass(frozen=True)
-class Statement:
-    """What a user reports at one place instead of the truth: a per-task ``demand`` (``None``: truthful) and/or a
-    task count ``tasks`` (``"keep"``: truthful; round mechanisms read the per-round demand there)."""
-
-    where: str
-    demand: Optional[tuple[Fraction, ...]] = None
-    tasks: Any = "keep"
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.demand is not None:
-            out["demand"] = [fmt_exact(v) for v in self.demand]
-        if self.tasks != "keep":
-            out["tasks"] = None if self.tasks is None else fmt_exact(self.tasks)
-        return out
-
-    def describe(self) -> str:
-        bits = []
-        if self.demand is not None:
-            bits.append("(" + ", ".join(fmt_exact(v) for v in self.demand) + ")")
-        if self.tasks != "keep":
-            bits.append(f"{'unbounded' if self.tasks is None else fmt_exact(self.tasks)} tasks")
-        return f"{' and '.join(bits)} at {self.where}"
 
 
 @dataclass(frozen=True)
