@@ -2,7 +2,7 @@
 sideways, never up; and no two modules import each other, at module level or inside functions (no import
 cycle).
 
-    mechverify  <-  mechanisms  <-  simulation
+    mechverify  <-  mechanisms  <-  simulation  (used by the verifier's `simulate` command only)
                          ^
     verifier: properties (+ exact)  <-  claims, results (the vocabulary every engine returns)
               <-  engines (+ minimize, z3)  <-  store  <-  run, check, audit, seeds, report  <-  cli
@@ -34,8 +34,11 @@ RANKS = [
 ]
 # the one upward import allowed: the package's lazy `__getattr__` reaching its own facade (function level)
 LAZY_FACADE = {("mechverify", "mechverify.api")}
-# verifier (rank 6 and below) has no reason to use the simulation layer
+# the simulation layer (rank 2: the simulator runs mechanisms through the model's stepping) is used by the
+# command that runs it and by nothing else of the verifier: properties, engines, the store and the reports do
+# not depend on it (a report renders the record it is handed)
 FORBIDDEN = [("verifier", "simulation"), ("mechanisms", "simulation")]
+FORBIDDEN_EXCEPT = {("verifier.cli.simulate", "simulation")}
 
 
 def _rank(module: str) -> int:
@@ -97,6 +100,8 @@ def test_no_import_goes_up_a_layer():
             if _rank(mod) > _rank(name):
                 bad.append(f"{name} imports {mod}")
             for lo, hi in FORBIDDEN:
+                if (name, hi) in FORBIDDEN_EXCEPT:
+                    continue
                 if (name == lo or name.startswith(lo + ".")) and (mod == hi or mod.startswith(hi + ".")):
                     bad.append(f"{name} imports {mod}")
     assert not bad, "\n".join(bad)

@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, fmt_exact, fmt_value, is_inf
 
-__all__ = ["Allocation", "Bundle", "feasibility_violations", "is_feasible", "state_of"]
+__all__ = ["Allocation", "Bundle", "dominant_shares", "feasibility_violations", "is_feasible", "state_of"]
 
 
 @dataclass(frozen=True)
@@ -262,3 +262,34 @@ def feasibility_violations(env: Environment, x: Sequence[Sequence[Any]], mode: s
 def is_feasible(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm") -> bool:
     """``x`` is in chi(E) (no :func:`feasibility_violations`)."""
     return not feasibility_violations(env, x, mode)
+
+
+def dominant_shares(a: "Allocation", by_queue: bool = False) -> dict[str, Any]:
+    """Each present user's (``by_queue``: each queue's; a user outside every queue stays on its own) dominant
+    share under ``a``: the largest, over the resources with positive total capacity in the present cluster
+    (and the external ones), of what its allocation uses over that capacity.  Exact for an exact allocation."""
+    env = a.env
+    R, S = env.n_resources, env.n_servers
+    zero: Any = Fraction(0) if a.exact else 0.0
+    total = list(env.total_capacity())
+    groups: dict[str, list[Any]] = {}
+    for j, u in enumerate(env.users):
+        name = u
+        if by_queue and env.user_queue[j] is not None:
+            name = env.queues[env.user_queue[j]]
+        use = groups.setdefault(name, [zero] * (R + env.n_external))
+        for s in range(S):
+            x = a.x[j][s]
+            if x:
+                d = env.d(j, s)
+                for r in range(R):
+                    use[r] = use[r] + x * d[r]
+        tasks = sum(a.x[j], zero)
+        for k in range(env.n_external):
+            use[R + k] = use[R + k] + tasks * env.external_demand[j][k]
+    caps = total + list(env.external_capacity)
+    out = {}
+    for name, use in groups.items():
+        shares = [u / c for u, c in zip(use, caps) if c > 0]
+        out[name] = max(shares, default=zero)
+    return out

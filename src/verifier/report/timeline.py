@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
+from mechverify.allocation import dominant_shares as alloc_dominant_shares
+
 __all__ = ["Timeline", "Series", "dominant_shares", "timeline", "timeline_of_witness", "trace_steps", "draw",
            "to_svg", "to_png", "event_label", "FIGSIZE"]
 
@@ -57,37 +59,9 @@ class Timeline:
 
 # ---------------------------------------------------------------------- the numbers
 def dominant_shares(step: Any, by_queue: bool = False) -> dict[str, Any]:
-    """Each present user's (``by_queue``: each queue's; a user outside every queue stays on its own) dominant
-    share in ``step``: the largest, over the resources with positive total capacity in the present cluster
-    (and the external ones), of what its allocation uses over that capacity.  Exact for an exact allocation."""
-    a = step.alloc
-    if a is None:
-        return {}
-    env = a.env
-    R, S = env.n_resources, env.n_servers
-    zero: Any = Fraction(0) if a.exact else 0.0
-    total = [sum((env.capacity[s][r] for s in range(S)), Fraction(0)) for r in range(R)]
-    groups: dict[str, list[Any]] = {}
-    for j, u in enumerate(env.users):
-        name = u
-        if by_queue and env.user_queue[j] is not None:
-            name = env.queues[env.user_queue[j]]
-        use = groups.setdefault(name, [zero] * (R + env.n_external))
-        for s in range(S):
-            x = a.x[j][s]
-            if x:
-                d = env.d(j, s)
-                for r in range(R):
-                    use[r] = use[r] + x * d[r]
-        tasks = sum(a.x[j], zero)
-        for k in range(env.n_external):
-            use[R + k] = use[R + k] + tasks * env.external_demand[j][k]
-    caps = total + list(env.external_capacity)
-    out = {}
-    for name, use in groups.items():
-        shares = [u / c for u, c in zip(use, caps) if c > 0]
-        out[name] = max(shares, default=zero)
-    return out
+    """Each present user's (``by_queue``: each queue's) dominant share in ``step``
+    (``mechverify.allocation.dominant_shares`` of its allocation)."""
+    return {} if step.alloc is None else alloc_dominant_shares(step.alloc, by_queue)
 
 
 def event_label(ev: Any) -> str:

@@ -1,0 +1,122 @@
+"""CLI command ``simulate``: a mechanism through a job trace (or an execution), as a cluster simulation
+(``simulation.simulate``): JCT, JCT factor, utilisation and tasks waiting over time, shares over time, and the
+time ratio of each property's violation, the first flagged steps re-checked exactly (docs/simulation.md)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from .common import (MECHANISM_HELP, CliError, add_tolerance, command, output_dir, positive_seconds,
+                     with_user_options)
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    from mechanisms.core.time import LIFTS
+    from simulation.simulate import PROPERTIES
+
+    p.add_argument("mechanism", help=MECHANISM_HELP + "; a one-shot mechanism is lifted (--lift)")
+    p.add_argument("trace", help="a job trace: JSON (the cluster and 'jobs') or CSV (with --cluster), or an "
+                                 "execution JSON file (docs/simulation.md)")
+    p.add_argument("--cluster", metavar="FILE", default=None,
+                   help="the cluster of a CSV trace: an instance file (resources, servers, queues)")
+    p.add_argument("--lift", choices=list(LIFTS), default=None,
+                   help="how a one-shot mechanism steps: recompute (reallocate from scratch at every event, the "
+                        "fluid model's default) or irrevocable (only free capacity is given out)")
+    p.add_argument("--properties", default="si,ef",
+                   help=f"comma-separated properties measured over time ({', '.join(PROPERTIES)}, or 'none'; "
+                        f"default: si,ef); po solves an LP per judged step (see --po-every)")
+    p.add_argument("--po-every", type=int, default=10, metavar="K",
+                   help="judge po at every K-th step only (default: 10)")
+    p.add_argument("--check-first", type=int, default=5, metavar="K",
+                   help="re-check the first K flagged steps of each property in exact arithmetic (default: 5)")
+    p.add_argument("--points", type=int, default=400, metavar="N",
+                   help="at most N points per timeline (time-weighted means; default: 400)")
+    p.add_argument("--max-jobs", type=int, default=None, metavar="N",
+                   help="refuse a trace of more than N jobs (default: the format's limit, 1,000,000)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="wall-clock seconds (default: none): the run stops then and the report says how far it got")
+    p.add_argument("--format", choices=["text", "json", "md"], default="text", help="stdout format")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="also write DIR/simulation.json, simulation.md, simulation.html and the figures (SVG)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_tolerance(p)
+
+
+def _load(args: argparse.Namespace):
+    """The trace as an execution: a CSV job trace (with ``--cluster``), a JSON job trace, or an execution."""
+    from mechverify.execution import is_execution, load_execution
+    from mechverify.instances import load_instance_data
+    from mechverify.job_trace import MAX_JOBS, load_job_trace, parse_job_trace
+    from mechverify.numbers import InstanceError
+
+    limit = MAX_JOBS if args.max_jobs is None else args.max_jobs
+    if args.trace.lower().endswith(".csv"):
+        return load_job_trace(args.trace, args.cluster, limit)
+    data = load_instance_data(args.trace)  # its errors name the file
+    if args.cluster is not None:
+        raise CliError(f"--cluster: only a CSV trace takes a cluster file ({args.trace} is JSON: its cluster is in it)")
+    if is_execution(data):
+        return load_execution(args.trace)
+    try:
+        return parse_job_trace(data, limit)
+    except InstanceError as exc:
+        raise InstanceError(f"{args.trace}: {exc}") from None
+
+
+@command("simulate", "a cluster simulation: a mechanism through a job trace -- JCT, utilisation, shares over "
+                     "time, and how long each property is violated (the first flagged steps re-checked exactly)")(_configure)
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from mechanisms import get
+    from mechanisms.core.time import lift
+
+    from simulation.simulate import PROPERTIES, simulate
+
+    from ..report.simulation import (render_simulation_markdown, render_simulation_text, simulation_to_json,
+                                     write_simulation)
+
+    props = () if args.properties.strip() == "none" else tuple(p.strip() for p in args.properties.split(",") if p.strip())
+    for p in props:
+        if p not in PROPERTIES:
+            raise CliError(f"--properties: unknown {p!r} (known: {', '.join(PROPERTIES)}, or none)")
+    if len(set(props)) != len(props):
+        raise CliError(f"--properties: a property is named twice ({args.properties!r})")
+    for flag, value, low in (("--po-every", args.po_every, 1), ("--check-first", args.check_first, 0),
+                             ("--points", args.points, 2)):
+        if value < low:
+            raise CliError(f"{flag}: must be >= {low} (got {value})")
+    if args.points % 2:
+        raise CliError(f"--points: must be even (buckets merge in pairs; got {args.points})")
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise CliError(f"--max-jobs: must be >= 1 (got {args.max_jobs})")
+    if args.budget is not None:
+        positive_seconds(args.budget, "--budget")
+    output_dir(args.out, "--out")
+    mech = with_user_options(get(args.mechanism), args)
+    if args.lift is not None and mech.time is not None:
+        raise CliError(f"--lift: {mech.name} steps through executions itself ({mech.time.kind}); it is not lifted")
+    if mech.time is None:
+        mech = lift(mech, args.lift or "recompute")
+    start = time.monotonic()
+    ex = _load(args)
+    deadline = None if args.budget is None else start + args.budget
+
+    def progress(steps: int, t: float, finished: int) -> None:
+        if not args.quiet:
+            print(f"  {steps} steps, simulated time {t:g}, {finished} jobs finished ({time.monotonic() - start:.1f} s)",
+                  file=sys.stderr, flush=True)
+
+    sim = simulate(mech, ex, trace=args.trace, properties=props, check_first=args.check_first,
+                   po_every=args.po_every, points=args.points, deadline=deadline, progress=progress)
+    if args.format == "json":
+        print(json.dumps(simulation_to_json(sim), indent=1))
+    elif args.format == "md":
+        print(render_simulation_markdown(sim), end="")
+    else:
+        print(render_simulation_text(sim))
+    if args.out:
+        for path in write_simulation(sim, args.out):
+            if not args.quiet:
+                print(f"wrote {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,203 @@
+"""The report of a simulation (``simulation.simulate``): text, JSON, Markdown and an HTML page with matplotlib
+figures (utilisation and tasks waiting over time, each queue's or job's dominant share over time, the CDF of
+JCT and of the JCT factor).  Figures are deterministic (fixed size, fixed SVG ids, no date)."""
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+from typing import Any, Optional
+
+__all__ = ["render_simulation_text", "render_simulation_markdown", "render_simulation_html", "simulation_to_json",
+           "write_simulation", "figures"]
+
+
+def _n(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _property_rows(sim) -> list[list[str]]:
+    rows = []
+    for tr in sim.properties.values():
+        rc = tr.rechecks
+        confirmed = sum(1 for r in rc if r[3] == "confirmed")
+        what = f"judged at {tr.cadence}"
+        if tr.flagged_steps == 0:
+            verdict = f"no violation found in {tr.judged_steps} steps ({what})"
+        else:
+            verdict = (f"violated {_n(100 * tr.time_ratio, 3)}% of the time ({tr.flagged_steps} of {tr.judged_steps} "
+                       f"steps flagged in floats; the first {len(rc)} re-checked exactly: {confirmed} confirmed"
+                       + "".join(f", {sum(1 for r in rc if r[3] == w)} {w}" for w in sorted({r[3] for r in rc})
+                                 if w != "confirmed") + ")")
+        rows.append([tr.title, verdict, _n(tr.worst), _n(tr.mean)])
+    return rows
+
+
+def _summary_lines(sim) -> list[str]:
+    s = sim.jct_summary()
+    who = f"{sim.jobs} jobs" if sim.jobs == sim.users else \
+        f"{sim.users} users, {sim.jobs} of them jobs (with work to do: the ones with a JCT)"
+    lines = [f"simulation of {sim.mechanism} on {sim.trace}: {who}, {sim.steps} steps, simulated time "
+             f"{_n(sim.end_time, 6)}, {sim.seconds:.2f} s",
+             f"jobs: {s['finished']} finished, {s['unfinished']} unfinished"
+             + ("" if not s["finished"] else f"; JCT mean {_n(s['jct_mean'])}, median {_n(s['jct_median'])}, "
+                f"p95 {_n(s['jct_p95'])}; JCT factor (standalone/actual) mean {_n(s['jct_factor_mean'])}, "
+                f"median {_n(s['jct_factor_median'])}")]
+    util = ", ".join(f"{r} {_n(100 * m, 3)}%" for r, sr in sim.utilisation.items() if (m := sr.mean()) is not None)
+    if util:
+        lines.append(f"utilisation (time mean, present cluster): {util}")
+    if sim.waiting is not None and sim.waiting.mean() is not None:
+        lines.append(f"tasks waiting (time mean): {_n(sim.waiting.mean())}")
+    if sim.stopped:
+        lines.append(f"{sim.stopped} (everything above is up to there)")
+    return lines
+
+
+def render_simulation_text(sim) -> str:
+    lines = _summary_lines(sim)
+    if sim.properties:
+        lines.append("properties over time (time ratio violated; worst; time mean):")
+        for title, verdict, worst, mean in _property_rows(sim):
+            lines.append(f"  {title}: {verdict}; worst {worst}; mean {mean}")
+        lines.append("  a step is flagged when its float measure is past 1 by more than 1e-9 (relative); only "
+                     "re-checked steps are certain")
+    return "\n".join(lines)
+
+
+def simulation_to_json(sim) -> dict[str, Any]:
+    return {"format": "mechverify-simulation-1", **sim.to_dict()}
+
+
+def render_simulation_markdown(sim) -> str:
+    out = [f"# Simulation: {sim.mechanism} on {sim.trace}", ""]
+    out += [f"- {line}" for line in _summary_lines(sim)]
+    if sim.properties:
+        out += ["", "| property | over time | worst | time mean |", "|---|---|---|---|"]
+        out += ["| " + " | ".join(r) + " |" for r in _property_rows(sim)]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------- figures
+def _fig():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "mechverify"
+    return plt
+
+
+def _save(fig, plt) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def figures(sim) -> dict[str, str]:
+    """SVG texts: ``utilisation``, ``shares``, ``jct_cdf`` (those with data)."""
+    plt = _fig()
+    out: dict[str, str] = {}
+    fig, ax = plt.subplots(figsize=(7.6, 3.2))
+    drawn = False
+    for r, s in sim.utilisation.items():
+        pts = s.points_list()
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{r} utilisation", drawstyle="steps-mid")
+            drawn = True
+    if sim.waiting is not None and sim.waiting.points_list():
+        ax2 = ax.twinx()
+        pts = sim.waiting.points_list()
+        ax2.plot([p[0] for p in pts], [p[1] for p in pts], color="#888888", linestyle=":", label="tasks waiting")
+        ax2.set_ylabel("tasks waiting")
+        ax2.legend(loc="upper right", fontsize=7)
+    if drawn:
+        ax.set_xlabel("time")
+        ax.set_ylabel("share of the present cluster")
+        ax.set_ylim(0, 1.05)
+        ax.legend(loc="upper left", fontsize=7)
+        out["utilisation"] = _save(fig, plt)
+    else:
+        plt.close(fig)
+    if sim.shares:
+        fig, ax = plt.subplots(figsize=(7.6, 3.2))
+        for k, s in sim.shares.items():
+            pts = s.points_list()
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=k, drawstyle="steps-mid")
+        ax.set_xlabel("time")
+        ax.set_ylabel(f"dominant share ({sim.shares_by})")
+        ax.set_ylim(0, 1.05)
+        ax.legend(loc="upper right", fontsize=7)
+        out["shares"] = _save(fig, plt)
+    if sim.jct:
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.6, 3.0))
+        js = sorted(r[3] for r in sim.jct)
+        fs = sorted(r[4] for r in sim.jct)
+        n = len(js)
+        a1.plot(js, [(i + 1) / n for i in range(n)], drawstyle="steps-post")
+        a1.set_xlabel("JCT")
+        a1.set_ylabel("fraction of jobs")
+        a2.plot(fs, [(i + 1) / n for i in range(n)], drawstyle="steps-post")
+        a2.set_xlabel("JCT factor (standalone / actual)")
+        fig.tight_layout()
+        out["jct_cdf"] = _save(fig, plt)
+    return out
+
+
+_CSS = ("body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}figure{margin:1em 0}")
+
+
+def render_simulation_html(sim, figs: Optional[dict[str, str]] = None) -> str:
+    figs = figures(sim) if figs is None else figs
+    e = html.escape
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Simulation: {e(sim.mechanism)}</title>"
+             f"<style>{_CSS}</style></head><body><h1>Simulation: {e(sim.mechanism)} on {e(sim.trace)}</h1><ul>"]
+    parts += [f"<li>{e(line)}</li>" for line in _summary_lines(sim)]
+    parts.append("</ul>")
+    captions = {"utilisation": "Utilisation of each resource of the present cluster and tasks waiting, over time "
+                               "(time-weighted means per bucket)",
+                "shares": f"Dominant share of each {sim.shares_by} over time",
+                "jct_cdf": "CDF of job completion times and of JCT factors"}
+    for key, svg in figs.items():
+        parts.append(f"<figure>{svg}<figcaption>{e(captions[key])}</figcaption></figure>")
+    if sim.properties:
+        parts.append("<h2>Properties over time</h2><table><tr><th>property</th><th>over time</th><th>worst</th>"
+                     "<th>time mean</th></tr>")
+        parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in _property_rows(sim)]
+        parts.append("</table><p>A step is flagged when its float measure is past 1 by more than 1e-9 (relative); "
+                     "the first flagged steps are re-checked in exact arithmetic.</p>")
+    if sim.jct:
+        parts.append(f"<h2>Jobs</h2><table><tr><th>job</th><th>tasks</th><th>arrival</th><th>JCT</th>"
+                     f"<th>JCT factor</th></tr>")
+        for name, k, a, j, f in sim.jct[:200]:
+            parts.append(f"<tr><td>{e(name)}</td><td>{k}</td><td>{_n(a, 6)}</td><td>{_n(j, 6)}</td><td>{_n(f)}</td></tr>")
+        parts.append("</table>" + (f"<p>The first 200 of {len(sim.jct)} finished jobs (all in simulation.json).</p>"
+                                   if len(sim.jct) > 200 else ""))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_simulation(sim, out_dir: str) -> list[str]:
+    """DIR/simulation.json, simulation.md, simulation.html (figures inline, also as SVG files)."""
+    from ..files import atomic_write_text
+
+    os.makedirs(out_dir, exist_ok=True)
+    figs = figures(sim)
+    written = []
+    for name, text in (("simulation.json", json.dumps(simulation_to_json(sim), indent=1)),
+                       ("simulation.md", render_simulation_markdown(sim)),
+                       ("simulation.html", render_simulation_html(sim, figs)),
+                       *((f"{k}.svg", v) for k, v in figs.items())):
+        path = os.path.join(out_dir, name)
+        atomic_write_text(path, text)
+        written.append(path)
+    return written

@@ -1,0 +1,140 @@
+"""``simulation.simulate`` (a mechanism through a job trace on the execution model's stepping) and the job-trace
+format (``mechverify.job_trace``): hand-derived JCTs, utilisation, the bounded series, the exact re-check."""
+from __future__ import annotations
+
+import json
+import os
+from fractions import Fraction as F
+
+import pytest
+
+import mechanisms
+from mechanisms.core.time import lift
+from mechverify.job_trace import load_job_trace, loads_job_trace, parse_job_trace
+from mechverify.numbers import InstanceError
+from simulation.simulate import Series, simulate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JOBS = os.path.join(ROOT, "examples", "jobs")
+
+
+def drf():
+    return lift(mechanisms.get("drf"), "recompute")
+
+
+# DRF on one server (9 cpu, 18 mem), divisible tasks, reallocated at every event (the fluid model):
+#  j1: 6 tasks of (1, 4), 10 each (work 60), at 0;  j2: 6 x (3, 1), 5 each (work 30), at 2;  j3: 2 x (1, 1), 3 each
+#  (work 6), at 4.
+#  [0, 2)   j1 alone: min(6, 9/1, 18/4) = 4.5 tasks (mem);                    j1 done 9
+#  [2, 4)   dominant shares 2/9 (j1, mem) and 1/3 (j2, cpu) per task: equal share s, cpu 4.5s + 9s <= 9 -> s = 2/3:
+#           x1 = 3, x2 = 2 (cpu full);                                          j1 15, j2 4
+#  [4, 7)   j3 (1/9 per task) is capped at 2 tasks at s = 2/9; then 13.5 s + 2 <= 9 -> s = 14/27: x1 = 7/3, x2 = 14/9,
+#           x3 = 2; j3 finishes its 6 at t = 7 (j1 would need 45/(7/3), j2 26/(14/9): later).  JCT j3 = 3, alone 3.
+#                                                                              j1 22, j2 26/3
+#  [7, 53/3) x1 = 3, x2 = 2 again: j2 needs (30 - 26/3)/2 = 32/3 -> finishes at 53/3; JCT 47/3, alone 30/3 = 10.
+#  [53/3, 19) j1 alone, 4.5 tasks: 60 - 22 - 32 = 6 left -> 4/3 -> finishes at 19; JCT 19, alone 60/4.5 = 40/3.
+JCT = {"j1": F(19), "j2": F(47, 3), "j3": F(3)}
+FACTOR = {"j1": F(40, 3) / 19, "j2": F(10) / F(47, 3), "j3": F(1)}
+# cpu in use: 4.5 of 9 on [0, 2) and [53/3, 19), all 9 otherwise: (2 x 1/2 + (53/3 - 2) + 4/3 x 1/2) / 19 = 52/57
+CPU_MEAN = F(52, 57)
+
+
+def test_hand_derived_jcts_factors_and_utilisation():
+    ex = load_job_trace(os.path.join(JOBS, "drf-three-jobs.json"))
+    sim = simulate(drf(), ex, properties=("si", "ef", "po"), po_every=1)
+    got = {name: (jct, f) for name, _, _, jct, f in sim.jct}
+    assert set(got) == set(JCT)
+    for name in JCT:
+        assert got[name][0] == pytest.approx(float(JCT[name]), rel=1e-12)
+        assert got[name][1] == pytest.approx(float(FACTOR[name]), rel=1e-12)
+    assert sim.end_time == pytest.approx(19)
+    assert sim.utilisation["cpu"].mean() == pytest.approx(float(CPU_MEAN), rel=1e-12)
+    assert sim.unfinished == [] and sim.finished == 3 and sim.jobs == 3
+    # DRF is SI, EF and PO at every step of this run: nothing flagged
+    for tr in sim.properties.values():
+        assert tr.flagged_steps == 0 and tr.time_ratio == 0
+
+
+def test_csv_trace_with_a_cluster_file_is_the_same_run():
+    a = load_job_trace(os.path.join(JOBS, "jobs.csv"), os.path.join(JOBS, "cluster.json"))
+    sim = simulate(drf(), a, properties=())
+    assert sorted((n, round(j, 9)) for n, _, _, j, _ in sim.jct) == sorted((n, round(float(v), 9)) for n, v in JCT.items())
+    assert set(sim.shares) == {"j1", "j2", "j3"}  # no queues: a share series per job
+
+
+def test_queues_get_a_share_series_each():
+    trace = {"resources": ["cpu"], "servers": [{"name": "s", "capacity": [4]}],
+             "queues": [{"name": "a"}, {"name": "b"}],
+             "jobs": [{"arrival": 0, "tasks": 4, "duration": 1, "demand": [1], "queue": "a"},
+                      {"arrival": 0, "tasks": 4, "duration": 1, "demand": [1], "queue": "b"}]}
+    sim = simulate(lift(mechanisms.get("hdrf"), "recompute"), parse_job_trace(trace), properties=())
+    # H-DRF splits the 4 cpus 2/2 between the two queues until both finish (4 work each at rate 2: t = 2)
+    assert set(sim.shares) == {"a", "b"}
+    assert sim.shares["a"].mean() == pytest.approx(0.5) and sim.end_time == pytest.approx(2)
+
+
+def test_violation_time_ratio_and_exact_recheck():
+    # DRFH is not SI on examples/001-drfh-not-si.json (tests/test_seed_cases.py derives it); as two jobs of 4 tasks
+    # present from 0, the step with both present is flagged and the exact re-check confirms it
+    trace = {"resources": ["cpu", "mem"],
+             "servers": [{"name": "s1", "capacity": [1, 1]}, {"name": "s2", "capacity": [1, 2]}],
+             "jobs": [{"arrival": 0, "tasks": 4, "duration": 10, "demand": [1, 2], "name": "u1"},
+                      {"arrival": 0, "tasks": 4, "duration": 10, "demand": [2, 3], "name": "u2"}]}
+    sim = simulate(lift(mechanisms.get("drfh"), "recompute"), parse_job_trace(trace), properties=("si",))
+    si = sim.properties["si"]
+    assert si.flagged_steps >= 1 and 0 < si.time_ratio < 1
+    assert [r[3] for r in si.rechecks] == ["confirmed"] * len(si.rechecks)
+    assert all(r[4] < 1 for r in si.rechecks)  # the exact SI-SAT
+    # the irrevocable lift has memory: its re-check replays the run exactly
+    sim2 = simulate(lift(mechanisms.get("drfh"), "irrevocable"), parse_job_trace(trace), properties=("si",))
+    assert all(r[3] in ("confirmed", "not confirmed (holds exactly)") for r in sim2.properties["si"].rechecks)
+
+
+def test_series_is_bounded_and_keeps_the_time_mean():
+    s = Series(points=4, width=1.0)
+    s.add(0, 1, 2.0)
+    s.add(1, 3, 4.0)
+    s.add(3, 100, 1.0)  # forces the buckets to merge: width 1 -> 32 (4 x 32 >= 100)
+    assert len(s.area) == 4 and s.width == 32
+    # (2 x 1 + 4 x 2 + 1 x 97) / 100
+    assert s.mean() == pytest.approx(107 / 100)
+
+
+def test_job_trace_errors_name_the_job():
+    base = {"resources": ["cpu"], "servers": [{"name": "s", "capacity": [4]}], "queues": [{"name": "a"}]}
+
+    def err(jobs, **kw):
+        with pytest.raises(InstanceError) as e:
+            parse_job_trace({**base, "jobs": jobs}, **kw)
+        return str(e.value)
+
+    job = {"arrival": 1, "tasks": 1, "duration": 1, "demand": [1]}
+    assert err([job, {**job, "arrival": 0}]).startswith("jobs[1].arrival: 0 is before the previous job's arrival 1")
+    assert err([{**job, "duration": 0}]).startswith("jobs[0].duration: must be > 0")
+    assert err([{**job, "duration": -2}]).startswith("jobs[0].duration")
+    assert err([{**job, "tasks": 1.5}]).startswith("jobs[0].tasks: expected a whole number")
+    assert err([{**job, "queue": "zz"}]).startswith("jobs[0].queue: unknown queue 'zz'")
+    assert err([job, job], max_jobs=1).startswith("jobs: too many jobs (2, limit 1")
+    assert err([{**job, "demand": [1, 2]}]).startswith("jobs[0].demand")
+    assert err([{**job, "colour": 1}]).startswith("jobs[0]: unknown field 'colour'")
+
+
+def test_csv_errors_name_the_line(tmp_path):
+    cluster = os.path.join(JOBS, "cluster.json")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arrival,tasks,duration,cpu,mem\n0,1,1,1,1\n0,1,-1,1,1\n")
+    with pytest.raises(InstanceError, match=r"bad.csv: line 3, duration"):
+        load_job_trace(str(bad), cluster)
+    bad.write_text("arrival,tasks,duration,cpu\n0,1,1,1\n")
+    with pytest.raises(InstanceError, match="line 1: missing column 'mem'"):
+        load_job_trace(str(bad), cluster)
+    with pytest.raises(InstanceError, match="needs a cluster"):
+        load_job_trace(str(bad))
+
+
+def test_loads_job_trace_round_trip():
+    text = json.dumps({"resources": ["r"], "servers": [{"name": "s", "capacity": [2]}],
+                       "jobs": [{"arrival": "1/3", "tasks": 2, "duration": "5/2", "demand": [1]}]})
+    ex = loads_job_trace(text)
+    (ev,) = ex.events
+    assert ev.t == F(1, 3) and ev.spec.name == "j1" and ev.spec.work == 5 and ev.spec.tasks == 2
