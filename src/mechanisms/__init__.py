@@ -25,8 +25,9 @@ from .ports.slurm import port as slurm  # noqa: E402
 from .ports.yarn import preempt  # noqa: E402  (stateful, on top of yarn-drf)
 from .ports.kueue import afs_port  # noqa: E402  (stateful: Kueue's admission fair sharing)
 from .ports.kueue import timeshare_port  # noqa: E402  (stateful: Kueue's preemption over time, the booster)
+from .paper import slots  # noqa: E402  (seed 001's Slots baseline)
 
 del drf_family, drfh_indivisible, external_resources, lmm_mms, psdsf, mesos, hdrf, volcano, kueue, drf, capacity, armada, dynamic, slurm
-del preempt, afs_port, timeshare_port
+del preempt, afs_port, timeshare_port, slots
 
 __all__ = ["Claim", "Mechanism", "Setting", "SettingError", "all_mechanisms", "allocate", "get", "register"]
