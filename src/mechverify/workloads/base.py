@@ -131,9 +131,7 @@ class Workload:
         """As :meth:`check_params`, for the parameters of :meth:`jobs` (``job_params``); a workload without
         them: one ``InstanceError`` line saying which workloads draw job traces."""
         if not self.job_params:
-            from . import WORKLOADS
-
-            timed = ", ".join(n for n, w in WORKLOADS.items() if w.job_params)
+            timed = ", ".join(c.name for c in Workload.__subclasses__() if c.job_params)  # in definition order
             raise InstanceError(f"--workload {self.name}: draws no job traces (the workloads with time: {timed})")
         return _checked(self.job_params, kw, f"the job traces of workload {self.name!r} take", "they take")
 
