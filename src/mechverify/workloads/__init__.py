@@ -4,9 +4,12 @@
     w = get("seed004")                       # unknown name: InstanceError listing the known names
     w.check_params(users=15, rho="0.7")      # a bad value: InstanceError naming the flag, before any work
     env = w.sample(numpy.random.default_rng(0), users=15, rho="0.7")   # an Environment
+    trace = get("alibaba2018").jobs(numpy.random.default_rng(0), keep="0.1", servers=400)  # a job trace (dict)
 
 ``uniform`` (the project's random instances), ``google2011`` (Google's 2011 machine mix), ``alibaba2018``
-(Alibaba 2018 task demands), ``seed004`` (seed 004 Sec. 6.2), ``tree`` (queue trees with declared guarantees).  Core: imports only mechverify, numpy and
+(Alibaba 2018 task demands), ``seed004`` (seed 004 Sec. 6.2), ``tree`` (queue trees with declared guarantees).
+``google2011`` and ``alibaba2018`` also draw job traces with time (``Workload.jobs``: arrivals, task counts,
+per-task durations; docs/workloads.md, "Workloads with time").  Core: imports only mechverify, numpy and
 the standard library; the trace data ships as a derived table (``data/``), nothing is downloaded.
 """
 from __future__ import annotations

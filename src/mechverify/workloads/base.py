@@ -8,6 +8,11 @@ workload, that :func:`mechverify.instances.parse_environment` -- the one parser 
 
 Parameters are checked before any work (:meth:`Workload.check_params`): a bad value is ONE
 ``InstanceError`` line naming the flag (``--rho 1.5: must be in [0, 1)``).
+
+A workload with time (``job_params`` not empty) also draws a JOB TRACE (:meth:`Workload.jobs`): jobs with
+arrivals, task counts and per-task durations on a cluster, the JSON-ready dict a simulator reads (the
+job-trace format, docs/workloads.md "Workloads with time"), its parameters checked the same way
+(:meth:`Workload.check_job_params`).
 """
 from __future__ import annotations
 
@@ -19,12 +24,17 @@ from typing import Any, Callable, Mapping, Optional
 from ..model import Environment, deferred_validation
 from ..numbers import InstanceError, fmt_exact, to_fraction
 
-__all__ = ["Param", "Workload", "flag"]
+__all__ = ["Param", "Workload", "flag", "trace_number"]
 
 
 def flag(name: str) -> str:
     """The command-line spelling of a parameter (``"users"`` -> ``"--users"``)."""
     return "--" + name.replace("_", "-")
+
+
+def trace_number(value: Fraction) -> Any:
+    """An exact number as a job trace spells it: an ``int`` when whole, else its ``"p/q"`` text."""
+    return int(value) if value.denominator == 1 else fmt_exact(value)
 
 
 def _show(value: Any) -> str:
@@ -108,24 +118,35 @@ class Workload:
     params: Mapping[str, Param] = {}
     mechanisms: tuple[str, ...] = ()
 
+    #: the parameters of :meth:`jobs` (empty: the workload draws no job traces)
+    job_params: Mapping[str, Param] = {}
+
     def check_params(self, **kw: Any) -> dict[str, Any]:
         """Every parameter's value (``None`` or absent: its default), converted and range-checked, BEFORE any
         work; a parameter the workload does not take (given a value) or a bad value is one
         ``InstanceError`` line naming the flag."""
-        out: dict[str, Any] = {}
-        for key, value in kw.items():
-            if value is None:
-                continue
-            p = self.params.get(key)
-            if p is None:
-                takes = ", ".join(flag(k) for k in self.params) or "no parameters"
-                raise InstanceError(f"{flag(key)} {_show(value)}: workload {self.name!r} takes no {key} "
-                                    f"(it takes {takes})")
-            out[key] = p.convert(value)
-        for key, p in self.params.items():
-            if key not in out:
-                out[key] = p.default
-        return out
+        return _checked(self.params, kw, f"workload {self.name!r} takes", "it takes")
+
+    def check_job_params(self, **kw: Any) -> dict[str, Any]:
+        """As :meth:`check_params`, for the parameters of :meth:`jobs` (``job_params``); a workload without
+        them: one ``InstanceError`` line saying which workloads draw job traces."""
+        if not self.job_params:
+            timed = ", ".join(c.name for c in Workload.__subclasses__() if c.job_params)  # in definition order
+            raise InstanceError(f"--workload {self.name}: draws no job traces (the workloads with time: {timed})")
+        return _checked(self.job_params, kw, f"the job traces of workload {self.name!r} take", "they take")
+
+    def jobs(self, rng, **kw: Any) -> dict[str, Any]:
+        """One job trace drawn with ``rng`` (a ``numpy.random.Generator``; the same state gives the same
+        dict); the parameters are checked first (:meth:`check_job_params`)."""
+        values = self.check_job_params(**kw)
+        return self.draw_jobs(_generator(rng), values)
+
+    def draw_jobs(self, rng, values: Mapping[str, Any]) -> dict[str, Any]:
+        """One job trace for checked ``values``: ``{"resources", "servers", "capacity", "unit": "s", "jobs":
+        [{"arrival", "tasks", "duration", "demand", "name"}, ...]}``, jobs in non-decreasing arrival order,
+        numbers as ``int`` or exact ``"p/q"`` text (:func:`trace_number`) or floats with a short decimal
+        text."""
+        raise NotImplementedError
 
     def draw(self, rng, values: Mapping[str, Any]) -> Environment:
         """One environment for checked ``values`` (every random number from ``rng``, in a fixed order)."""
@@ -155,13 +176,34 @@ class Workload:
         """JSON-ready: name, title, provenance, the parameters (with their values for ``kw``, defaults
         otherwise), the mechanisms it is meant for."""
         values = self.check_params(**kw)
-        return {"name": self.name, "title": self.title, "provenance": self.provenance,
-                "params": {k: {**p.describe(), "value": _show(values[k]) if p.kind == "number" else values[k]}
-                           for k, p in self.params.items()},
-                "mechanisms": list(self.mechanisms)}
+        out = {"name": self.name, "title": self.title, "provenance": self.provenance,
+               "params": {k: {**p.describe(), "value": _show(values[k]) if p.kind == "number" else values[k]}
+                          for k, p in self.params.items()},
+               "mechanisms": list(self.mechanisms)}
+        if self.job_params:
+            out["job_params"] = {k: p.describe() for k, p in self.job_params.items()}
+        return out
 
     def __repr__(self) -> str:
         return f"<workload {self.name}: {self.title}>"
+
+
+def _checked(params: Mapping[str, Param], kw: Mapping[str, Any], who: str, they: str) -> dict[str, Any]:
+    """``kw`` converted and range-checked against ``params`` (absent or ``None``: the default); an unknown
+    name: ``--NAME VALUE: <who> no NAME (<they> --a, --b)``."""
+    out: dict[str, Any] = {}
+    for key, value in kw.items():
+        if value is None:
+            continue
+        p = params.get(key)
+        if p is None:
+            takes = ", ".join(flag(k) for k in params) or "no parameters"
+            raise InstanceError(f"{flag(key)} {_show(value)}: {who} no {key} ({they} {takes})")
+        out[key] = p.convert(value)
+    for key, p in params.items():
+        if key not in out:
+            out[key] = p.default
+    return out
 
 
 def _generator(rng):

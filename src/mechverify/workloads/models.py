@@ -11,11 +11,13 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..model import Environment
-from .base import Param, Workload
-from .traces import GOOGLE2011_MACHINES, GOOGLE2011_TOTAL, alibaba_tasks
+from .base import Param, Workload, trace_number
+from .traces import ALIBABA_SAMPLE_JOBS, GOOGLE2011_MACHINES, GOOGLE2011_TOTAL, alibaba_jobs, alibaba_tasks
 
 __all__ = ["Uniform", "Google2011", "Alibaba2018", "Seed004", "Tree", "seed004_bandwidth_khz", "CPU_HZ", "SPECTRAL_EFFICIENCY",
-           "GAMMA_SHAPE", "GAMMA_SCALE", "CYCLES_PER_BIT_MIN", "CYCLES_PER_BIT_MAX", "MAX_TASKS"]
+           "GAMMA_SHAPE", "GAMMA_SCALE", "CYCLES_PER_BIT_MIN", "CYCLES_PER_BIT_MAX", "MAX_TASKS",
+           "GOOGLE_JOBS_PER_HOUR", "GOOGLE_SINGLE_TASK", "GOOGLE_MAX_TASKS", "GOOGLE_MEDIAN_SECONDS",
+           "GOOGLE_MIN_SECONDS", "GOOGLE_MAX_SECONDS", "ALIBABA_MACHINES"]
 
 
 def _users(default: int, hi: int = 1000) -> Param:
@@ -98,6 +100,57 @@ def _google_cumulative():
     return np.cumsum([n for n, _, _ in GOOGLE2011_MACHINES])
 
 
+#: Seed 004 Sec. 6.2: "the first 1000 job submissions in Google cluster trace, which span over the first 48
+#: hours": 1000 / 48 jobs per hour, the default arrival rate.
+GOOGLE_JOBS_PER_HOUR = Fraction(1000, 48)
+#: Reiss et al., SoCC 2012: "75% of jobs consist of only one task".
+GOOGLE_SINGLE_TASK = Fraction(3, 4)
+#: Seed 004 Sec. 6.2: in those 1000 jobs "the number of tasks that jobs submit varies from 1 to 2854".
+GOOGLE_MAX_TASKS = 2854
+#: Reiss et al., SoCC 2012: "half of the jobs run for less than 3 minutes" -- the median, in seconds.
+GOOGLE_MEDIAN_SECONDS = 180.0
+#: Seed 004 Sec. 6.2: those jobs have "per task execution time from 15 seconds to 28 days".
+GOOGLE_MIN_SECONDS = 15.0
+GOOGLE_MAX_SECONDS = 28 * 24 * 3600.0
+
+
+@lru_cache(maxsize=1)
+def _google_many_cumulative():
+    """Cumulative probabilities of the task count of a job with more than one task: P(n) proportional to
+    1/n on 2..GOOGLE_MAX_TASKS (a power law, exponent 1; the convention docs/workloads.md states)."""
+    import numpy as np
+
+    w = 1.0 / np.arange(2, GOOGLE_MAX_TASKS + 1)
+    c = np.cumsum(w) / w.sum()
+    c[-1] = 1.0
+    return c
+
+
+def _google_servers(rng, n: int) -> list:
+    """``n`` indices into GOOGLE2011_MACHINES, each with its share of the 12 583 machines (one draw)."""
+    import numpy as np
+
+    return np.searchsorted(_google_cumulative(), rng.integers(0, GOOGLE2011_TOTAL, size=n), side="right").tolist()
+
+
+@lru_cache(maxsize=1)
+def _google_capacity_texts() -> tuple:
+    return tuple((trace_number(c), trace_number(m)) for _, c, m in GOOGLE2011_MACHINES)
+
+
+@lru_cache(maxsize=4)
+def _demand_texts(cpu: tuple, mem: tuple) -> tuple:
+    """Per table row, its (CPU, memory) as a job trace spells them."""
+    return tuple((trace_number(c), trace_number(m)) for c, m in zip(cpu, mem))
+
+
+def _ms(ms: int) -> Any:
+    """A time of ``ms`` whole milliseconds in seconds, as a job trace spells it: an int when whole, else the
+    float ``ms / 1000`` (correctly rounded, so its shortest text is the decimal with at most 3 places, which
+    the instance format's numbers read back exactly)."""
+    return ms // 1000 if ms % 1000 == 0 else ms / 1000
+
+
 class Google2011(Workload):
     name = "google2011"
     title = "Google 2011 cluster's machine configurations, Alibaba 2018 task demands"
@@ -111,21 +164,62 @@ class Google2011(Workload):
                   "machine (96 cores, memory 100), read as Google's largest machine (1, 1).")
     params = {"users": _users(3), "servers": _servers(100),
               "bounded": Param("bounded", "bool", False, _BOUNDED_HELP)}
+    job_params = {
+        "jobs": Param("jobs", "int", 100, "number of jobs (seed 004 Figs. 3-4 sample 100)", 1, 100_000),
+        "rate": Param("rate", "number", GOOGLE_JOBS_PER_HOUR, "Poisson arrival rate, jobs per hour (default "
+                      "1000/48: seed 004's first 1000 Google jobs span 48 hours)", Fraction(1, 1000),
+                      Fraction(1_000_000)),
+        "servers": _servers(100)}
     mechanisms = ("drfh", "per-server-drf")
 
     def draw(self, rng, values: Mapping[str, Any]) -> Environment:
-        import numpy as np
-
-        kinds = np.searchsorted(_google_cumulative(), rng.integers(0, GOOGLE2011_TOTAL, size=values["servers"]),
-                                side="right")
+        kinds = _google_servers(rng, values["servers"])
         demand, tasks = _trace_users(rng, values["users"], values["bounded"])
         return Environment(
             resources=("cpu", "mem"), servers=_names("s", len(kinds)),
-            capacity=tuple(GOOGLE2011_MACHINES[k][1:] for k in kinds.tolist()),
+            capacity=tuple(GOOGLE2011_MACHINES[k][1:] for k in kinds),
             users=_names("u", len(demand)), demand=demand, tasks=tasks)
+
+    def draw_jobs(self, rng, values: Mapping[str, Any]) -> dict[str, Any]:
+        """A job trace: the servers as :meth:`draw` draws them, then per job (one array each, in this order)
+        its gap since the previous arrival, its task count, its per-task duration and its task demand
+        (docs/workloads.md, "Workloads with time")."""
+        import numpy as np
+
+        J = values["jobs"]
+        kinds = _google_servers(rng, values["servers"])
+        gaps = rng.exponential(3600.0 / float(values["rate"]), size=J)          # Poisson arrivals, seconds
+        arrival = np.rint(np.cumsum(gaps) * 1000).astype(np.int64).tolist()  # whole milliseconds
+        single = rng.random(size=J) < float(GOOGLE_SINGLE_TASK)               # 75 % of jobs: one task
+        many = np.searchsorted(_google_many_cumulative(), rng.random(size=J), side="right") + 2
+        tasks = np.where(single, 1, many).tolist()
+        short = rng.random(size=J) < 0.5                                      # median job: 3 minutes
+        u = rng.random(size=J)
+        lo = np.where(short, GOOGLE_MIN_SECONDS, GOOGLE_MEDIAN_SECONDS)
+        hi = np.where(short, GOOGLE_MEDIAN_SECONDS, GOOGLE_MAX_SECONDS)
+        duration = np.rint(lo * (hi / lo) ** u * 1000)                        # log-uniform in [lo, hi], ms
+        duration = np.clip(duration, 1000 * GOOGLE_MIN_SECONDS, 1000 * GOOGLE_MAX_SECONDS).astype(np.int64).tolist()
+        table = alibaba_tasks()
+        rows = table.draw(rng, J).tolist()
+        demand = _demand_texts(table.cpu, table.mem)
+        return {"resources": ["cpu", "mem"], "servers": list(_names("s", len(kinds))),
+                "capacity": [list(_google_capacity_texts()[k]) for k in kinds], "unit": "s",
+                "jobs": [{"arrival": _ms(a), "tasks": n, "duration": _ms(d), "demand": list(demand[r]),
+                          "name": f"j{i + 1}"}
+                         for i, (a, n, d, r) in enumerate(zip(arrival, tasks, duration, rows))]}
 
 
 # ---------------------------------------------------------------------- alibaba2018
+#: The Alibaba cluster-trace-v2018 cluster: "about 4000 machines" (alibaba/clusterdata,
+#: cluster-trace-v2018/trace_2018.md), the default number of servers of the replay.
+ALIBABA_MACHINES = 4000
+
+
+@lru_cache(maxsize=2)
+def _duration_texts(durations: tuple) -> tuple:
+    return tuple(trace_number(d) for d in durations)
+
+
 class Alibaba2018(Workload):
     name = "alibaba2018"
     title = "Alibaba cluster-trace-v2018 task demands on identical Alibaba machines"
@@ -139,6 +233,14 @@ class Alibaba2018(Workload):
                   "tools/build_alibaba_table.py).  Servers: identical machines (1, 1) (96 cores, memory 100).")
     params = {"users": _users(10), "servers": _servers(1),
               "bounded": Param("bounded", "bool", True, _BOUNDED_HELP)}
+    job_params = {
+        "jobs": Param("jobs", "int", ALIBABA_SAMPLE_JOBS, "replay the sample's first this many jobs (all: 16749)",
+                      1, ALIBABA_SAMPLE_JOBS),
+        "keep": Param("keep", "number", Fraction(1), "keep each job with this probability (a smaller cluster)",
+                      Fraction(1, 10_000), Fraction(1)),
+        "servers": _servers(ALIBABA_MACHINES),
+        "span": Param("span", "bool", False, "per-task duration = the task's span (the CSV's duration), not its "
+                      "instances' mean duration")}
     mechanisms = ("drf", "drfh", "tsf")
 
     def draw(self, rng, values: Mapping[str, Any]) -> Environment:
@@ -146,6 +248,29 @@ class Alibaba2018(Workload):
         S = values["servers"]
         return Environment(resources=("cpu", "mem"), servers=_names("s", S), capacity=((_INT[1], _INT[1]),) * S,
                            users=_names("u", len(demand)), demand=demand, tasks=tasks)
+
+    def draw_jobs(self, rng, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The sample replayed: each task of the first ``jobs`` jobs (each job kept with probability ``keep``:
+        one ``rng.random`` call, none when ``keep`` is 1) is one job of the trace, at its job's arrival, with
+        its instances as tasks, per task its demand and its instances' mean duration (``span``: the task's
+        span); servers are ``servers`` identical machines (1, 1)."""
+        t = alibaba_jobs()
+        N, keep = values["jobs"], values["keep"]
+        kept = range(N)
+        if keep < 1:
+            kept = [j for j, u in enumerate(rng.random(size=N).tolist()) if u < keep]
+        demand = _demand_texts(t.cpu, t.mem)
+        duration = _duration_texts(t.span if values["span"] else t.mean)
+        jobs = []
+        for j in kept:
+            at, first, name = t.arrival[j], t.first[j], f"j_{t.job_id[j]}."
+            for k in range(t.tasks[j]):
+                i = first + k
+                jobs.append({"arrival": at, "tasks": t.instances[i], "duration": duration[i],
+                             "demand": list(demand[i]), "name": name + str(k + 1)})
+        S = values["servers"]
+        return {"resources": ["cpu", "mem"], "servers": list(_names("s", S)), "capacity": [[1, 1] for _ in range(S)],
+                "unit": "s", "jobs": jobs}
 
 
 # ---------------------------------------------------------------------- seed004

@@ -1,6 +1,7 @@
 """The trace data the workload models draw from: Google's 2011 machine configurations (a table of the
-paper) and the Alibaba 2018 task table (``data/alibaba2018_tasks.json``, built by
-``tools/build_alibaba_table.py``).  Nothing is downloaded at run time.
+paper), the Alibaba 2018 task table (``data/alibaba2018_tasks.json``) and the Alibaba 2018 sample's jobs with
+their times (``data/alibaba2018_jobs.json``), both built by ``tools/build_alibaba_table.py``.  Nothing is
+downloaded at run time.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from importlib import resources
 from typing import Any
 
 __all__ = ["GOOGLE2011_MACHINES", "GOOGLE2011_TOTAL", "GOOGLE2011_SHARES_PERCENT", "TaskTable", "alibaba_tasks",
-           "ALIBABA_CORES", "ALIBABA_MEMORY"]
+           "ALIBABA_CORES", "ALIBABA_MEMORY", "JobTable", "alibaba_jobs", "ALIBABA_SAMPLE_JOBS",
+           "ALIBABA_SAMPLE_SECONDS", "ZERO_DURATION"]
 
 #: Google cluster, May 2011 trace: (machines, CPU, memory) per configuration, CPU and memory normalised
 #: to the largest machine.  Reiss, Tumanov, Ganger, Katz, Kozuch, "Heterogeneity and dynamicity of clouds
@@ -85,3 +87,56 @@ def alibaba_tasks() -> TaskTable:
                      tuple(c / (100 * ALIBABA_CORES) for c in plan_cpu),
                      tuple(m / ALIBABA_MEMORY for m in plan_mem),
                      np.cumsum(np.array([int(r[3]) for r in rows], dtype=np.int64)))
+
+
+#: Jobs in the Alibaba sample (``alibaba_jobs().header["jobs"]``; a parameter's range needs it at import).
+ALIBABA_SAMPLE_JOBS = 16749
+#: The sample's arrivals lie in [0, 3600] seconds: one hour.
+ALIBABA_SAMPLE_SECONDS = 3600
+#: What a duration recorded as 0 s stands for: the trace's clock counts whole seconds, so 0 means start and
+#: end in the same second, a duration in [0, 1); the replay uses the middle, 1/2 s (a job trace's durations
+#: are > 0).
+ZERO_DURATION = Fraction(1, 2)
+
+
+@dataclass(frozen=True)
+class JobTable:
+    """The Alibaba sample's jobs in CSV (arrival) order.  Per job: ``job_id`` (N of ``j_N``), ``arrival``
+    (s from the sample's start), ``first`` (its first task's index) and ``tasks`` (how many); per task: its
+    demand per instance as a fraction of one machine (``cpu``, ``mem``), ``instances``, ``span`` (the CSV's
+    duration: the task's first start to last end) and ``mean`` (its instances' mean duration), both in
+    seconds with a 0 s duration read as :data:`ZERO_DURATION`."""
+
+    header: dict[str, Any]
+    job_id: tuple[int, ...]
+    arrival: tuple[int, ...]
+    first: tuple[int, ...]
+    tasks: tuple[int, ...]
+    cpu: tuple[Fraction, ...]
+    mem: tuple[Fraction, ...]
+    instances: tuple[int, ...]
+    span: tuple[Fraction, ...]
+    mean: tuple[Fraction, ...]
+
+
+@lru_cache(maxsize=1)
+def alibaba_jobs() -> JobTable:
+    """The shipped Alibaba 2018 job table (read once)."""
+    text = resources.files("mechverify.workloads").joinpath("data", "alibaba2018_jobs.json").read_text("utf-8")
+    data = json.loads(text)
+    columns = data["job_columns"] + data["task_columns"]
+    header = {k: v for k, v in data.items() if k not in columns}
+    first, at = [], 0
+    for n in data["tasks"]:
+        first.append(at)
+        at += n
+    cpu_of: dict[int, Fraction] = {}
+    mem_of: dict[int, Fraction] = {}
+    cpu = tuple(cpu_of.setdefault(c, Fraction(c, 100 * ALIBABA_CORES)) for c in data["plan_cpu"])
+    mem = tuple(mem_of.setdefault(m, Fraction(m, 100 * ALIBABA_MEMORY)) for m in data["plan_mem_hundredths"])
+    span = tuple(Fraction(d) if d else ZERO_DURATION for d in data["duration"])
+    # each instance lasting 0 s counts ZERO_DURATION = 1/2: (sum + zeros / 2) / instances, as ONE Fraction
+    mean = tuple(Fraction(2 * s + z, 2 * n) for s, z, n in
+                 zip(data["instance_seconds"], data["zero_instances"], data["instances"]))
+    return JobTable(header, tuple(data["job_id"]), tuple(data["arrival"]), tuple(first), tuple(data["tasks"]),
+                    cpu, mem, tuple(data["instances"]), span, mean)
