@@ -409,15 +409,30 @@ def _check_replayable(ex: Execution) -> None:
     """Apply every event once (who is present, task counts against finishes) and check every demand a user
     ever states against the model's rules (zero demands with unbounded tasks, ...) on the servers present then,
     so that a bad trace fails here, naming its event, and never half-way through a run.  Each user is checked
-    alone (what the rules are about), so this costs O(events), not O(events x users)."""
+    alone (what the rules are about), so this costs O(events), not O(events x users); a statement already
+    checked on the same servers (the same report, whoever states it) is not checked again, so a trace of many
+    alike jobs on many servers costs O(distinct reports x servers), not O(jobs x servers)."""
     state = _State(ex, None)
+    checked: set = set()  # (servers version, the report less its name and work)
+    version = 0
+
+    def check(name: str, where: Optional[str]) -> None:
+        u = state.true[name]
+        key = (version, u.demand, u.external_demand, u.weight, u.eligible, u.tasks,
+               tuple(sorted(u.server_demand.items())), u.queue)
+        if key not in checked:
+            _check_user(state, name, where)
+            checked.add(key)
+
     for k, u in enumerate(ex.users):
-        _check_user(state, u.name, f"users[{k}]")
+        check(u.name, f"users[{k}]")
     for i, ev in enumerate(ex.events):
         try:
             state.apply(ev, strict=True)
+            if ev.kind == "capacity":
+                version += 1
             if ev.kind in ("arrive", "demand"):
-                _check_user(state, ev.user, None)
+                check(ev.user if ev.kind == "demand" else ev.spec.name, None)
         except InstanceError as exc:
             raise InstanceError(f"events[{i}] ({ev.kind} at t={fmt_exact(ev.t)}): {exc}") from None
 
@@ -558,6 +573,7 @@ class _State:
     def __init__(self, ex: Execution, deviation: Optional[Reports]) -> None:
         self.ex, self.dev = ex, deviation
         self.servers: dict[str, tuple[Fraction, ...]] = dict(zip(ex.servers, ex.capacity))
+        self._cluster: Optional[tuple] = None  # (server names, capacities): the same objects until one changes
         self.true: dict[str, UserSpec] = {}
         self.reported: dict[str, UserSpec] = {}
         self.work: dict[str, Any] = {}
@@ -591,6 +607,7 @@ class _State:
                 self.servers.pop(ev.server, None)
             else:
                 self.servers[ev.server] = ev.capacity
+            self._cluster = None
         else:
             u = ev.user
             if u not in self.true:
@@ -644,18 +661,21 @@ class _State:
 
     def _build(self, specs: Mapping[str, UserSpec]) -> Environment:
         ex = self.ex
-        servers = tuple(self.servers)
-        sindex = {s: i for i, s in enumerate(servers)}
-        qindex = {q: i for i, q in enumerate(ex.queues)}
+        if self._cluster is None:
+            self._cluster = (tuple(self.servers), tuple(self.servers.values()), frozenset(range(len(self.servers))))
+        servers, capacity, allsrv = self._cluster
         us = list(specs.values())
+        # server names to indices, only when some user names servers (O(servers) per step otherwise)
+        sindex = {s: i for i, s in enumerate(servers)} if any(u.server_demand or u.eligible is not None
+                                                               for u in us) else {}
+        qindex = {q: i for i, q in enumerate(ex.queues)}
         sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
         for j, u in enumerate(us):
             for s, vec in u.server_demand.items():
                 if s in sindex:
                     sd[(j, sindex[s])] = vec
-        allsrv = frozenset(range(len(servers)))
         return Environment(
-            resources=ex.resources, servers=servers, capacity=tuple(self.servers.values()),
+            resources=ex.resources, servers=servers, capacity=capacity,
             users=tuple(u.name for u in us), demand=tuple(u.demand for u in us), external=ex.external,
             external_capacity=ex.external_capacity,
             external_demand=tuple(u.external_demand if ex.external else () for u in us),

@@ -383,9 +383,10 @@ def parse_user(u: Any, where: str, R: int, K: int, servers: tuple[str, ...], que
     """One user object (``where`` names it in every message: ``users[3]``, ``events[7].user``) against the
     instance's ``R`` resources, ``K`` external resources, server names and queue paths.  ``keys``: more
     allowed fields (an execution's ``arrive`` takes ``duration`` and ``work``), left for the caller."""
-    sindex = {n: i for i, n in enumerate(servers)}
     if not isinstance(u, Mapping):
         raise InstanceError(f"{where}: expected an object, got {_show(u)}")
+    # server names to indices, only for a user naming servers (O(servers): not for every job of a long trace)
+    sindex = {n: i for i, n in enumerate(servers)} if ("eligible" in u or "server_demand" in u) else {}
     _check_keys(u, _USER_KEYS | keys, where)
     if "name" not in u and default_name is None:
         raise InstanceError(f"{where}.name: missing")

@@ -17,6 +17,12 @@ MAX_QUEUES = 10_000
 MAX_QUEUE_DEPTH = 32
 
 
+#: the capacity rows last found valid (an execution's steps share one tuple until a server changes: checking
+#: 2,000 servers at every step of a long trace is most of the time of building its environments)
+_LAST_CAPACITY: list = [None, 0]
+_LAST_ELIGIBLE: list = [None, 0]  # likewise the eligible set last found valid (every server: one object per cluster)
+
+
 def validate(env) -> None:
     """Check shapes and signs; raise ``InstanceError`` with one line naming the field."""
     R, S, J, K = len(env.resources), len(env.servers), len(env.users), len(env.external)
@@ -36,8 +42,10 @@ def validate(env) -> None:
         raise InstanceError(f"external: name {sorted(clash)[0]!r} is also a resource name")
     if len(env.capacity) != S:
         raise InstanceError(f"capacity: expected {S} rows (one per server), got {len(env.capacity)}")
-    for s, row in enumerate(env.capacity):
-        check_vec(row, R, f"servers[{s}].capacity")
+    if _LAST_CAPACITY[0] is not env.capacity or _LAST_CAPACITY[1] != R:  # (the same tuple: checked already)
+        for s, row in enumerate(env.capacity):
+            check_vec(row, R, f"servers[{s}].capacity")
+        _LAST_CAPACITY[:] = [env.capacity, R]
     if len(env.external_capacity) != K:
         raise InstanceError(f"external: expected {K} capacities, got {len(env.external_capacity)}")
     check_vec(env.external_capacity, K, "external[].capacity")
@@ -55,7 +63,12 @@ def validate(env) -> None:
         t = env.tasks[j]
         if t is not None and (not isinstance(t, Fraction) or t < 0):
             raise InstanceError(f"users[{j}].tasks: must be >= 0 or null (got {t!r})")
-        bad = [s for s in env.eligible[j] if not (isinstance(s, int) and 0 <= s < S)]
+        e = env.eligible[j]
+        if e is _LAST_ELIGIBLE[0] and _LAST_ELIGIBLE[1] == S:  # the same set object, already checked for S servers
+            continue
+        bad = [s for s in e if not (isinstance(s, int) and 0 <= s < S)]
+        if not bad:
+            _LAST_ELIGIBLE[:] = [e, S]
         if bad:
             raise InstanceError(f"users[{j}].eligible: unknown server index {bad[0]!r}")
     for (j, s), vec in env.server_demand.items():

@@ -303,9 +303,11 @@ def _check_job_trace(trace):
     demands inside the instance format's limits (instance_number: 1e-4 .. 1e4), unique names."""
     from mechverify.instances import instance_number
 
-    assert list(trace) == ["resources", "servers", "capacity", "unit", "jobs"] and trace["unit"] == "s"
-    assert trace["resources"] == ["cpu", "mem"] and len(trace["capacity"]) == len(trace["servers"]) >= 1
-    for row in trace["capacity"]:
+    from mechverify.job_trace import parse_job_trace
+
+    assert list(trace) == ["resources", "unit", "servers", "jobs"] and trace["unit"] == "s"
+    assert trace["resources"] == ["cpu", "mem"] and len(trace["servers"]) >= 1
+    for row in [sv["capacity"] for sv in trace["servers"]]:
         assert len(row) == 2 and all(instance_number(v, "capacity") > 0 for v in row)
     arrivals = [instance_number(j["arrival"], "arrival", limits=False) for j in trace["jobs"]]
     assert arrivals == sorted(arrivals) and arrivals[0] >= 0
@@ -316,6 +318,8 @@ def _check_job_trace(trace):
         assert len(j["demand"]) == 2 and all(instance_number(v, "demand") > 0 for v in j["demand"])
     assert len({j["name"] for j in trace["jobs"]}) == len(trace["jobs"])
     json.loads(json.dumps(trace))  # JSON-ready
+    ex = parse_job_trace(trace)  # the one parser of job traces (docs/simulation.md) accepts it
+    assert ex.n_events == len(trace["jobs"])
 
 
 @pytest.mark.parametrize("name", sorted(TIMED))
@@ -387,9 +391,15 @@ def test_the_alibaba_replay_is_the_sample_row_by_row():
     w = get("alibaba2018")
     trace = w.jobs(np.random.default_rng(0))
     jobs = trace["jobs"]
-    assert len(jobs) == 67634 and len({j["name"].split(".")[0] for j in jobs}) == 16749
+    # 67,634 tasks; the 20 of more than 10^4 instances (a task bound's limit) are split into ceil(n / 10^4) jobs
+    from mechverify.workloads.models import alibaba_jobs
+
+    big = [n for n in alibaba_jobs().instances if n > 10_000]
+    assert len(big) == 20 and sum(-(-n // 10_000) - 1 for n in big) == 21
+    assert len(jobs) == 67634 + 21 and len({j["name"].split(".")[0] for j in jobs}) == 16749
+    assert len({j["name"].split("-")[0] for j in jobs}) == 67634 and max(j["tasks"] for j in jobs) == 10_000
     assert sum(j["tasks"] for j in jobs) == 3056536
-    assert len(trace["servers"]) == 4000 and trace["capacity"][0] == [1, 1]
+    assert len(trace["servers"]) == 4000 and trace["servers"][0]["capacity"] == [1, 1]
     assert jobs[:3] == [
         {"arrival": 0, "tasks": 9, "duration": "82/3", "demand": ["1/192", "3/1000"], "name": "j_1446403.1"},
         {"arrival": 0, "tasks": 9, "duration": "197/9", "demand": ["1/192", "3/1000"], "name": "j_1446403.2"},
@@ -400,7 +410,7 @@ def test_the_alibaba_replay_is_the_sample_row_by_row():
     assert jobs[-1]["duration"] == 1 and jobs[-1]["demand"] == ["1/96", "3/1000"]
     assert w.jobs(np.random.default_rng(0), span=True)["jobs"][-1]["duration"] == 3
     span = w.jobs(np.random.default_rng(0), jobs=1, span=True, servers=2)
-    assert [j["duration"] for j in span["jobs"][:3]] == [268, 326, 227] and span["capacity"] == [[1, 1], [1, 1]]
+    assert [j["duration"] for j in span["jobs"][:3]] == [268, 326, 227] and [sv["capacity"] for sv in span["servers"]] == [[1, 1], [1, 1]]
     assert len(span["jobs"]) == 28  # j_1446403 has 28 tasks (CSV rows 1-28)
     # keep: a subset of the whole jobs, each with probability keep (16 749 jobs at 1/10: standard error 39)
     part = w.jobs(np.random.default_rng(5), keep="0.1")
@@ -436,4 +446,4 @@ def test_google2011_job_traces_follow_the_published_statistics():
     assert abs(sum(n <= 10 for n in many) / len(many) - (h(10) - 1) / (h(2854) - 1)) < 0.03  # SE 0.0066
     # the servers as the instance sampler draws them: configurations of Table 1
     configs = {(c, m) for _, c, m in GOOGLE2011_MACHINES}
-    assert all((F(c), F(m)) in configs for c, m in trace["capacity"])
+    assert all((F(c), F(m)) in configs for c, m in (sv["capacity"] for sv in trace["servers"]))

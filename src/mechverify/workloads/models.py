@@ -202,14 +202,18 @@ class Google2011(Workload):
         table = alibaba_tasks()
         rows = table.draw(rng, J).tolist()
         demand = _demand_texts(table.cpu, table.mem)
-        return {"resources": ["cpu", "mem"], "servers": list(_names("s", len(kinds))),
-                "capacity": [list(_google_capacity_texts()[k]) for k in kinds], "unit": "s",
+        return {"resources": ["cpu", "mem"], "unit": "s",
+                "servers": [{"name": n, "capacity": list(_google_capacity_texts()[k])}
+                            for n, k in zip(_names("s", len(kinds)), kinds)],
                 "jobs": [{"arrival": _ms(a), "tasks": n, "duration": _ms(d), "demand": list(demand[r]),
                           "name": f"j{i + 1}"}
                          for i, (a, n, d, r) in enumerate(zip(arrival, tasks, duration, rows))]}
 
 
 # ---------------------------------------------------------------------- alibaba2018
+#: a job trace's task count is a task bound: at most the instance format's largest number
+MAX_TASKS_PER_JOB = 10_000
+
 #: The Alibaba cluster-trace-v2018 cluster: "about 4000 machines" (alibaba/clusterdata,
 #: cluster-trace-v2018/trace_2018.md), the default number of servers of the replay.
 ALIBABA_MACHINES = 4000
@@ -253,7 +257,10 @@ class Alibaba2018(Workload):
         """The sample replayed: each task of the first ``jobs`` jobs (each job kept with probability ``keep``:
         one ``rng.random`` call, none when ``keep`` is 1) is one job of the trace, at its job's arrival, with
         its instances as tasks, per task its demand and its instances' mean duration (``span``: the task's
-        span); servers are ``servers`` identical machines (1, 1)."""
+        span); servers are ``servers`` identical machines (1, 1).  A task of more instances than a task bound
+        may hold (the instance format's 10^4; 20 tasks of the sample, up to 25 152 instances) becomes several
+        jobs of at most 10^4 tasks each, named ``j_<job>.<task>``, then ``-2``, ``-3``, ...: the same work, its
+        parts completing on their own."""
         t = alibaba_jobs()
         N, keep = values["jobs"], values["keep"]
         kept = range(N)
@@ -266,11 +273,15 @@ class Alibaba2018(Workload):
             at, first, name = t.arrival[j], t.first[j], f"j_{t.job_id[j]}."
             for k in range(t.tasks[j]):
                 i = first + k
-                jobs.append({"arrival": at, "tasks": t.instances[i], "duration": duration[i],
-                             "demand": list(demand[i]), "name": name + str(k + 1)})
+                left, part = t.instances[i], 1
+                while left > 0:
+                    n = min(left, MAX_TASKS_PER_JOB)
+                    jobs.append({"arrival": at, "tasks": n, "duration": duration[i], "demand": list(demand[i]),
+                                 "name": name + str(k + 1) + (f"-{part}" if part > 1 else "")})
+                    left, part = left - n, part + 1
         S = values["servers"]
-        return {"resources": ["cpu", "mem"], "servers": list(_names("s", S)), "capacity": [[1, 1] for _ in range(S)],
-                "unit": "s", "jobs": jobs}
+        return {"resources": ["cpu", "mem"], "unit": "s",
+                "servers": [{"name": n, "capacity": [1, 1]} for n in _names("s", S)], "jobs": jobs}
 
 
 # ---------------------------------------------------------------------- seed004
