@@ -31,13 +31,13 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechverify.allocation import Allocation
-from mechverify.execution import Execution, StepContext
+from mechverify.execution import MAX_TIME, Execution, StepContext
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, fmt_exact, to_fraction
 
 from .mechanism import Mechanism, SettingError, call
 
-__all__ = ["DEFAULT_SLOT", "DEFAULT_OVERHEAD", "parse_indivisible", "indivisible_name", "Indivisible", "residual_rule"]
+__all__ = ["DEFAULT_SLOT", "DEFAULT_OVERHEAD", "lift_parameter", "parse_indivisible", "indivisible_name", "Indivisible", "residual_rule"]
 
 #: seed 004's reallocation slot in most of its experiments (Sec. 6.2 table: 256 s) and its suspend-resume
 #: overhead (Sec. 6.1: 250 ms)
@@ -46,15 +46,16 @@ DEFAULT_OVERHEAD = Fraction(1, 4)
 _PARAMS = re.compile(r"^indivisible(?:\((?P<args>[^()]*)\))?$")
 
 
-def _param(value: str, what: str, allow_none: bool) -> Optional[Fraction]:
+def lift_parameter(value: str, what: str, allow_none: bool) -> Optional[Fraction]:
+    """``slot`` (``allow_none``: ``none`` = never reallocate; > 0) or ``overhead`` (>= 0) from text; one line else."""
     if allow_none and value.strip().lower() == "none":
         return None
     try:
         f = to_fraction(value.strip(), what)
     except (InstanceError, ValueError, ZeroDivisionError):
         raise InstanceError(f"{what}: expected a number{' or none' if allow_none else ''}, got {value!r}") from None
-    if f < 0 or (what == "slot" and f == 0):
-        raise InstanceError(f"{what}: must be {'> 0' if what == 'slot' else '>= 0'} (got {value})")
+    if f < 0 or (what == "slot" and f == 0) or f > MAX_TIME:
+        raise InstanceError(f"{what}: must be {'> 0' if what == 'slot' else '>= 0'} and at most 1e9 (got {value})")
     return f
 
 
@@ -73,9 +74,9 @@ def parse_indivisible(how: str) -> Optional[tuple[Optional[Fraction], Fraction]]
         if not eq or key not in ("slot", "overhead"):
             raise InstanceError(f"lift: indivisible takes slot=S and overhead=O, got {part.strip()!r}")
         if key == "slot":
-            slot = _param(value, "slot", True)
+            slot = lift_parameter(value, "slot", True)
         else:
-            overhead = _param(value, "overhead", False)
+            overhead = lift_parameter(value, "overhead", False)
     return slot, overhead
 
 
