@@ -107,7 +107,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     whole = args.tasks == "whole" or args.lift == "indivisible"
     if args.tasks == "fluid" and args.lift == "indivisible":
         raise CliError("--lift: indivisible is the whole-task model; --tasks fluid asks for the fluid one")
-    if args.tasks == "whole" and args.lift in ("recompute", "irrevocable"):
+    if args.tasks == "whole" and args.lift not in (None, "indivisible"):  # a fluid-model lift
         raise CliError(f"--lift: {args.lift} is a fluid-model lift; --tasks whole reallocates at its slots (--slot)")
     for flag, value in (("--slot", args.slot), ("--overhead", args.overhead)):
         if value is not None and not whole:
