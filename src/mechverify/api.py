@@ -174,7 +174,8 @@ def execute(mech: MechanismLike, trace: Any, properties: Union[None, str, Sequen
     ``ExecutionReport`` with the ``steps`` (each with its time, event, present users' environment and
     allocation) and one ``Result`` per property over executions (``properties``: ``None`` for all of them).
     ``trace``: a path, a dict with ``events`` or an ``Execution``; a one-shot mechanism is lifted (``lift``:
-    ``"recompute"``, the default, or ``"irrevocable"``); ``exact=False`` runs in floats (violations are
+    ``"recompute"``, the default, ``"irrevocable"``, or ``"indivisible"`` / ``"indivisible(slot=S,overhead=O)"``:
+    whole tasks, ``mechanisms.core.indivisible``); ``exact=False`` runs in floats (violations are
     re-derived exactly).  ``options``: the run configuration's (``budget``, default 30; ``seed``; ``store``)."""
     from mechanisms.core.time import lift as lift_mechanism
     from verifier.config import RunConfig

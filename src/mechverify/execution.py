@@ -156,7 +156,7 @@ class Event:
         if self.kind == "arrive":
             return f"arrive {self.spec.name} ({', '.join(fmt_exact(v) for v in self.spec.demand)})"
         if self.kind == "finish" and self.derived:
-            return f"finish {self.user} (work done)"
+            return f"finish {self.user} ({'work' if self.tasks == 'keep' else fmt_exact(self.tasks) + ' tasks'} done)"
         if self.kind == "capacity":
             return f"capacity {self.server} " + ("removed" if self.capacity is None else
                                                  "(" + ", ".join(fmt_exact(v) for v in self.capacity) + ")")
@@ -515,7 +515,9 @@ class StepContext:
     """What a :class:`Stepper` is told at each step: the step's ``index`` and time ``t``, the ``event`` (``None``
     at step 0), the present users' REPORTED environment ``env``, the previous allocation carried over to it
     (``previous``: rows by user name, columns by server name, zeros for newcomers; ``None`` at step 0), the
-    execution and whether to compute exactly."""
+    execution, whether to compute exactly, and ``more_at_t``: another input follows at this same time (an
+    event of the execution, or a task completion not yet applied) -- the step lasts no time, and a policy
+    that treats simultaneous events as one batch may wait for the last."""
 
     index: int
     t: Any
@@ -524,6 +526,7 @@ class StepContext:
     previous: Optional[Allocation]
     execution: Execution
     exact: bool
+    more_at_t: bool = False
 
 
 class Stepper(Protocol):
@@ -533,7 +536,11 @@ class Stepper(Protocol):
     own next timer after the step just taken (``None``: none): the run steps it again then, with a derived
     ``wake`` event that changes no input (a timer of the policy, e.g. Kueue's priority booster), unless an
     event or a finish comes first or the horizon is reached (a timer due at an event's time fires just before
-    it, as a derived finish does)."""
+    it, as a derived finish does).  A stepper with ``owns_completions = True`` runs WHOLE tasks itself: the
+    run derives no finish from work for its users (only a user left with no task leaves at once), and when its
+    timer fires it reads ``completed()`` -- ``{user: tasks completed now}`` -- and applies each as a derived
+    ``finish`` of that many tasks (the task bound drops; the user's last task: it leaves); its timer may then
+    fire past the last event when the execution declares no ``end``."""
 
     def step(self, ctx: StepContext) -> Allocation: ...
 
@@ -614,7 +621,8 @@ class _State:
                 if u in self.finished and not strict:
                     return f"ignored: {u} has finished its work"
                 raise InstanceError(f"{u!r} is not present")
-            if ev.kind == "leave" or (ev.kind == "finish" and ev.derived):
+            if ev.kind == "leave" or (ev.kind == "finish" and ev.derived and  # work done, or its last whole task
+                                      (ev.tasks == "keep" or self.true[u].tasks - ev.tasks < 1)):
                 del self.true[u]
                 del self.reported[u]
                 self.work.pop(u, None)
@@ -737,6 +745,7 @@ def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional
 def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Reports],
          on_step: Optional[Callable[[Step], None]]) -> Iterator[Step]:
     state = _State(ex, deviation)
+    owns = bool(getattr(stepper, "owns_completions", False))  # whole tasks completed by the stepper's timer
     events = ex.events
     horizon = _num(ex.horizon, exact)
     i = 0
@@ -745,19 +754,25 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
     prev: Optional[Allocation] = None
     event: Optional[Event] = None
     note = ""
+    pending: list[tuple[str, Any]] = []  # task completions of a fired timer not applied yet
     while True:
         envs = state.environment()
+        nxt = _num(events[i].t, exact) if i < len(events) else None
         if envs is None:
             alloc, users, rep, tru = None, (), None, None
         else:
             rep, tru = envs
             users = rep.users
-            alloc = stepper.step(StepContext(index, t, event, rep, _carry(prev, rep), ex, exact))
+            more = bool(pending) or nxt == t
+            alloc = stepper.step(StepContext(index, t, event, rep, _carry(prev, rep), ex, exact, more))
         # when does this step end: the next event, a derived finish, or the horizon
-        nxt = _num(events[i].t, exact) if i < len(events) else None
         finish_at, who = None, None
         rates: dict = {}  # the users' rates of work this step (computed once, used twice)
-        if alloc is not None and state.work:
+        if owns and not pending:  # only a user left without a whole task finishes here, at once
+            who = next((u for u in users if u in state.work and state.true[u].tasks is not None and state.true[u].tasks < 1),
+                       None)
+            finish_at = t if who is not None else None
+        elif alloc is not None and state.work and not owns:
             from .utility import utility
 
             for j, u in enumerate(users):
@@ -775,14 +790,15 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
             finish_at = None
         if finish_at is not None and nxt is None and finish_at > horizon and ex.end is not None:
             finish_at = None
-        until = finish_at if finish_at is not None else (nxt if nxt is not None else max(horizon, t))
+        until = t if pending else finish_at if finish_at is not None else (nxt if nxt is not None else max(horizon, t))
         # the mechanism's own timer (``Stepper.wake_at``): a step of its own, no input changing
-        wake = getattr(stepper, "wake_at", None) if alloc is not None else None
+        wake = getattr(stepper, "wake_at", None) if alloc is not None and not pending else None
         wake_at = wake() if wake is not None else None
         if wake_at is not None:
             wake_at = _num(Fraction(wake_at), exact)
             at_event = finish_at is None and nxt is not None and wake_at == nxt  # before the event, as a finish is
-            if not (t < wake_at and (wake_at < until or at_event)) or wake_at > horizon:
+            open_end = owns and ex.end is None and nxt is None and finish_at is None  # completions go on
+            if not (t < wake_at and (wake_at < until or at_event or open_end)) or (wake_at > horizon and not open_end):
                 wake_at = None
         if wake_at is not None:
             finish_at, until = None, wake_at
@@ -792,7 +808,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
             on_step(step)
         yield step
         # work done during the step
-        if alloc is not None and state.work:
+        if alloc is not None and state.work and not owns:
             from .utility import utility
 
             dt = until - t
@@ -802,6 +818,13 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
                     done = rate * dt
                     state.work[u] = max(state.work[u] - (done if exact else float(done)), 0 if exact else 0.0)
         prev, t, index = alloc, until, index + 1
+        if wake_at is not None and owns:
+            pending = [(u, n) for u, n in stepper.completed().items() if n]
+        if pending:  # one derived finish per user whose tasks completed at the timer
+            u, n = pending.pop(0)
+            event = Event(Fraction(t), "finish", u, tasks=Fraction(n), derived=True)
+            note = state.apply(event)
+            continue
         if wake_at is not None:
             event, note = Event(Fraction(wake_at), "wake", derived=True), ""
             continue

@@ -8,7 +8,9 @@ grow with the steps; it grows with the jobs by two floats each, their JCT and JC
 
 * per job: JCT (finish - arrival) and JCT factor (standalone JCT over JCT, seed 004 Sec. 6.2: the standalone
   JCT is the job's work over the rate the same mechanism gives it alone on the cluster present at its
-  arrival); unfinished jobs are counted, never given a JCT;
+  arrival; in the INDIVISIBLE model -- a mechanism lifted ``NAME+indivisible``, ``mechanisms.core.indivisible``:
+  whole tasks completed one by one, reallocation slots, the suspend-resume overhead -- its JCT in the same
+  model alone from its arrival time); unfinished jobs are counted, never given a JCT;
 * over time (:class:`Series`, time-weighted means in at most ``points`` buckets, which double in width when
   the run outgrows them): utilisation of each resource of the present cluster, tasks waiting (the present
   jobs' tasks not running), each queue's dominant share (without queues: the first ``users_shown`` jobs');
@@ -24,15 +26,16 @@ Deterministic: the same trace and mechanism give the same numbers (a workload's 
 """
 from __future__ import annotations
 
+import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechanisms.core.time import execution_of, stepper_for
 from mechverify.allocation import Allocation, dominant_shares
-from mechverify.execution import Execution, StepContext, run
+from mechverify.execution import Event, Execution, StepContext, UserSpec, run
 from mechverify.model import Environment
 from mechverify.utility import utilities
 
@@ -210,10 +213,29 @@ class Simulation:
 # ---------------------------------------------------------------------- the standalone JCT
 class _Standalone:
     """A job's rate alone on the cluster present at its arrival under the same mechanism (cached by what it
-    depends on: the job's report and the cluster)."""
+    depends on: the job's report and the cluster); in the whole-task model its JCT in the same model, alone from
+    its arrival time on that cluster (:meth:`jct`)."""
 
     def __init__(self, mech) -> None:
         self.mech, self.cache = mech, {}
+
+    def jct(self, ex: Execution, spec: UserSpec, env: Environment, at: Fraction) -> float:
+        """The job's JCT when it arrives at ``at`` (exact) alone on ``env``'s cluster (an execution of its own,
+        stepped by a fresh stepper of the same model: slots and overheads included)."""
+        report = spec.to_dict()
+        report.pop("name")
+        key = (json.dumps(report, sort_keys=True), at, env.servers, env.capacity)
+        got = self.cache.get(key)
+        if got is None:
+            alone = replace(ex, servers=env.servers, capacity=env.capacity, users=(),
+                            events=(Event(at, "arrive", spec=spec),), end=None, name="")
+            got = math.inf
+            for st in run(alone, stepper_for(self.mech, alone, False), exact=False):
+                ev = st.event
+                if ev is not None and ev.kind == "finish" and ev.derived and ev.user not in st.users:
+                    got = float(st.t) - float(at)
+            self.cache[key] = got
+        return got
 
     def rate(self, env: Environment, j: int) -> float:
         key = (env.servers, env.capacity, env.demand[j], env.tasks[j], env.weight[j], env.eligible[j],
@@ -249,8 +271,10 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
                                        f"every step whose index is a multiple of {po_every}") for p in properties}
     arrival: dict[str, tuple[float, float, int]] = {}  # name -> (arrival, standalone JCT, tasks)
     standalone = _Standalone(mech)
-    work = {u.name: float(u.work) for u in ex.users if u.work is not None}
-    work.update((e.spec.name, float(e.spec.work)) for e in ex.events if e.kind == "arrive" and e.spec.work is not None)
+    specs = {u.name: u for u in ex.users}
+    specs.update((e.spec.name, e.spec) for e in ex.events if e.kind == "arrive")
+    work = {u: float(spec.work) for u, spec in specs.items() if spec.work is not None}
+    whole = mech.time is not None and mech.time.kind == "indivisible"  # the whole-task model
     sim.jobs = len(work)
     steps = run(ex, stepper_for(mech, ex, False), exact=False)
     last_t = 0.0
@@ -262,7 +286,7 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
         if ev is not None and len(sim.events) < 200 and not ev.derived:
             sim.events.append((t0, ev.kind + (f" {ev.spec.name}" if ev.kind == "arrive" else
                                               f" {ev.user}" if ev.user else "")))
-        if ev is not None and ev.kind == "finish" and ev.derived and ev.user in arrival:
+        if ev is not None and ev.kind == "finish" and ev.derived and ev.user in arrival and ev.user not in st.users:
             a, alone, n = arrival.pop(ev.user)
             jct = t0 - a
             sim.jct.append((ev.user, n, a, jct, M.jct_factor(alone, jct) if jct > 0 else 1.0))
@@ -277,7 +301,10 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
         for u in new:
             j = env.users.index(u) if len(new) == 1 else new.index(u)
             w = work.get(u)
-            if w is not None:  # a job (its work stated): its standalone JCT
+            if w is not None and whole:  # a job in the whole-task model: alone in the same model
+                at = ev.t if ev is not None else Fraction(0)
+                arrival[u] = (t0, standalone.jct(ex, specs[u], env, at), int(env.tasks[j] or 0))
+            elif w is not None:  # a job (its work stated): its standalone JCT
                 rate = standalone.rate(env, j)
                 arrival[u] = (t0, w / rate if rate > 0 else math.inf, int(env.tasks[j] or 0))
         dt = t1 - t0

@@ -349,6 +349,12 @@ class Mechanism:
     #: how it steps through an execution (``mechanisms.core.time.TimeSpec``: ``register(..., time=...)``, or a lift
     #: ``NAME+recompute`` / ``NAME+irrevocable``); ``None``: a one-shot mechanism
     time: Any = None
+    #: a whole-task policy's own rule for handing out free capacity, ``task_rule(env, held) -> [(user, server),
+    #: ...]``: the tasks to start, one pair each, in order, given the whole tasks ``held`` (``J x S`` counts)
+    #: already running and ``env.tasks`` the unfinished ones (``register(..., task_rule=...)``; seed 004's
+    #: AllocateFromQueues).  The indivisible lift (``mechanisms.core.indivisible``) applies it at every batch of
+    #: events, and from nothing held at a reallocation; ``None``: the one-shot function on the residual
+    task_rule: Optional[Callable[[Environment, tuple], list]] = None
 
     def __post_init__(self) -> None:
         if self.origin not in ORIGINS:

@@ -30,7 +30,7 @@ __all__ = ["Claim", "Setting", "Mechanism", "OrderSpec", "register", "builtin", 
 def builtin(name: str, title: str, func: Callable[[Environment, bool], Allocation], setting: Setting,
             claims: tuple[Claim, ...] = (), source: str = "", notes: str = "", may_violate: tuple[str, ...] = (),
             z3: Optional[Z3Spec] = None, order: Optional[OrderSpec] = None,
-            batch: Optional[Callable] = None, time: Any = None) -> Mechanism:
+            batch: Optional[Callable] = None, time: Any = None, task_rule: Optional[Callable] = None) -> Mechanism:
     """The :class:`Mechanism` ``register`` would register (arguments as there), not registered: its setting is
     marked ``ordered`` with an ``order`` facet, and ``quota_first`` with a ``request``."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
@@ -39,16 +39,18 @@ def builtin(name: str, title: str, func: Callable[[Environment, bool], Allocatio
     st = replace(setting, ordered=order is not None, quota_first=order is not None and order.request is not None,
                  dynamic=time is not None)
     return Mechanism(name, title, func, st, tuple(claims), source, notes, tuple(may_violate), z3=z3, order=order,
-                     batch=batch, time=time)
+                     batch=batch, time=time, task_rule=task_rule)
 
 
 def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] = (), source: str = "",
              notes: str = "", may_violate: tuple[str, ...] = (), z3: Optional[Z3Spec] = None,
-             order: Optional[OrderSpec] = None, batch: Optional[Callable] = None, time: Any = None) -> Callable:
+             order: Optional[OrderSpec] = None, batch: Optional[Callable] = None, time: Any = None,
+             task_rule: Optional[Callable] = None) -> Callable:
     """Decorator: register ``func(env, exact) -> Allocation`` under ``name`` (see :class:`Mechanism`); ``z3``:
     its symbolic encoding (``mechanisms.core.z3spec``); ``order``: a production policy's order in a state
     (:class:`OrderSpec`; the setting is marked ``ordered``, and ``quota_first`` with a ``request``); ``batch``: a vectorised float allocator
-    (``Mechanism.batch``); ``time``: how it steps through executions (``mechanisms.core.time.TimeSpec``).  A production port registers through its declaration (``mechanisms.ports.declare``)."""
+    (``Mechanism.batch``); ``time``: how it steps through executions (``mechanisms.core.time.TimeSpec``); ``task_rule``: a
+    whole-task policy's own rule for free capacity (``Mechanism.task_rule``).  A production port registers through its declaration (``mechanisms.ports.declare``)."""
     unknown = set(may_violate) - {"placement", "external", "bounds"}
     if unknown:
         raise ValueError(f"may_violate: unknown constraint kinds {sorted(unknown)}")
@@ -56,7 +58,8 @@ def register(name: str, title: str, setting: Setting, claims: tuple[Claim, ...] 
     def deco(func: Callable[[Environment, bool], Allocation]):
         if name in REGISTERED:
             raise ValueError(f"mechanism {name!r} registered twice")
-        REGISTERED[name] = builtin(name, title, func, setting, claims, source, notes, may_violate, z3, order, batch, time)
+        REGISTERED[name] = builtin(name, title, func, setting, claims, source, notes, may_violate, z3, order, batch, time,
+                                   task_rule)
         return func
 
     return deco

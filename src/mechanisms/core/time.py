@@ -2,8 +2,8 @@
 
 A mechanism with memory declares ``register(..., time=TimeSpec(begin=...))``: ``begin(mech, execution, exact)``
 returns a fresh stepper (``mechverify.execution.Stepper``) holding the mechanism's state for one run.  Every
-one-shot mechanism lifts in two documented ways (:func:`lift`, and the names ``MECH+recompute`` /
-``MECH+irrevocable`` anywhere a mechanism is named):
+one-shot mechanism lifts in three documented ways (:func:`lift`, and the names ``MECH+recompute`` /
+``MECH+irrevocable`` / ``MECH+indivisible`` anywhere a mechanism is named):
 
 * ``recompute``   -- at every step, the one-shot mechanism allocates the present users from scratch; what a
   user held may be taken back;
@@ -14,7 +14,10 @@ one-shot mechanism lifts in two documented ways (:func:`lift`, and the names ``M
   Conventions beyond arrivals (stated, docs/executions.md): a user whose report changes gives back what it
   holds and is allocated afresh; a finish beyond what a user holds trims its tasks pro rata over servers (a
   whole-task mechanism: whole tasks, the last server's first, down to the bound's whole part); a server
-  whose capacity drops below what is held on it (or disappears) releases everything held there.
+  whose capacity drops below what is held on it (or disappears) releases everything held there;
+* ``indivisible`` -- whole tasks of the users' declared durations, completed by the stepper itself, reallocated
+  from scratch at slot boundaries (suspended tasks pay an overhead), else free capacity only
+  (``mechanisms.core.indivisible``; ``NAME+indivisible(slot=S,overhead=O)``).
 """
 from __future__ import annotations
 
@@ -26,14 +29,16 @@ from mechverify.allocation import Allocation
 from mechverify.execution import Execution, Step, StepContext, Stepper, run
 from mechverify.trace_deviations import TraceMisreport, TraceResubmission
 from mechverify.model import Environment
-from mechverify.numbers import InstanceError
+from mechverify.numbers import InstanceError, fmt_exact
 
+from .indivisible import Indivisible, indivisible_name, parse_indivisible
 from .mechanism import Mechanism, SettingError, call
 
 __all__ = ["TimeSpec", "LIFTS", "lift", "stepper_for", "execute", "split_lift", "one_shot"]
 
-#: the two ways a one-shot mechanism lifts to executions (module docstring)
-LIFTS = ("recompute", "irrevocable")
+#: the ways a one-shot mechanism lifts to executions (module docstring); ``indivisible`` takes parameters,
+#: ``indivisible(slot=S,overhead=O)`` (``mechanisms.core.indivisible``)
+LIFTS = ("recompute", "irrevocable", "indivisible")
 
 
 @dataclass(frozen=True)
@@ -147,10 +152,11 @@ _LIFT_MODELS = {
 
 
 def split_lift(name: str) -> tuple[str, Optional[str]]:
-    """``"drf+irrevocable"`` -> ``("drf", "irrevocable")``; a name without a lift -> ``(name, None)``."""
+    """``"drf+irrevocable"`` -> ``("drf", "irrevocable")``, ``"drf+indivisible(slot=64)"`` -> ``("drf",
+    "indivisible(slot=64)")``; a name without a lift -> ``(name, None)``."""
     if isinstance(name, str) and "+" in name:
         base, _, how = name.rpartition("+")
-        if how in LIFTS and base:
+        if base and (how in LIFTS or how.startswith("indivisible(")):
             return base, how
     return name, None
 
@@ -158,14 +164,25 @@ def split_lift(name: str) -> tuple[str, Optional[str]]:
 def lift(mech: Mechanism, how: str) -> Mechanism:
     """``mech`` lifted to executions (module docstring): named ``NAME+how``, the same one-shot function, its
     setting marked ``dynamic``.  Its claims are the one-shot mechanism's (about each step); a mechanism that
-    has a time facet of its own is not lifted."""
-    if how not in LIFTS:
+    has a time facet of its own is not lifted.  ``how``: a name of :data:`LIFTS`, or
+    ``indivisible(slot=S,overhead=O)`` (its name is then the canonical one: ``indivisible`` for the defaults)."""
+    params = parse_indivisible(how)
+    if how not in LIFTS and params is None:
         raise InstanceError(f"lift: expected one of {', '.join(LIFTS)}, got {how!r}")
     if mech.time is not None:
         raise InstanceError(f"lift: {mech.name} steps through executions itself ({mech.time.kind}); it is not lifted")
-    stepper = _LIFT_STEPPERS[how]
-    spec = TimeSpec(begin=lambda m, ex, exact, _s=stepper, _base=mech: _s(_base, ex, exact), kind=how,
-                    revocable=how == "recompute", model=_LIFT_MODELS[how])
+    if params is not None:
+        slot, overhead = params
+        how = indivisible_name(slot, overhead)
+        spec = TimeSpec(begin=lambda m, ex, exact, _b=mech, _p=params: Indivisible(_b, ex, exact, *_p),
+                        kind="indivisible", revocable=slot is not None,
+                        model=f"whole tasks of their declared durations; reallocated from scratch every "
+                              f"{'(never)' if slot is None else fmt_exact(slot)} time units when something happened "
+                              f"(suspended tasks resume paying {fmt_exact(overhead)}), else free capacity only")
+    else:
+        stepper = _LIFT_STEPPERS[how]
+        spec = TimeSpec(begin=lambda m, ex, exact, _s=stepper, _base=mech: _s(_base, ex, exact), kind=how,
+                        revocable=how == "recompute", model=_LIFT_MODELS[how])
     return replace(mech, name=f"{mech.name}+{how}", setting=replace(mech.setting, dynamic=True), time=spec,
                    reference=f"{mech.reference}+{how}" if mech.reference else "")
 

@@ -23,7 +23,17 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="the cluster of a CSV trace: an instance file (resources, servers, queues)")
     p.add_argument("--lift", choices=list(LIFTS), default=None,
                    help="how a one-shot mechanism steps: recompute (reallocate from scratch at every event, the "
-                        "fluid model's default) or irrevocable (only free capacity is given out)")
+                        "fluid model's default), irrevocable (only free capacity is given out) or indivisible "
+                        "(= --tasks whole)")
+    p.add_argument("--tasks", choices=["fluid", "whole"], default=None,
+                   help="the task model: fluid (a job's rate is the tasks it is allocated, the default) or whole "
+                        "(whole tasks of the job's duration, reallocated at slot boundaries, suspended tasks paying "
+                        "--overhead: seed 004's indivisible model; a one-shot mechanism lifted NAME+indivisible)")
+    p.add_argument("--slot", default=None, metavar="S",
+                   help="the whole-task model's reallocation slot (default 256, seed 004's; 'none': never reallocate)")
+    p.add_argument("--overhead", default=None, metavar="O",
+                   help="the whole-task model's suspend-resume overhead per resumed task (default 1/4: seed 004's 250 ms "
+                        "in seconds)")
     p.add_argument("--properties", default="si,ef",
                    help=f"comma-separated properties measured over time ({', '.join(PROPERTIES)}, or 'none'; "
                         f"default: si,ef); po solves an LP per judged step (see --po-every)")
@@ -94,10 +104,32 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         positive_seconds(args.budget, "--budget")
     output_dir(args.out, "--out")
     mech = with_user_options(get(args.mechanism), args)
+    whole = args.tasks == "whole" or args.lift == "indivisible"
+    if args.tasks == "fluid" and args.lift == "indivisible":
+        raise CliError("--lift: indivisible is the whole-task model; --tasks fluid asks for the fluid one")
+    if args.tasks == "whole" and args.lift not in (None, "indivisible"):  # a fluid-model lift
+        raise CliError(f"--lift: {args.lift} is a fluid-model lift; --tasks whole reallocates at its slots (--slot)")
+    for flag, value in (("--slot", args.slot), ("--overhead", args.overhead)):
+        if value is not None and not whole:
+            raise CliError(f"{flag}: only the whole-task model (--tasks whole) has it")
+    how = args.lift or "recompute"
+    if whole:
+        from mechanisms.core.indivisible import DEFAULT_OVERHEAD, DEFAULT_SLOT, indivisible_name, lift_parameter
+        from mechverify.numbers import InstanceError
+
+        try:
+            slot = DEFAULT_SLOT if args.slot is None else lift_parameter(args.slot, "slot", True)
+            overhead = DEFAULT_OVERHEAD if args.overhead is None else lift_parameter(args.overhead, "overhead", False)
+        except InstanceError as exc:
+            raise CliError(f"--{exc}") from None
+        how = indivisible_name(slot, overhead)
+        if mech.time is not None:
+            raise CliError(f"--tasks: {mech.name} steps through executions itself ({mech.time.kind}); the whole-task "
+                           f"model lifts a one-shot mechanism")
     if args.lift is not None and mech.time is not None:
         raise CliError(f"--lift: {mech.name} steps through executions itself ({mech.time.kind}); it is not lifted")
     if mech.time is None:
-        mech = lift(mech, args.lift or "recompute")
+        mech = lift(mech, how)
     start = time.monotonic()
     ex = _load(args)
     deadline = None if args.budget is None else start + args.budget

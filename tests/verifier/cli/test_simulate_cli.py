@@ -102,3 +102,45 @@ def test_budget_stops_and_says_so(tmp_path, capsys):
     assert main(["simulate", "drf", str(trace), "--quiet", "--budget", "0.2"]) == 0
     out = capsys.readouterr().out
     assert "budget: stopped at t = " in out
+
+
+# ---------------------------------------------------------------------- the whole-task model
+TWO_JOBS = {"resources": ["r"], "servers": [{"name": "s", "capacity": [2]}],
+            "jobs": [{"arrival": 0, "tasks": 2, "duration": 10, "demand": [1], "name": "A"},
+                     {"arrival": 5, "tasks": 2, "duration": 4, "demand": [1], "name": "B"}]}
+
+
+def test_whole_task_model_on_the_command_line(tmp_path, capsys):
+    # tests/simulation/test_tsf_er_online.py's hand trace (slot 4, overhead 1): A completes at 15, B at 16 (JCT 11);
+    # alone in the same model A takes 10 and B 5: JCT factors 2/3 and 5/11
+    trace = tmp_path / "two.json"
+    trace.write_text(json.dumps(TWO_JOBS))
+    assert main(["simulate", "tsf-er-online", str(trace), "--tasks", "whole", "--slot", "4", "--overhead", "1",
+                 "--quiet", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mechanism"] == "tsf-er-online+indivisible(slot=4,overhead=1)"
+    rows = {r["name"]: r for r in doc["jobs_table"]}
+    assert (rows["A"]["jct"], rows["B"]["jct"]) == (15, 11)
+    assert rows["A"]["jct_factor"] == pytest.approx(2 / 3) and rows["B"]["jct_factor"] == pytest.approx(5 / 11)
+    # the defaults (slot 256, overhead 1/4): A's tasks run to 10, B's from 10 to 14 (no boundary before 256)
+    assert main(["simulate", "drf", str(trace), "--tasks", "whole", "--quiet", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mechanism"] == "drf+indivisible" and {r["name"]: r["jct"] for r in doc["jobs_table"]} == {"A": 10, "B": 9}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tasks", "whole", "--slot", "0"], "--slot: must be > 0"),
+    (["--tasks", "whole", "--slot", "soon"], "--slot: expected a number or none"),
+    (["--tasks", "whole", "--overhead=-1/4"], "--overhead: must be >= 0"),
+    (["--slot", "4"], "--slot: only the whole-task model"),
+    (["--tasks", "whole", "--lift", "irrevocable"], "--lift: irrevocable is a fluid-model lift"),
+    (["--tasks", "fluid", "--lift", "indivisible"], "--lift: indivisible is the whole-task model"),
+    (["--tasks", "whole", "--slot", "none", "--overhead", "0"], None),
+])
+def test_whole_task_model_bad_arguments_are_one_line_exit_2(capsys, argv, message):
+    rc = main(["simulate", "drf", TRACE, "--quiet", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    if message is None:
+        assert rc == 0
+        return
+    assert rc == 2 and len(err) == 1 and message in err[0], err

@@ -24,7 +24,7 @@ from ..normalisers import eta, finite_normaliser
 from ...core.registry import Setting, register
 from ...core.z3spec import Z3Spec
 
-__all__ = ["Scheduler", "tsf_er_online", "task_count", "SETTING", "MAX_STEPS"]
+__all__ = ["Scheduler", "tsf_er_online", "allocate_from_queues", "task_count", "SETTING", "MAX_STEPS"]
 
 MAX_STEPS = 2_000_000
 
@@ -129,6 +129,19 @@ class Scheduler:
         self.count = [[0] * self.env.n_servers for _ in range(self.env.n_users)]
         return out
 
+    def hold(self, held: Sequence[Sequence[int]]) -> None:
+        """Load ``held[j][s]`` whole tasks of each user as running (ids ``-1, -2, ...``: they are not queued): their
+        resources taken, ``s_j`` raised by ``1/(w_j eta_j)`` each -- the state AllocateFromQueues starts from."""
+        for j, row in enumerate(held):
+            k = 0
+            for s, c in enumerate(row):
+                for _ in range(int(c)):
+                    k += 1
+                    self.running[(j, -k)] = s
+                    self.count[j][s] += 1
+                    self._take(j, s, +1)
+                    self.share[j] += self.unit[j]
+
     def allocate_from_queues(self) -> list[tuple[int, int, int]]:
         """AllocateFromQueues; returns the placements ``(j, task, server)`` in order."""
         env = self.env
@@ -170,11 +183,26 @@ def task_count(env: Environment, j: int) -> Optional[int]:
     return None if n is None else math.floor(n)
 
 
+def allocate_from_queues(env: Environment, held: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """The mechanism's own rule for free capacity (``Mechanism.task_rule``): with ``held`` whole tasks running and
+    ``floor(n_j)`` unfinished (``n_j = None``: an unbounded queue), the others waiting, one AllocateFromQueues;
+    the tasks it starts as ``(user, server)`` in order.  From nothing held it is Algorithm 2's Reallocation."""
+    sch = Scheduler(env)
+    sch.hold(held)
+    for j in range(env.n_users):
+        n = task_count(env, j)
+        if n is None:
+            sch.unbounded[j] = True
+        else:
+            sch.enqueue(j, range(sum(int(c) for c in held[j]), n))
+    return [(j, s) for j, _task, s in sch.allocate_from_queues()]
+
+
 @register("tsf-er-online", "Online TSF-ER (Algorithm 2): whole tasks, lowest task share first, best-fit server",
           SETTING, (), source="004 Sec. 5 Algorithm 2",
           notes="Static audit form: all floor(n_j) tasks waiting at time 0, state after AllocateFromQueues. "
                 "Seed 004 claims no property for it (Sec. 6.3).",
-          z3=Z3Spec.none("online indivisible algorithm: not encoded"))
+          z3=Z3Spec.none("online indivisible algorithm: not encoded"), task_rule=allocate_from_queues)
 def tsf_er_online(env: Environment, exact: bool = False) -> Allocation:
     """Every user's ``floor(n_j)`` tasks waiting at time 0; the state after one AllocateFromQueues."""
     sch = Scheduler(env)
