@@ -192,6 +192,11 @@ class Preempting:
             if b is not None and held[j] > math.floor(b):
                 self._drop_newest(u, held[j] - math.floor(b))
         held = self._held(env)
+        left = None if self.literal or not env.n_servers else self._free(env, held)
+        if left is not None:  # the same test in integers: usage above capacity
+            if any(v < 0 for v in left):
+                self.launched = []
+            return
         used = self._usage(env, held)
         if env.n_servers and any(x > c for x, c in zip(used, env.capacity[0])):
             self.launched = []
@@ -202,11 +207,43 @@ class Preempting:
 
     def _fill(self, env: Environment) -> None:
         held = self._held(env)
-        if not self.literal and not self._room(env, held):
+        if not self.literal and not self._room_fast(env, held):
             return  # no app with pending demand has a task that fits in the free pool: place() would place none
         tasks, _ = place(env, held, name=self.name)
         for j, u in enumerate(env.users):
             self.launched.extend([u] * (tasks[j] - held[j]))
+
+    def _free(self, env: Environment, held: Sequence[int]) -> Optional[list]:
+        """The pool left (capacity less what the held tasks use), in integers, where the capacity and every
+        holder's per-task demand are whole and the demands are the pool's (no per-server override); else ``None``."""
+        if env.server_demand:
+            return None
+        left = []
+        for c in env.capacity[0]:
+            if c.__class__ is not Fraction or c.denominator != 1:
+                return None
+            left.append(c.numerator)
+        R = len(left)
+        for j, h in enumerate(held):
+            if h:
+                w = self._user(env, j, h)[4]
+                if w is None:
+                    return None
+                for r in range(R):
+                    left[r] -= w[r]
+        return left
+
+    def _room_fast(self, env: Environment, held: Sequence[int]) -> bool:
+        """:meth:`_room` on :meth:`_free`'s integers (the pending flag :meth:`_user` keeps); ``_room`` itself where
+        they do not apply."""
+        left = self._free(env, held)
+        if left is None:
+            return self._room(env, held)
+        for j in range(env.n_users):
+            if self._user(env, j, held[j])[3] and 0 in env.eligible[j] and \
+                    all(not dv or lv >= dv for lv, dv in zip(left, env.demand[j])):
+                return True
+        return False
 
     @staticmethod
     def _room(env: Environment, held: Sequence[int]) -> bool:
