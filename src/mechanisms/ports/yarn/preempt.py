@@ -143,6 +143,7 @@ class Preempting:
         self._shares_memo: dict = {}  # fair_shares' splits per node (the queue tree is the execution's)
         self._per_user: dict = {}  # name -> what _update_fast derives of its holding (while that is unchanged)
         self._paths: dict = {}  # a user's queue -> its path (the queue tree is the execution's)
+        self._desired: dict = {}  # queue -> ((its apps' demand, the cluster), its desired share) of the last update
         self.launched: list[str] = []  # one entry per running container, oldest first
         self.report: dict[str, tuple] = {}
         self.start: dict[str, Any] = {}
@@ -286,7 +287,8 @@ class Preempting:
     def _user(self, env: Environment, j: int, h: int) -> tuple:
         """What the update reads of app ``j`` holding ``h`` tasks, kept while its holding, per-task demand, task
         bound and weight are unchanged: ``(key, usage, demand, pending, whole usage or None, DRF order key or
-        None)`` -- the reference's own expressions, computed once per holding."""
+        None, whole demand (integers or ``inf``) or None, DRF order key or None)`` -- the reference's own
+        expressions, computed once per holding."""
         u, d, b, w = env.users[j], env.demand[j], env.tasks[j], env.weight[j]
         c = self._per_user.get(u)
         if c is not None and c[0] == (h, d, b, w):
@@ -295,7 +297,9 @@ class Preempting:
         usage = [h * dv for dv in d]
         demand = [INF if (bound is None and dv) else (bound or 0) * dv for dv in d]
         whole = [v.numerator for v in usage] if all(v.denominator == 1 for v in usage) else None
-        c = ((h, d, b, w), usage, demand, any(d) and (bound is None or h < bound), whole, None)
+        whole_d = [v if v == INF else v.numerator for v in demand] \
+            if all(v == INF or v.denominator == 1 for v in demand) else None
+        c = ((h, d, b, w), usage, demand, any(d) and (bound is None or h < bound), whole, whole_d, None)
         self._per_user[u] = c
         return c
 
@@ -304,12 +308,12 @@ class Preempting:
         capacities with a positive exact weight: its fair ratios ``(u_r / c_r) / w`` in ``sortRatios`` order (a
         stable sort by descending usage ratio: the ratios are exact numbers, no NaN), compared position by
         position -- ``compare_ratios``' order; the start time ``1 + j`` (unique) breaks ties."""
-        if c[5] is not None and c[5][0] == cluster:
-            return c[5][1]
+        if c[6] is not None and c[6][0] == cluster:
+            return c[6][1]
         ratios = [x / cr for x, cr in zip(c[1], cluster)]
         order = sorted(range(len(ratios)), key=ratios.__getitem__, reverse=True)  # stable, as Java's sort
         key = tuple(ratios[r] / w for r in order)
-        self._per_user[u] = c[:5] + ((cluster, key),)
+        self._per_user[u] = c[:6] + ((cluster, key),)
         return key
 
     def _update_fast(self, env: Environment, t: Any) -> None:
@@ -340,16 +344,18 @@ class Preempting:
         demand = [c[2] for c in info]
         # every queue's usage below it (integers where every usage below is whole) and its apps' demand
         use_i = [[0] * R for _ in range(Q)]
-        exact_q = [False] * Q  # some usage below is not whole: summed exactly instead
+        dem_i = [[0] * R for _ in range(Q)]  # integers, inf where an app below is unbounded
+        exact_q = [False] * Q  # some usage or demand below is not whole: summed exactly instead
         for j, p in enumerate(paths):
-            wv = info[j][4]
+            wv, wd = info[j][4], info[j][5]
             for q in p:
-                if wv is None:
+                if wv is None or wd is None:
                     exact_q[q] = True
                 else:
-                    acc = use_i[q]
+                    acc, dacc = use_i[q], dem_i[q]
                     for r in range(R):
                         acc[r] += wv[r]
+                        dacc[r] += wd[r]
         by_q: dict = {}
         for j, p in enumerate(paths):
             for q in p:
@@ -365,7 +371,7 @@ class Preempting:
             members = leaves.get(q)
             if not members:
                 if q is not None:
-                    self._min_share_fast(env, q, use_i, exact_q, by_q, usage, demand, cluster, t)
+                    self._min_share_fast(env, q, use_i, dem_i, exact_q, by_q, usage, demand, cluster, t)
                 continue
             apps = [j for j in members if info[j][3]]
             if fast_order and all(env.weight[j].__class__ is Fraction and env.weight[j] > 0 for j in apps):
@@ -386,7 +392,7 @@ class Preempting:
                     break
             if q is None:
                 continue
-            ms = self._min_share_fast(env, q, use_i, exact_q, by_q, usage, demand, cluster, t)
+            ms = self._min_share_fast(env, q, use_i, dem_i, exact_q, by_q, usage, demand, cluster, t)
             if ms is None:
                 continue  # no min share: nothing left for its apps (their min-share starvation stays 0)
             left = _nonneg([a - b for a, b in zip(ms, total)])
@@ -414,9 +420,10 @@ class Preempting:
         for j in java_heap_order(starved, cmp):
             self._preempt_for(env, j, starvation[j], fair_u, cluster, t)
 
-    def _min_share_fast(self, env, q, use_i, exact_q, by_q, usage, demand, cluster, t) -> Optional[list]:
+    def _min_share_fast(self, env, q, use_i, dem_i, exact_q, by_q, usage, demand, cluster, t) -> Optional[list]:
         """:meth:`_min_share` on the sums of :meth:`_update_fast`; ``None`` for a queue without a min share (its
-        clock restarts when nothing below it runs; it leaves its apps nothing)."""
+        clock restarts when nothing below it runs; it leaves its apps nothing).  The desired share (the DRF
+        comparison of the min share with the demand) is kept while the demand and the cluster are unchanged."""
         cfg = self.config
         R = env.n_resources
         path = env.queues[q]
@@ -433,16 +440,28 @@ class Preempting:
             return None
         if exact_q[q]:
             use_q = [_total([usage[j][r] for j in below_q]) for r in range(R)]
+            dem = []
+            for r in range(R):
+                col = [demand[j][r] for j in below_q]
+                dem.append(INF if any(v == INF for v in col) else _total(col))
+            key = None
         else:
             use_q = [Fraction(v) for v in use_i[q]]
-        dem = []
-        for r in range(R):
-            col = [demand[j][r] for j in below_q]
-            dem.append(INF if any(v == INF for v in col) else _total(col))
-        if env.queue_max[q] is not None:
-            dem = [min(a, m) for a, m in zip(dem, env.queue_max[q])]
-        mins = list(g)
-        desired = mins if drc_compare(mins, dem, cluster) <= 0 else dem
+            key = (tuple(dem_i[q]), cluster)
+            hit = self._desired.get(q)
+            if hit is not None and hit[0] == key:
+                dem = None
+            else:
+                dem = [INF if v == INF else Fraction(v) for v in dem_i[q]]
+        if dem is not None:
+            if env.queue_max[q] is not None:
+                dem = [min(a, m) for a, m in zip(dem, env.queue_max[q])]
+            mins = list(g)
+            desired = mins if drc_compare(mins, dem, cluster) <= 0 else dem
+            if key is not None:
+                self._desired[q] = (key, desired)
+        else:
+            desired = hit[1]
         starvation = [_inf_sub(a, b) for a, b in zip(desired, use_q)]
         if not any(starvation):
             self.last_min[path] = t
