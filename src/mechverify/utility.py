@@ -55,6 +55,9 @@ def _capped(total: Any, ext: Any, nj: Any) -> Any:
         if result.__class__ is float and nj.__class__ is Fraction and nj._denominator == 1:
             if nj._numerator < result:  # an int against a float: Python compares them exactly, as Fraction does
                 result = nj
+        elif result.__class__ is Fraction and nj.__class__ is Fraction:  # Fraction's comparison, in integers
+            if nj._numerator * result._denominator < result._numerator * nj._denominator:
+                result = nj
         elif nj < result:
             result = nj
     return result

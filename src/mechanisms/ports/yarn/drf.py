@@ -214,6 +214,20 @@ def _allocation(env: Environment, name: str, tasks: Sequence[int], steps: int) -
     return Allocation(env, x, name, True, {"steps": steps})
 
 
+_WHOLE: dict[int, Fraction] = {}
+
+
+def whole(n: int) -> Fraction:
+    """``Fraction(n)`` for an integer ``n``, one shared object per value (a ``Fraction`` is immutable; the tasks
+    and amounts of a run repeat a few values)."""
+    f = _WHOLE.get(n)
+    if f is None:
+        if len(_WHOLE) >= 1 << 16:
+            _WHOLE.clear()
+        f = _WHOLE[n] = Fraction(n)
+    return f
+
+
 def app_schedulable(env: Environment, usage: Sequence[Any], j: int) -> Schedulable:
     """User ``j`` as upstream's app (``FSAppAttempt``) with ``usage``: min share 0, its weight, start time ``1 + j``."""
     return _app(env, usage, j)
@@ -260,7 +274,8 @@ class _Pool:
         self.limit = [None if b is None else math.floor(b) for b in env.tasks]
         self.demand = [env.d(j, 0) for j in range(J)] if env.n_servers else [env.demand[j] for j in range(J)]
         self.eligible = [0 in env.eligible[j] for j in range(J)]
-        self.paths = [env.user_path(j) for j in range(J)]
+        at: dict = {}  # a queue -> its path, found once per queue
+        self.paths = [at[q] if q in at else at.setdefault(q, env.queue_path(q)) for q in env.user_queue]
         if not self._whole_usages():
             for j in range(J):
                 if self.tasks[j]:
@@ -293,7 +308,7 @@ class _Pool:
         for j in held:
             n = self.tasks[j]
             amounts = [n * dv.numerator for dv in self.demand[j]]
-            self.user_use[j] = [Fraction(a) if a else _ZERO for a in amounts]
+            self.user_use[j] = [whole(a) for a in amounts]
             for r in range(R):
                 left[r] -= amounts[r]
             for q in self.paths[j]:
@@ -303,9 +318,9 @@ class _Pool:
                 else:
                     for r in range(R):
                         acc[r] += amounts[r]
-        self.left = [Fraction(v) for v in left]
+        self.left = [whole(v) for v in left]
         for q, acc in queue_use.items():
-            self.queue_use[q] = [Fraction(a) if a else _ZERO for a in acc]
+            self.queue_use[q] = [whole(a) for a in acc]
         return True
 
     def pending(self, j: int) -> bool:

@@ -77,6 +77,7 @@ Our model (conventions; docs/fidelity.md)
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Optional, Sequence
@@ -90,7 +91,7 @@ from ...core.registry import register
 from ...core.time import TimeSpec, one_shot
 from ..declare import Pin
 from ..java_go import treeset_order
-from .drf import PORT as DRF_PORT, app_schedulable, place
+from .drf import PORT as DRF_PORT, app_schedulable, place, whole
 from .drf_policy import compare_prepared, prepare
 from .preempt_calc import (INF, _ZERO, _inf_sub, _nonneg, _total, below, drc_compare, fair_shares, java_heap_order,
                            water_fill)
@@ -156,11 +157,8 @@ class Preempting:
 
     # -- helpers
     def _held(self, env: Environment) -> list[int]:
-        idx = {u: j for j, u in enumerate(env.users)}
-        out = [0] * env.n_users
-        for u in self.launched:
-            out[idx[u]] += 1
-        return out
+        count = Counter(self.launched)
+        return [count[u] for u in env.users]
 
     def _drop_newest(self, u: str, k: int) -> None:
         for i in range(len(self.launched) - 1, -1, -1):
@@ -275,7 +273,7 @@ class Preempting:
             if self.literal or self.preempted:  # else nothing changed since the fill, which placed all it could
                 self._fill(env)
         held = self._held(env)
-        x = tuple((Fraction(held[j]),) * env.n_servers for j in range(env.n_users))
+        x = tuple((whole(held[j]),) * env.n_servers for j in range(env.n_users))
         return Allocation(env, x, self.name, True, {"preempted": tuple(self.preempted)})
 
     def _update(self, env: Environment, t: Any) -> None:
@@ -286,9 +284,9 @@ class Preempting:
 
     def _user(self, env: Environment, j: int, h: int) -> tuple:
         """What the update reads of app ``j`` holding ``h`` tasks, kept while its holding, per-task demand, task
-        bound and weight are unchanged: ``(key, usage, demand, pending, whole usage or None, DRF order key or
-        None, whole demand (integers or ``inf``) or None, DRF order key or None)`` -- the reference's own
-        expressions, computed once per holding."""
+        bound and weight are unchanged: ``(key, usage, demand, pending, the usage in integers or None, the demand
+        in integers and ``inf`` or None, (cluster, DRF order key) or None)`` -- the reference's own expressions,
+        computed once per holding."""
         u, d, b, w = env.users[j], env.demand[j], env.tasks[j], env.weight[j]
         c = self._per_user.get(u)
         if c is not None and c[0] == (h, d, b, w):
@@ -296,10 +294,10 @@ class Preempting:
         bound = None if b is None else math.floor(b)
         usage = [h * dv for dv in d]
         demand = [INF if (bound is None and dv) else (bound or 0) * dv for dv in d]
-        whole = [v.numerator for v in usage] if all(v.denominator == 1 for v in usage) else None
+        whole_u = [v.numerator for v in usage] if all(v.denominator == 1 for v in usage) else None
         whole_d = [v if v == INF else v.numerator for v in demand] \
             if all(v == INF or v.denominator == 1 for v in demand) else None
-        c = ((h, d, b, w), usage, demand, any(d) and (bound is None or h < bound), whole, whole_d, None)
+        c = ((h, d, b, w), usage, demand, any(d) and (bound is None or h < bound), whole_u, whole_d, None)
         self._per_user[u] = c
         return c
 
@@ -446,13 +444,13 @@ class Preempting:
                 dem.append(INF if any(v == INF for v in col) else _total(col))
             key = None
         else:
-            use_q = [Fraction(v) for v in use_i[q]]
+            use_q = [whole(v) for v in use_i[q]]
             key = (tuple(dem_i[q]), cluster)
             hit = self._desired.get(q)
             if hit is not None and hit[0] == key:
                 dem = None
             else:
-                dem = [INF if v == INF else Fraction(v) for v in dem_i[q]]
+                dem = [INF if v == INF else whole(v) for v in dem_i[q]]
         if dem is not None:
             if env.queue_max[q] is not None:
                 dem = [min(a, m) for a, m in zip(dem, env.queue_max[q])]
