@@ -49,7 +49,7 @@ def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Itera
 def _capped(total: Any, ext: Any, nj: Any) -> Any:
     """``min(total, ext, n_j)``, compared in this order (a binding ``n_j`` is returned as it is)."""
     result = total
-    if ext < result:
+    if ext is not INF and ext < result:  # (the float +inf is less than nothing)
         result = ext
     if nj is not None:
         if result.__class__ is float and nj.__class__ is Fraction and nj._denominator == 1:

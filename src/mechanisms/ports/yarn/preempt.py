@@ -301,17 +301,17 @@ class Preempting:
         self._per_user[u] = c
         return c
 
-    def _app_key(self, c: tuple, u: str, cluster: Sequence[Any], w: Any) -> tuple:
+    def _app_key(self, c: tuple, u: str, cluster: Sequence[Any], ckey: tuple, w: Any) -> tuple:
         """The ``yarn-drf`` comparator's key of an app (min share 0: never needy) on a cluster of positive exact
         capacities with a positive exact weight: its fair ratios ``(u_r / c_r) / w`` in ``sortRatios`` order (a
         stable sort by descending usage ratio: the ratios are exact numbers, no NaN), compared position by
         position -- ``compare_ratios``' order; the start time ``1 + j`` (unique) breaks ties."""
-        if c[6] is not None and c[6][0] == cluster:
+        if c[6] is not None and c[6][0] == ckey:  # the cluster as integer pairs
             return c[6][1]
         ratios = [x / cr for x, cr in zip(c[1], cluster)]
         order = sorted(range(len(ratios)), key=ratios.__getitem__, reverse=True)  # stable, as Java's sort
         key = tuple(ratios[r] / w for r in order)
-        self._per_user[u] = c[:6] + ((cluster, key),)
+        self._per_user[u] = c[:6] + ((ckey, key),)
         return key
 
     def _update_fast(self, env: Environment, t: Any) -> None:
@@ -365,6 +365,7 @@ class Preempting:
         for j in range(J):
             leaves.setdefault(env.user_queue[j], []).append(j)
         fast_order = all(c.__class__ is Fraction and c > 0 for c in cluster)
+        ckey = tuple((c.numerator, c.denominator) for c in cluster) if fast_order else None
         for q in [None] + list(range(Q)):
             members = leaves.get(q)
             if not members:
@@ -373,7 +374,7 @@ class Preempting:
                 continue
             apps = [j for j in members if info[j][3]]
             if fast_order and all(env.weight[j].__class__ is Fraction and env.weight[j] > 0 for j in apps):
-                keys = {j: (self._app_key(info[j], env.users[j], cluster, env.weight[j]), j) for j in apps}
+                keys = {j: (self._app_key(info[j], env.users[j], cluster, ckey, env.weight[j]), j) for j in apps}
                 apps.sort(key=keys.__getitem__)
             else:
                 keyed = {j: prepare(app_schedulable(env, usage[j], j), cluster) for j in apps}
@@ -425,7 +426,8 @@ class Preempting:
         cfg = self.config
         R = env.n_resources
         path = env.queues[q]
-        self.last_min.setdefault(path, Fraction(0))
+        if path not in self.last_min:
+            self.last_min[path] = Fraction(0)
         below_q = by_q.get(q, ())
         g = env.queue_guarantee[q]
         if g is None:
@@ -445,7 +447,7 @@ class Preempting:
             key = None
         else:
             use_q = [whole(v) for v in use_i[q]]
-            key = (tuple(dem_i[q]), cluster)
+            key = (tuple(dem_i[q]), tuple((c.numerator, c.denominator) for c in cluster))
             hit = self._desired.get(q)
             if hit is not None and hit[0] == key:
                 dem = None

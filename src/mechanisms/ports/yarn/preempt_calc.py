@@ -162,7 +162,7 @@ def fair_shares(env: Environment, paths: Optional[Sequence[Sequence[int]]] = Non
             key = (tuple(share), tuple(i if k == "q" else env.users[i] for k, i in kids), tuple(w))
             last = memo.get(q)
             if last is not None and last[0] == key:
-                got = [list(g) for g in last[1]]
+                got = last[1]  # shared, not copied: the shares are only read
             else:
                 got = None
         else:
@@ -177,7 +177,7 @@ def fair_shares(env: Environment, paths: Optional[Sequence[Sequence[int]]] = Non
                 for n, v in enumerate(water_fill(w, mins, maxs, share[r], literal)):
                     got[n][r] = v
             if memo is not None:
-                memo[q] = (key, [list(g) for g in got])
+                memo[q] = (key, got)
         for (k, i), g in zip(kids, got):
             if k == "q":
                 queues[i] = g
