@@ -49,11 +49,14 @@ def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Itera
 def _capped(total: Any, ext: Any, nj: Any) -> Any:
     """``min(total, ext, n_j)``, compared in this order (a binding ``n_j`` is returned as it is)."""
     result = total
-    if ext < result:
+    if ext is not INF and ext < result:  # (the float +inf is less than nothing)
         result = ext
     if nj is not None:
         if result.__class__ is float and nj.__class__ is Fraction and nj._denominator == 1:
             if nj._numerator < result:  # an int against a float: Python compares them exactly, as Fraction does
+                result = nj
+        elif result.__class__ is Fraction and nj.__class__ is Fraction:  # Fraction's comparison, in integers
+            if nj._numerator * result._denominator < result._numerator * nj._denominator:
                 result = nj
         elif nj < result:
             result = nj
@@ -85,11 +88,38 @@ def bundle_value(env: Environment, j: int, bundle: Bundle, servers: Optional[Ite
 
 def utility(true_env: Environment, alloc: Allocation, j: int, integral: bool = False) -> Any:
     """``u_j`` of user ``j``'s own bundle under ``alloc`` (computed from whatever was reported)."""
-    if not integral and not alloc.exact:
+    if not integral:
         row = alloc.x[j]
-        if all(v.__class__ is float for v in row):
-            return _float_own_tasks(true_env, alloc, j)
+        if not alloc.exact:
+            if all(v.__class__ is float for v in row):
+                return _float_own_tasks(true_env, alloc, j)
+        elif all(v.__class__ is Fraction for v in row):
+            return _exact_own_tasks(true_env, alloc, j)
     return bundle_value(true_env, j, alloc.bundle(j), None, integral)
+
+
+def _exact_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
+    """:func:`true_tasks` of ``j``'s own bundle when its row of the task matrix is ``Fraction``s, without building
+    the bundle: per eligible server ``min`` over the true demand's positive entries of ``x * d_reported / d_true``,
+    compared as integer pairs and built as one ``Fraction`` (:func:`leontief_tasks`' way) -- exact numbers, so the
+    same value (tests/mechverify/test_utility_fast.py)."""
+    rep, row = alloc.env, alloc.x[j]
+    total: Any = 0
+    for s in true_env.eligible[j]:
+        xs = row[s]
+        xn, xd = xs._numerator, xs._denominator
+        bn = bd = 0
+        for dr, dt in zip(rep.d(j, s), true_env.d(j, s)):
+            dn = dt._numerator
+            if dn > 0:
+                qn, qd = xn * dr._numerator * dt._denominator, xd * dr._denominator * dn  # qd > 0
+                if not bd or qn * bd < bn * qd:
+                    bn, bd = qn, qd
+        total = total + (Fraction(bn, bd) if bd else INF)
+    ext_r = rep.external_demand[j]
+    tot = alloc.total(j) if ext_r else 0
+    ext = leontief_tasks(tuple(tot * v for v in ext_r), true_env.external_demand[j])
+    return _capped(total, ext, true_env.tasks[j])
 
 
 def _float_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:

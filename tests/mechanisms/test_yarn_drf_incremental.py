@@ -152,3 +152,27 @@ def test_registered_allocate_is_the_incremental_one_and_equals_the_reference():
         got = mechanisms.allocate(name, env)
         assert got.x == yarn_drf_reference(env, name=name, s2_needy_from_s1=s2).x
         assert sum(got.totals()) > 40
+
+
+def test_the_pool_starts_from_the_held_tasks_usage():
+    """``_Pool``'s integer sums (``_whole_usages``) give what the plain loop over the held tasks gives: the pool
+    left, every user's and queue's usage -- on whole and on fractional demands (the latter take the loop)."""
+    rng = random.Random(77)
+    whole = 0
+    for _ in range(300):
+        env = parse_environment(_instance(rng))
+        held = _held(rng, env)
+        st = drf._Pool(env, held, "test")
+        R = env.n_resources
+        left = list(env.capacity[0])
+        users = [[0] * R for _ in range(env.n_users)]
+        queues = [[0] * R for _ in range(env.n_queues)]
+        for j, n in enumerate(held):
+            for r, dv in enumerate(env.d(j, 0)):
+                left[r] -= n * dv
+                users[j][r] += n * dv
+                for q in env.user_path(j):
+                    queues[q][r] += n * dv
+        assert (st.left, st.user_use, st.queue_use) == (left, users, queues), (env.to_json(), held)
+        whole += all(v.denominator == 1 for j in range(env.n_users) for v in env.d(j, 0))
+    assert whole >= 30

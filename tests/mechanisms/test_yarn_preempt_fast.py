@@ -93,3 +93,46 @@ def test_water_fill_bisection_equals_the_scan():
         hi = [rng.choice([INF, INF, F(rng.randint(0, 9))]) for _ in range(n)]
         total = F(rng.randint(0, 30), rng.randint(1, 3))
         assert water_fill(w, lo, hi, total) == water_fill(w, lo, hi, total, literal=True)
+
+
+def _jobs_trace(jobs: int, seed: int) -> Execution:
+    """A queue tree of 2 parents of 3 leaves (weights, min shares on every other leaf), ``jobs`` jobs arriving
+    with work (they finish and leave), one pool offered about 1.2 times its cpu: the benchmark's kind of trace
+    (benchmarks/bench_policies_over_time.py), where the update runs at most steps and preempts."""
+    rng = random.Random(seed)
+    leaves = [f"p{a}/l{b}" for a in range(2) for b in range(3)]
+    queues = ("p0", "p1") + tuple(leaves)
+    guar = (None, None) + tuple((F(rng.randint(2, 8)), F(rng.randint(8, 32))) if i % 2 else None
+                                for i in range(len(leaves)))
+    events, t, cpu_time = [], F(0), 0
+    for i in range(jobs):
+        t += F(rng.randint(0, 40), 100)
+        tasks, dur = rng.randint(1, 6), rng.randint(1, 8)
+        d = (F(rng.randint(1, 4)), F(rng.randint(1, 16)))
+        cpu_time += tasks * d[0] * dur
+        spec = UserSpec(f"j{i}", d, tasks=F(tasks), queue=rng.choice(leaves), duration=F(dur), work=F(tasks * dur),
+                        weight=F(rng.choice([1, 1, 2])))
+        events.append(Event(t, "arrive", f"j{i}", spec=spec))
+    cpu = max(16, int(cpu_time / max(t, F(1)) / F(6, 5)))
+    return Execution(("cpu", "mem"), ("pool",), ((F(cpu), F(4 * cpu)),), (), tuple(events), queues=queues,
+                     queue_weight=tuple(F(rng.randint(1, 4)) for _ in queues), queue_guarantee=guar,
+                     queue_max=tuple(None for _ in queues))
+
+
+def _run_steps(ex: Execution, exact: bool, literal: bool) -> list:
+    st = Preempting(None, ex, exact, REGISTERED, literal=literal)
+    return [(s.t, s.users, s.state_key, None if s.alloc is None else (s.alloc.x, s.alloc.info["preempted"]))
+            for s in run(ex, st, exact)]
+
+
+def test_fast_step_equals_the_literal_one_on_a_jobs_trace_exact_and_float():
+    """A few hundred jobs through the fast step and the literal one, in exact and in float stepping: the same
+    allocation, preemptions and clocks at every step."""
+    ex = _jobs_trace(300, 8)
+    for exact in (True, False):
+        want = _run_steps(ex, exact, True)
+        got = _run_steps(ex, exact, False)
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            assert a == b
+        assert sum(len(s[3][1]) for s in want if s[3] is not None) >= 10  # it preempts

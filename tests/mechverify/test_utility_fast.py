@@ -52,3 +52,35 @@ def test_float_utility_is_bit_identical_to_the_bundle_computation():
         ex = Allocation(rep, tuple(tuple(F(v) for v in row) for row in x), "test", True)
         assert utility(true_env, ex, j) == _general(true_env, ex, j)
     assert checked > 3000 and capped > 100  # the task bound decided some of them
+
+
+def test_exact_utility_equals_the_bundle_computation():
+    """The exact shortcut (a row of ``Fraction``s): the same value and type as ``bundle_value`` of the bundle."""
+    rng = random.Random(12)
+    checked = capped = 0
+    for _ in range(1500):
+        inst = random_instance(rng, rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3), capacity=(0, 12),
+                               demand=lambda rg, r: F(rg.randint(0, 9), rg.randint(1, 4)),
+                               external=(1, 20) if rng.random() < 0.6 else None, external_demand=(0, 4),
+                               tasks=0.4, task_range=(0, 6), eligible=0.3)
+        true_env = parse_environment(inst)
+        j = rng.randrange(true_env.n_users)
+        dev = {}
+        if rng.random() < 0.7:
+            dev["demand"] = [F(rng.randint(0, 9), rng.randint(1, 4)) for _ in range(true_env.n_resources)]
+            if not any(dev["demand"]):
+                dev["demand"][0] = F(1)
+        if true_env.n_external and rng.random() < 0.5:
+            dev["external_demand"] = [F(rng.randint(0, 5), rng.randint(1, 3)) for _ in range(true_env.n_external)]
+        if rng.random() < 0.3:
+            dev["eligible"] = [s for s in range(true_env.n_servers) if rng.random() < 0.6]
+        rep = true_env.with_user(j, **dev) if dev else true_env
+        x = tuple(tuple(F(rng.randint(0, 12), rng.choice([1, 1, 2, 3])) for _ in range(rep.n_servers))
+                  for _ in range(rep.n_users))
+        alloc = Allocation(rep, x, "test", True)
+        for k in range(true_env.n_users):
+            got, ref = utility(true_env, alloc, k), _general(true_env, alloc, k)
+            assert type(got) is type(ref) and got == ref, (true_env.to_json(), dev, x, k)
+            checked += 1
+            capped += ref == true_env.tasks[k]
+    assert checked > 3000 and capped > 100

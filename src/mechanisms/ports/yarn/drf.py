@@ -214,6 +214,20 @@ def _allocation(env: Environment, name: str, tasks: Sequence[int], steps: int) -
     return Allocation(env, x, name, True, {"steps": steps})
 
 
+_WHOLE: dict[int, Fraction] = {}
+
+
+def whole(n: int) -> Fraction:
+    """``Fraction(n)`` for an integer ``n``, one shared object per value (a ``Fraction`` is immutable; the tasks
+    and amounts of a run repeat a few values)."""
+    f = _WHOLE.get(n)
+    if f is None:
+        if len(_WHOLE) >= 1 << 16:
+            _WHOLE.clear()
+        f = _WHOLE[n] = Fraction(n)
+    return f
+
+
 def app_schedulable(env: Environment, usage: Sequence[Any], j: int) -> Schedulable:
     """User ``j`` as upstream's app (``FSAppAttempt``) with ``usage``: min share 0, its weight, start time ``1 + j``."""
     return _app(env, usage, j)
@@ -260,22 +274,54 @@ class _Pool:
         self.limit = [None if b is None else math.floor(b) for b in env.tasks]
         self.demand = [env.d(j, 0) for j in range(J)] if env.n_servers else [env.demand[j] for j in range(J)]
         self.eligible = [0 in env.eligible[j] for j in range(J)]
-        self.paths = [env.user_path(j) for j in range(J)]
-        for j in range(J):
-            if self.tasks[j]:
-                for r, dv in enumerate(self.demand[j]):
-                    if dv:
-                        amount = self.tasks[j] * dv
-                        self.left[r] -= amount
-                        self.user_use[j][r] += amount
-                        for q in self.paths[j]:
-                            self.queue_use[q][r] += amount
+        at: dict = {}  # a queue -> its path, found once per queue
+        self.paths = [at[q] if q in at else at.setdefault(q, env.queue_path(q)) for q in env.user_queue]
+        if not self._whole_usages():
+            for j in range(J):
+                if self.tasks[j]:
+                    for r, dv in enumerate(self.demand[j]):
+                        if dv:
+                            amount = self.tasks[j] * dv
+                            self.left[r] -= amount
+                            self.user_use[j][r] += amount
+                            for q in self.paths[j]:
+                                self.queue_use[q][r] += amount
         self.pending_ok = [any(v for v in self.demand[j]) for j in range(J)]  # a zero request is no pending demand
         self.users_at: dict[Optional[int], list[int]] = {}
         for j in range(J):
             self.users_at.setdefault(env.user_queue[j], []).append(j)
         self.caps = [(q, env.queue_max[q]) for q in range(Q) if env.queue_max[q] is not None]  # maxResources
         self.steps = 0
+
+    def _whole_usages(self) -> bool:
+        """The held tasks' usage taken off the pool and added to the users and queues (as ``__init__``'s loop
+        does), summed in integers where the pool and the held per-task demands are whole: the same exact
+        values, one ``Fraction`` per sum.  ``False`` (nothing done) otherwise."""
+        R = len(self.left)
+        if not all(v.__class__ is Fraction and v.denominator == 1 for v in self.left):
+            return False
+        held = [j for j, n in enumerate(self.tasks) if n]
+        if not all(dv.__class__ is Fraction and dv.denominator == 1 for j in held for dv in self.demand[j]):
+            return False
+        left = [v.numerator for v in self.left]
+        queue_use: dict = {}
+        for j in held:
+            n = self.tasks[j]
+            amounts = [n * dv.numerator for dv in self.demand[j]]
+            self.user_use[j] = [whole(a) for a in amounts]
+            for r in range(R):
+                left[r] -= amounts[r]
+            for q in self.paths[j]:
+                acc = queue_use.get(q)
+                if acc is None:
+                    queue_use[q] = list(amounts)
+                else:
+                    for r in range(R):
+                        acc[r] += amounts[r]
+        self.left = [whole(v) for v in left]
+        for q, acc in queue_use.items():
+            self.queue_use[q] = [whole(a) for a in acc]
+        return True
 
     def pending(self, j: int) -> bool:
         return self.pending_ok[j] and (self.limit[j] is None or self.tasks[j] < self.limit[j])
@@ -423,7 +469,12 @@ class _Incremental:
         self.cn = [c.numerator for c in cluster] if self.fast else []
         self.cd = [c.denominator for c in cluster] if self.fast else []
         self.info: dict[tuple[str, int], tuple] = {}  # node -> (its usage list, min share or None, weight, start, name)
+        # an app that cannot take a task now never can in this run (the class docstring): dead from the start, no
+        # entry computed -- where entries are fast, an app (min share 0, never needy) has one, so no NaN is missed
+        born_dead = {("u", j) for j in range(env.n_users) if not (st.pending(j) and st.fits(j))} if self.fast else set()
         for node in self.parent:
+            if node in born_dead:
+                continue
             sch = st.sched(node)
             kind, i = node
             use = st.queue_use[i] if kind == "q" else st.user_use[i]
@@ -432,8 +483,13 @@ class _Incremental:
                 self.fast = False
             self.info[node] = (use, ms, (sch.weight.numerator, sch.weight.denominator) if self.fast else None,
                                sch.start, string_key(sch.name))
+        self.dead.update(born_dead)
         for node, par in self.parent.items():
             self.version[node] = 0
+            if node in born_dead:
+                self.entry[node] = None
+                self.kids.setdefault(par, []).append(node)
+                continue
             e = self.entry[node] = self._entry(node, 0)
             self.nans[par] = self.nans.get(par, 0) + (e is None)
             self.kids.setdefault(par, []).append(node)
