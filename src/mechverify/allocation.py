@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, fmt_exact, fmt_value, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "feasibility_violations", "is_feasible", "state_of"]
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "feasibility_violations", "is_feasible", "state_of"]
 
 
 @dataclass(frozen=True)
@@ -264,32 +264,70 @@ def is_feasible(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm")
     return not feasibility_violations(env, x, mode)
 
 
-def dominant_shares(a: "Allocation", by_queue: bool = False) -> dict[str, Any]:
+_FLOATS: dict = {}  # id(demand tuple) -> (the tuple, its floats): a float run converts each demand once
+
+
+def _as_floats(vec: tuple) -> tuple:
+    got = _FLOATS.get(id(vec))
+    if got is None or got[0] is not vec:
+        if len(_FLOATS) > 100_000:
+            _FLOATS.clear()
+        got = _FLOATS[id(vec)] = (vec, tuple(float(v) for v in vec))
+    return got[1]
+
+
+def usage(a: "Allocation") -> list[list[Any]]:
+    """What each user's allocation uses: per user, per resource summed over servers, then per external
+    resource (``x[j,s] * d[j,s,r]``, the non-wasteful bundle).  Exact for an exact allocation; a float one is
+    summed in floats."""
+    env = a.env
+    R, S, K = env.n_resources, env.n_servers, env.n_external
+    exact = a.exact
+    zero: Any = Fraction(0) if exact else 0.0
+    out = []
+    for j in range(env.n_users):
+        use = [zero] * (R + K)
+        row = a.x[j]
+        for s in range(S):
+            x = row[s]
+            if x:
+                d = env.d(j, s)
+                if not exact:
+                    d, x = _as_floats(d), float(x)
+                for r in range(R):
+                    use[r] += x * d[r]
+        if K:
+            tasks = sum(row, zero)
+            ext = env.external_demand[j] if exact else _as_floats(env.external_demand[j])
+            for k in range(K):
+                use[R + k] += tasks * ext[k]
+        out.append(use)
+    return out
+
+
+def dominant_shares(a: "Allocation", by_queue: bool = False, used: Optional[list] = None) -> dict[str, Any]:
     """Each present user's (``by_queue``: each queue's; a user outside every queue stays on its own) dominant
     share under ``a``: the largest, over the resources with positive total capacity in the present cluster
-    (and the external ones), of what its allocation uses over that capacity.  Exact for an exact allocation."""
+    (and the external ones), of what its allocation uses over that capacity (:func:`usage`; ``used``: already
+    computed).  Exact for an exact allocation."""
     env = a.env
-    R, S = env.n_resources, env.n_servers
+    R = env.n_resources
     zero: Any = Fraction(0) if a.exact else 0.0
-    total = list(env.total_capacity())
+    caps = list(env.total_capacity()) + list(env.external_capacity)
+    if not a.exact:
+        caps = [float(c) for c in caps]
+    used = usage(a) if used is None else used
     groups: dict[str, list[Any]] = {}
     for j, u in enumerate(env.users):
         name = u
         if by_queue and env.user_queue[j] is not None:
             name = env.queues[env.user_queue[j]]
-        use = groups.setdefault(name, [zero] * (R + env.n_external))
-        for s in range(S):
-            x = a.x[j][s]
-            if x:
-                d = env.d(j, s)
-                for r in range(R):
-                    use[r] = use[r] + x * d[r]
-        tasks = sum(a.x[j], zero)
-        for k in range(env.n_external):
-            use[R + k] = use[R + k] + tasks * env.external_demand[j][k]
-    caps = total + list(env.external_capacity)
+        if name in groups:
+            groups[name] = [x + y for x, y in zip(groups[name], used[j])]
+        else:
+            groups[name] = used[j]
     out = {}
     for name, use in groups.items():
-        shares = [u / c for u, c in zip(use, caps) if c > 0]
+        shares = [x / c for x, c in zip(use, caps) if c > 0]
         out[name] = max(shares, default=zero)
     return out

@@ -34,7 +34,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechanisms.core.time import execution_of, stepper_for
-from mechverify.allocation import Allocation, dominant_shares
+from mechverify.allocation import Allocation, dominant_shares, usage
 from mechverify.execution import Event, Execution, StepContext, UserSpec, run
 from mechverify.model import Environment
 from mechverify.utility import utilities
@@ -309,14 +309,15 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
                 arrival[u] = (t0, w / rate if rate > 0 else math.inf, int(env.tasks[j] or 0))
         dt = t1 - t0
         if dt > 0:
-            util = M.utilization(None, alloc)
-            for r, s in sim.utilisation.items():
-                if r in util:
-                    s.add(t0, t1, float(util[r]))
+            used = usage(alloc)
+            pooled = alloc.env.total_capacity()
+            for r, (name, series) in enumerate(sim.utilisation.items()):
+                if pooled[r] > 0:
+                    series.add(t0, t1, sum(u[r] for u in used) / float(pooled[r]))
             run_tasks = alloc.totals()
             sim.waiting.add(t0, t1, float(sum(max(float(env.tasks[j]) - float(run_tasks[j]), 0.0)
                                               for j in range(env.n_users) if env.tasks[j] is not None)))
-            shares = dominant_shares(alloc, by_queue=bool(ex.queues))
+            shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
             for k, v in shares.items():
                 s = sim.shares.get(k)
                 if s is None and not ex.queues and len(sim.shares) < users_shown:

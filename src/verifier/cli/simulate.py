@@ -8,7 +8,7 @@ import json
 import sys
 import time
 
-from .common import (MECHANISM_HELP, CliError, add_tolerance, command, output_dir, positive_seconds,
+from .common import (MECHANISM_HELP, CliError, add_tolerance, command, non_negative_seed, output_dir, positive_seconds,
                      with_user_options)
 
 
@@ -17,8 +17,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
     from simulation.simulate import PROPERTIES
 
     p.add_argument("mechanism", help=MECHANISM_HELP + "; a one-shot mechanism is lifted (--lift)")
-    p.add_argument("trace", help="a job trace: JSON (the cluster and 'jobs') or CSV (with --cluster), or an "
+    p.add_argument("trace", help="a workload with time (google2011, alibaba2018: drawn with --seed and --param), or a "
+                                 "job trace: JSON (the cluster and 'jobs') or CSV (with --cluster), or an "
                                  "execution JSON file (docs/simulation.md)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter of the workload's job traces (repeatable), e.g. --param jobs=500 --param servers=50")
+    p.add_argument("--seed", type=int, default=0, help="the workload's draw (default: 0); the same seed, the same trace")
     p.add_argument("--cluster", metavar="FILE", default=None,
                    help="the cluster of a CSV trace: an instance file (resources, servers, queues)")
     p.add_argument("--lift", choices=list(LIFTS), default=None,
@@ -62,6 +66,25 @@ def _load(args: argparse.Namespace):
     from mechverify.numbers import InstanceError
 
     limit = MAX_JOBS if args.max_jobs is None else args.max_jobs
+    workload = _workload(args)
+    if workload is not None:
+        import numpy as np
+
+        if args.cluster is not None:
+            raise CliError("--cluster: a workload draws its own cluster")
+        values = {}
+        for item in args.param:
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise CliError(f"--param: expected KEY=VALUE, got {item!r}")
+            values[key.strip().replace("-", "_")] = value.strip()
+        workload.check_job_params(**values)  # one line naming the flag, before the draw
+        try:
+            return parse_job_trace(workload.jobs(np.random.default_rng(args.seed), **values), limit)
+        except InstanceError as exc:
+            raise InstanceError(f"--workload {workload.name}: {exc}") from None
+    if args.param:
+        raise CliError(f"--param: only a workload takes parameters ({args.trace} is a file)")
     if args.trace.lower().endswith(".csv"):
         return load_job_trace(args.trace, args.cluster, limit)
     data = load_instance_data(args.trace)  # its errors name the file
@@ -73,6 +96,17 @@ def _load(args: argparse.Namespace):
         return parse_job_trace(data, limit)
     except InstanceError as exc:
         raise InstanceError(f"{args.trace}: {exc}") from None
+
+
+def _workload(args: argparse.Namespace):
+    """The workload named by the trace argument (not a file of that name), else None."""
+    import os
+
+    from mechverify.workloads import WORKLOADS
+
+    if os.path.exists(args.trace) or args.trace not in WORKLOADS:
+        return None
+    return WORKLOADS[args.trace]
 
 
 @command("simulate", "a cluster simulation: a mechanism through a job trace -- JCT, utilisation, shares over "
@@ -102,6 +136,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise CliError(f"--max-jobs: must be >= 1 (got {args.max_jobs})")
     if args.budget is not None:
         positive_seconds(args.budget, "--budget")
+    non_negative_seed(args.seed)
     output_dir(args.out, "--out")
     mech = with_user_options(get(args.mechanism), args)
     whole = args.tasks == "whole" or args.lift == "indivisible"

@@ -144,3 +144,19 @@ def test_whole_task_model_bad_arguments_are_one_line_exit_2(capsys, argv, messag
         assert rc == 0
         return
     assert rc == 2 and len(err) == 1 and message in err[0], err
+
+
+def test_a_workload_with_time_is_drawn_by_seed(capsys):
+    argv = ["simulate", "drf", "google2011", "--param", "jobs=12", "--param", "servers=1", "--quiet",
+            "--properties", "none", "--format", "json"]
+    assert main([*argv, "--seed", "3"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--seed", "3"]) == 0
+    assert json.loads(capsys.readouterr().out)["jobs_table"] == a["jobs_table"]  # the same seed, the same run
+    assert a["jobs"] == 12
+    assert main(["simulate", "drf", "google2011", "--param", "jobs=0"]) == 2
+    assert "--jobs 0: must be in" in capsys.readouterr().err
+    assert main(["simulate", "drf", "uniform"]) == 2
+    assert "draws no job traces" in capsys.readouterr().err
+    assert main(["simulate", "drf", TRACE, "--param", "jobs=3"]) == 2
+    assert "--param: only a workload takes parameters" in capsys.readouterr().err
