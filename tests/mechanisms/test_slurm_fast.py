@@ -107,3 +107,47 @@ def test_vectorised_fair_tree_ranks_equal_the_walk():
         assert got.tolist() == [want.rank[f"u{i}"] for i in range(len(users))], (accts, users)
         tied += len(set(want.rank.values())) < len(users)
     assert tied >= 100
+
+
+def test_fair_tree_ranks_of_some_users_equal_the_walk():
+    """:func:`fair_tree_ranks_some` (the ranks of a few users, counted) against :func:`fair_tree` on random float
+    trees as above, deeper (accounts under accounts under accounts, users beside accounts), for random subsets of
+    the users: unused users and accounts (LF inf), equal usages (ties, tied accounts starting tied, a tie carried
+    from the last user of a tied sibling's subtree), zero shares (LF 0), empty accounts."""
+    import numpy as np
+
+    from mechanisms.ports.slurm.fairshare import Assoc, Tree, fair_tree, fair_tree_ranks_some
+
+    rng = random.Random(1906)
+    tied = carried = 0
+    for _ in range(1500):
+        accts: list = []
+        for a in range(rng.randint(0, 8)):
+            accts.append((f"a{a}", rng.choice([None] + list(range(len(accts)))), rng.choice([1, 1, 2, 3, 0])))
+        users = [(rng.choice([None] + list(range(len(accts)))), rng.choice([1, 1, 2, F(1, 3), 0]),
+                  rng.choice([0, 0.0, 1.0, 2.0, 0.5, 3.0, 1e-3, 1.0, 2.0])) for _ in range(rng.randint(1, 16))]
+        users[0] = (users[0][0], users[0][1], rng.choice([1.0, 0.0, 2.0]))
+        tree = Tree([Assoc(f"a{a}", None if p is None else f"a{p}", F(sh), False) for a, (_, p, sh) in enumerate(accts)]
+                    + [Assoc(f"u{i}", None if p is None else f"a{p}", F(sh), True) for i, (p, sh, _) in enumerate(users)],
+                    {f"u{i}": v for i, (_, _, v) in enumerate(users)})
+        want = fair_tree(tree)
+        where, usage, shares = [], {}, {}
+        for p, sh, v in users:
+            where.append((p, len(usage.get(p, ()))))
+            usage.setdefault(p, []).append(float(v))
+            shares.setdefault(p, []).append(float(F(sh)))
+        usage = {p: np.array(v) for p, v in usage.items()}
+        shares = {p: np.array(v) for p, v in shares.items()}
+        some = [i for i in range(len(users)) if rng.random() < 0.5] or [0]
+        levels: dict = {}
+        for _ in range(2):  # the second time with the level shares kept
+            got = fair_tree_ranks_some([p for _, p, _ in accts], [float(F(sh)) for _, _, sh in accts], usage, shares,
+                                       [where[i] for i in some], levels)
+            assert got == [want.rank[f"u{i}"] for i in some], (accts, users, some)
+        tied += len(set(want.rank.values())) < len(users)
+        first = {}
+        for name in want.walk:
+            first.setdefault(want.rank[name], name)
+        carried += any(tree.by_name[first[r]].parent != tree.by_name[n].parent for n in want.walk
+                       for r in [want.rank[n]])
+    assert tied >= 300 and carried >= 50, (tied, carried)

@@ -317,3 +317,137 @@ def fair_tree_ranks_float(acct_parent: Sequence[Optional[int]], acct_shares: Seq
 
     visit(None, False)
     return rank
+
+
+# ---------------------------------------------------------------------------------------------- Fair Tree, some users
+def fair_tree_ranks_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float],
+                         user_usage: Mapping[Optional[int], Any], user_shares: Mapping[Optional[int], Any],
+                         targets: Sequence[tuple], levels: Optional[dict] = None) -> list:
+    """The ranks :func:`fair_tree_ranks_float` gives the users ``targets`` (each ``(parent, i)``: the ``i``-th user
+    under ``parent``, an account index or ``None``), without walking the others: the same IEEE operations for every
+    number it reads (each account's usage and level shares as left folds over all its children, ``S``, ``U``,
+    ``LF``), and a user's rank counted instead of walked.
+
+    In a sibling list sorted by ``(-LF, user before account)``, the users of one ``LF`` value ``x`` share the rank
+    of the first of them (each is tied with the one before), which is ``count`` minus the users walked before it --
+    those of the earlier lists (``pre``), the users of the list with ``LF > x`` and every user below an account with
+    ``LF > x`` -- unless nothing precedes it in the list and the list starts tied, when it keeps the rank it
+    entered with (the rank of the last user walked before the list).  An account's list starts tied when a sibling
+    before it has its ``LF`` (or, first in its list, when its own list started tied).  Only the accounts (few) are
+    walked; the users are counted in numpy.
+
+    ``user_usage[p]`` / ``user_shares[p]``: float arrays of the users under ``p`` in declaration order (every user,
+    present or not: their usage is in the parent's and they count in the ranks).  ``levels``: each parent's level
+    shares, kept by the caller between calls (it changes only when a user is added under that parent).  Returns the
+    targets' ranks (ints) in order.  tests/mechanisms/test_slurm_fast.py holds it equal to :func:`fair_tree`."""
+    import numpy as np
+
+    A = len(acct_parent)
+    kids: dict = {}
+    for a in range(A):
+        kids.setdefault(acct_parent[a], []).append(a)
+    levels = {} if levels is None else levels
+    total: dict = {}
+    sub: dict = {}
+
+    def agg(p: Optional[int]) -> None:  # each account's usage (a left fold: accounts, then users) and user count
+        acc, n = 0.0, 0
+        for c in kids.get(p, ()):
+            agg(c)
+            acc = acc + total[c]
+            n += sub[c]
+        u = user_usage.get(p)
+        if u is not None and len(u):
+            acc = float(np.cumsum(u)[-1]) if acc == 0.0 else float(np.cumsum(np.concatenate(((acc,), u)))[-1])
+            n += len(u)
+        total[p], sub[p] = acc, n
+
+    agg(None)
+    count = sub[None]
+
+    def level_of(p: Optional[int]) -> float:
+        got = levels.get(p)
+        if got is None:
+            got = 0.0
+            for a in kids.get(p, ()):
+                got = got + float(acct_shares[a])
+            sh = user_shares.get(p)
+            if sh is not None and len(sh):
+                got = float(np.cumsum(np.concatenate(((got,), sh)))[-1])
+            levels[p] = got
+        return got
+
+    lfa: dict = {}
+    for a in range(A):
+        p = acct_parent[a]
+        level, pu = level_of(p), total[p]
+        S = float(acct_shares[a]) / level if level else 0.0
+        U = total[a] / pu if pu else 0.0
+        lfa[a] = 0.0 if not S else (INF if not U else S / U)
+
+    user_lf: dict = {}
+
+    def ul(p: Optional[int]) -> Any:  # the LF of every user under p (fair_tree_ranks_float's operations)
+        got = user_lf.get(p)
+        if got is None:
+            u = user_usage.get(p)
+            if u is None or not len(u):
+                got = np.zeros(0)
+            else:
+                level, pu = level_of(p), total[p]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    S = user_shares[p] / level if level else np.zeros(len(u))
+                    U = u / pu if pu else np.zeros(len(u))
+                    q = np.where(U == 0, INF, S / np.where(U == 0, 1.0, U))
+                got = np.where(S == 0, 0.0, q)
+            user_lf[p] = got
+        return got
+
+    entry: dict = {None: (0, False)}  # list of p's children -> (users walked before it, starts tied)
+    rank_in: dict = {None: count}  # the rank state entering it
+
+    def enter(p: Optional[int]) -> tuple:
+        got = entry.get(p)
+        if got is None:
+            q = acct_parent[p]
+            pre, tied = enter(q)
+            x, lf = lfa[p], ul(q)
+            before = [a for a in kids[q] if lfa[a] > x or (lfa[a] == x and a < p)]
+            ge = int(np.count_nonzero(lf >= x)) if len(lf) else 0
+            eq = int(np.count_nonzero(lf == x)) if ge else 0
+            eq += sum(1 for a in before if lfa[a] == x)
+            got = entry[p] = (pre + ge + sum(sub[a] for a in before),
+                              True if eq else (tied if not ge and not before else False))
+        return got
+
+    def last(p: Optional[int], users: Any, accts: list) -> int:  # the rank after the last of these items
+        y = float(users.min()) if len(users) else None
+        full = [a for a in accts if sub[a]]
+        a = max(full, key=lambda a: (-lfa[a], a)) if full else None
+        if a is not None and (y is None or y >= lfa[a]):
+            return rank_out(a)
+        return R(p, y) if y is not None else start(p)
+
+    def start(p: Optional[int]) -> int:
+        got = rank_in.get(p)
+        if got is None:
+            q = acct_parent[p]
+            x, lf = lfa[p], ul(q)
+            before = [a for a in kids[q] if lfa[a] > x or (lfa[a] == x and a < p)]
+            got = rank_in[p] = last(q, lf[lf >= x] if len(lf) else lf, before)
+        return got
+
+    def rank_out(a: int) -> int:  # the rank after a's subtree (it has users)
+        enter(a)
+        return last(a, ul(a), kids.get(a, []))
+
+    def R(p: Optional[int], x: float) -> int:  # the rank of the users under p whose LF is x
+        pre, tied = enter(p)
+        lf = ul(p)
+        gt_u = int(np.count_nonzero(lf > x)) if len(lf) else 0
+        gt_a = [a for a in kids.get(p, ()) if lfa[a] > x]
+        if tied and not gt_u and not gt_a:
+            return start(p)
+        return count - pre - gt_u - sum(sub[a] for a in gt_a)
+
+    return [R(p, float(ul(p)[i])) for p, i in targets]
