@@ -110,13 +110,15 @@ def test_vectorised_fair_tree_ranks_equal_the_walk():
 
 
 def test_fair_tree_ranks_of_some_users_equal_the_walk():
-    """:func:`fair_tree_ranks_some` (the ranks of a few users, counted) against :func:`fair_tree` on random float
+    """:func:`fair_tree_ranks_some` (the ranks of a few users, counted) against :func:`fair_tree`, and
+    :func:`classic_ratios_some` against :func:`classic`, on random float
     trees as above, deeper (accounts under accounts under accounts, users beside accounts), for random subsets of
     the users: unused users and accounts (LF inf), equal usages (ties, tied accounts starting tied, a tie carried
     from the last user of a tied sibling's subtree), zero shares (LF 0), empty accounts."""
     import numpy as np
 
-    from mechanisms.ports.slurm.fairshare import Assoc, Tree, fair_tree, fair_tree_ranks_some
+    from mechanisms.ports.slurm.fairshare import (Assoc, Tree, classic, classic_ratios_some, fair_tree,
+                                                  fair_tree_ranks_some)
 
     rng = random.Random(1906)
     tied = carried = 0
@@ -144,6 +146,10 @@ def test_fair_tree_ranks_of_some_users_equal_the_walk():
             got = fair_tree_ranks_some([p for _, p, _ in accts], [float(F(sh)) for _, _, sh in accts], usage, shares,
                                        [where[i] for i in some], levels)
             assert got == [want.rank[f"u{i}"] for i in some], (accts, users, some)
+        classic_want = classic(tree)
+        got = classic_ratios_some([p for _, p, _ in accts], [float(F(sh)) for _, _, sh in accts], usage, shares,
+                                  [where[i] for i in some], levels)
+        assert got == [classic_want.ratio(f"u{i}") for i in some], (accts, users, some)
         tied += len(set(want.rank.values())) < len(users)
         first = {}
         for name in want.walk:
@@ -151,3 +157,74 @@ def test_fair_tree_ranks_of_some_users_equal_the_walk():
         carried += any(tree.by_name[first[r]].parent != tree.by_name[n].parent for n in want.walk
                        for r in [want.rank[n]])
     assert tied >= 300 and carried >= 50, (tied, carried)
+
+
+def _jobs(n: int, seed: int, servers: int) -> Execution:
+    """A seeded trace of ``n`` jobs as benchmarks/bench_policies_over_time.py draws them (Poisson arrivals, 1-8
+    tasks of <1-4 cpu, 1-16 mem>, each done after 1-12 time units of running, leaves skewed over a 2x2 account
+    tree with shares 1-4), on ``servers`` servers sized for a cpu load of about 0.85, with a server shrinking
+    for a while (what runs on it is released) and a user's report changing (it gives back what it holds)."""
+    rng = random.Random(f"slurm-fast/{seed}/{n}/{servers}")
+    queues = ("p0", "p1", "p0/l0", "p0/l1", "p1/l0", "p1/l1")
+    leaves = queues[2:]
+    weights = tuple(F(rng.randint(1, 4)) for _ in queues)
+    events, t, cpu_time = [], 0.0, 0
+    for i in range(n):
+        t += rng.expovariate(5.0)
+        tasks, dur = rng.randint(1, 8), rng.randint(1, 12)
+        d = (F(rng.randint(1, 4)), F(rng.randint(1, 16)))
+        cpu_time += tasks * d[0] * dur
+        spec = UserSpec(f"j{i}", d, tasks=F(tasks), queue=rng.choices(leaves, [1, 1 / 2, 1 / 3, 1 / 4])[0],
+                        duration=F(dur), work=F(tasks * dur))
+        events.append(Event(F(round(t * 100), 100), "arrive", f"j{i}", spec=spec))
+    cpu = max(16, int(cpu_time / max(t, 1.0) / 0.85 / servers) + 1)
+    cap = (F(cpu), F(4 * cpu))
+    mid = events[n // 2].t
+    events += [Event(mid + F(1, 3), "capacity", server="s0", capacity=(F(cpu // 2), F(2 * cpu))),
+               Event(mid + F(7, 3), "capacity", server="s0", capacity=cap),
+               Event(mid + F(1, 7), "demand", events[n // 2 - 3].user, demand=(F(1), F(1)), tasks=F(2))]
+    events.sort(key=lambda e: e.t)
+    return Execution(("cpu", "mem"), tuple(f"s{s}" for s in range(servers)), (cap,) * servers, (), tuple(events),
+                     queues=queues, queue_weight=weights)
+
+
+def test_fast_stepping_equals_the_literal_one_on_job_traces():
+    """Seeded traces of a few hundred jobs (``_jobs``: the benchmark's shape, one server and two) through the fast
+    path and the literal one (``literal=True``): the same allocations and usages at every step, for
+    ``slurm-fairtree`` and ``slurm-classic``, in floats (200 and 100 jobs) and exactly (40 and 30); in floats the same
+    order at every step -- the keys of every present user from the float arrays (:meth:`_keys_for`: Fair Tree's
+    ranks counted, classic's ratios down each user's path) equal to the literal order's."""
+    from mechverify.execution import run as run_
+
+    waited = fast_steps = 0
+    for servers, sizes in ((1, ((False, 200), (True, 40))), (2, ((False, 100), (True, 30)))):
+        for exact, n in sizes:
+            ex = _jobs(n, 0, servers)
+            for algorithm in ("fair-tree", "classic"):
+                lit = begin(None, ex, exact, algorithm=algorithm, literal=True)
+                fast = begin(None, ex, exact, algorithm=algorithm)
+                if not exact:  # count the steps the integer path takes
+                    def counted(ctx, step=fast._fast):
+                        nonlocal fast_steps
+                        got = step(ctx)
+                        fast_steps += got is not None
+                        return got
+
+                    fast._fast = counted
+                steps = 0
+                for a, b in zip(run_(ex, lit, exact), run_(ex, fast, exact)):
+                    assert (a.t, a.users) == (b.t, b.users)
+                    assert (a.alloc is None) == (b.alloc is None)
+                    if a.alloc is None:
+                        continue
+                    assert a.alloc.x == b.alloc.x, (servers, exact, algorithm, a.index)
+                    assert a.alloc.info["usage"] == b.alloc.info["usage"], (servers, exact, algorithm, a.index)
+                    assert [type(v) for v in a.alloc.info["usage"].values()] == \
+                        [type(v) for v in b.alloc.info["usage"].values()]
+                    if not exact:
+                        got = fast._keys_for(b.env, list(b.users))
+                        assert got == {u: lit.keys[u] for u in b.users}, (servers, algorithm, a.index)
+                    waited += sum(1 for j in range(a.env.n_users) if a.env.tasks[j] > sum(a.alloc.x[j]))
+                    steps += 1
+                assert steps > n
+    assert waited > 500 and fast_steps > 1000, (waited, fast_steps)

@@ -343,39 +343,8 @@ def fair_tree_ranks_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequ
     import numpy as np
 
     A = len(acct_parent)
-    kids: dict = {}
-    for a in range(A):
-        kids.setdefault(acct_parent[a], []).append(a)
-    levels = {} if levels is None else levels
-    total: dict = {}
-    sub: dict = {}
-
-    def agg(p: Optional[int]) -> None:  # each account's usage (a left fold: accounts, then users) and user count
-        acc, n = 0.0, 0
-        for c in kids.get(p, ()):
-            agg(c)
-            acc = acc + total[c]
-            n += sub[c]
-        u = user_usage.get(p)
-        if u is not None and len(u):
-            acc = float(np.cumsum(u)[-1]) if acc == 0.0 else float(np.cumsum(np.concatenate(((acc,), u)))[-1])
-            n += len(u)
-        total[p], sub[p] = acc, n
-
-    agg(None)
+    kids, total, sub, level_of = _aggregate(acct_parent, acct_shares, user_usage, user_shares, levels)
     count = sub[None]
-
-    def level_of(p: Optional[int]) -> float:
-        got = levels.get(p)
-        if got is None:
-            got = 0.0
-            for a in kids.get(p, ()):
-                got = got + float(acct_shares[a])
-            sh = user_shares.get(p)
-            if sh is not None and len(sh):
-                got = float(np.cumsum(np.concatenate(((got,), sh)))[-1])
-            levels[p] = got
-        return got
 
     lfa: dict = {}
     for a in range(A):
@@ -450,4 +419,102 @@ def fair_tree_ranks_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequ
             return start(p)
         return count - pre - gt_u - sum(sub[a] for a in gt_a)
 
-    return [R(p, float(ul(p)[i])) for p, i in targets]
+    out: list = [None] * len(targets)
+    by: dict = {}
+    for k, (p, i) in enumerate(targets):
+        by.setdefault(p, []).append(k)
+    for p, ks in by.items():  # the users of one list counted at once
+        pre, tied = enter(p)
+        lf = ul(p)
+        xs = lf[[targets[k][1] for k in ks]]
+        gt_u = np.count_nonzero(lf[None, :] > xs[:, None], axis=1).tolist()
+        for k, x, g in zip(ks, xs.tolist(), gt_u):
+            gt_a = [a for a in kids.get(p, ()) if lfa[a] > x]
+            out[k] = start(p) if tied and not g and not gt_a else count - pre - g - sum(sub[a] for a in gt_a)
+    return out
+
+
+def _aggregate(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float], user_usage: Mapping, user_shares: Mapping,
+               levels: Optional[dict]) -> tuple:
+    """``(kids, total, sub, level_of)`` of a float tree given by parent (:func:`fair_tree_ranks_some`): each parent's
+    child accounts, each account's usage (``None``: the root's) as :class:`Tree` folds it (child accounts, then
+    users, in declaration order), its users below, and its level shares (a left fold the same way, kept in
+    ``levels``)."""
+    import numpy as np
+
+    kids: dict = {}
+    for a in range(len(acct_parent)):
+        kids.setdefault(acct_parent[a], []).append(a)
+    levels = {} if levels is None else levels
+    total: dict = {}
+    sub: dict = {}
+
+    def agg(p: Optional[int]) -> None:
+        acc, n = 0.0, 0
+        for c in kids.get(p, ()):
+            agg(c)
+            acc = acc + total[c]
+            n += sub[c]
+        u = user_usage.get(p)
+        if u is not None and len(u):
+            acc = float(np.cumsum(u)[-1]) if acc == 0.0 else float(np.cumsum(np.concatenate(((acc,), u)))[-1])
+            n += len(u)
+        total[p], sub[p] = acc, n
+
+    agg(None)
+
+    def level_of(p: Optional[int]) -> float:
+        got = levels.get(p)
+        if got is None:
+            got = 0.0
+            for a in kids.get(p, ()):
+                got = got + float(acct_shares[a])
+            sh = user_shares.get(p)
+            if sh is not None and len(sh):
+                got = float(np.cumsum(np.concatenate(((got,), sh)))[-1])
+            levels[p] = got
+        return got
+
+    return kids, total, sub, level_of
+
+
+def classic_ratios_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float],
+                        user_usage: Mapping[Optional[int], Any], user_shares: Mapping[Optional[int], Any],
+                        targets: Sequence[tuple], levels: Optional[dict] = None) -> list:
+    """:meth:`ClassicResult.ratio` (``UE / S``) of the users ``targets`` on a float tree given as to
+    :func:`fair_tree_ranks_some`, as :func:`classic` computes it where :class:`Tree`'s ``zero`` is a float: the
+    same operations in the same order (the root's usage a left fold over the tree; ``S``, ``UA``, ``UE`` down the
+    path of each target only)."""
+    kids, total, sub, level_of = _aggregate(acct_parent, acct_shares, user_usage, user_shares, levels)
+    root = total[None]
+    SA: dict = {}
+    UEA: dict = {}
+
+    def node(p: Optional[int], shares: float, usage: float, s_parent: float, ue_parent: float) -> tuple:
+        level = level_of(p)
+        S = s_parent * shares / level if level else 0.0
+        UA = usage / root if root else 0.0
+        if p is None:
+            UE = UA
+        elif not level:
+            UE = ue_parent
+        else:
+            UE = UA + (ue_parent - UA) * shares / level
+        return S, UE
+
+    def acct(a: Optional[int]) -> tuple:
+        if a is None:
+            return 1.0, 0.0
+        got = SA.get(a)
+        if got is None:
+            p = acct_parent[a]
+            sp, uep = acct(p)
+            got = SA[a] = node(p, float(acct_shares[a]), total[a], sp, uep)
+        return got
+
+    out = []
+    for p, i in targets:
+        sp, uep = acct(p)
+        S, UE = node(p, float(user_shares[p][i]), float(user_usage[p][i]), sp, uep)
+        out.append(INF if not S else UE / S)
+    return out
