@@ -1,11 +1,14 @@
 """Slurm's fast stepping (src/mechanisms/ports/slurm/policy.py: the fair-share order computed only when the
 scheduler reads it -- not where every pending task fits on the one server at once, where any order places all of
-them -- and then from the state of that step; in floats the held tasks counted in integers, ``_Held``, and the Fair
-Tree ranks vectorised, ``fair_tree_ranks_float``) held EQUAL to the literal one (``literal=True``: the order recomputed
-at every tick and every new association, read by every fill): the same allocations and usages at every step of
-seeded random traces -- nested accounts with shares, users at the root, arrivals with work, departures, report
-changes, one server or two, a server that shrinks -- for ``slurm-classic`` and ``slurm-fairtree``, in exact
-arithmetic and in floats."""
+them -- and then from the state of that step; in floats the usages in numpy arrays per account (``_FloatUsage``),
+the step in integers where its numbers are whole (``_fast``; else the held tasks counted in integers, ``_Held``),
+and the order of the waiting users only: Fair Tree's ranks counted, ``fair_tree_ranks_some``, classic's ratios
+down each user's path, ``classic_ratios_some``) held EQUAL to the literal one (``literal=True``: the order
+recomputed at every tick and every new association over every association, read by every fill, the usages in a
+dict): the same allocations and usages at every step of seeded random traces -- nested accounts with shares, users
+at the root, arrivals with work, departures, report changes, one server or two, a server that shrinks -- and of
+seeded job traces of the benchmark's shape, for ``slurm-classic`` and ``slurm-fairtree``, in exact arithmetic and
+in floats."""
 from __future__ import annotations
 
 import random
@@ -77,36 +80,6 @@ def test_fast_stepping_equals_the_literal_one():
                 assert _steps(ex, algorithm, exact, False) == want, (ex.to_dict(), algorithm, exact)
         contested += any(s[2] is not None and any(not row[0] for row in s[2][0]) for s in want)
     assert contested >= 50  # steps where somebody waits: the order decides
-
-
-def test_vectorised_fair_tree_ranks_equal_the_walk():
-    """:func:`fair_tree_ranks_float` against :func:`fair_tree` on random float trees: nested accounts and users
-    side by side (users before accounts at equal Level Fairshare), unused users and accounts (LF inf), usages from
-    a small set (exact ties of LF, tied accounts starting tied), zero shares (LF 0)."""
-    import numpy as np
-
-    from mechanisms.ports.slurm.fairshare import Assoc, Tree, fair_tree, fair_tree_ranks_float
-
-    rng = random.Random(1905)
-    tied = 0
-    for _ in range(400):
-        accts: list = []
-        for a in range(rng.randint(0, 6)):
-            accts.append((f"a{a}", rng.choice([None] + list(range(len(accts)))), rng.choice([1, 1, 2, 3, 0])))
-        users = [(rng.choice([None] + list(range(len(accts)))), rng.choice([1, 1, 2, F(1, 3)]),
-                  rng.choice([0, 0.0, 1.0, 2.0, 0.5, 3.0, 1e-3])) for _ in range(rng.randint(1, 12))]
-        users[0] = (users[0][0], users[0][1], rng.choice([1.0, 0.0, 2.0]))  # Tree's zero: a float
-        tree = Tree([Assoc(f"a{a}", None if p is None else f"a{p}", F(sh), False) for a, (_, p, sh) in enumerate(accts)]
-                    + [Assoc(f"u{i}", None if p is None else f"a{p}", F(sh), True) for i, (p, sh, _) in enumerate(users)],
-                    {f"u{i}": v for i, (_, _, v) in enumerate(users)})
-        want = fair_tree(tree)
-        got = fair_tree_ranks_float([p for _, p, _ in accts], [float(F(sh)) for _, _, sh in accts],
-                                    np.array([-1 if p is None else p for p, _, _ in users], dtype=np.int64),
-                                    np.array([float(F(sh)) for _, sh, _ in users]),
-                                    np.array([float(v) for _, _, v in users]))
-        assert got.tolist() == [want.rank[f"u{i}"] for i in range(len(users))], (accts, users)
-        tied += len(set(want.rank.values())) < len(users)
-    assert tied >= 100
 
 
 def test_fair_tree_ranks_of_some_users_equal_the_walk():

@@ -212,121 +212,16 @@ def fair_tree(tree: Tree, merge_tied: bool = False) -> FairTreeResult:
     return FairTreeResult(LF, rank, count, walk)
 
 
-# ---------------------------------------------------------------------------------------------- Fair Tree, vectorised
-def fair_tree_ranks_float(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float],
-                          user_parent: Any, user_shares: Any, user_usage: Any,
-                          user_groups: Optional[Mapping[Optional[int], Any]] = None) -> Any:
-    """Every user's rank of :func:`fair_tree` (``merge_tied=False``) on a tree whose numbers are floats, bit for bit:
-    the same IEEE operations in the same order -- each parent's level shares and usage as left folds over its
-    children in declaration order (accounts, then users; ``numpy.cumsum`` is a sequential fold), ``S = shares /
-    level``, ``U = usage / parent's usage``, ``LF = S / U`` (0 when ``S`` is 0, ``inf`` when ``U`` is 0), the
-    siblings in a stable sort by ``(-LF, user before account)``, the ranks of a run of users by the walk's rule.
-
-    Accounts by index (``acct_parent``: the parent account's index, ``None`` under root; declaration order), users
-    as numpy arrays in declaration order (``user_parent``: the account's index, -1 under root; ``user_usage``:
-    their raw usages, 0 where none).  ``user_groups``: each parent's user indices in order, when the caller keeps
-    them.  Returns the users' ranks (an int64 array).  Used where :class:`Tree`'s ``zero`` is a float (the first
-    user's usage is a float); tests/mechanisms/test_slurm_fast.py holds it equal to :func:`fair_tree`."""
-    import numpy as np
-
-    A = len(acct_parent)
-    n = len(user_parent)
-    if user_groups is None:
-        groups: dict = {}
-        for i, p in enumerate(user_parent.tolist()):
-            groups.setdefault(None if p < 0 else p, []).append(i)
-        user_groups = {p: np.asarray(v, dtype=np.int64) for p, v in groups.items()}
-    kids_acct: dict = {}
-    for a in range(A):
-        kids_acct.setdefault(acct_parent[a], []).append(a)
-    depth = [0] * A
-    for a in range(A):
-        p = acct_parent[a]
-        while p is not None:
-            depth[a] += 1
-            p = acct_parent[p]
-    empty = np.zeros(0, dtype=np.int64)
-    shares = np.asarray(user_shares, dtype=np.float64)
-    usage = np.asarray(user_usage, dtype=np.float64)
-
-    def fold(start: float, values: Any) -> float:
-        if not len(values):
-            return start
-        return float(np.cumsum(np.concatenate(([start], values)))[-1])
-
-    # each account's usage, deepest first (a left fold over its children: accounts, then users)
-    total: dict = {}
-    for a in sorted(range(A), key=lambda a: -depth[a]):
-        acc = 0.0
-        for c in kids_acct.get(a, ()):
-            acc = acc + total[c]
-        total[a] = fold(acc, usage[user_groups.get(a, empty)])
-    acc = 0.0
-    for c in kids_acct.get(None, ()):
-        acc = acc + total[c]
-    total[None] = fold(acc, usage[user_groups.get(None, empty)])
-
-    rank = np.zeros(n, dtype=np.int64)
-    state = [n, n]  # rank, rnt
-
-    def visit(p: Optional[int], account_tied: bool) -> None:
-        accts = kids_acct.get(p, [])
-        users = user_groups.get(p, empty)
-        k = len(accts)
-        m = k + len(users)
-        if not m:
-            return
-        level = 0.0
-        for a in accts:
-            level = level + float(acct_shares[a])
-        level = fold(level, shares[users])
-        pu = total[p]
-        lf = np.empty(m, dtype=np.float64)
-        for i, a in enumerate(accts):
-            S = float(acct_shares[a]) / level if level else 0.0
-            U = total[a] / pu if pu else 0.0
-            lf[i] = 0.0 if not S else (INF if not U else S / U)
-        if len(users):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                S = shares[users] / level if level else np.zeros(len(users))
-                U = usage[users] / pu if pu else np.zeros(len(users))
-                q = np.where(U == 0, INF, S / np.where(U == 0, 1.0, U))
-            lf[k:] = np.where(S == 0, 0.0, q)
-        kind = np.concatenate((np.ones(k, dtype=np.int8), np.zeros(len(users), dtype=np.int8)))
-        order = np.lexsort((kind, -lf))
-        lfs = lf[order]
-        tied = np.empty(m, dtype=bool)
-        tied[0] = account_tied
-        tied[1:] = lfs[1:] == lfs[:-1]
-        pos = 0
-        acct_at = np.flatnonzero(order < k).tolist() + [m]
-        for nxt in acct_at:
-            if nxt > pos:  # users order[pos:nxt]
-                L = nxt - pos
-                idx = np.arange(L)
-                g = np.maximum.accumulate(np.where(~tied[pos:nxt], idx, -1))
-                rnt0, r0 = state[1], state[0]
-                seg = np.where(g >= 0, rnt0 - g, r0)
-                rank[users[order[pos:nxt] - k]] = seg
-                state[0], state[1] = int(seg[-1]), rnt0 - L
-            if nxt < m:
-                a = accts[int(order[nxt])]
-                if kids_acct.get(a) or len(user_groups.get(a, empty)):
-                    visit(a, bool(tied[nxt]))
-            pos = nxt + 1
-
-    visit(None, False)
-    return rank
-
-
 # ---------------------------------------------------------------------------------------------- Fair Tree, some users
 def fair_tree_ranks_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float],
                          user_usage: Mapping[Optional[int], Any], user_shares: Mapping[Optional[int], Any],
                          targets: Sequence[tuple], levels: Optional[dict] = None) -> list:
-    """The ranks :func:`fair_tree_ranks_float` gives the users ``targets`` (each ``(parent, i)``: the ``i``-th user
-    under ``parent``, an account index or ``None``), without walking the others: the same IEEE operations for every
-    number it reads (each account's usage and level shares as left folds over all its children, ``S``, ``U``,
-    ``LF``), and a user's rank counted instead of walked.
+    """The ranks :func:`fair_tree` (``merge_tied=False``) gives the users ``targets`` (each ``(parent, i)``: the
+    ``i``-th user under ``parent``, an account index or ``None``) on a tree whose numbers are floats (:class:`Tree`'s
+    ``zero`` a float), bit for bit, without walking the others: the same IEEE operations for every number it reads
+    -- each account's usage and level shares as left folds over all its children in declaration order (accounts,
+    then users; ``numpy.cumsum`` is a sequential fold), ``S = shares / level``, ``U = usage / parent's usage``,
+    ``LF = S / U`` (0 when ``S`` is 0, ``inf`` when ``U`` is 0) -- and a user's rank counted instead of walked.
 
     In a sibling list sorted by ``(-LF, user before account)``, the users of one ``LF`` value ``x`` share the rank
     of the first of them (each is tied with the one before), which is ``count`` minus the users walked before it --
@@ -356,7 +251,7 @@ def fair_tree_ranks_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequ
 
     user_lf: dict = {}
 
-    def ul(p: Optional[int]) -> Any:  # the LF of every user under p (fair_tree_ranks_float's operations)
+    def ul(p: Optional[int]) -> Any:  # the LF of every user under p, elementwise
         got = user_lf.get(p)
         if got is None:
             u = user_usage.get(p)
@@ -488,7 +383,6 @@ def classic_ratios_some(acct_parent: Sequence[Optional[int]], acct_shares: Seque
     kids, total, sub, level_of = _aggregate(acct_parent, acct_shares, user_usage, user_shares, levels)
     root = total[None]
     SA: dict = {}
-    UEA: dict = {}
 
     def node(p: Optional[int], shares: float, usage: float, s_parent: float, ue_parent: float) -> tuple:
         level = level_of(p)

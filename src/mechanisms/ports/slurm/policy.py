@@ -272,7 +272,7 @@ class SlurmFairShare:
         self.num = num
         self.factor = num(decay_per_period(half_life, calc_period))
         self.period = Fraction(calc_period)
-        self.usage: dict[str, Any] = {}  # decayed, as of the last tick
+        self.usage: dict[str, Any] = {}  # decayed, as of the last tick (exact or literal; else in self.book)
         self.accrued: dict[str, Any] = {}  # since the last tick
         self.rate: dict[str, Any] = {}  # billing per unit time of what each user ran in the last step
         self.assocs: dict[str, tuple] = {}  # user -> (queue index, shares), first-seen order
