@@ -212,108 +212,203 @@ def fair_tree(tree: Tree, merge_tied: bool = False) -> FairTreeResult:
     return FairTreeResult(LF, rank, count, walk)
 
 
-# ---------------------------------------------------------------------------------------------- Fair Tree, vectorised
-def fair_tree_ranks_float(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float],
-                          user_parent: Any, user_shares: Any, user_usage: Any,
-                          user_groups: Optional[Mapping[Optional[int], Any]] = None) -> Any:
-    """Every user's rank of :func:`fair_tree` (``merge_tied=False``) on a tree whose numbers are floats, bit for bit:
-    the same IEEE operations in the same order -- each parent's level shares and usage as left folds over its
-    children in declaration order (accounts, then users; ``numpy.cumsum`` is a sequential fold), ``S = shares /
-    level``, ``U = usage / parent's usage``, ``LF = S / U`` (0 when ``S`` is 0, ``inf`` when ``U`` is 0), the
-    siblings in a stable sort by ``(-LF, user before account)``, the ranks of a run of users by the walk's rule.
+# ---------------------------------------------------------------------------------------------- Fair Tree, some users
+def fair_tree_ranks_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float],
+                         user_usage: Mapping[Optional[int], Any], user_shares: Mapping[Optional[int], Any],
+                         targets: Sequence[tuple], levels: Optional[dict] = None) -> list:
+    """The ranks :func:`fair_tree` (``merge_tied=False``) gives the users ``targets`` (each ``(parent, i)``: the
+    ``i``-th user under ``parent``, an account index or ``None``) on a tree whose numbers are floats (:class:`Tree`'s
+    ``zero`` a float), bit for bit, without walking the others: the same IEEE operations for every number it reads
+    -- each account's usage and level shares as left folds over all its children in declaration order (accounts,
+    then users; ``numpy.cumsum`` is a sequential fold), ``S = shares / level``, ``U = usage / parent's usage``,
+    ``LF = S / U`` (0 when ``S`` is 0, ``inf`` when ``U`` is 0) -- and a user's rank counted instead of walked.
 
-    Accounts by index (``acct_parent``: the parent account's index, ``None`` under root; declaration order), users
-    as numpy arrays in declaration order (``user_parent``: the account's index, -1 under root; ``user_usage``:
-    their raw usages, 0 where none).  ``user_groups``: each parent's user indices in order, when the caller keeps
-    them.  Returns the users' ranks (an int64 array).  Used where :class:`Tree`'s ``zero`` is a float (the first
-    user's usage is a float); tests/mechanisms/test_slurm_fast.py holds it equal to :func:`fair_tree`."""
+    In a sibling list sorted by ``(-LF, user before account)``, the users of one ``LF`` value ``x`` share the rank
+    of the first of them (each is tied with the one before), which is ``count`` minus the users walked before it --
+    those of the earlier lists (``pre``), the users of the list with ``LF > x`` and every user below an account with
+    ``LF > x`` -- unless nothing precedes it in the list and the list starts tied, when it keeps the rank it
+    entered with (the rank of the last user walked before the list).  An account's list starts tied when a sibling
+    before it has its ``LF`` (or, first in its list, when its own list started tied).  Only the accounts (few) are
+    walked; the users are counted in numpy.
+
+    ``user_usage[p]`` / ``user_shares[p]``: float arrays of the users under ``p`` in declaration order (every user,
+    present or not: their usage is in the parent's and they count in the ranks).  ``levels``: each parent's level
+    shares, kept by the caller between calls (it changes only when a user is added under that parent).  Returns the
+    targets' ranks (ints) in order.  tests/mechanisms/test_slurm_fast.py holds it equal to :func:`fair_tree`."""
     import numpy as np
 
     A = len(acct_parent)
-    n = len(user_parent)
-    if user_groups is None:
-        groups: dict = {}
-        for i, p in enumerate(user_parent.tolist()):
-            groups.setdefault(None if p < 0 else p, []).append(i)
-        user_groups = {p: np.asarray(v, dtype=np.int64) for p, v in groups.items()}
-    kids_acct: dict = {}
-    for a in range(A):
-        kids_acct.setdefault(acct_parent[a], []).append(a)
-    depth = [0] * A
+    kids, total, sub, level_of = _aggregate(acct_parent, acct_shares, user_usage, user_shares, levels)
+    count = sub[None]
+
+    lfa: dict = {}
     for a in range(A):
         p = acct_parent[a]
-        while p is not None:
-            depth[a] += 1
-            p = acct_parent[p]
-    empty = np.zeros(0, dtype=np.int64)
-    shares = np.asarray(user_shares, dtype=np.float64)
-    usage = np.asarray(user_usage, dtype=np.float64)
+        level, pu = level_of(p), total[p]
+        S = float(acct_shares[a]) / level if level else 0.0
+        U = total[a] / pu if pu else 0.0
+        lfa[a] = 0.0 if not S else (INF if not U else S / U)
 
-    def fold(start: float, values: Any) -> float:
-        if not len(values):
-            return start
-        return float(np.cumsum(np.concatenate(([start], values)))[-1])
+    user_lf: dict = {}
 
-    # each account's usage, deepest first (a left fold over its children: accounts, then users)
+    def ul(p: Optional[int]) -> Any:  # the LF of every user under p, elementwise
+        got = user_lf.get(p)
+        if got is None:
+            u = user_usage.get(p)
+            if u is None or not len(u):
+                got = np.zeros(0)
+            else:
+                level, pu = level_of(p), total[p]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    S = user_shares[p] / level if level else np.zeros(len(u))
+                    U = u / pu if pu else np.zeros(len(u))
+                    q = np.where(U == 0, INF, S / np.where(U == 0, 1.0, U))
+                got = np.where(S == 0, 0.0, q)
+            user_lf[p] = got
+        return got
+
+    entry: dict = {None: (0, False)}  # list of p's children -> (users walked before it, starts tied)
+    rank_in: dict = {None: count}  # the rank state entering it
+
+    def enter(p: Optional[int]) -> tuple:
+        got = entry.get(p)
+        if got is None:
+            q = acct_parent[p]
+            pre, tied = enter(q)
+            x, lf = lfa[p], ul(q)
+            before = [a for a in kids[q] if lfa[a] > x or (lfa[a] == x and a < p)]
+            ge = int(np.count_nonzero(lf >= x)) if len(lf) else 0
+            eq = int(np.count_nonzero(lf == x)) if ge else 0
+            eq += sum(1 for a in before if lfa[a] == x)
+            got = entry[p] = (pre + ge + sum(sub[a] for a in before),
+                              True if eq else (tied if not ge and not before else False))
+        return got
+
+    def last(p: Optional[int], users: Any, accts: list) -> int:  # the rank after the last of these items
+        y = float(users.min()) if len(users) else None
+        full = [a for a in accts if sub[a]]
+        a = max(full, key=lambda a: (-lfa[a], a)) if full else None
+        if a is not None and (y is None or y >= lfa[a]):
+            return rank_out(a)
+        return R(p, y) if y is not None else start(p)
+
+    def start(p: Optional[int]) -> int:
+        got = rank_in.get(p)
+        if got is None:
+            q = acct_parent[p]
+            x, lf = lfa[p], ul(q)
+            before = [a for a in kids[q] if lfa[a] > x or (lfa[a] == x and a < p)]
+            got = rank_in[p] = last(q, lf[lf >= x] if len(lf) else lf, before)
+        return got
+
+    def rank_out(a: int) -> int:  # the rank after a's subtree (it has users)
+        enter(a)
+        return last(a, ul(a), kids.get(a, []))
+
+    def R(p: Optional[int], x: float) -> int:  # the rank of the users under p whose LF is x
+        pre, tied = enter(p)
+        lf = ul(p)
+        gt_u = int(np.count_nonzero(lf > x)) if len(lf) else 0
+        gt_a = [a for a in kids.get(p, ()) if lfa[a] > x]
+        if tied and not gt_u and not gt_a:
+            return start(p)
+        return count - pre - gt_u - sum(sub[a] for a in gt_a)
+
+    out: list = [None] * len(targets)
+    by: dict = {}
+    for k, (p, i) in enumerate(targets):
+        by.setdefault(p, []).append(k)
+    for p, ks in by.items():  # the users of one list counted at once
+        pre, tied = enter(p)
+        lf = ul(p)
+        xs = lf[[targets[k][1] for k in ks]]
+        gt_u = np.count_nonzero(lf[None, :] > xs[:, None], axis=1).tolist()
+        for k, x, g in zip(ks, xs.tolist(), gt_u):
+            gt_a = [a for a in kids.get(p, ()) if lfa[a] > x]
+            out[k] = start(p) if tied and not g and not gt_a else count - pre - g - sum(sub[a] for a in gt_a)
+    return out
+
+
+def _aggregate(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float], user_usage: Mapping, user_shares: Mapping,
+               levels: Optional[dict]) -> tuple:
+    """``(kids, total, sub, level_of)`` of a float tree given by parent (:func:`fair_tree_ranks_some`): each parent's
+    child accounts, each account's usage (``None``: the root's) as :class:`Tree` folds it (child accounts, then
+    users, in declaration order), its users below, and its level shares (a left fold the same way, kept in
+    ``levels``)."""
+    import numpy as np
+
+    kids: dict = {}
+    for a in range(len(acct_parent)):
+        kids.setdefault(acct_parent[a], []).append(a)
+    levels = {} if levels is None else levels
     total: dict = {}
-    for a in sorted(range(A), key=lambda a: -depth[a]):
-        acc = 0.0
-        for c in kids_acct.get(a, ()):
+    sub: dict = {}
+
+    def agg(p: Optional[int]) -> None:
+        acc, n = 0.0, 0
+        for c in kids.get(p, ()):
+            agg(c)
             acc = acc + total[c]
-        total[a] = fold(acc, usage[user_groups.get(a, empty)])
-    acc = 0.0
-    for c in kids_acct.get(None, ()):
-        acc = acc + total[c]
-    total[None] = fold(acc, usage[user_groups.get(None, empty)])
+            n += sub[c]
+        u = user_usage.get(p)
+        if u is not None and len(u):
+            acc = float(np.cumsum(u)[-1]) if acc == 0.0 else float(np.cumsum(np.concatenate(((acc,), u)))[-1])
+            n += len(u)
+        total[p], sub[p] = acc, n
 
-    rank = np.zeros(n, dtype=np.int64)
-    state = [n, n]  # rank, rnt
+    agg(None)
 
-    def visit(p: Optional[int], account_tied: bool) -> None:
-        accts = kids_acct.get(p, [])
-        users = user_groups.get(p, empty)
-        k = len(accts)
-        m = k + len(users)
-        if not m:
-            return
-        level = 0.0
-        for a in accts:
-            level = level + float(acct_shares[a])
-        level = fold(level, shares[users])
-        pu = total[p]
-        lf = np.empty(m, dtype=np.float64)
-        for i, a in enumerate(accts):
-            S = float(acct_shares[a]) / level if level else 0.0
-            U = total[a] / pu if pu else 0.0
-            lf[i] = 0.0 if not S else (INF if not U else S / U)
-        if len(users):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                S = shares[users] / level if level else np.zeros(len(users))
-                U = usage[users] / pu if pu else np.zeros(len(users))
-                q = np.where(U == 0, INF, S / np.where(U == 0, 1.0, U))
-            lf[k:] = np.where(S == 0, 0.0, q)
-        kind = np.concatenate((np.ones(k, dtype=np.int8), np.zeros(len(users), dtype=np.int8)))
-        order = np.lexsort((kind, -lf))
-        lfs = lf[order]
-        tied = np.empty(m, dtype=bool)
-        tied[0] = account_tied
-        tied[1:] = lfs[1:] == lfs[:-1]
-        pos = 0
-        acct_at = np.flatnonzero(order < k).tolist() + [m]
-        for nxt in acct_at:
-            if nxt > pos:  # users order[pos:nxt]
-                L = nxt - pos
-                idx = np.arange(L)
-                g = np.maximum.accumulate(np.where(~tied[pos:nxt], idx, -1))
-                rnt0, r0 = state[1], state[0]
-                seg = np.where(g >= 0, rnt0 - g, r0)
-                rank[users[order[pos:nxt] - k]] = seg
-                state[0], state[1] = int(seg[-1]), rnt0 - L
-            if nxt < m:
-                a = accts[int(order[nxt])]
-                if kids_acct.get(a) or len(user_groups.get(a, empty)):
-                    visit(a, bool(tied[nxt]))
-            pos = nxt + 1
+    def level_of(p: Optional[int]) -> float:
+        got = levels.get(p)
+        if got is None:
+            got = 0.0
+            for a in kids.get(p, ()):
+                got = got + float(acct_shares[a])
+            sh = user_shares.get(p)
+            if sh is not None and len(sh):
+                got = float(np.cumsum(np.concatenate(((got,), sh)))[-1])
+            levels[p] = got
+        return got
 
-    visit(None, False)
-    return rank
+    return kids, total, sub, level_of
+
+
+def classic_ratios_some(acct_parent: Sequence[Optional[int]], acct_shares: Sequence[float],
+                        user_usage: Mapping[Optional[int], Any], user_shares: Mapping[Optional[int], Any],
+                        targets: Sequence[tuple], levels: Optional[dict] = None) -> list:
+    """:meth:`ClassicResult.ratio` (``UE / S``) of the users ``targets`` on a float tree given as to
+    :func:`fair_tree_ranks_some`, as :func:`classic` computes it where :class:`Tree`'s ``zero`` is a float: the
+    same operations in the same order (the root's usage a left fold over the tree; ``S``, ``UA``, ``UE`` down the
+    path of each target only)."""
+    kids, total, sub, level_of = _aggregate(acct_parent, acct_shares, user_usage, user_shares, levels)
+    root = total[None]
+    SA: dict = {}
+
+    def node(p: Optional[int], shares: float, usage: float, s_parent: float, ue_parent: float) -> tuple:
+        level = level_of(p)
+        S = s_parent * shares / level if level else 0.0
+        UA = usage / root if root else 0.0
+        if p is None:
+            UE = UA
+        elif not level:
+            UE = ue_parent
+        else:
+            UE = UA + (ue_parent - UA) * shares / level
+        return S, UE
+
+    def acct(a: Optional[int]) -> tuple:
+        if a is None:
+            return 1.0, 0.0
+        got = SA.get(a)
+        if got is None:
+            p = acct_parent[a]
+            sp, uep = acct(p)
+            got = SA[a] = node(p, float(acct_shares[a]), total[a], sp, uep)
+        return got
+
+    out = []
+    for p, i in targets:
+        sp, uep = acct(p)
+        S, UE = node(p, float(user_shares[p][i]), float(user_usage[p][i]), sp, uep)
+        out.append(INF if not S else UE / S)
+    return out

@@ -52,14 +52,14 @@ from mechverify.allocation import Allocation
 from mechverify.execution import Execution, StepContext
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError
-from mechverify.policies import progressive_filling
+from mechverify.policies import MAX_TASKS, progressive_filling
 
 from ...core.mechanism import Mechanism
 from ...core.order import order_facet
 from ...core.registry import OrderSpec, Setting, builtin
 from ...core.mechanism import SettingError, call
 from ...core.time import TimeSpec, _Irrevocable, _report_key, execution_of
-from .fairshare import INF, Assoc, Tree, classic, fair_tree, fair_tree_ranks_float
+from .fairshare import INF, Assoc, Tree, classic, classic_ratios_some, fair_tree, fair_tree_ranks_some
 
 __all__ = ["ALGORITHMS", "billing_resource", "decay_per_period", "tree_of", "priority_keys", "SlurmFairShare",
            "begin", "allocate", "order", "time_spec", "SETTING", "MAX_TICKS"]
@@ -190,6 +190,75 @@ class _Held(_Irrevocable):
         return Allocation(env, x, self.mech.name, False, info={"lift": "irrevocable"})
 
 
+def _whole(vec: tuple) -> Optional[list]:
+    """The entries of ``vec`` as ints when each is a whole ``Fraction`` (or an int), else ``None``."""
+    out = []
+    for v in vec:
+        if v.__class__ is int:
+            out.append(v)
+        elif v.__class__ is Fraction and v.denominator == 1:
+            out.append(v.numerator)
+        else:
+            return None
+    return out
+
+
+class _FloatUsage:
+    """Every association's decayed usage in floats, in numpy arrays by parent account (``None``: root), each in
+    declaration order: a tick decays them all in one multiplication per account -- the same IEEE operations as
+    ``(usage + accrued) * factor`` per association (an association never accrued stays 0) -- and the fair-share
+    factors read them without building a dict of every association ever seen."""
+
+    def __init__(self, factor: float) -> None:
+        self.factor = factor
+        self.where: dict[str, tuple] = {}  # user -> (parent, index under it)
+        self.buf: dict = {}  # parent -> usages (an array with room to grow)
+        self.shares: dict = {}  # parent -> raw shares (floats), likewise
+        self.n: dict = {}  # parent -> associations under it
+        self.seen: set = set()  # the associations with a usage (accrued at a tick): the others read 0
+        self.levels: dict = {}  # parent -> level shares (fairshare._aggregate), until a user is added under it
+        self.first: Optional[str] = None  # the first association (its usage's type is Tree's zero)
+
+    def add(self, u: str, p: Optional[int], shares: Any) -> None:
+        import numpy as np
+
+        n = self.n.get(p, 0)
+        if n == len(self.buf.get(p, ())):
+            grow = max(16, 2 * n)
+            for arr in (self.buf, self.shares):
+                new = np.zeros(grow)
+                if n:
+                    new[:n] = arr[p][:n]
+                arr[p] = new
+        self.shares[p][n] = float(shares)
+        self.where[u] = (p, n)
+        self.n[p] = n + 1
+        self.levels.pop(p, None)
+        if self.first is None:
+            self.first = u
+
+    def value(self, u: str) -> Any:
+        """``usage.get(u, 0)`` of the dict it replaces."""
+        if u not in self.seen:
+            return 0
+        p, i = self.where[u]
+        return self.buf[p].item(i)
+
+    def tick(self, accrued: dict) -> None:
+        for u, a in accrued.items():
+            p, i = self.where[u]
+            buf = self.buf[p]
+            buf[i] = buf.item(i) + a
+            self.seen.add(u)
+        f = self.factor
+        for p, buf in self.buf.items():
+            buf[:self.n[p]] *= f
+
+    def arrays(self) -> tuple:
+        """``(usage, shares)`` by parent: views of the associations' arrays."""
+        return ({p: b[:self.n[p]] for p, b in self.buf.items()}, {p: b[:self.n[p]] for p, b in self.shares.items()})
+
+
 class SlurmFairShare:
     """One run: every association's decayed usage (as of the last tick), what accrued since, what each user's
     running tasks bill per unit time, and the tasks held (non-preemptive: :class:`_Irrevocable`)."""
@@ -203,7 +272,7 @@ class SlurmFairShare:
         self.num = num
         self.factor = num(decay_per_period(half_life, calc_period))
         self.period = Fraction(calc_period)
-        self.usage: dict[str, Any] = {}  # decayed, as of the last tick
+        self.usage: dict[str, Any] = {}  # decayed, as of the last tick (exact or literal; else in self.book)
         self.accrued: dict[str, Any] = {}  # since the last tick
         self.rate: dict[str, Any] = {}  # billing per unit time of what each user ran in the last step
         self.assocs: dict[str, tuple] = {}  # user -> (queue index, shares), first-seen order
@@ -215,8 +284,10 @@ class SlurmFairShare:
         inner = builtin(name, name, self._fill, SETTING)
         self.held = (_Irrevocable if literal else _Held)(inner, ex, exact)
         self._env: Optional[Environment] = None
-        self._arrays: tuple = ([], [], [], {})  # the associations for fair_tree_ranks_float: names, parent, shares
-        self._new: list[str] = []  # associations not yet in _arrays, in order
+        # in floats (not literal): the usages in arrays, the steps in integers where the numbers are whole (_fast)
+        self.book: Optional[_FloatUsage] = None if (exact or literal) else _FloatUsage(self.factor)
+        self._tree: tuple = (None, None)  # queues, their weights -> the accounts' parents and shares
+        self._known: dict = {}  # user -> (demand, task bound, the demand as ints, the bound (an int if whole), floor)
 
     def _fill(self, env: Environment, exact: bool) -> Allocation:
         """The scheduler on the idle capacity (``env``: the residual of :class:`_Irrevocable`).  The fast way reads
@@ -254,9 +325,9 @@ class SlurmFairShare:
         return self.keys
 
     def _recompute(self, env: Environment) -> None:
-        if not self.literal and not self.exact and self.algorithm == "fair-tree" and self.assocs and \
-                isinstance(self.usage.get(next(iter(self.assocs)), 0), float):
-            self._recompute_float(env)
+        if self.book is not None:
+            self.keys = self._keys_for(env, list(env.users))
+            self.ticked = False
             return
         parents = [env.queue_parent(q) for q in range(env.n_queues)]
         users = [(u, q, w) for u, (q, w) in self.assocs.items()]
@@ -264,33 +335,37 @@ class SlurmFairShare:
         self.keys = priority_keys(tree, self.algorithm, list(self.assocs))["key"]
         self.ticked = False
 
+    def _keys_for(self, env: Environment, names: list) -> dict:
+        """The keys of the users ``names`` from the float arrays (:class:`_FloatUsage`): where :class:`Tree`'s zero
+        is a float (the first association has a usage), :func:`fair_tree_ranks_some` / :func:`classic_ratios_some`
+        -- the same numbers as :func:`priority_keys` on the whole tree, for these users only; before that (all
+        usages 0 or a mix of 0 and floats), :func:`priority_keys` itself on the tree of every association."""
+        book = self.book
+        if book.first in book.seen:
+            usage, shares = book.arrays()
+            tree = self._tree
+            if tree[0] is not env.queues or tree[1] is not env.queue_weight:  # the accounts (an execution's)
+                tree = self._tree = (env.queues, env.queue_weight, [env.queue_parent(q) for q in range(env.n_queues)],
+                                     [float(w) for w in env.queue_weight])
+            parents, weights = tree[2], tree[3]
+            targets = [book.where[u] for u in names]
+            if self.algorithm == "fair-tree":
+                got = fair_tree_ranks_some(parents, weights, usage, shares, targets, book.levels)
+                return {u: -r for u, r in zip(names, got)}
+            return dict(zip(names, classic_ratios_some(parents, weights, usage, shares, targets, book.levels)))
+        parents = [env.queue_parent(q) for q in range(env.n_queues)]
+        users = [(u, q, w) for u, (q, w) in self.assocs.items()]
+        tree = tree_of(env.queues, parents, env.queue_weight, users, {u: book.value(u) for u in self.assocs})
+        return priority_keys(tree, self.algorithm, names)["key"]
+
     def state_key(self) -> Any:
         return None  # decayed usage does not recur: no state digest
 
-    def _recompute_float(self, env: Environment) -> None:
-        """:meth:`_recompute` for Fair Tree in floats once the tree's numbers are floats (:class:`Tree`'s ``zero``,
-        the first user's usage, is a float): :func:`fair_tree_ranks_float`, the same ranks bit for bit, on arrays
-        of the associations kept across calls (they only grow)."""
-        import numpy as np
-
-        names, parent, shares, groups = self._arrays
-        for u in self._new:
-            q, w = self.assocs[u]
-            groups.setdefault(q, []).append(len(names))
-            names.append(u)
-            parent.append(-1 if q is None else q)
-            shares.append(float(w))
-        usage = self.usage
-        rank = fair_tree_ranks_float([env.queue_parent(q) for q in range(env.n_queues)],
-                                     [float(w) for w in env.queue_weight], np.asarray(parent, dtype=np.int64),
-                                     np.asarray(shares), np.fromiter((usage.get(u, 0) for u in names), np.float64,
-                                                                     len(names)),
-                                     {p: np.asarray(v, dtype=np.int64) for p, v in groups.items()})
-        self._new = []
-        self.keys = dict(zip(names, (-rank).tolist()))
-        self.ticked = False
-
     def _advance(self, t: Any) -> None:
+        if self.book is not None and t.__class__ is float and self.period.denominator == 1 and \
+                (self.last_t.__class__ is float or self.last_t.denominator == 1):
+            self._advance_float(t)
+            return
         ticks = 0
         while self.next_tick <= t:
             ticks += 1
@@ -299,8 +374,11 @@ class SlurmFairShare:
             dt = self.num(self.next_tick - self.last_t)
             for u, r in self.rate.items():
                 self.accrued[u] = self.accrued.get(u, 0) + r * dt
-            for u in set(self.usage) | set(self.accrued):
-                self.usage[u] = (self.usage.get(u, 0) + self.accrued.get(u, 0)) * self.factor
+            if self.book is not None:
+                self.book.tick(self.accrued)
+            else:
+                for u in set(self.usage) | set(self.accrued):
+                    self.usage[u] = (self.usage.get(u, 0) + self.accrued.get(u, 0)) * self.factor
             self.accrued = {}
             self.last_t, self.next_tick = self.next_tick, self.next_tick + self.period
             self.ticked = True
@@ -310,20 +388,269 @@ class SlurmFairShare:
                 self.accrued[u] = self.accrued.get(u, 0) + r * dt
         self.last_t = t
 
+    def _advance_float(self, t: float) -> None:
+        """:meth:`_advance` where the time is a float and the ticks are whole: the times compared and subtracted as
+        floats -- the same results, since a whole tick (below 2**53) is a float exactly, a float comparison is
+        exact and a float subtraction is the exact difference rounded once, as ``float(Fraction - Fraction)``."""
+        nt, period, accrued, rate = self.next_tick, self.period, self.accrued, self.rate
+        ntf, last = float(nt), float(self.last_t)
+        ticks = 0
+        while ntf <= t:
+            ticks += 1
+            if ticks > MAX_TICKS:
+                raise InstanceError(f"execution: more than {MAX_TICKS} calc periods between two steps of {self.name}")
+            dt = ntf - last
+            for u, r in rate.items():
+                accrued[u] = accrued.get(u, 0) + r * dt
+            self.book.tick(accrued)
+            accrued = self.accrued = {}
+            self.last_t, last = nt, ntf
+            nt = self.next_tick = nt + period
+            ntf = float(nt)
+            self.ticked = True
+        dt = t - last
+        if dt:
+            for u, r in rate.items():
+                accrued[u] = accrued.get(u, 0) + r * dt
+        self.last_t = t
+
     def step(self, ctx: StepContext) -> Allocation:
         env = ctx.env
         self._advance(ctx.t)
         for j, u in enumerate(env.users):
             if u not in self.assocs:  # a new association's factor is computed when it appears (classic computes
                 self.assocs[u] = (env.user_queue[j], env.weight[j])  # it on demand; Fair Tree at its next tick)
-                self._new.append(u)
+                if self.book is not None:
+                    self.book.add(u, env.user_queue[j], env.weight[j])
                 self.ticked = True
         if self.literal and (self.ticked or any(u not in self.keys for u in env.users)):
             self._recompute(env)
         self._env = env
+        if self.book is not None:
+            fast = self._fast(ctx)
+            if fast is not None:
+                return fast
         alloc = self.held.step(ctx)
         self.rate = {u: self.num(_rate(env, alloc.x, j, self.billing)) for j, u in enumerate(env.users)}
-        return replace(alloc, mechanism=self.name, info={"usage": {u: self.usage.get(u, 0) for u in env.users}})
+        usage = {u: self.book.value(u) for u in env.users} if self.book is not None else \
+            {u: self.usage.get(u, 0) for u in env.users}
+        return replace(alloc, mechanism=self.name, info={"usage": usage})
+
+    def _fast(self, ctx: StepContext) -> Optional[Allocation]:
+        """The step in floats as :class:`_Held` and :meth:`_fill` take it, in Python integers, where every number
+        it reads is whole (the held tasks, the demands, the capacities, finite task bounds) and the scheduler's
+        setting takes the residual (no external resources, per-server demands or carried usage): the same
+        allocation, the same residual (a server released when what is held exceeds it, as :class:`_Held` decides
+        in floats), the same tasks -- the users in the fair-share order, each given its tasks first fit, as many
+        as fit on a server before the next one (``progressive_filling`` serves the first user in the order while
+        it can take a task: its key does not change).  The order is read only when two users or more wait and
+        they do not all fit on the one server; then only theirs (:meth:`_keys_for`).  ``None``: the general
+        path (and the first step, whose allocation the lift returns exact)."""
+        env, prev = ctx.env, ctx.previous
+        if prev is None or env.n_external or env.server_demand or not env.n_resources or env.has_usage:
+            return None
+        J, S, R = env.n_users, env.n_servers, env.n_resources
+        if S == 1:
+            return self._fast_one(ctx)
+        users, demand, tasks, eligible, ext = env.users, env.demand, env.tasks, env.eligible, env.external_demand
+        reports, known = self.held.reports, self._known
+        held, dem, floor, keys = [], [], [], {}
+        for j, row in enumerate(prev.x):
+            if S == 1:
+                v = row[0]
+                if v.__class__ is not float or not v.is_integer():
+                    return None
+                ints = [int(v)]
+            else:
+                ints = []
+                for v in row:
+                    if v.__class__ is not float or not v.is_integer():
+                        return None
+                    ints.append(int(v))
+            u, d, n = users[j], demand[j], tasks[j]
+            c = known.get(u)
+            if c is None or c[0] is not d or c[1] is not n:  # its demand and bound as ints (None: not whole)
+                dw = _whole(d)
+                if dw is None or n is None:
+                    return None
+                m = n.numerator if n.__class__ is Fraction and n.denominator == 1 else n
+                c = known[u] = (d, n, dw, m, math.floor(m))
+            dem.append(c[2])
+            keys[u] = k = (d, ext[j] if ext else (), eligible[j], ())
+            if reports.get(u) != k:  # a changed report gives back what it holds
+                ints = [0] * S
+            if (ints[0] if S == 1 else sum(ints)) > c[3]:  # a trim: the lift's own arithmetic
+                return None
+            held.append(ints)
+            floor.append(c[4])
+        caps = []
+        for c in env.capacity:
+            c = _whole(c)
+            if c is None:
+                return None
+            caps.append(c)
+        for s in range(S):
+            used = [0] * R
+            for j in range(J):
+                h = held[j][s]
+                if h:
+                    d = dem[j]
+                    for r in range(R):
+                        used[r] += h * d[r]
+            cap = caps[s]
+            if any(float(u) > float(c) * (1 + 1e-9) + 1e-12 for u, c in zip(used, cap)):  # capacity lost
+                for j in range(J):
+                    held[j][s] = 0
+                used = [0] * R
+            caps[s] = [max(c - u, 0) for c, u in zip(cap, used)]
+        limit = [floor[j] - sum(held[j]) for j in range(J)]  # what the residual bounds allow
+        if sum(limit) > MAX_TASKS:  # progressive_filling's own error, raised by the general path
+            return None
+        self.held.reports = keys
+        waiting = [j for j in range(J) if limit[j] > 0]
+        if len(waiting) > 1 and not self._all_fit_int(env, waiting, limit, dem, caps):
+            order = self._ordered_some(env, waiting)
+            waiting.sort(key=lambda j: (order[users[j]], j))
+        for j in waiting:
+            left, d, elig, row = limit[j], dem[j], eligible[j], list(held[j])
+            held[j] = row
+            for s in range(S):
+                if s not in elig:
+                    continue
+                rem = caps[s]
+                k = left
+                for r in range(R):
+                    if d[r]:
+                        k = min(k, rem[r] // d[r])
+                if k > 0:
+                    for r in range(R):
+                        rem[r] -= k * d[r]
+                    row[s] += k
+                    left -= k
+                    if not left:
+                        break
+        b = self.billing
+        book = self.book
+        seen, where, buf = book.seen, book.where, book.buf
+        rate, usage = {}, {}
+        for j, u in enumerate(users):
+            rate[u] = float(sum(held[j]) * dem[j][b])  # a user's demand is the same on every server
+            if u in seen:
+                p, i = where[u]
+                usage[u] = buf[p].item(i)
+            else:
+                usage[u] = 0
+        self.rate = rate
+        return Allocation(env, tuple([tuple([float(n) for n in row]) for row in held]), self.name, False,
+                          info={"usage": usage})
+
+    def _fast_one(self, ctx: StepContext) -> Optional[Allocation]:
+        """:meth:`_fast` on one server (the common case), in one pass over the users where it can."""
+        env, prev = ctx.env, ctx.previous
+        R = env.n_resources
+        cap = _whole(env.capacity[0])
+        if cap is None:
+            return None
+        users, demand, tasks, eligible, ext = env.users, env.demand, env.tasks, env.eligible, env.external_demand
+        reports, known = self.held.reports, self._known
+        held, dem, limit, keys, waiting, vals = [], [], [], {}, [], []
+        used = [0] * R
+        u0 = u1 = total = 0
+        book = self.book
+        seen, where, buf = book.seen, book.where, book.buf
+        for j, row in enumerate(prev.x):
+            v = row[0]
+            if v.__class__ is not float or not v.is_integer():
+                return None
+            h = int(v)
+            u, d, n = users[j], demand[j], tasks[j]
+            c = known.get(u)
+            if c is None or c[0] is not d or c[1] is not n:  # its demand and bound as ints (None: not whole)
+                dw = _whole(d)
+                if dw is None or n is None:
+                    return None
+                m = n.numerator if n.__class__ is Fraction and n.denominator == 1 else n
+                c = known[u] = (d, n, dw, m, math.floor(m))
+            keys[u] = k = (d, ext[j] if ext else (), eligible[j], ())
+            if h:
+                if reports.get(u) != k:  # a changed report gives back what it holds
+                    h = 0
+                elif h > c[3]:  # a trim: the lift's own arithmetic
+                    return None
+                elif R == 2:
+                    dw = c[2]
+                    u0 += h * dw[0]
+                    u1 += h * dw[1]
+                else:
+                    dw = c[2]
+                    for r in range(R):
+                        used[r] += h * dw[r]
+            if u in seen:
+                p, i = where[u]
+                vals.append(buf[p].item(i))
+            else:
+                vals.append(0)
+            held.append(h)
+            dem.append(c[2])
+            left = c[4] - h
+            limit.append(left)
+            if left > 0:
+                waiting.append(j)
+                total += left
+        if R == 2:
+            used = [u0, u1]
+        if any(float(u) > float(c) * (1 + 1e-9) + 1e-12 for u, c in zip(used, cap)):  # capacity lost: released
+            limit = [left + h for left, h in zip(limit, held)]
+            held = [0] * len(held)
+            used = [0] * R
+            waiting = [j for j, left in enumerate(limit) if left > 0]
+            total = sum(limit[j] for j in waiting)
+        if total > MAX_TASKS:  # progressive_filling's own error, raised by the general path
+            return None
+        rem = [max(c - u, 0) for c, u in zip(cap, used)]
+        self.held.reports = keys
+        if len(waiting) > 1 and not self._all_fit_int(env, waiting, limit, dem, [rem]):
+            order = self._ordered_some(env, waiting)
+            waiting.sort(key=lambda j: (order[users[j]], j))
+        for j in waiting:
+            if 0 not in eligible[j]:
+                continue
+            d, k = dem[j], limit[j]
+            for r in range(R):
+                if d[r]:
+                    k = min(k, rem[r] // d[r])
+            if k > 0:
+                for r in range(R):
+                    rem[r] -= k * d[r]
+                held[j] += k
+        b = self.billing
+        self.rate = dict(zip(users, [float(h * d[b]) for h, d in zip(held, dem)]))
+        return Allocation(env, tuple([(float(h),) for h in held]), self.name, False,
+                          info={"usage": dict(zip(users, vals))})
+
+    @staticmethod
+    def _all_fit_int(env: Environment, waiting: list, limit: list, dem: list, caps: list) -> bool:
+        """:meth:`_all_fit` in integers: one server, and every waiting task fits on it at once."""
+        if env.n_servers != 1:
+            return False
+        need = [0] * env.n_resources
+        for j in waiting:
+            if 0 not in env.eligible[j]:
+                return False
+            for r, dv in enumerate(dem[j]):
+                need[r] += limit[j] * dv
+        return all(a <= c for a, c in zip(need, caps[0]))
+
+    def _ordered_some(self, env: Environment, names_of: list) -> dict:
+        """The keys of the waiting users ``names_of`` (indices), as of the last tick: kept until a tick or a new
+        association makes them stale."""
+        if self.ticked:
+            self.keys = {}
+            self.ticked = False
+        want = [env.users[j] for j in names_of if env.users[j] not in self.keys]
+        if want:
+            self.keys.update(self._keys_for(env, want))
+        return self.keys
 
 
 def begin(mech: Optional[Mechanism], ex: Execution, exact: bool, *, algorithm: str, half_life: Any = 10,
