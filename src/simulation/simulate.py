@@ -262,11 +262,17 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
         raise ValueError(f"properties: unknown {unknown[0]!r} (known: {', '.join(PROPERTIES)})")
     sim = Simulation(mech.name, trace, ex.n_users_total, check_first=check_first,
                      po_every=po_every if "po" in properties else 0)
-    sim.utilisation = {r: Series(points) for r in ex.resources}
-    sim.waiting = Series(points)
+    # buckets sized for the trace's last event (they double if the jobs run on past it)
+    width = float(ex.horizon) / points if ex.horizon > 0 else 1.0
+
+    def new_series() -> Series:
+        return Series(points, width)
+
+    sim.utilisation = {r: new_series() for r in ex.resources}
+    sim.waiting = new_series()
     sim.shares_by = "queue" if ex.queues else "job"
     if ex.queues:
-        sim.shares = {q: Series(points) for q in ex.queues}
+        sim.shares = {q: new_series() for q in ex.queues}
     sim.properties = {p: PropertyTrack(p, PROPERTIES[p].title, "every step" if PROPERTIES[p].every else
                                        f"every step whose index is a multiple of {po_every}") for p in properties}
     arrival: dict[str, tuple[float, float, int]] = {}  # name -> (arrival, standalone JCT, tasks)
@@ -321,7 +327,7 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
             for k, v in shares.items():
                 s = sim.shares.get(k)
                 if s is None and not ex.queues and len(sim.shares) < users_shown:
-                    s = sim.shares[k] = Series(points)
+                    s = sim.shares[k] = new_series()
                 if s is not None:
                     s.add(t0, t1, float(v))
             for name, track in sim.properties.items():

@@ -93,16 +93,23 @@ def _fig():
     return plt
 
 
-def _save(fig, plt) -> str:
+def _save(fig, plt, png: Optional[dict] = None, key: str = "") -> str:
+    """The figure as SVG text (inline in the HTML); with ``png``, also its PNG bytes under ``key``."""
+    fig.tight_layout()
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
+    if png is not None:
+        raw = io.BytesIO()
+        fig.savefig(raw, format="png", dpi=110)
+        png[key] = raw.getvalue()
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
 
-def figures(sim) -> dict[str, str]:
-    """SVG texts: ``utilisation``, ``shares``, ``jct_cdf`` (those with data)."""
+def figures(sim, png: Optional[dict] = None) -> dict[str, str]:
+    """SVG texts: ``utilisation``, ``shares``, ``jct_cdf`` (those with data); ``png``: a dict also given each
+    figure's PNG bytes."""
     plt = _fig()
     out: dict[str, str] = {}
     fig, ax = plt.subplots(figsize=(7.6, 3.2))
@@ -123,7 +130,7 @@ def figures(sim) -> dict[str, str]:
         ax.set_ylabel("share of the present cluster")
         ax.set_ylim(0, 1.05)
         ax.legend(loc="upper left", fontsize=7)
-        out["utilisation"] = _save(fig, plt)
+        out["utilisation"] = _save(fig, plt, png, "utilisation")
     else:
         plt.close(fig)
     if sim.shares:
@@ -136,7 +143,7 @@ def figures(sim) -> dict[str, str]:
         ax.set_ylabel(f"dominant share ({sim.shares_by})")
         ax.set_ylim(0, 1.05)
         ax.legend(loc="upper right", fontsize=7)
-        out["shares"] = _save(fig, plt)
+        out["shares"] = _save(fig, plt, png, "shares")
     if sim.jct:
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.6, 3.0))
         js = sorted(r[3] for r in sim.jct)
@@ -148,7 +155,7 @@ def figures(sim) -> dict[str, str]:
         a2.plot(fs, [(i + 1) / n for i in range(n)], drawstyle="steps-post")
         a2.set_xlabel("JCT factor (standalone / actual)")
         fig.tight_layout()
-        out["jct_cdf"] = _save(fig, plt)
+        out["jct_cdf"] = _save(fig, plt, png, "jct_cdf")
     return out
 
 
@@ -187,11 +194,12 @@ def render_simulation_html(sim, figs: Optional[dict[str, str]] = None) -> str:
 
 
 def write_simulation(sim, out_dir: str) -> list[str]:
-    """DIR/simulation.json, simulation.md, simulation.html (figures inline, also as SVG files)."""
-    from ..files import atomic_write_text
+    """DIR/simulation.json, simulation.md, simulation.html (figures inline, also as SVG and PNG files)."""
+    from ..files import atomic_write_bytes, atomic_write_text
 
     os.makedirs(out_dir, exist_ok=True)
-    figs = figures(sim)
+    pngs: dict = {}
+    figs = figures(sim, pngs)
     written = []
     for name, text in (("simulation.json", json.dumps(simulation_to_json(sim), indent=1)),
                        ("simulation.md", render_simulation_markdown(sim)),
@@ -199,5 +207,9 @@ def write_simulation(sim, out_dir: str) -> list[str]:
                        *((f"{k}.svg", v) for k, v in figs.items())):
         path = os.path.join(out_dir, name)
         atomic_write_text(path, text)
+        written.append(path)
+    for key, raw in pngs.items():
+        path = os.path.join(out_dir, f"{key}.png")
+        atomic_write_bytes(path, raw)
         written.append(path)
     return written
