@@ -736,9 +736,16 @@ def run(ex: Execution, stepper: Stepper, exact: bool = True, deviation: Optional
     if not exact:
         from .model import deferred_validation
 
-        with deferred_validation():
-            yield from _run(ex, stepper, exact, deviation, on_step)
-        return
+        # deferred only while a step is computed, never across a yield: a caller that stops iterating (a budget)
+        # must not leave every later environment of the process unvalidated
+        steps = _run(ex, stepper, exact, deviation, on_step)
+        while True:
+            with deferred_validation():
+                try:
+                    step = next(steps)
+                except StopIteration:
+                    return
+            yield step
     yield from _run(ex, stepper, exact, deviation, on_step)
 
 

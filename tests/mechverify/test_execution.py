@@ -5,7 +5,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from mechverify.execution import MAX_EVENTS, cumulative, load_execution, parse_execution, loads_execution
+from mechverify.execution import MAX_EVENTS, cumulative, load_execution, parse_execution, loads_execution, run
 from mechverify.trace_deviations import Statement, TraceMisreport
 from mechverify.numbers import InstanceError
 from mechanisms.core.registry import get
@@ -133,3 +133,20 @@ def test_schema_shares_the_instance_definitions_and_accepts_the_examples():
     bad = json.load(open(EXAMPLE))
     bad["events"][0]["kind"] = "explode"
     assert list(v.iter_errors(bad))
+
+
+def test_a_float_run_stopped_early_leaves_validation_on():
+    # a float run defers the validation of the environments it builds; a caller that stops iterating (a budget)
+    # must not leave every later environment of the process unvalidated (the deferral was held across yields)
+    import mechanisms
+    from mechanisms.core.time import lift, stepper_for
+    from mechverify.job_trace import parse_job_trace
+    from mechverify.model import Environment
+    from mechverify.numbers import InstanceError
+
+    ex = parse_job_trace({"resources": ["r"], "servers": [{"name": "s", "capacity": [2]}],
+                          "jobs": [{"arrival": k, "tasks": 1, "duration": 5, "demand": [1]} for k in range(5)]})
+    steps = run(ex, stepper_for(lift(mechanisms.get("drf"), "recompute"), ex, False), exact=False)
+    next(steps), next(steps)  # suspended mid-run
+    with pytest.raises(InstanceError, match="must be >= 0"):
+        Environment(resources=("r",), servers=("s",), capacity=((F(-1),),), users=("u",), demand=((F(1),),))
