@@ -44,12 +44,19 @@ def test_a_cell_is_the_simulate_run_of_its_seed():
     json.dumps(rec, allow_nan=False)  # strict JSON: what a campaign file holds
 
 
-def test_in_process_and_local_processes_give_the_same_records():
+def test_in_process_local_processes_and_dask_give_the_same_records():
+    from distributed import LocalCluster
+
+    from verifier.executors import DaskCluster
+
     one = run_sweep(CELLS, executor=InProcess())
     two = run_sweep(CELLS, executor=LocalPool(2))
     assert [c["status"] for c in one.cells] == ["done"] * len(CELLS)
     assert [_numbers(c) for c in one.cells] == [_numbers(c) for c in two.cells]
     assert [g["jct_factor_mean"] for g in one.groups()] == [g["jct_factor_mean"] for g in two.groups()]
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        three = run_sweep(CELLS, executor=DaskCluster(cluster))
+    assert [_numbers(c) for c in three.cells] == [_numbers(c) for c in one.cells]
 
 
 def test_a_resumed_campaign_runs_only_the_missing_cells(tmp_path, monkeypatch):
