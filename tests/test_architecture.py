@@ -35,10 +35,11 @@ RANKS = [
 # the one upward import allowed: the package's lazy `__getattr__` reaching its own facade (function level)
 LAZY_FACADE = {("mechverify", "mechverify.api")}
 # the simulation layer (rank 2: the simulator runs mechanisms through the model's stepping) is used by the
-# command that runs it and by nothing else of the verifier: properties, engines, the store and the reports do
-# not depend on it (a report renders the record it is handed)
+# command that runs it and by the orchestration that runs simulations as campaign cells (verifier.simsweep:
+# the sweep's worker function), and by nothing else of the verifier: properties, engines, the store and the
+# reports do not depend on it (a report renders the record it is handed)
 FORBIDDEN = [("verifier", "simulation"), ("mechanisms", "simulation")]
-FORBIDDEN_EXCEPT = {("verifier.cli.simulate", "simulation")}
+FORBIDDEN_EXCEPT = {("verifier.cli.simulate", "simulation"), ("verifier.simsweep", "simulation")}
 
 
 def _rank(module: str) -> int:

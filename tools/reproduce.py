@@ -8,6 +8,7 @@ utilisation); it writes a Markdown table (and a figure) into ``--out``.
     python tools/reproduce.py seed001-utilisation --samples 30 --out docs/figures/seed001-utilisation
     python tools/reproduce.py seed001-fig4 --out docs/figures/seed001-fig4
     python tools/reproduce.py seed001-table2 --out docs/figures/seed001-table2
+    python tools/reproduce.py seed004-table4 --samples 10 --out docs/figures/seed004-table4
 
 Both are STATIC: every sample is one instance at one moment, allocated once (the fluid JCT factor of an
 allocation held fixed, ``simulation.metrics.static_jct_factor``), not the seeds' event simulations; the
@@ -74,6 +75,77 @@ def seed004_table3(samples: int, seed: int, out: str) -> str:
     from verifier.files import atomic_write_text
 
     atomic_write_text(os.path.join(out, "table3.md"), text)
+    return text
+
+
+# seed 004 Table 4 (indivisible task model): columns (n, rho, BW MHz, reallocation slot s) and the paper's averages
+TABLE4_COLUMNS = [(10, "0.7", 2, 256), (15, "0.7", 2, 256), (20, "0.7", 2, 256), (15, "0.5", 2, 256),
+                  (15, "0.7", 2, 256), (15, "0.9", 2, 256), (15, "0.7", 1, 256), (15, "0.7", 2, 256),
+                  (15, "0.7", 3, 256), (15, "0.7", 2, 64), (15, "0.7", 2, 256), (15, "0.7", 2, 1024)]
+TABLE4_PAPER = {"tsf-er": [0.904, 0.849, 0.797, 0.837, 0.849, 0.853, 0.766, 0.849, 0.877, 0.872, 0.849, 0.845],
+                "mnw": [0.262, 0.174, 0.128, 0.172, 0.174, 0.183, 0.158, 0.174, 0.182, 0.178, 0.174, 0.173],
+                "cru": [0.305, 0.200, 0.143, 0.219, 0.200, 0.187, 0.186, 0.200, 0.205, 0.212, 0.200, 0.193]}
+#: the registered mechanism of each row: TSF-ER's online Algorithm 2 (its own task rule); MNW and CRU lifted to
+#: whole tasks (their fluid allocation of the residual, rounded down)
+TABLE4_MECHANISMS = {"tsf-er": "tsf-er-online", "mnw": "mnw", "cru": "cru"}
+
+
+def seed004_table4(samples: int, seed: int, out: str, jobs: int = 2, columns: str = "all",
+                   budget: float = None) -> str:
+    """Seed 004 Table 4 through the simulation sweep (``verifier.simsweep``): per column, ``samples`` job traces of
+    the ``seed004`` workload (seeds ``seed`` .. ``seed + samples - 1``), each simulated in the indivisible model
+    (``NAME+indivisible(slot=S,overhead=1/4)``) by TSF-ER online, MNW and CRU; the mean over the traces of the
+    users' mean JCT factor.  Cells are kept in ``out/campaign`` (a run again resumes); columns that repeat a
+    point (the paper's n = 15, rho = 0.7, BW = 2, 256 s, four times) are one point."""
+    from fractions import Fraction
+
+    from mechanisms.core.indivisible import DEFAULT_OVERHEAD, indivisible_name
+    from verifier.campaign import Campaign, config_of
+    from verifier.executors import make_executor
+    from verifier.files import atomic_write_json, atomic_write_text
+    from verifier.simsweep import SimCell, run_sweep
+
+    wanted = range(len(TABLE4_COLUMNS)) if columns == "all" else [int(c) - 1 for c in columns.split(",")]
+    points = {}
+    for c in wanted:
+        n, rho, bw, slot = TABLE4_COLUMNS[c]
+        points.setdefault((n, rho, bw, slot), []).append(c)
+    cells = [SimCell(m, indivisible_name(Fraction(slot), DEFAULT_OVERHEAD), "seed004",
+                     (("bandwidth", str(bw)), ("rho", rho), ("slot", str(slot)), ("users", str(n))), s, ())
+             for (n, rho, bw, slot) in points for m in TABLE4_MECHANISMS.values()
+             for s in range(seed, seed + samples)]
+    campaign = Campaign(os.path.join(out, "campaign"), config_of(command="seed004-table4", workload="seed004",
+                                                                  tasks="whole", properties=[]))
+    t0 = time.monotonic()
+    rep = run_sweep(cells, budget=budget, executor=make_executor("local", jobs, cells=len(cells)), campaign=campaign,
+                    progress=lambda m: print(m, file=sys.stderr, flush=True))
+    seconds = time.monotonic() - t0
+    groups = {(g["name"], tuple(sorted(g["point"].items()))): g for g in rep.groups()}
+    head = ["rule"] + [f"{c + 1}: n={TABLE4_COLUMNS[c][0]}, rho={TABLE4_COLUMNS[c][1]}, BW={TABLE4_COLUMNS[c][2]}, "
+                       f"slot={TABLE4_COLUMNS[c][3]} s" for c in wanted]
+    lines = [f"Seed 004 Table 4 (indivisible model, overhead 250 ms): {samples} seed004 job traces per column "
+             f"(seeds {seed}..{seed + samples - 1}); ours / paper's (mean JCT factor; in brackets: the seeds that ran "
+             f"to their end).  {rep.counts().get('done', 0)} of {len(cells)} cells done "
+             f"({rep.resumed} read back), {seconds:.0f} s on {jobs} worker processes.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table = {}
+    for row, m in TABLE4_MECHANISMS.items():
+        vals = []
+        for c in wanted:
+            n, rho, bw, slot = TABLE4_COLUMNS[c]
+            key = (m, (("bandwidth", str(bw)), ("rho", rho), ("slot", str(slot)), ("users", str(n))))
+            g = groups.get(key)
+            v = None if g is None else g["jct_factor_mean"]
+            vals.append(v)
+            table.setdefault(row, {})[c + 1] = {"ours": v, "paper": TABLE4_PAPER[row][c],
+                                                "seeds": 0 if g is None else g["done"]}
+        lines.append(f"| {row} ({m}) | " + " | ".join(
+            f"{'-' if v is None else f'{v:.3f}'} / {TABLE4_PAPER[row][c]:.3f} ({table[row][c + 1]['seeds']})"
+            for v, c in zip(vals, wanted)) + " |")
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "table4.md"), text)
+    atomic_write_json(os.path.join(out, "table4.json"), {"samples": samples, "seed": seed, "seconds": seconds,
+                                                         "table": table, "sweep": rep.to_dict()})
     return text
 
 
@@ -368,12 +440,16 @@ def seed001_table2(seed: int, out: str, jobs: int = 400, servers: int = 20, budg
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["seed004-table3", "seed001-utilisation", "seed001-fig4", "seed001-table2"])
+    ap.add_argument("what", choices=["seed004-table3", "seed004-table4", "seed001-utilisation", "seed001-fig4",
+                                     "seed001-table2"])
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     ap.add_argument("--servers", type=int, default=100, help="seed001-utilisation: servers per instance")
     ap.add_argument("--users", type=int, default=3, help="seed001-utilisation: users per instance")
+    ap.add_argument("--jobs", type=int, default=2, help="seed004-table4: worker processes")
+    ap.add_argument("--columns", default="all", help="seed004-table4: the columns (1-12, comma-separated) or all")
+    ap.add_argument("--budget", type=float, default=None, help="seed004-table4: wall-clock seconds")
     a = ap.parse_args()
     if a.samples < 1:
         raise SystemExit("error: --samples: must be >= 1")
@@ -382,6 +458,13 @@ def main() -> None:
         return
     if a.what == "seed001-fig4":
         print(seed001_fig4(a.seed, a.out), end="")
+        return
+    if a.what == "seed004-table4":
+        if a.columns != "all" and not all(c.strip().isdigit() and 1 <= int(c) <= 12 for c in a.columns.split(",")):
+            raise SystemExit("error: --columns: 'all' or numbers 1..12, comma-separated")
+        if a.jobs < 1 or (a.budget is not None and a.budget <= 0):
+            raise SystemExit("error: --jobs must be >= 1 and --budget > 0")
+        print(seed004_table4(a.samples, a.seed, a.out, a.jobs, a.columns, a.budget), end="")
         return
     if a.what == "seed004-table3":
         print(seed004_table3(a.samples, a.seed, a.out), end="")

@@ -237,16 +237,31 @@ class Campaign:
                                               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
     def _file(self, task: Task) -> str:
-        return os.path.join(self.path, "cells", f"{_safe(task.mechanism)}__{_safe(task.property)}__"
-                                                f"{_safe(task.variant)}.json")
+        return self.cell_file(f"{_safe(task.mechanism)}__{_safe(task.property)}__{_safe(task.variant)}")
+
+    def cell_file(self, name: str) -> str:
+        """The file of the cell named ``name`` (``cells/<name>.json``; characters a file name should not hold
+        become ``_``)."""
+        return os.path.join(self.path, "cells", f"{_safe(name)}.json")
+
+    def read_cell(self, name: str) -> Optional[dict]:
+        """The JSON a finished cell recorded (:meth:`write_cell`), or None (not finished, unreadable)."""
+        try:
+            with open(self.cell_file(name), encoding="utf-8") as fh:
+                d = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        return d if isinstance(d, dict) else None
+
+    def write_cell(self, name: str, record: dict) -> None:
+        """Record a finished cell (atomically): a kill loses at most the cells in flight."""
+        atomic_write_json(self.cell_file(name), record)
 
     def finished(self, task: Task, mech) -> Optional[Result]:
         """The recorded result of ``task``'s cell, or None (not finished, unreadable, or its stored
         counterexample no longer re-checks)."""
-        try:
-            with open(self._file(task), encoding="utf-8") as fh:
-                d = json.load(fh)
-        except (OSError, ValueError):
+        d = self.read_cell(os.path.basename(self._file(task))[:-len(".json")])
+        if d is None:
             return None
         try:
             return result_from_dict(d, mech)

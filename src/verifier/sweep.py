@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .results import Result
 
@@ -72,19 +72,38 @@ def _unknown(cell: ShapeCell, note: str) -> Result:
     return r
 
 
-def sweep(cells: Sequence[ShapeCell], *, timeout: float, executor=None,
-          on_result: Optional[Callable[[ShapeCell, Result], None]] = None,
+def _shape_order(cell: ShapeCell) -> tuple:
+    return (sum(cell.shape), cell.shape)
+
+
+def _certify_share(left: float, slots: int, not_handed_out: int) -> float:
+    """A certify cell's seconds: ``left x slots / cells not yet handed out``, at least half of ``left``."""
+    return min(left, max(left / 2, left * slots / not_handed_out))
+
+
+def sweep(cells: Sequence[Any], *, timeout: Optional[float], executor=None,
+          on_result: Optional[Callable[[Any, Any], None]] = None,
           progress: Optional[Callable[[str], None]] = None,
-          fn: Callable[[ShapeCell], Result] = certify_cell) -> tuple[list[Result], bool]:
-    """Certify every cell (see the module docstring); ``(results in the cells' order, interrupted)``."""
+          fn: Callable[[Any], Any] = certify_cell, order: Callable[[Any], Any] = _shape_order,
+          share: Callable[[float, int, int], float] = _certify_share,
+          unfinished: Optional[Callable[[Any, str], Any]] = None,
+          describe: Optional[Callable[[Any, Any], str]] = None) -> tuple[list[Any], bool]:
+    """Run ``fn`` on every cell (see the module docstring); ``(results in the cells' order, interrupted)``.
+
+    The defaults certify :class:`ShapeCell` s; another kind of cell (``verifier.simsweep``'s simulations) is a
+    frozen dataclass with a ``timeout`` field and brings its ``order`` (cells handed out by this key),
+    ``share`` (a cell's seconds from the seconds left, the slots and the cells not yet handed out),
+    ``unfinished(cell, note)`` (its result when cut or not reached: ``note`` is :data:`CUT` or
+    :data:`NOT_REACHED`) and ``describe(cell, result)`` (its progress line).  ``timeout`` None: no limit."""
+    import math
     from dataclasses import replace
 
     from .executors import InProcess
 
     ex = executor or InProcess()
-    deadline = time.monotonic() + timeout
-    order = sorted(range(len(cells)), key=lambda i: (sum(cells[i].shape), cells[i].shape))
-    pending = list(order)
+    unfinished = unfinished or _unknown
+    deadline = time.monotonic() + (math.inf if timeout is None else timeout)
+    pending = sorted(range(len(cells)), key=lambda i: order(cells[i]))
     running: dict = {}
     out: dict[int, Result] = {}
     interrupted = closed = False
@@ -94,9 +113,9 @@ def sweep(cells: Sequence[ShapeCell], *, timeout: float, executor=None,
         if on_result is not None:
             on_result(cells[i], r)
         if progress:
-            progress(f"[{len(out)}/{len(cells)}] {cells[i].describe()}: {r.verdict}"
-                     + (f" ({r.note})" if r.note and r.verdict == "unknown" else "")
-                     + f"  (running {len(running)})")
+            said = (describe(cells[i], r) if describe is not None else
+                    f"{cells[i].describe()}: {r.verdict}" + (f" ({r.note})" if r.note and r.verdict == "unknown" else ""))
+            progress(f"[{len(out)}/{len(cells)}] {said}  (running {len(running)})")
 
     try:
         while pending or running:
@@ -105,24 +124,23 @@ def sweep(cells: Sequence[ShapeCell], *, timeout: float, executor=None,
                 if left <= 0:
                     break
                 i = pending.pop(0)
-                share = min(left, max(left / 2, left * ex.slots / (len(pending) + 1)))
-                running[ex.submit(fn, replace(cells[i], timeout=share))] = i
+                running[ex.submit(fn, replace(cells[i], timeout=share(left, ex.slots, len(pending) + 1)))] = i
             if not running:
                 break
             wait = deadline + STOP_GRACE - time.monotonic()
             if wait <= 0:  # past the deadline: stop the cells still running instead of waiting for them
                 break
-            for handle, value, err in ex.wait_any(timeout=wait):
+            for handle, value, err in ex.wait_any(timeout=None if math.isinf(wait) else wait):
                 i = running.pop(handle)
-                finish(i, value if err is None else _unknown(cells[i], f"worker error: {type(err).__name__}: {err}"))
+                finish(i, value if err is None else unfinished(cells[i], f"worker error: {type(err).__name__}: {err}"))
         cut = sorted(running.values())
         closed = True
         ex.close(cancel=bool(running))
         running.clear()
         for i in cut:
-            finish(i, _unknown(cells[i], CUT))
+            finish(i, unfinished(cells[i], CUT))
         for i in pending:
-            finish(i, _unknown(cells[i], NOT_REACHED))
+            finish(i, unfinished(cells[i], NOT_REACHED))
     except KeyboardInterrupt:
         interrupted = True
     finally:

@@ -294,7 +294,8 @@ def test_rates_measures_hsi_and_quota_on_tree_samples():
 
 
 # ---------------------------------------------------------------------- workloads with time (job traces)
-TIMED = {"google2011": {"jobs": 300, "servers": 20}, "alibaba2018": {"jobs": 3000, "keep": "0.1", "servers": 50}}
+TIMED = {"google2011": {"jobs": 300, "servers": 20}, "alibaba2018": {"jobs": 3000, "keep": "0.1", "servers": 50},
+         "seed004": {"users": 20}}
 
 
 def _check_job_trace(trace):
@@ -305,14 +306,17 @@ def _check_job_trace(trace):
 
     from mechverify.job_trace import parse_job_trace
 
-    assert list(trace) == ["resources", "unit", "servers", "jobs"] and trace["unit"] == "s"
+    assert [k for k in trace if k != "external"] == ["resources", "unit", "servers", "jobs"] and trace["unit"] == "s"
+    ext = trace.get("external", [])  # seed004's link
+    assert all(instance_number(e["capacity"], "capacity") > 0 for e in ext)
     assert trace["resources"] == ["cpu", "mem"] and len(trace["servers"]) >= 1
     for row in [sv["capacity"] for sv in trace["servers"]]:
         assert len(row) == 2 and all(instance_number(v, "capacity") > 0 for v in row)
     arrivals = [instance_number(j["arrival"], "arrival", limits=False) for j in trace["jobs"]]
     assert arrivals == sorted(arrivals) and arrivals[0] >= 0
     for j in trace["jobs"]:
-        assert set(j) == {"arrival", "tasks", "duration", "demand", "name"}
+        assert set(j) == {"arrival", "tasks", "duration", "demand", "name"} | ({"external_demand"} if ext else set())
+        assert len(j.get("external_demand", [])) == len(ext)
         assert type(j["tasks"]) is int and j["tasks"] >= 1
         assert instance_number(j["duration"], "duration", limits=False) > 0
         assert len(j["demand"]) == 2 and all(instance_number(v, "demand") > 0 for v in j["demand"])
@@ -332,10 +336,11 @@ def test_job_traces_are_valid_and_the_same_seed_gives_the_same_dict(name):
 
 
 def test_only_the_workloads_with_time_draw_job_traces():
-    assert [n for n, w in WORKLOADS.items() if w.job_params] == ["google2011", "alibaba2018"]
+    assert [n for n, w in WORKLOADS.items() if w.job_params] == ["google2011", "alibaba2018", "seed004"]
     with pytest.raises(InstanceError) as e:
         get("uniform").jobs(np.random.default_rng(0))
-    assert str(e.value) == "--workload uniform: draws no job traces (the workloads with time: google2011, alibaba2018)"
+    assert str(e.value) == ("--workload uniform: draws no job traces (the workloads with time: google2011, "
+                            "alibaba2018, seed004)")
     assert "job_params" in get("alibaba2018").describe() and "job_params" not in get("tree").describe()
 
 

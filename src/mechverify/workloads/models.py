@@ -151,6 +151,24 @@ def _ms(ms: int) -> Any:
     return ms // 1000 if ms % 1000 == 0 else ms / 1000
 
 
+def _google_job_shapes(rng, J: int) -> tuple[list, list]:
+    """``J`` jobs' task counts and per-task durations (whole milliseconds) as google2011 draws them (four arrays,
+    in this order): 75 % single-task jobs, else P(n) ~ 1/n on 2..2854; half the jobs log-uniform in [15 s, 3 min],
+    half in [3 min, 28 days]."""
+    import numpy as np
+
+    single = rng.random(size=J) < float(GOOGLE_SINGLE_TASK)               # 75 % of jobs: one task
+    many = np.searchsorted(_google_many_cumulative(), rng.random(size=J), side="right") + 2
+    tasks = np.where(single, 1, many).tolist()
+    short = rng.random(size=J) < 0.5                                      # median job: 3 minutes
+    u = rng.random(size=J)
+    lo = np.where(short, GOOGLE_MIN_SECONDS, GOOGLE_MEDIAN_SECONDS)
+    hi = np.where(short, GOOGLE_MEDIAN_SECONDS, GOOGLE_MAX_SECONDS)
+    duration = np.rint(lo * (hi / lo) ** u * 1000)                        # log-uniform in [lo, hi], ms
+    duration = np.clip(duration, 1000 * GOOGLE_MIN_SECONDS, 1000 * GOOGLE_MAX_SECONDS).astype(np.int64).tolist()
+    return tasks, duration
+
+
 class Google2011(Workload):
     name = "google2011"
     title = "Google 2011 cluster's machine configurations, Alibaba 2018 task demands"
@@ -190,15 +208,7 @@ class Google2011(Workload):
         kinds = _google_servers(rng, values["servers"])
         gaps = rng.exponential(3600.0 / float(values["rate"]), size=J)          # Poisson arrivals, seconds
         arrival = np.rint(np.cumsum(gaps) * 1000).astype(np.int64).tolist()  # whole milliseconds
-        single = rng.random(size=J) < float(GOOGLE_SINGLE_TASK)               # 75 % of jobs: one task
-        many = np.searchsorted(_google_many_cumulative(), rng.random(size=J), side="right") + 2
-        tasks = np.where(single, 1, many).tolist()
-        short = rng.random(size=J) < 0.5                                      # median job: 3 minutes
-        u = rng.random(size=J)
-        lo = np.where(short, GOOGLE_MIN_SECONDS, GOOGLE_MEDIAN_SECONDS)
-        hi = np.where(short, GOOGLE_MEDIAN_SECONDS, GOOGLE_MAX_SECONDS)
-        duration = np.rint(lo * (hi / lo) ** u * 1000)                        # log-uniform in [lo, hi], ms
-        duration = np.clip(duration, 1000 * GOOGLE_MIN_SECONDS, 1000 * GOOGLE_MAX_SECONDS).astype(np.int64).tolist()
+        tasks, duration = _google_job_shapes(rng, J)
         table = alibaba_tasks()
         rows = table.draw(rng, J).tolist()
         demand = _demand_texts(table.cpu, table.mem)
@@ -331,7 +341,40 @@ class Seed004(Workload):
                                  Fraction(1, 1000), Fraction(10),
                                  note="in the instance it is kHz, and the format's numbers are at most 1e4"),
               "bounded": Param("bounded", "bool", False, _BOUNDED_HELP)}
+    job_params = {
+        "users": _users(15, 200),
+        "rho": params["rho"],
+        "bandwidth": params["bandwidth"],
+        "span": Param("span", "number", Fraction(48), "the arrivals are uniform over this many hours (seed 004: "
+                      "its users are sampled from the first 1000 Google jobs, which span 48 hours)",
+                      Fraction(1, 1000), Fraction(10_000))}
     mechanisms = ("tsf-er", "drf-er", "drf-eq", "drf-cpu", "drf-mem", "tsf-eq", "tsf-cpu", "tsf-mem")
+
+    def draw_jobs(self, rng, values: Mapping[str, Any]) -> dict[str, Any]:
+        """A job trace of seed 004 Sec. 6.2's small-scale experiments (Tables 3-4): the three servers and the
+        link of :meth:`draw`; ``users`` jobs (one user each), drawn in this order: arrival times uniform over
+        ``span`` hours (whole milliseconds, sorted, shifted so the first job arrives at 0), task counts and
+        per-task durations as google2011 draws them (the paper: 1 to 2854 tasks, 15 s to 28 days), per-task
+        (CPU, memory) an Alibaba 2018 task and its bandwidth from X ~ Gamma as :meth:`draw` does."""
+        import numpy as np
+
+        J, rho = values["users"], values["rho"]
+        arrival = np.sort(np.rint(rng.random(size=J) * float(values["span"]) * 3_600_000).astype(np.int64))
+        arrival = (arrival - arrival[0]).tolist()
+        tasks, duration = _google_job_shapes(rng, J)
+        demand, _ = _trace_users(rng, J, False)
+        x = rng.gamma(GAMMA_SHAPE, GAMMA_SCALE, size=J).tolist()
+        ext = [seed004_bandwidth_khz(d[0], min(CYCLES_PER_BIT_MAX, max(CYCLES_PER_BIT_MIN, round(xi))))
+               for d, xi in zip(demand, x)]
+        return {"resources": ["cpu", "mem"], "unit": "s",
+                "servers": [{"name": "s1", "capacity": [1, 1]},
+                            {"name": "s2", "capacity": [trace_number(1 + rho), trace_number(1 - rho)]},
+                            {"name": "s3", "capacity": [trace_number(1 - rho), trace_number(1 + rho)]}],
+                "external": [{"name": "bw", "capacity": trace_number(values["bandwidth"] * 1000)}],
+                "jobs": [{"arrival": _ms(a), "tasks": n, "duration": _ms(d),
+                          "demand": [trace_number(c) for c in dm], "external_demand": [trace_number(e)],
+                          "name": f"u{i + 1}"}
+                         for i, (a, n, d, dm, e) in enumerate(zip(arrival, tasks, duration, demand, ext))]}
 
     def draw(self, rng, values: Mapping[str, Any]) -> Environment:
         rho = values["rho"]

@@ -19,7 +19,7 @@ __all__ = ["build_parser", "main"]
 
 #: command -> the module that registers it (besides ``catalog``'s, always loaded): a command's start-up
 #: imports its own module only (``run`` does not import z3); tests/verifier/cli/test_help.py holds it true
-COMMAND_MODULES = {"check": "check", "replay": "check", "execute": "execute", "rates": "rates", "simulate": "simulate", "run": "search", "audit": "search",
+COMMAND_MODULES = {"check": "check", "replay": "check", "execute": "execute", "rates": "rates", "simulate": "simulate", "simulate-sweep": "simulate", "run": "search", "audit": "search",
                    "verify-certificate": "verify_certificate", "certify": "z3", "query": "z3"}
 
 

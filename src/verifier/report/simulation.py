@@ -213,3 +213,62 @@ def write_simulation(sim, out_dir: str) -> list[str]:
         atomic_write_bytes(path, raw)
         written.append(path)
     return written
+
+
+# ---------------------------------------------------------------------- a sweep of simulations
+def _point_text(point: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items()) or "(defaults)"
+
+
+def _sweep_table(d: dict) -> list[str]:
+    props = list(dict.fromkeys(p for g in d["groups"] for p in g["properties"]))
+    resources = list(dict.fromkeys(r for g in d["groups"] for r in g["utilisation"]))
+    head = (["mechanism", "point", "seeds done", "JCT factor mean", "jobs unfinished"]
+            + [f"utilisation {r}" for r in resources] + ["tasks waiting"]
+            + [f"{p.upper()} time ratio" for p in props] + [f"{p.upper()} time mean" for p in props])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for g in d["groups"]:
+        row = ([g["mechanism"], _point_text(g["point"]), f"{g['done']}/{g['seeds']}", _n(g["jct_factor_mean"]),
+                str(g["unfinished"])]
+               + [_n(None if g["utilisation"].get(r) is None else 100 * g["utilisation"][r], 3) + "%"
+                  if g["utilisation"].get(r) is not None else "-" for r in resources]
+               + [_n(g["waiting_mean"])]
+               + [_n(g["properties"].get(p, {}).get("time_ratio")) for p in props]
+               + [_n(g["properties"].get(p, {}).get("time_mean")) for p in props])
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def _sweep_head(d: dict) -> str:
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(d["counts"].items()))
+    return (f"simulation sweep on {d['workload']}: {len(d['cells'])} cells ({counts}; {d['resumed']} read back from "
+            f"the campaign), {d['executor']}, {d['seconds']:.1f} s"
+            + (f" (--budget {d['budget']:g} s)" if d.get("budget") is not None else ""))
+
+
+def render_sweep_markdown(d: dict) -> str:
+    """A sweep's table (``verifier.simsweep.SweepReport.to_dict``): per mechanism and point, the means over the
+    seeds that ran to their end; then every cell that did not."""
+    lines = [f"# {_sweep_head(d)}", "", "Means over the seeds that ran to their end (per seed: the run's mean JCT "
+             "factor, time-mean utilisation and tasks waiting, the time ratio of each property's violation).", ""]
+    lines += _sweep_table(d)
+    left = [c for c in d["cells"] if c["status"] != "done"]
+    if left:
+        lines += ["", "Cells not finished:", ""] + [f"- {c['cell']}: {c['status']} ({c.get('note', '')})" for c in left]
+    return "\n".join(lines) + "\n"
+
+
+def render_sweep_text(d: dict) -> str:
+    """The Markdown table, for a terminal."""
+    return render_sweep_markdown(d)[2:].rstrip("\n")
+
+
+def write_sweep(d: dict, out_dir: str) -> list[str]:
+    """``out_dir/sweep.json`` (every cell's record) and ``out_dir/sweep.md``; the paths written."""
+    from ..files import atomic_write_json, atomic_write_text
+
+    os.makedirs(out_dir, exist_ok=True)
+    paths = [os.path.join(out_dir, "sweep.json"), os.path.join(out_dir, "sweep.md")]
+    atomic_write_json(paths[0], d)
+    atomic_write_text(paths[1], render_sweep_markdown(d))
+    return paths
