@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from functools import cmp_to_key
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
@@ -35,7 +36,7 @@ from mechverify.policies import MAX_TASKS
 
 from ..java_go import string_key
 from .drf import queue_name, whole
-from .preempt_calc import INF, _ZERO, _inf_sub, _nonneg, drc_compare, java_heap_order, water_fill
+from .preempt_calc import INF, _ZERO, _inf_sub, drc_compare, java_heap_order, water_fill
 
 __all__ = ["WholeSteps"]
 
@@ -326,7 +327,13 @@ class WholeSteps:
         tree = self._tree
         assert tree is not None
         Q, R, D, bound, pok = tree.Q, v.R, v.D, v.bound, v.pok
-        dead = set(range(Q, Q + v.J)).difference([Q + j for j in live])  # born dead: the pool only shrinks
+        # born dead (the pool only shrinks, usages only grow): the apps not live, and the queues with no live app
+        # below them (their descent fails whenever tried)
+        dead = set(range(Q, Q + v.J)).difference([Q + j for j in live])
+        dead.update(range(Q))
+        upath = v.upath
+        for j in live:
+            dead.difference_update(upath[j])
         cur: dict = {}
         heaps: dict = {}
         children, at, uq = tree.children, v.at, v.env.user_queue
@@ -412,7 +419,8 @@ class WholeSteps:
         fair_starv: dict = {}
         min_starv: dict = {}
         starved: list[int] = []
-        zero = [_ZERO] * R
+        zero = [0] * R  # the reference's zero vectors, as integers (the same values)
+        waited = _Waited(t)
         fst = cfg.fair_share_threshold
         ftimeout = cfg.fair_share_timeout
         dem_q: dict = {}  # queue with a min share -> its apps' demand (integers, inf)
@@ -434,8 +442,8 @@ class WholeSteps:
                 if q is not None:
                     if tree.guar[q] is None:  # no min share: its clock restarts when nothing below it runs
                         _idle_clock(last_min, tree.name[q], quse[q], t)
-                    else:
-                        self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or [0] * R, t)
+                    else:  # its clock (the starvation it returns is read by nobody)
+                        self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or [0] * R, t, None)
                 continue
             apps = [j for j in members if pok[j] and (bound[j] is None or held[j] < bound[j])]
             if len(apps) > 1:
@@ -448,9 +456,9 @@ class WholeSteps:
                 if not _below(use, fd, v.C):
                     last_fair[u] = t
                     break
-                if ftimeout is None or t - last_fair[u] < ftimeout:
+                if waited.short(last_fair[u], ftimeout):
                     break
-                s = _nonneg([a - b for a, b in zip(fd, use)])
+                s = [a - b if a > b else 0 for a, b in zip(fd, use)]
                 fair_starv[j] = s
                 if not any(s):
                     break
@@ -462,19 +470,19 @@ class WholeSteps:
             if tree.guar[q] is None:
                 _idle_clock(last_min, tree.name[q], quse[q], t)
                 continue  # no min share: nothing left for its apps (their min-share starvation stays 0)
-            ms = self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or [0] * R, t)
-            left_q = _nonneg([a - b for a, b in zip(ms, total)])
+            ms = self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or [0] * R, t, waited)
+            left_q = [a - b if a > b else 0 for a, b in zip(ms, total)]
             for j in apps:
                 if not any(left_q):
                     break
                 fs = fair_starv.get(j) or zero
                 use = self._use_whole(v, j, held[j])
-                mine = _nonneg([_inf_sub(d, u) - f for d, u, f in zip(recs[j][_DVEC], use, fs)])
+                mine = [x if x > 0 else 0 for x in [_inf_sub(d, u) - f for d, u, f in zip(recs[j][_DVEC], use, fs)]]
                 if drc_compare(mine, left_q, cluster) > 0:
-                    mine = _nonneg([_inf_sub(a, b) for a, b in zip(mine, left_q)])
+                    mine = [x if x > 0 else 0 for x in [_inf_sub(a, b) for a, b in zip(mine, left_q)]]
                     left_q = zero
                 else:
-                    left_q = _nonneg([a - b for a, b in zip(left_q, mine)])
+                    left_q = [a - b if a > b else 0 for a, b in zip(left_q, mine)]
                 min_starv[j] = mine
                 if j not in starved:
                     starved.append(j)
@@ -488,9 +496,10 @@ class WholeSteps:
         for j in java_heap_order(starved, cmp):
             self._preempt_for(env, j, starvation[j], fair, cluster, t)
 
-    def _min_share_whole(self, v: _View, tree: _Tree, q: int, use: list, dem: list, t: Any) -> list:
+    def _min_share_whole(self, v: _View, tree: _Tree, q: int, use: list, dem: list, t: Any,
+                         waited: Optional["_Waited"]) -> list:
         """``Preempting._min_share`` of a queue with a min share, in integers; the desired share kept while the
-        queue's demand is unchanged."""
+        queue's demand is unchanged.  Its clock, and its starvation when ``waited`` (``None``: nobody reads it)."""
         path = tree.name[q]
         last_min = self.last_min
         if path not in last_min:
@@ -502,15 +511,65 @@ class WholeSteps:
             desired = hit[1]
         else:
             g = list(tree.guar[q])  # type: ignore[arg-type]
-            desired = g if drc_compare(g, dem, v.cluster) <= 0 else list(dem)
+            desired = g if _drc_whole(g, dem, v.C) <= 0 else list(dem)
             memo[q] = (key, desired)
         starvation = [INF if a == INF else a - b for a, b in zip(desired, use)]
         if not any(starvation):
             last_min[path] = t
-        timeout = self.config.min_share_timeout
-        if timeout is None or t - last_min[path] < timeout:
-            return [_ZERO] * v.R
+        if waited is None or waited.short(last_min[path], self.config.min_share_timeout):
+            return [0] * v.R
         return starvation
+
+
+class _Waited:
+    """One step's ``timeout is None or t - last < timeout`` (a clock not yet timed out): ``t - last`` as the
+    reference computes it, compared with a whole timeout as an ``int`` (Python compares a float or a
+    ``Fraction`` with an ``int`` exactly, as with the equal ``Fraction``, without converting the float)."""
+
+    def __init__(self, t: Any) -> None:
+        self.t = t
+
+    def short(self, last: Any, timeout: Any) -> bool:
+        if timeout is None:
+            return True
+        if timeout.__class__ is Fraction and timeout.denominator == 1:
+            return self.t - last < timeout.numerator
+        return self.t - last < timeout
+
+
+def _cmp_share(x: Any, y: Any) -> int:
+    """Two shares ``(v, c)`` meaning ``v / c`` (``None``: ``+inf``), as ``-1, 0, 1``; ``+inf`` equals ``+inf``."""
+    if x is None or y is None:
+        return 0 if x is y else (1 if x is None else -1)
+    a, b = x[0] * y[1], y[0] * x[1]
+    return (a > b) - (a < b)
+
+
+def _drc_whole(a: Sequence[Any], b: Sequence[Any], C: Sequence[int]) -> int:
+    """``preempt_calc.drc_compare(a, b, cluster)`` for whole amounts or ``inf`` and whole positive capacities
+    ``C``, its shares ``v / c`` compared by cross-multiplication."""
+    if all(x == y for x, y in zip(a, b)):
+        return 0
+    sa = [None if x == INF else (x, c) for x, c in zip(a, C)]
+    sb = [None if x == INF else (x, c) for x, c in zip(b, C)]
+    if len(C) == 2:
+        da = 1 if _cmp_share(sa[1], sa[0]) > 0 else 0
+        db = 1 if _cmp_share(sb[1], sb[0]) > 0 else 0
+        for x, y in ((sa[da], sb[db]), (sa[1 - da], sb[1 - db])):
+            c = _cmp_share(x, y)
+            if c:
+                return c
+        return 0
+    key = cmp_to_key(_cmp_share)
+    sa.sort(key=key, reverse=True)
+    sb.sort(key=key, reverse=True)
+    for x, y in zip(sa, sb):
+        if x is None or y is None:
+            continue
+        c = _cmp_share(x, y)
+        if c:
+            return c
+    return 0
 
 
 def _idle_clock(last_min: dict, path: str, use: list, t: Any) -> None:
@@ -546,7 +605,8 @@ def _below(usage: Sequence[int], share: Sequence[Any], C: Sequence[int]) -> bool
 class _Fair:
     """The apps' fair shares (``preempt_calc.fair_shares``), each computed when first read: a node's split (its
     active child queues, then its apps, by ``water_fill`` per resource) once per step, reused from the run's
-    memo while the node's share, children and weights are those of its last split."""
+    memo (a pure function of the node's share, children and weights): a node with apps keeps its last split,
+    a node of queues only every split seen."""
 
     def __init__(self, owner: WholeSteps, v: _View, tree: _Tree) -> None:
         self.owner, self.v, self.tree = owner, v, tree
@@ -556,6 +616,7 @@ class _Fair:
                 active.update(tree.path[q])
         self.active = active
         self.splits: dict = {}
+        self.totals: dict = {}  # a node of apps only -> the sum of their weights
         self.memo = owner._wfair
 
     def _split(self, p: Optional[int], share: Any) -> dict:
@@ -567,10 +628,14 @@ class _Fair:
         js = v.at.get(p, ())
         kids = qs + tuple(env.users[j] for j in js)
         w = tuple([env.queue_weight[c] for c in qs] + [env.weight[j] for j in js])
-        last = self.memo.get(p)
-        if last is not None and (last[0] is share or last[0] == share) and last[1] == kids and last[2] == w:
-            split = last[3]
-        else:
+        if js:  # apps: the last split of the node (an app set seldom comes back)
+            last = self.memo.get(p)
+            hit = last is not None and (last[0] is share or last[0] == share) and last[1] == kids and last[2] == w
+            split = last[3] if hit else None
+        else:  # child queues only: any split seen (a few sets of active children, a few shares)
+            key = (p, tuple(share), kids, w)
+            split = self.memo.get(key)
+        if split is None:
             R = v.R
             split = [[_ZERO] * R for _ in w]
             mins_q = [env.queue_guarantee[c] for c in qs]
@@ -578,7 +643,12 @@ class _Fair:
                 mins = [(g[r] if g is not None else _ZERO) for g in mins_q] + [_ZERO] * len(js)
                 for n, x in enumerate(water_fill(w, mins, [INF] * len(w), share[r], False)):
                     split[n][r] = x
-            self.memo[p] = (share, kids, w, split)
+            if len(self.memo) > 1 << 14:
+                self.memo.clear()
+            if js:
+                self.memo[p] = (share, kids, w, split)
+            else:
+                self.memo[key] = split
         out = {("q", c): s for c, s in zip(qs, split)}
         out.update({("u", j): s for j, s in zip(js, split[len(qs):])})
         self.splits[p] = out
@@ -591,4 +661,13 @@ class _Fair:
         for q in v.upath[j]:
             share = self._split(p, share)[("q", q)]
             p = q
-        return self._split(p, share)[("u", j)]
+        if any(c in self.active for c in tree.children.get(p, ())):
+            return self._split(p, share)[("u", j)]
+        # apps only (no min or max share): water_fill's first case, w R with R = share / the weights' sum --
+        # the same number computed for this app alone
+        tot = self.totals.get(p)
+        if tot is None:
+            env = v.env
+            tot = self.totals[p] = sum((env.weight[i] for i in v.at[p]), _ZERO)
+        w = v.env.weight[j]
+        return [w * (x / tot) if x > 0 else _ZERO for x in share]
