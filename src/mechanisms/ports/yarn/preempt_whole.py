@@ -36,7 +36,7 @@ from mechverify.policies import MAX_TASKS
 
 from ..java_go import string_key
 from .drf import queue_name, whole
-from .preempt_calc import INF, _ZERO, _inf_sub, drc_compare, java_heap_order, water_fill
+from .preempt_calc import INF, _ZERO, _inf_sub, _total, drc_compare, java_heap_order, water_fill
 
 __all__ = ["WholeSteps"]
 
@@ -227,8 +227,17 @@ class WholeSteps:
         Q = self._tree.Q  # type: ignore[union-attr]
         left = list(C)
         quse = [[0] * R for _ in range(Q)]
+        recs = v.recs
         for q, members in v.at.items():
-            rows = [self._use_whole(v, j, held[j]) for j in members if held[j]]
+            rows = []
+            for j in members:
+                h = held[j]
+                if h:
+                    rec = recs[j]
+                    got = rec[_USE]
+                    if got[0] != h:
+                        got = rec[_USE] = (h, tuple(h * dv for dv in rec[_INT]))
+                    rows.append(got[1])
             if not rows:
                 continue
             tot = [sum(col) for col in zip(*rows)]
@@ -668,6 +677,8 @@ class _Fair:
         tot = self.totals.get(p)
         if tot is None:
             env = v.env
-            tot = self.totals[p] = sum((env.weight[i] for i in v.at[p]), _ZERO)
+            tot = self.totals[p] = _total([env.weight[i] for i in v.at[p]])
         w = v.env.weight[j]
-        return [w * (x / tot) if x > 0 else _ZERO for x in share]
+        wn, wd, tn, td = w.numerator, w.denominator, tot.numerator, tot.denominator
+        # w (x / tot) as one Fraction (normalised once: the same number)
+        return [Fraction(wn * x.numerator * td, wd * x.denominator * tn) if x > 0 else _ZERO for x in share]
