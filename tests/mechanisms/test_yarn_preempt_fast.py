@@ -7,7 +7,10 @@ departures, report changes, finishes, capacity changes, ticks) under the registe
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from fractions import Fraction as F
+
+import pytest
 
 from mechanisms.ports.yarn.preempt import INF, REGISTERED, Config, Preempting, water_fill
 from mechverify.execution import Event, Execution, UserSpec, run
@@ -136,3 +139,88 @@ def test_fast_step_equals_the_literal_one_on_a_jobs_trace_exact_and_float():
         for a, b in zip(got, want):
             assert a == b
         assert sum(len(s[3][1]) for s in want if s[3] is not None) >= 10  # it preempts
+
+
+def _tree_jobs_trace(jobs: int, seed: int, tree: str, R: int = 2, at_root: bool = False) -> Execution:
+    """Like :func:`_jobs_trace` over another tree: ``PxL`` (P parents of L leaves) or ``L`` (flat leaves), min
+    shares on every other leaf, some apps directly at the root (``at_root``), ``R`` resources (the third a gpu
+    that most jobs do not ask for)."""
+    rng = random.Random(f"{seed}/{tree}/{R}")
+    if "x" in tree:
+        p, l = (int(v) for v in tree.split("x"))
+        parents = [f"p{a}" for a in range(p)]
+        leaves = [f"p{a}/l{b}" for a in range(p) for b in range(l)]
+    else:
+        parents, leaves = [], [f"l{b}" for b in range(int(tree))]
+    queues = tuple(parents + leaves)
+    guar = tuple(None for _ in parents) + tuple(
+        tuple(F(rng.randint(2, 8)) * (4 if r == 1 else 1) for r in range(R)) if i % 2 else None
+        for i in range(len(leaves)))
+    homes = leaves + ([None] if at_root else [])
+    events, t, cpu_time = [], F(0), 0
+    for i in range(jobs):
+        t += F(rng.randint(0, 40), 100)
+        tasks, dur = rng.randint(1, 6), rng.randint(1, 8)
+        d = [F(rng.randint(1, 4)), F(rng.randint(1, 16))] + ([F(rng.random() < 0.3)] if R == 3 else [])
+        cpu_time += tasks * d[0] * dur
+        spec = UserSpec(f"j{i}", tuple(d), tasks=F(tasks), queue=rng.choice(homes), duration=F(dur),
+                        work=F(tasks * dur), weight=F(rng.choice([1, 1, 2, 3])))
+        events.append(Event(t, "arrive", f"j{i}", spec=spec))
+    cpu = max(16, int(cpu_time / max(t, F(1)) / F(6, 5)))
+    cap = (F(cpu), F(4 * cpu)) + ((F(max(8, cpu // 4)),) if R == 3 else ())
+    return Execution(("cpu", "mem", "gpu")[:R], ("pool",), (cap,), (), tuple(events), queues=queues,
+                     queue_weight=tuple(F(rng.randint(1, 4)) for _ in queues), queue_guarantee=guar,
+                     queue_max=tuple(None for _ in queues))
+
+
+def _count_whole(monkeypatch) -> list:
+    """Counts the steps the integer step (``preempt_whole``) took: ``[taken, declined]``."""
+    seen = [0, 0]
+    orig = Preempting._step_whole
+
+    def counted(self, env, t):
+        got = orig(self, env, t)
+        seen[got is None] += 1
+        return got
+
+    monkeypatch.setattr(Preempting, "_step_whole", counted)
+    return seen
+
+
+@pytest.mark.parametrize("seed,tree,R,at_root", [(1, "4x4", 2, False), (2, "3", 2, True), (3, "2x3", 3, True),
+                                                 (4, "2x2", 2, False)])
+def test_integer_step_equals_the_literal_one_on_jobs_traces(monkeypatch, seed, tree, R, at_root):
+    """Traces of 320 jobs (120 with three resources) over several trees (flat, nested, apps at the root, a third resource, weighted apps)
+    through the integer step and the literal one, in exact and in float stepping: the same allocation,
+    preemptions and clocks at every step -- and the integer step took every step."""
+    ex = _tree_jobs_trace(320 if R == 2 else 120, seed, tree, R, at_root)
+    seen = _count_whole(monkeypatch)
+    for exact in (True, False):
+        want = _run_steps(ex, exact, True)
+        got = _run_steps(ex, exact, False)
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            assert a == b
+        assert sum(len(s[3][1]) for s in want if s[3] is not None) >= 5  # it preempts
+    assert seen[0] > 2 * 2 * 120 * 0.9 and seen[1] == 0
+
+
+def test_integer_step_equals_the_literal_one_on_random_traces(monkeypatch):
+    """The random traces of :func:`test_fast_step_equals_the_literal_one` with the integer step's conditions
+    met more often (whole demands; min shares positive, zero or absent; no max shares), each step taken by the
+    integer step or, where a condition fails, by the fast one: both equal to the literal step."""
+    rng = random.Random(2024)
+    seen = _count_whole(monkeypatch)
+    preempted = 0
+    for _ in range(250):
+        ex = _trace(rng)
+        guar = tuple(None if g is None else (tuple(F(1) + v for v in g) if rng.random() < 0.7 else g)
+                     for g in ex.queue_guarantee)
+        maxs = tuple(None if rng.random() < 0.8 else m for m in ex.queue_max)
+        ex = replace(ex, queue_guarantee=guar, queue_max=maxs)
+        config = rng.choice(_CONFIGS)
+        want = _steps(ex, config, True)
+        assert _steps(ex, config, False) == want, (ex.to_dict(), config)
+        preempted += sum(len(s[3][1]) for s in want if s[3] is not None)
+    assert preempted >= 30
+    assert seen[0] > 1000 and seen[1] > 100  # both steps ran

@@ -96,6 +96,7 @@ from .drf_policy import compare_prepared, prepare
 from .preempt_calc import (INF, _ZERO, _inf_sub, _nonneg, _total, below, drc_compare, fair_shares, java_heap_order,
                            water_fill)
 from .preempt_fast import FastSteps
+from .preempt_whole import WholeSteps
 
 __all__ = ["NAME", "Config", "DEFAULTS", "REGISTERED", "PINS", "fair_shares", "water_fill", "below", "drc_compare",
            "java_heap_order", "Preempting", "mechanism"]
@@ -135,7 +136,7 @@ SOURCE = (DRF_PORT.source + "; preemption: " + ", ".join(f"{p.path} @ {p.commit}
 
 
 # ---------------------------------------------------------------------- the stepper
-class Preempting(FastSteps):
+class Preempting(FastSteps, WholeSteps):
     """One run (module docstring): the tasks each present user holds, the node's containers in launch order, the
     per-task demand each holding was for, and the two clocks."""
 
@@ -146,6 +147,9 @@ class Preempting(FastSteps):
         self._per_user: dict = {}  # name -> what _update_fast derives of its holding (while that is unchanged)
         self._paths: dict = {}  # a user's queue -> its path (the queue tree is the execution's)
         self._desired: dict = {}  # queue -> ((its apps' demand, the cluster), its desired share) of the last update
+        self._wusers: dict = {}  # the integer step's per-app record (preempt_whole)
+        self._wdesired: dict = {}  # the integer step's desired shares (preempt_whole)
+        self._wfair: dict = {}  # the integer step's fair-share splits (preempt_whole)
         self.launched: list[str] = []  # one entry per running container, oldest first
         self.report: dict[str, tuple] = {}
         self.start: dict[str, Any] = {}
@@ -234,6 +238,10 @@ class Preempting(FastSteps):
     # -- one step
     def step(self, ctx: StepContext) -> Allocation:
         env, t = ctx.env, ctx.t
+        if not self.literal:
+            got = self._step_whole(env, t)  # in integers where the numbers are whole (preempt_whole)
+            if got is not None:
+                return got
         self.preempted = []
         self._reconcile(env, t)
         if env.n_servers:

@@ -1,0 +1,166 @@
+"""The integer step's arithmetic (:mod:`mechanisms.ports.yarn.preempt_whole`): the clocks' timeout test, the DRF
+calculator's comparisons on whole amounts (``preempt_calc.below`` and ``drc_compare`` by cross-multiplication),
+and the apps' fair shares computed when read (``preempt_calc.fair_shares``' numbers)."""
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cmp_to_key
+from typing import Any, Optional, Sequence
+
+from .preempt_calc import INF, _ZERO, _total, water_fill
+
+__all__ = ["Waited", "drc_whole", "idle_clock", "below_whole", "Fair"]
+
+
+class Waited:
+    """One step's ``timeout is None or t - last < timeout`` (a clock not yet timed out): ``t - last`` as the
+    reference computes it, compared with a whole timeout as an ``int`` (Python compares a float or a
+    ``Fraction`` with an ``int`` exactly, as with the equal ``Fraction``, without converting the float)."""
+
+    def __init__(self, t: Any) -> None:
+        self.t = t
+
+    def short(self, last: Any, timeout: Any) -> bool:
+        if timeout is None:
+            return True
+        if timeout.__class__ is Fraction and timeout.denominator == 1:
+            return self.t - last < timeout.numerator
+        return self.t - last < timeout
+
+
+def _cmp_share(x: Any, y: Any) -> int:
+    """Two shares ``(v, c)`` meaning ``v / c`` (``None``: ``+inf``), as ``-1, 0, 1``; ``+inf`` equals ``+inf``."""
+    if x is None or y is None:
+        return 0 if x is y else (1 if x is None else -1)
+    a, b = x[0] * y[1], y[0] * x[1]
+    return (a > b) - (a < b)
+
+
+def drc_whole(a: Sequence[Any], b: Sequence[Any], C: Sequence[int]) -> int:
+    """``preempt_calc.drc_compare(a, b, cluster)`` for whole amounts or ``inf`` and whole positive capacities
+    ``C``, its shares ``v / c`` compared by cross-multiplication."""
+    if all(x == y for x, y in zip(a, b)):
+        return 0
+    sa = [None if x == INF else (x, c) for x, c in zip(a, C)]
+    sb = [None if x == INF else (x, c) for x, c in zip(b, C)]
+    if len(C) == 2:
+        da = 1 if _cmp_share(sa[1], sa[0]) > 0 else 0
+        db = 1 if _cmp_share(sb[1], sb[0]) > 0 else 0
+        for x, y in ((sa[da], sb[db]), (sa[1 - da], sb[1 - db])):
+            c = _cmp_share(x, y)
+            if c:
+                return c
+        return 0
+    key = cmp_to_key(_cmp_share)
+    sa.sort(key=key, reverse=True)
+    sb.sort(key=key, reverse=True)
+    for x, y in zip(sa, sb):
+        if x is None or y is None:
+            continue
+        c = _cmp_share(x, y)
+        if c:
+            return c
+    return 0
+
+
+def idle_clock(last_min: dict, path: str, use: list, t: Any) -> None:
+    """``Preempting._min_share``'s clock of a queue without a min share: it restarts when nothing below it runs
+    (its desired share is the zero vector, so its starvation is ``-usage``)."""
+    if not any(use):
+        last_min[path] = t
+    elif path not in last_min:
+        last_min[path] = Fraction(0)
+
+
+def below_whole(usage: Sequence[int], share: Sequence[Any], C: Sequence[int]) -> bool:
+    """``preempt_calc.below`` for whole ``usage``, a finite exact ``share`` and whole positive capacities ``C``:
+    the largest ``usage_r / c_r`` against the largest ``share_r / c_r``, by cross-multiplication (``below``'s
+    largest starts at 0 and keeps the first of equal shares: the same maximum value)."""
+    if all(a == b for a, b in zip(usage, share)):
+        return False
+    bu_n, bu_d = 0, 1
+    for x, c in zip(usage, C):
+        if x * bu_d > bu_n * c:
+            bu_n, bu_d = x, c
+    bs_n, bs_d = 0, 1
+    for x, c in zip(share, C):
+        if x.__class__ is Fraction:
+            n, d = x.numerator, x.denominator * c
+        else:
+            n, d = x, c
+        if n * bs_d > bs_n * d:
+            bs_n, bs_d = n, d
+    return bu_n * bs_d < bs_n * bu_d
+
+
+class Fair:
+    """The apps' fair shares (``preempt_calc.fair_shares``), each computed when first read: a node's split (its
+    active child queues, then its apps, by ``water_fill`` per resource) once per step, reused from the run's
+    memo (a pure function of the node's share, children and weights): a node with apps keeps its last split,
+    a node of queues only every split seen."""
+
+    def __init__(self, owner: Any, v: Any, tree: Any) -> None:
+        self.owner, self.v, self.tree = owner, v, tree
+        active: set = set()
+        for q in v.at:
+            if q is not None:
+                active.update(tree.path[q])
+        self.active = active
+        self.splits: dict = {}
+        self.totals: dict = {}  # a node of apps only -> the sum of their weights
+        self.memo = owner._wfair
+
+    def _split(self, p: Optional[int], share: Any) -> dict:
+        got = self.splits.get(p)
+        if got is not None:
+            return got
+        v, tree, env = self.v, self.tree, self.v.env
+        qs = tuple(c for c in tree.children.get(p, ()) if c in self.active)
+        js = v.at.get(p, ())
+        kids = qs + tuple(env.users[j] for j in js)
+        w = tuple([env.queue_weight[c] for c in qs] + [env.weight[j] for j in js])
+        if js:  # apps: the last split of the node (an app set seldom comes back)
+            last = self.memo.get(p)
+            hit = last is not None and (last[0] is share or last[0] == share) and last[1] == kids and last[2] == w
+            split = last[3] if hit else None
+        else:  # child queues only: any split seen (a few sets of active children, a few shares)
+            key = (p, tuple(share), kids, w)
+            split = self.memo.get(key)
+        if split is None:
+            R = v.R
+            split = [[_ZERO] * R for _ in w]
+            mins_q = [env.queue_guarantee[c] for c in qs]
+            for r in range(R):
+                mins = [(g[r] if g is not None else _ZERO) for g in mins_q] + [_ZERO] * len(js)
+                for n, x in enumerate(water_fill(w, mins, [INF] * len(w), share[r], False)):
+                    split[n][r] = x
+            if len(self.memo) > 1 << 14:
+                self.memo.clear()
+            if js:
+                self.memo[p] = (share, kids, w, split)
+            else:
+                self.memo[key] = split
+        out = {("q", c): s for c, s in zip(qs, split)}
+        out.update({("u", j): s for j, s in zip(js, split[len(qs):])})
+        self.splits[p] = out
+        return out
+
+    def __getitem__(self, j: int) -> list:
+        v, tree = self.v, self.tree
+        share: Any = v.cluster
+        p: Optional[int] = None
+        for q in v.upath[j]:
+            share = self._split(p, share)[("q", q)]
+            p = q
+        if any(c in self.active for c in tree.children.get(p, ())):
+            return self._split(p, share)[("u", j)]
+        # apps only (no min or max share): water_fill's first case, w R with R = share / the weights' sum --
+        # the same number computed for this app alone
+        tot = self.totals.get(p)
+        if tot is None:
+            env = v.env
+            tot = self.totals[p] = _total([env.weight[i] for i in v.at[p]])
+        w = v.env.weight[j]
+        wn, wd, tn, td = w.numerator, w.denominator, tot.numerator, tot.denominator
+        # w (x / tot) as one Fraction (normalised once: the same number)
+        return [Fraction(wn * x.numerator * td, wd * x.denominator * tn) if x > 0 else _ZERO for x in share]
