@@ -237,7 +237,16 @@ class Preempting(FastSteps, WholeSteps):
 
     # -- one step
     def step(self, ctx: StepContext) -> Allocation:
-        env, t = ctx.env, ctx.t
+        """The step's allocation: whole containers, exact; in a float run the same counts as floats (exactly
+        representable), so that the stepping around it (every present app's utility, its rate of work) is
+        computed in floats like every other float run, not in ``Fraction``s."""
+        got = self._decide(ctx.env, ctx.t)
+        if ctx.exact:
+            return got
+        return Allocation(got.env, tuple(tuple(float(v) for v in row) for row in got.x), got.mechanism, False,
+                          got.info)
+
+    def _decide(self, env: Environment, t: Any) -> Allocation:
         if not self.literal:
             got = self._step_whole(env, t)  # in integers where the numbers are whole (preempt_whole)
             if got is not None:
