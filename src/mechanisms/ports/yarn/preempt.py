@@ -243,8 +243,7 @@ class Preempting(FastSteps, WholeSteps):
         got = self._decide(ctx.env, ctx.t)
         if ctx.exact:
             return got
-        return Allocation(got.env, tuple(tuple(float(v) for v in row) for row in got.x), got.mechanism, False,
-                          got.info)
+        return Allocation(got.env, tuple(tuple(map(float, row)) for row in got.x), got.mechanism, False, got.info)
 
     def _decide(self, env: Environment, t: Any) -> Allocation:
         if not self.literal:
