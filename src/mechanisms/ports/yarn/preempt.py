@@ -240,8 +240,9 @@ class Preempting(FastSteps, WholeSteps):
         """The step's allocation: whole containers, exact; in a float run the same counts as floats (exactly
         representable), so that the stepping around it (every present app's utility, its rate of work) is
         computed in floats like every other float run, not in ``Fraction``s."""
+        self._float_out = not ctx.exact  # the integer step builds its floats directly (preempt_whole)
         got = self._decide(ctx.env, ctx.t)
-        if ctx.exact:
+        if ctx.exact or not got.exact:
             return got
         return Allocation(got.env, tuple(tuple(map(float, row)) for row in got.x), got.mechanism, False, got.info)
 

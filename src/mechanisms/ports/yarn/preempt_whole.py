@@ -211,6 +211,9 @@ class WholeSteps:
             held = [counts.get(u, 0) for u in env.users]
             left, quse = self._sums(v, held)
             self._fill_whole(v, held, left, quse)
+        if getattr(self, "_float_out", False):  # a float run: the counts as floats (exact: whole numbers)
+            return Allocation(env, tuple((float(h),) for h in held), self.name, False,
+                              {"preempted": tuple(self.preempted)})
         x = tuple((whole(h),) for h in held)
         return Allocation(env, x, self.name, True, {"preempted": tuple(self.preempted)})
 
