@@ -271,6 +271,7 @@ def seed001_fig4(seed: int, out: str, draws: int = 1000, mechanism: str = "drfh-
 
     from mechanisms import get
     from mechanisms.core.time import lift, stepper_for
+    from mechverify.allocation import usage
     from mechverify.execution import run
     from mechverify.job_trace import parse_job_trace
     from mechverify.workloads import get as get_workload
@@ -299,9 +300,7 @@ def seed001_fig4(seed: int, out: str, draws: int = 1000, mechanism: str = "drfh-
         shares = {}
         if st.alloc is not None:
             pooled = [float(v) for v in st.alloc.env.total_capacity()]
-            for j, u in enumerate(st.alloc.env.users):
-                b = st.alloc.bundle(j)
-                use = [sum(float(b.amounts[s][r]) for s in range(len(b.amounts))) for r in range(2)]
+            for u, use in zip(st.alloc.env.users, usage(st.alloc)):
                 sh = [use[r] / pooled[r] for r in range(2)]
                 shares[u] = (sh[0], sh[1], max(sh))
         rows.append((float(st.t), float(st.until), shares))

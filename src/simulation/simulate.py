@@ -305,7 +305,7 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
             continue
         new = env.users if st.index == 0 else (ev.spec.name,) if ev is not None and ev.kind == "arrive" else ()
         for u in new:
-            j = env.users.index(u) if len(new) == 1 else new.index(u)
+            j = env.users.index(u)
             w = work.get(u)
             if w is not None and whole:  # a job in the whole-task model: alone in the same model
                 at = ev.t if ev is not None else Fraction(0)
@@ -371,6 +371,7 @@ def _recheck(mech, ex: Execution, sim: Simulation, deadline: Optional[float]) ->
         for name, (i, t, v, env) in todo:
             if i in exact_at or (deadline is not None and time.monotonic() > deadline):
                 continue
+            env.validate()  # built by a float run, which defers validation: checked before it decides a verdict
             alloc = stepper_for(mech, ex, True).step(StepContext(i, Fraction(t), None, env, None, ex, True))
             exact_at[i] = (Fraction(t), alloc)
     else:

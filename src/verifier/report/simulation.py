@@ -83,16 +83,6 @@ def render_simulation_markdown(sim) -> str:
 
 
 # ---------------------------------------------------------------------- figures
-def _fig():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "mechverify"
-    return plt
-
-
 def _save(fig, plt, png: Optional[dict] = None, key: str = "") -> str:
     """The figure as SVG text (inline in the HTML); with ``png``, also its PNG bytes under ``key``."""
     fig.tight_layout()
@@ -110,7 +100,9 @@ def _save(fig, plt, png: Optional[dict] = None, key: str = "") -> str:
 def figures(sim, png: Optional[dict] = None) -> dict[str, str]:
     """SVG texts: ``utilisation``, ``shares``, ``jct_cdf`` (those with data); ``png``: a dict also given each
     figure's PNG bytes."""
-    plt = _fig()
+    from .plots import _plt
+
+    plt = _plt()
     out: dict[str, str] = {}
     fig, ax = plt.subplots(figsize=(7.6, 3.2))
     drawn = False
@@ -159,15 +151,12 @@ def figures(sim, png: Optional[dict] = None) -> dict[str, str]:
     return out
 
 
-_CSS = ("body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}figure{margin:1em 0}")
-
-
 def render_simulation_html(sim, figs: Optional[dict[str, str]] = None) -> str:
     figs = figures(sim) if figs is None else figs
     e = html.escape
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Simulation: {e(sim.mechanism)}</title>"
-             f"<style>{_CSS}</style></head><body><h1>Simulation: {e(sim.mechanism)} on {e(sim.trace)}</h1><ul>"]
+    from .html import _page
+
+    parts = [f"<h1>Simulation: {e(sim.mechanism)} on {e(sim.trace)}</h1><ul>"]
     parts += [f"<li>{e(line)}</li>" for line in _summary_lines(sim)]
     parts.append("</ul>")
     captions = {"utilisation": "Utilisation of each resource of the present cluster and tasks waiting, over time "
@@ -189,8 +178,7 @@ def render_simulation_html(sim, figs: Optional[dict[str, str]] = None) -> str:
             parts.append(f"<tr><td>{e(name)}</td><td>{k}</td><td>{_n(a, 6)}</td><td>{_n(j, 6)}</td><td>{_n(f)}</td></tr>")
         parts.append("</table>" + (f"<p>The first 200 of {len(sim.jct)} finished jobs (all in simulation.json).</p>"
                                    if len(sim.jct) > 200 else ""))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return _page(f"Simulation: {sim.mechanism}", "\n".join(parts))
 
 
 def write_simulation(sim, out_dir: str) -> list[str]:

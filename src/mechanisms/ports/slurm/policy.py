@@ -190,6 +190,17 @@ class _Held(_Irrevocable):
         return Allocation(env, x, self.mech.name, False, info={"lift": "irrevocable"})
 
 
+def _as_ints(known: dict, u: str, d: tuple, n: Any) -> Optional[tuple]:
+    """User ``u``'s demand ``d`` and task bound ``n`` as the integer step reads them, remembered in ``known``:
+    ``(d, n, d as ints, n, floor(n))``; ``None`` when the demand is not whole or the bound is missing."""
+    dw = _whole(d)
+    if dw is None or n is None:
+        return None
+    m = n.numerator if n.__class__ is Fraction and n.denominator == 1 else n
+    known[u] = c = (d, n, dw, m, math.floor(m))
+    return c
+
+
 def _whole(vec: tuple) -> Optional[list]:
     """The entries of ``vec`` as ints when each is a whole ``Fraction`` (or an int), else ``None``."""
     out = []
@@ -469,12 +480,10 @@ class SlurmFairShare:
                     ints.append(int(v))
             u, d, n = users[j], demand[j], tasks[j]
             c = known.get(u)
-            if c is None or c[0] is not d or c[1] is not n:  # its demand and bound as ints (None: not whole)
-                dw = _whole(d)
-                if dw is None or n is None:
+            if c is None or c[0] is not d or c[1] is not n:
+                c = _as_ints(known, u, d, n)
+                if c is None:
                     return None
-                m = n.numerator if n.__class__ is Fraction and n.denominator == 1 else n
-                c = known[u] = (d, n, dw, m, math.floor(m))
             dem.append(c[2])
             keys[u] = k = (d, ext[j] if ext else (), eligible[j], ())
             if reports.get(u) != k:  # a changed report gives back what it holds
@@ -565,12 +574,10 @@ class SlurmFairShare:
             h = int(v)
             u, d, n = users[j], demand[j], tasks[j]
             c = known.get(u)
-            if c is None or c[0] is not d or c[1] is not n:  # its demand and bound as ints (None: not whole)
-                dw = _whole(d)
-                if dw is None or n is None:
+            if c is None or c[0] is not d or c[1] is not n:
+                c = _as_ints(known, u, d, n)
+                if c is None:
                     return None
-                m = n.numerator if n.__class__ is Fraction and n.denominator == 1 else n
-                c = known[u] = (d, n, dw, m, math.floor(m))
             keys[u] = k = (d, ext[j] if ext else (), eligible[j], ())
             if h:
                 if reports.get(u) != k:  # a changed report gives back what it holds
