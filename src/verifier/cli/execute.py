@@ -77,7 +77,7 @@ def cmd_execute(args: argparse.Namespace) -> int:
                         variants=variants)
     if args.html:
         from ..files import atomic_write_text
-        from ..report.html import render_execution_html
+        from ..report.pages import render_execution_html
 
         atomic_write_text(args.html, render_execution_html(rep, args.trace))
         print(f"wrote {args.html}", file=sys.stderr)

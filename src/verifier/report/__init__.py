@@ -7,7 +7,8 @@ import os
 from ..files import atomic_write_json, atomic_write_text
 from .citations import expand_codes, seed_legend
 from .common import detail, domain_text, measure_text, verdict_words
-from .html import counterexample_paths, link_name, render_audit_html, render_html
+from .html import counterexample_paths, link_name, render_html
+from .pages import render_audit_html
 from .json import (audit_to_json, cell_to_json, certify_json, check_result_to_json, evidence_to_json, query_json,
                    report_to_json)
 from .latex import render_audit_latex

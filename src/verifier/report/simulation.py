@@ -174,8 +174,8 @@ def render_simulation_html(sim, figs: Optional[dict[str, str]] = None) -> str:
         parts.append("</table><p>A step is flagged when its float measure is past 1 by more than 1e-9 (relative); "
                      "the first flagged steps are re-checked in exact arithmetic.</p>")
     if sim.jct:
-        parts.append(f"<h2>Jobs</h2><table><tr><th>job</th><th>tasks</th><th>arrival</th><th>JCT</th>"
-                     f"<th>JCT factor</th></tr>")
+        parts.append("<h2>Jobs</h2><table><tr><th>job</th><th>tasks</th><th>arrival</th><th>JCT</th>"
+                     "<th>JCT factor</th></tr>")
         for name, k, a, j, f in sim.jct[:200]:
             parts.append(f"<tr><td>{e(name)}</td><td>{k}</td><td>{_n(a, 6)}</td><td>{_n(j, 6)}</td><td>{_n(f)}</td></tr>")
         parts.append("</table>" + (f"<p>The first 200 of {len(sim.jct)} finished jobs (all in simulation.json).</p>"

@@ -14,7 +14,6 @@ import io
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 from mechverify.allocation import dominant_shares as alloc_dominant_shares

@@ -12,7 +12,8 @@ import mechanisms
 from mechverify.execution import load_execution
 from verifier.config import RunConfig
 from verifier.execute import execute_trace
-from verifier.report.html import counterexample_section, render_execution_html, view_from_certificate
+from verifier.report.html import counterexample_section, view_from_certificate
+from verifier.report.pages import render_execution_html
 from verifier.report.timeline import dominant_shares, draw, timeline, timeline_of_witness, to_png, to_svg
 from tests.helpers import ROOT, main_cli
 
