@@ -1,6 +1,6 @@
-"""Slurm's fast stepping (src/mechanisms/ports/slurm/policy.py: the fair-share order computed only when the
-scheduler reads it -- not where every pending task fits on the one server at once, where any order places all of
-them -- and then from the state of that step; in floats the usages in numpy arrays per account (``_FloatUsage``),
+"""Slurm's fast stepping (src/mechanisms/ports/slurm/policy.py and fast.py: the fair-share order computed only when
+the scheduler reads it -- not where every pending task fits on the one server at once, where any order places all of
+them -- and then from the state of that step; in floats the usages in numpy arrays per account (``FloatUsage``),
 the step in integers where its numbers are whole (``_fast``; else the held tasks counted in integers, ``_Held``),
 and the order of the waiting users only: Fair Tree's ranks counted, ``fair_tree_ranks_some``, classic's ratios
 down each user's path, ``classic_ratios_some``) held EQUAL to the literal one (``literal=True``: the order
