@@ -21,7 +21,7 @@ def _envs():
 @pytest.mark.parametrize("env", _envs())
 def test_heaps_equal_the_scan(env, monkeypatch):
     fast = di._progressive_fill(env, True, "drfh-best-fit")
-    monkeypatch.setattr(di, "_best_fit_heaps", lambda env_, rem, pooled, place: (None, place))
+    monkeypatch.setattr(di, "_best_fit_heaps", lambda env_, rem, pooled, place, demand: (None, place))
     scan = di._progressive_fill(env, True, "drfh-best-fit")
     assert fast.x == scan.x
     assert fast.info["steps"] == scan.info["steps"] > 0

@@ -93,19 +93,28 @@ def residual_rule(mech: Mechanism) -> Callable[[Environment, tuple], list]:
     tasks; a mechanism refusing the residual (an exhausted server) starts nothing."""
     def rule(env: Environment, held: tuple) -> list:
         J, S, R = env.n_users, env.n_servers, env.n_resources
-        cap = []
-        for s in range(S):
-            used = [sum((held[j][s] * env.d(j, s)[r] for j in range(J)), Fraction(0)) for r in range(R)]
-            cap.append(tuple(max(c - u, Fraction(0)) for c, u in zip(env.capacity[s], used)))
-        ext = tuple(max(c - sum((sum(held[j]) * env.external_demand[j][k] for j in range(J)), Fraction(0)), Fraction(0))
+        zero = Fraction(0)
+        cap = list(env.capacity)
+        used: dict[int, list] = {}  # only the servers something runs on (the others keep their capacity)
+        tot = [sum(row) for row in held]
+        for j, row in enumerate(held):
+            if tot[j]:
+                for s, h in enumerate(row):
+                    if h:
+                        d, acc = env.d(j, s), used.setdefault(s, [zero] * R)
+                        for r in range(R):
+                            acc[r] += h * d[r]
+        for s, acc in used.items():
+            cap[s] = tuple(max(c - u, zero) for c, u in zip(env.capacity[s], acc))
+        ext = tuple(max(c - sum((tot[j] * env.external_demand[j][k] for j in range(J)), zero), zero)
                     for k, c in enumerate(env.external_capacity))
-        tasks = tuple(None if env.tasks[j] is None else max(Fraction(math.floor(env.tasks[j])) - sum(held[j]), Fraction(0))
+        tasks = tuple(None if env.tasks[j] is None else max(Fraction(math.floor(env.tasks[j])) - tot[j], zero)
                       for j in range(J))
         try:
             x = call(mech, replace(env, capacity=tuple(cap), external_capacity=ext, tasks=tasks), True).x
         except SettingError:
             return []
-        return [(j, s) for j in range(J) for s in range(S) for _ in range(math.floor(x[j][s]))]
+        return [(j, s) for j in range(J) for s in range(S) if x[j][s] for _ in range(math.floor(x[j][s]))]
 
     return rule
 
@@ -271,16 +280,21 @@ class Indivisible:
                     self._lower(job, n)
                 job.bound, self.dirty = bound, True
         sindex = {s: i for i, s in enumerate(env.servers)}
-        used: dict[str, list] = {}
+        uindex = {u: j for j, u in enumerate(env.users)}
+        count: dict[tuple, int] = {}  # (user index, server name) -> its tasks running there
         for u, job in self.jobs.items():
-            j = env.users.index(u)
+            j = uindex[u]
             for server, _fin in job.running.values():
-                if server in sindex:
-                    d = env.d(j, sindex[server])
-                    acc = used.setdefault(server, [Fraction(0)] * env.n_resources)
-                    for r in range(env.n_resources):
-                        acc[r] += d[r]
-        lost = {s for s in {srv for job in self.jobs.values() for srv, _ in job.running.values()}
+                count[(j, server)] = count.get((j, server), 0) + 1
+        used: dict[str, list] = {}
+        zero = Fraction(0)
+        for (j, server), n in count.items():
+            if server in sindex:
+                d = env.d(j, sindex[server])
+                acc = used.setdefault(server, [zero] * env.n_resources)
+                for r in range(env.n_resources):
+                    acc[r] += n * d[r]
+        lost = {s for s in {srv for _j, srv in count}
                 if s not in sindex or any(a > c for a, c in zip(used.get(s, ()), env.capacity[sindex[s]]))}
         for job in self.jobs.values():
             for idx in sorted(i for i, (srv, _f) in job.running.items() if srv in lost):

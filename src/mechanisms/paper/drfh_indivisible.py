@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
@@ -42,24 +42,61 @@ MAX_STEPS = 2_000_000
 _INDIV_CLAIMS: tuple = ()
 
 
+#: the common denominator per resource above which the fill stays in ``Fraction``s (integers that large would
+#: cost more than the fractions they replace)
+MAX_SCALE_BITS = 256
+
+
+def integer_scale(env: Environment) -> Optional[list]:
+    """Per resource ``r``, the least common multiple ``L_r`` of the denominators of every server's capacity and
+    every user's demand of ``r``: multiplied by it, every number the fill reads is an integer, and every test it
+    makes (``remaining >= demand``) and every ratio eq. (9) takes (``d / pooled``, ``remaining / pooled``) is
+    unchanged -- one positive factor per resource.  ``None`` when some ``L_r`` exceeds ``MAX_SCALE_BITS`` bits."""
+    out = []
+    for r in range(env.n_resources):
+        dens = {c[r].denominator for c in env.capacity}
+        dens.update(d[r].denominator for d in env.demand)
+        L = math.lcm(*dens) if dens else 1
+        if L.bit_length() > MAX_SCALE_BITS:
+            return None
+        out.append(L)
+    return out
+
+
 def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation:
+    """The fill in integers: capacities and demands multiplied per resource by :func:`integer_scale` (exact, the
+    same placements as in ``Fraction``s, tests/mechanisms/test_drfh_integer.py); in ``Fraction``s when a common
+    denominator is too large."""
     J, S, R = env.n_users, env.n_servers, env.n_resources
-    pooled = env.total_capacity()
-    remaining = [list(env.capacity[s]) for s in range(S)]
+    scale = integer_scale(env)
+    if scale is None:
+        capacity, demand = [list(c) for c in env.capacity], list(env.demand)
+        pooled = env.total_capacity()
+    else:
+        capacity = [[c[r].numerator * (scale[r] // c[r].denominator) for r in range(R)] for c in env.capacity]
+        demand = [tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R)) for d in env.demand]
+        # Fractions, so that eq. (9)'s ratios (an integer over the pooled capacity) stay exact
+        pooled = tuple(Fraction(sum(c[r] for c in capacity)) for r in range(R))
+    remaining = capacity
     x = [[0] * S for _ in range(J)]
     share = [global_dominant_share(env, j) for j in range(J)]
     limit = [math.floor(env.tasks[j]) if env.tasks[j] is not None else None for j in range(J)]
     total = [0] * J
 
     def server_fits(j: int, s: int) -> bool:
-        return all(remaining[s][r] >= env.demand[j][r] for r in range(R))
+        rem, d = remaining[s], demand[j]
+        for r in range(R):
+            if rem[r] < d[r]:
+                return False
+        return True
 
     def user_open(j: int, _last: int = -1) -> bool:
         return limit[j] is None or total[j] < limit[j]
 
     def place(j: int, s: int) -> None:
+        rem, d = remaining[s], demand[j]
         for r in range(R):
-            remaining[s][r] -= env.demand[j][r]
+            rem[r] -= d[r]
         x[j][s] += 1
         total[j] += 1
 
@@ -77,25 +114,29 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
     pick = None
     if best_fit:
         def server_key(j: int, s: int) -> Any:
-            return (best_fit_score(env.demand[j], remaining[s], pooled), s)
+            return (best_fit_score(demand[j], remaining[s], pooled), s)
 
-        pick, place = _best_fit_heaps(env, remaining, pooled, place)
+        pick, place = _best_fit_heaps(env, remaining, pooled, place, demand)
     else:
         def server_key(j: int, s: int) -> Any:
             return s
-    steps = fill_whole_tasks(fits, lambda u: (Fraction(total[u]) * share[u] / env.weight[u], u), server_key, place,
+    # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
+    per = [share[u] / env.weight[u] if u in fits else None for u in range(J)]
+    M = math.lcm(*(per[u].denominator for u in fits)) if fits else 1
+    per = [None if p is None else p.numerator * (M // p.denominator) for p in per]
+    steps = fill_whole_tasks(fits, lambda u: (total[u] * per[u], u), server_key, place,
                              server_fits, user_open, MAX_STEPS,
                              f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
                              f"scale capacities/demands down", pick_server=pick)
     return Allocation(env, tuple(tuple(Fraction(v) for v in row) for row in x), name, True, {"steps": steps})
 
 
-def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place):
+def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place, demand: Sequence):
     """Best-Fit's server choice by eq. (9) kept in per-user heaps (``mechverify.placement.BestFitHeaps``, the
     one definition of eq. (9) and its incremental form, shared with ``progressive_filling(...,
     placement="best-fit")``): the same server as scanning the fitting servers with ``best_fit_score``, ties included.
     Returns ``(pick_server, place)`` for ``fill_whole_tasks``."""
-    heaps = BestFitHeaps(env, remaining, pooled)
+    heaps = BestFitHeaps(env, remaining, pooled, lambda j, s: demand[j])
 
     def pick(j: int, fs: set) -> int:
         return heaps.pick(j, fs, fs.__contains__)
