@@ -23,7 +23,7 @@ from math import isfinite
 from typing import Any, Optional, Sequence
 
 from .model import Environment
-from .numbers import FLOAT_REL, as_float, fmt_exact, fmt_value, is_inf
+from .numbers import FLOAT_REL, as_float, fmt_exact, fmt_value, fraction_sum, is_inf
 
 __all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "feasibility_violations", "is_feasible", "state_of"]
 
@@ -177,14 +177,14 @@ def _exact_rdm_feasible(env: Environment, x: Sequence[Sequence[Fraction]], check
             if not _sum_le([(v, d[r]) for v, d in held if d[r]], c):
                 return False
     if check_external and env.n_external:
-        tot = [sum(row, Fraction(0)) if len(row) != 1 else row[0] for row in x]
+        tot = [fraction_sum(row) if len(row) != 1 else row[0] for row in x]
         for k, c in enumerate(env.external_capacity):
             if not _sum_le([(tot[j], env.external_demand[j][k]) for j in range(env.n_users)
                             if tot[j] and env.external_demand[j][k]], c):
                 return False
     if check_bounds:
         for j, b in enumerate(env.tasks):
-            if b is not None and (sum(x[j], Fraction(0)) if len(x[j]) != 1 else x[j][0]) > b:
+            if b is not None and (fraction_sum(x[j]) if len(x[j]) != 1 else x[j][0]) > b:
                 return False
     return True
 

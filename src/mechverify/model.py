@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from .numbers import INF, InstanceError, fmt_exact, to_fraction
+from .numbers import INF, InstanceError, fmt_exact, fraction_sum, to_fraction
 from .validation import MAX_QUEUE_DEPTH, MAX_QUEUES, queue_parents, validate
 
 __all__ = ["Environment", "InstanceError", "describe_shape", "leontief_tasks", "MAX_QUEUES", "MAX_QUEUE_DEPTH"]
@@ -385,9 +385,7 @@ class Environment:
         tot = self._memo.get("pooled")
         if tot is None:
             cols = [[row[r] for row in self.capacity] for r in range(self.n_resources)]
-            tot = tuple(Fraction(sum(c._numerator for c in col))  # integer capacities: integer sums
-                        if all(c.__class__ is Fraction and c._denominator == 1 for c in col)
-                        else sum(col, Fraction(0)) for col in cols)
+            tot = tuple(fraction_sum(col) for col in cols)
             self._memo["pooled"] = tot
         return tot
 

@@ -94,6 +94,25 @@ _RATIONAL = re.compile(r"^\s*[+-]?\d+\s*/\s*[+-]?\d+\s*$")
 _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 
 
+def fraction_sum(values: Any) -> Fraction:
+    """``sum(values, Fraction(0))`` for ``Fraction``s, exactly, with the numerators of each denominator summed as
+    integers first (one ``Fraction`` operation per distinct denominator, not one per term, each with its gcd).
+    Any other number among them: the plain sum."""
+    values = values if isinstance(values, (list, tuple)) else list(values)
+    by: dict[int, int] = {}
+    for v in values:
+        if v.__class__ is not Fraction:
+            return sum(values, Fraction(0))
+        n = v._numerator
+        if n:
+            d = v._denominator
+            by[d] = by.get(d, 0) + n
+    if len(by) == 1:
+        (d, n), = by.items()
+        return Fraction(n, d)
+    return sum((Fraction(n, d) for d, n in by.items()), Fraction(0))
+
+
 def is_number_like(value: Any) -> bool:
     """``value`` has a type :func:`to_fraction` may accept (not ``bool``)."""
     return isinstance(value, (int, float, Fraction, str)) and not isinstance(value, bool)

@@ -120,6 +120,9 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
     else:
         def server_key(j: int, s: int) -> Any:
             return s
+
+        def pick(j: int, fs: set) -> int:  # the scan by server_key, in C: the lowest index
+            return min(fs)
     # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
     per = [share[u] / env.weight[u] if u in fits else None for u in range(J)]
     M = math.lcm(*(per[u].denominator for u in fits)) if fits else 1
