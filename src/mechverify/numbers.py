@@ -94,6 +94,21 @@ _RATIONAL = re.compile(r"^\s*[+-]?\d+\s*/\s*[+-]?\d+\s*$")
 _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 
 
+_WHOLE = tuple(Fraction(k) for k in range(1024))
+
+
+def whole_fractions(counts: Any) -> tuple:
+    """Whole task counts (non-negative ints) as ``Fraction``s, the small ones shared (a ``Fraction`` is immutable):
+    a whole-task mechanism's row of mostly zeros costs no new object per entry."""
+    w = _WHOLE
+    return tuple(w[v] if v < 1024 else Fraction(v) for v in counts)
+
+
+def whole_floats(counts: Any) -> tuple:
+    """Whole task counts as floats (exactly representable)."""
+    return tuple(map(float, counts))
+
+
 def fraction_sum(values: Any) -> Fraction:
     """``sum(values, Fraction(0))`` for ``Fraction``s, exactly, with the numerators of each denominator summed as
     integers first (one ``Fraction`` operation per distinct denominator, not one per term, each with its gcd).

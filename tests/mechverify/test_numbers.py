@@ -23,3 +23,12 @@ def test_small_cases_by_hand():
     assert fraction_sum([Fraction(3, 4), Fraction(1, 4), Fraction(-1)]) == 0
     assert fraction_sum([Fraction(1, 2), 1]) == Fraction(3, 2)  # an int among them: the plain sum
     assert isinstance(fraction_sum([Fraction(1, 2), 0.25]), float)
+
+
+def test_whole_counts_as_fractions_and_floats():
+    from mechverify.numbers import whole_floats, whole_fractions
+
+    row = (0, 3, 1023, 1024, 5000)
+    fr = whole_fractions(row)
+    assert fr == tuple(Fraction(v) for v in row) and all(v.__class__ is Fraction for v in fr)
+    assert whole_floats(row) == (0.0, 3.0, 1023.0, 1024.0, 5000.0)

@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import is_inf
+from mechverify.numbers import is_inf, whole_fractions
 from mechverify.placement import BestFitHeaps, best_fit_score
 
 from .filling import fill_whole_tasks
@@ -131,7 +131,7 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
                              server_fits, user_open, MAX_STEPS,
                              f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
                              f"scale capacities/demands down", pick_server=pick)
-    return Allocation(env, tuple(tuple(Fraction(v) for v in row) for row in x), name, True, {"steps": steps})
+    return Allocation(env, tuple(map(whole_fractions, x)), name, True, {"steps": steps})
 
 
 def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place, demand: Sequence):
