@@ -10,9 +10,12 @@ executions' -- the whole step (reconcile, fill, update) runs on integers and kee
 * the fill runs ``yarn-drf``'s incremental descent (:class:`mechanisms.ports.yarn.drf._Incremental`) on those
   integer keys, a parent's heap built only when the descent reaches it, and is skipped when no pending app has a
   task that fits;
-* the update reads the fair shares only of the apps whose starvation it checks (a node's split computed once per
-  step, reused across steps while the node's share, children and weights are unchanged), the queues' usage and
-  demand in integers, a queue's desired share kept while its demand is unchanged.
+* the update looks only at the apps with pending demand (the reference's starvation loops run over no other),
+  reads the fair shares only of the apps whose starvation it checks (a node's split computed once per step,
+  reused across steps while the node's share, children and weights are unchanged; an app's share and its
+  threshold-capped fair demand kept while its leaf's share, the weights and its bound are), the queues' usage and
+  demand in integers, a queue's desired share kept while its demand is unchanged, and restarts a min-share clock
+  on one comparison (usage equal to the desired share: the reference's zero starvation).
 
 Exactness: every decision is the same comparison on the same values as the fast step
 (:mod:`mechanisms.ports.yarn.preempt_fast`) and the literal one: integer keys scaled by one positive number
@@ -36,7 +39,7 @@ from mechverify.policies import MAX_TASKS
 from ..java_go import string_key
 from .drf import queue_name, whole
 from .preempt_calc import INF, _inf_sub, drc_compare, java_heap_order
-from .preempt_whole_calc import Fair, Waited, below_whole, drc_whole, idle_clock
+from .preempt_whole_calc import FDC, Fair, Waited, drc_whole, idle_clock, max_ratio
 
 __all__ = ["WholeSteps"]
 
@@ -78,6 +81,7 @@ class _Tree:
                         lcm_g = math.lcm(lcm_g, v)
             else:
                 self.msp.append(None)
+        self.gpath = [tuple(a for a in self.path[q] if self.guar[a] is not None) for q in range(Q)]
         self.need = [None if m is None else tuple(lcm_g // v if v else 0 for v in m) for m in self.msp]  # u_r / m_r scaled
         self.wn = [w.numerator for w in env.queue_weight] if not self.bad else []
         self.lcm_wn = 1
@@ -98,6 +102,7 @@ class _View:
 
 #: a record's fields (``WholeSteps._wusers``, per app name)
 _DEM, _INT, _WGT, _TB, _FLOOR, _KEYS, _DVEC, _USE = range(8)
+_FDC = FDC
 
 
 class WholeSteps:
@@ -139,7 +144,8 @@ class WholeSteps:
                 if not all(x.__class__ is Fraction and x.denominator == 1 for x in d) or \
                         w.__class__ is not Fraction or w <= 0:
                     return None
-                rec = recs[u] = [d, tuple(x.numerator for x in d), w, None, None, {}, None, (0, (0,) * len(d))]
+                rec = recs[u] = [d, tuple(x.numerator for x in d), w, None, None, {}, None, (0, (0,) * len(d)),
+                                 None, None]
                 rec[_DVEC] = tuple(INF if dv else 0 for dv in rec[_INT])
             if rec[_TB] is not b:
                 fb = None if b is None else math.floor(b)
@@ -413,7 +419,11 @@ class WholeSteps:
 
     # -- the update
     def _update_whole(self, v: _View, t: Any, held: list, left: list, quse: list) -> None:
-        """``Preempting._update_reference``'s decisions and clocks on the view (module docstring)."""
+        """``Preempting._update_reference``'s decisions and clocks on the view (module docstring): every queue's
+        min-share clock (a queue with a min share restarts it when its usage equals its desired share, the
+        reference's zero starvation; one without when nothing below it runs), then, queue by queue in the
+        reference's order, the starvation of the apps with pending demand only (the others are never checked:
+        the reference's loops run over the pending apps of a leaf)."""
         cfg = self.config
         tree = self._tree
         assert tree is not None
@@ -426,64 +436,84 @@ class WholeSteps:
         recs, bound, pok = v.recs, v.bound, v.pok
         at = v.at
         last_min, last_fair = self.last_min, self.last_fair
+        waited = Waited(t)
+        # the queues' demand (integers, inf), summed only where a queue with a min share is above
+        dem_q: dict = {}
+        gpath = tree.gpath
+        for q, members in at.items():
+            if q is None or not gpath[q]:
+                continue
+            tot = [sum(col) for col in zip(*[recs[j][_DVEC] for j in members])]
+            for a in gpath[q]:
+                acc = dem_q.get(a)
+                if acc is None:
+                    dem_q[a] = list(tot)
+                else:
+                    for r in range(R):
+                        acc[r] += tot[r]
+        # every queue's clock; a queue's min-share starvation where apps with pending demand are at it
+        pend: dict = {}
+        for j, (p, b, h) in enumerate(zip(pok, bound, held)):
+            if p and (b is None or h < b):
+                q = env.user_queue[j]
+                got = pend.get(q)
+                if got is None:
+                    pend[q] = [j]
+                else:
+                    got.append(j)
+        names, guar = tree.name, tree.guar
+        zeros = [0] * R
+        ms_q: dict = {}
+        for q in range(Q):
+            if guar[q] is None:
+                idle_clock(last_min, names[q], quse[q], t)
+            else:
+                ms = self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or zeros, t,
+                                           waited if q in pend else None)
+                if q in pend:
+                    ms_q[q] = ms
+        if not pend:
+            return
         fair = Fair(self, v, tree)
         cluster = v.cluster
         fair_starv: dict = {}
         min_starv: dict = {}
         starved: list[int] = []
         zero = [0] * R  # the reference's zero vectors, as integers (the same values)
-        waited = Waited(t)
         fst = cfg.fair_share_threshold
         ftimeout = cfg.fair_share_timeout
-        dem_q: dict = {}  # queue with a min share -> its apps' demand (integers, inf)
-        for q, members in at.items():
-            if q is None:
-                continue
-            tot = [sum(col) for col in zip(*[recs[j][_DVEC] for j in members])]
-            for a in tree.path[q]:
-                if tree.guar[a] is not None:
-                    acc = dem_q.get(a)
-                    if acc is None:
-                        dem_q[a] = list(tot)
-                    else:
-                        for r in range(R):
-                            acc[r] += tot[r]
-        for q in [None] + list(range(Q)):
-            members = at.get(q)
-            if not members:
-                if q is not None:
-                    if tree.guar[q] is None:  # no min share: its clock restarts when nothing below it runs
-                        idle_clock(last_min, tree.name[q], quse[q], t)
-                    else:  # its clock (the starvation it returns is read by nobody)
-                        self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or [0] * R, t, None)
-                continue
-            apps = [j for j in members if pok[j] and (bound[j] is None or held[j] < bound[j])]
+        C = v.C
+        for q in sorted(pend, key=lambda q: -1 if q is None else q):
+            apps = pend[q]
             if len(apps) > 1:
                 apps.sort(key=lambda j: (tuple(held[j] * x for x in self._base(v, j)), j))
             total = zero
             for j in apps:
                 u = env.users[j]
-                use = self._use_whole(v, j, held[j])
-                fd = [min(f * fst, d) for f, d in zip(fair[j], recs[j][_DVEC])]
-                if not below_whole(use, fd, v.C):
+                rec = recs[j]
+                f = fair[j]
+                fc = rec[_FDC]
+                if fc is None or fc[0] is not f or fc[1] is not C or fc[2] is not rec[_DVEC]:
+                    fd = [min(x * fst, d) for x, d in zip(f, rec[_DVEC])]
+                    fc = rec[_FDC] = (f, C, rec[_DVEC], fd) + max_ratio(fd, C) + max_ratio(rec[_INT], C)
+                h = held[j]
+                # preempt_calc.below(h D, fd): the largest usage share, h max(D_r / c_r), against fd's largest
+                if not h * fc[6] * fc[5] < fc[4] * fc[7]:
                     last_fair[u] = t
                     break
                 if waited.short(last_fair[u], ftimeout):
                     break
-                s = [a - b if a > b else 0 for a, b in zip(fd, use)]
+                use = self._use_whole(v, j, h)
+                s = [a - b if a > b else 0 for a, b in zip(fc[3], use)]
                 fair_starv[j] = s
                 if not any(s):
                     break
                 if j not in starved:
                     starved.append(j)
                 total = [a + b for a, b in zip(total, s)]
-            if q is None:
-                continue
-            if tree.guar[q] is None:
-                idle_clock(last_min, tree.name[q], quse[q], t)
+            if q is None or guar[q] is None:
                 continue  # no min share: nothing left for its apps (their min-share starvation stays 0)
-            ms = self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or [0] * R, t, waited)
-            left_q = [a - b if a > b else 0 for a, b in zip(ms, total)]
+            left_q = [a - b if a > b else 0 for a, b in zip(ms_q[q], total)]
             for j in apps:
                 if not any(left_q):
                     break
@@ -517,17 +547,15 @@ class WholeSteps:
         if path not in last_min:
             last_min[path] = Fraction(0)
         memo = self._wdesired
-        key = (tuple(dem), tuple(v.C))
         hit = memo.get(q)
-        if hit is not None and hit[0] == key:
-            desired = hit[1]
+        if hit is not None and hit[0] == dem and hit[1] is v.C:
+            desired = hit[2]
         else:
             g = list(tree.guar[q])  # type: ignore[arg-type]
             desired = g if drc_whole(g, dem, v.C) <= 0 else list(dem)
-            memo[q] = (key, desired)
-        starvation = [INF if a == INF else a - b for a, b in zip(desired, use)]
-        if not any(starvation):
+            memo[q] = (list(dem), v.C, desired)
+        if desired == use:  # the starvation desired - usage is the zero vector (usage is finite)
             last_min[path] = t
         if waited is None or waited.short(last_min[path], self.config.min_share_timeout):
             return [0] * v.R
-        return starvation
+        return [INF if a == INF else a - b for a, b in zip(desired, use)]

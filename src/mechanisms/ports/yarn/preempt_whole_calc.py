@@ -1,6 +1,6 @@
 """The integer step's arithmetic (:mod:`mechanisms.ports.yarn.preempt_whole`): the clocks' timeout test, the DRF
-calculator's comparisons on whole amounts (``preempt_calc.below`` and ``drc_compare`` by cross-multiplication),
-and the apps' fair shares computed when read (``preempt_calc.fair_shares``' numbers)."""
+calculator's comparisons on whole amounts (``preempt_calc.below``'s sides and ``drc_compare``, by
+cross-multiplication), and the apps' fair shares computed when read (``preempt_calc.fair_shares``' numbers)."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -9,7 +9,11 @@ from typing import Any, Optional, Sequence
 
 from .preempt_calc import INF, _ZERO, _total, water_fill
 
-__all__ = ["Waited", "drc_whole", "idle_clock", "below_whole", "Fair"]
+__all__ = ["Waited", "drc_whole", "idle_clock", "max_ratio", "Fair", "FAIRC", "FDC"]
+
+#: an app record's (``preempt_whole._wusers``) slots kept here: its fair share as :class:`Fair` last computed it
+#: (the leaf's share, the weights' sum, its weight, the share), and what the update derives of it
+FAIRC, FDC = 8, 9
 
 
 class Waited:
@@ -72,25 +76,20 @@ def idle_clock(last_min: dict, path: str, use: list, t: Any) -> None:
         last_min[path] = Fraction(0)
 
 
-def below_whole(usage: Sequence[int], share: Sequence[Any], C: Sequence[int]) -> bool:
-    """``preempt_calc.below`` for whole ``usage``, a finite exact ``share`` and whole positive capacities ``C``:
-    the largest ``usage_r / c_r`` against the largest ``share_r / c_r``, by cross-multiplication (``below``'s
-    largest starts at 0 and keeps the first of equal shares: the same maximum value)."""
-    if all(a == b for a, b in zip(usage, share)):
-        return False
-    bu_n, bu_d = 0, 1
-    for x, c in zip(usage, C):
-        if x * bu_d > bu_n * c:
-            bu_n, bu_d = x, c
-    bs_n, bs_d = 0, 1
-    for x, c in zip(share, C):
+def max_ratio(vals: Sequence[Any], C: Sequence[int]) -> tuple:
+    """The largest ``vals_r / c_r`` (whole or exact finite ``vals``, whole positive ``C``) as a pair ``(n, d)``
+    meaning ``n / d`` (``d > 0``), starting from 0: one side of ``preempt_calc.below`` (the largest share of the
+    cluster, ``_max_share``; ``below(a, b)`` is ``max_ratio(a) < max_ratio(b)`` compared by cross-multiplication,
+    equal vectors having equal maxima)."""
+    bn, bd = 0, 1
+    for x, c in zip(vals, C):
         if x.__class__ is Fraction:
             n, d = x.numerator, x.denominator * c
         else:
             n, d = x, c
-        if n * bs_d > bs_n * d:
-            bs_n, bs_d = n, d
-    return bu_n * bs_d < bs_n * bu_d
+        if n * bd > bn * d:
+            bn, bd = n, d
+    return bn, bd
 
 
 class Fair:
@@ -117,6 +116,11 @@ class Fair:
         v, tree, env = self.v, self.tree, self.v.env
         qs = tuple(c for c in tree.children.get(p, ()) if c in self.active)
         js = v.at.get(p, ())
+        if not js:  # queues only: the split of the same share object among the same active children, as kept
+            hit = self.memo.get(("qs", p, qs))
+            if hit is not None and hit[0] is tree and hit[1] is share:
+                self.splits[p] = hit[2]
+                return hit[2]
         kids = qs + tuple(env.users[j] for j in js)
         w = tuple([env.queue_weight[c] for c in qs] + [env.weight[j] for j in js])
         if js:  # apps: the last split of the node (an app set seldom comes back)
@@ -143,6 +147,8 @@ class Fair:
         out = {("q", c): s for c, s in zip(qs, split)}
         out.update({("u", j): s for j, s in zip(js, split[len(qs):])})
         self.splits[p] = out
+        if not js:
+            self.memo[("qs", p, qs)] = (tree, share, out)
         return out
 
     def __getitem__(self, j: int) -> list:
@@ -161,6 +167,12 @@ class Fair:
             env = v.env
             tot = self.totals[p] = _total([env.weight[i] for i in v.at[p]])
         w = v.env.weight[j]
+        rec = v.recs[j]
+        got = rec[FAIRC]  # the app's last one: the same leaf share (by identity), weights' sum and weight
+        if got is not None and got[0] is share and got[2] is w and got[1] == tot:
+            return got[3]
         wn, wd, tn, td = w.numerator, w.denominator, tot.numerator, tot.denominator
         # w (x / tot) as one Fraction (normalised once: the same number)
-        return [Fraction(wn * x.numerator * td, wd * x.denominator * tn) if x > 0 else _ZERO for x in share]
+        out = [Fraction(wn * x.numerator * td, wd * x.denominator * tn) if x > 0 else _ZERO for x in share]
+        rec[FAIRC] = (share, tot, w, out)
+        return out
