@@ -7,6 +7,10 @@ executions' -- the whole step (reconcile, fill, update) runs on integers and kee
 * every app's per-task demand as integers, its DRF key up to its number of tasks (the key is that number times a
   fixed vector: the comparator's ratios ``(h d_r / c_r) / w`` scaled by one common denominator of the execution,
   ``lcm(c) x lcm(weight numerators)``, so that keys are tuples of integers compared natively);
+* the tasks each app holds, the pool's usage and every queue's usage are carried from one integer step to the
+  next (:attr:`WholeSteps._wst`): a step looks only at the apps that left, arrived, changed their report or
+  task bound, or lost the pool (an execution's step is one or a few events); a step the integer step declines
+  makes the next one start anew from ``launched``;
 * the fill runs ``yarn-drf``'s incremental descent (:class:`mechanisms.ports.yarn.drf._Incremental`) on those
   integer keys, a parent's heap built only when the descent reaches it, and is skipped when no pending app has a
   task that fits;
@@ -28,6 +32,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from operator import eq, is_, itemgetter
 from fractions import Fraction
 from typing import Any, Optional
 
@@ -82,6 +87,7 @@ class _Tree:
             else:
                 self.msp.append(None)
         self.gpath = [tuple(a for a in self.path[q] if self.guar[a] is not None) for q in range(Q)]
+        self.upath = {None: (), **{q: self.path[q] for q in range(Q)}}
         self.need = [None if m is None else tuple(lcm_g // v if v else 0 for v in m) for m in self.msp]  # u_r / m_r scaled
         self.wn = [w.numerator for w in env.queue_weight] if not self.bad else []
         self.lcm_wn = 1
@@ -97,12 +103,17 @@ class _View:
     task bound ``bound`` (floored), pool eligibility, nonzero request ``pok``; the apps at each queue ``at``; the
     capacity ``C``, ``Lc`` (``lcm(C) / c_r``), the weights' scale ``W`` and the cluster as exact numbers."""
 
-    __slots__ = ("env", "J", "R", "C", "Lc", "D", "bound", "elig", "pok", "recs", "at", "W", "cluster", "upath")
+    __slots__ = ("env", "J", "R", "C", "Lc", "D", "bound", "elig", "pok", "recs", "at", "W", "cluster", "upath",
+                 "changed")
 
 
 #: a record's fields (``WholeSteps._wusers``, per app name)
 _DEM, _INT, _WGT, _TB, _FLOOR, _KEYS, _DVEC, _USE = range(8)
 _FDC = FDC
+_POK, _WN, _Q = 10, 11, 12  # a nonzero request; the weight's numerator; the app's queue
+_get_dem, _get_wgt, _get_tb, _get_int, _get_floor, _get_pok, _get_wn, _get_q = (
+    itemgetter(k) for k in (_DEM, _WGT, _TB, _INT, _FLOOR, _POK, _WN, _Q))
+_UNSET = object()  # a new record's task bound: not yet read
 
 
 class WholeSteps:
@@ -116,6 +127,7 @@ class WholeSteps:
     #                 its demand vector (integers, inf), (tasks, usage)
     _wdesired: dict  # queue -> (its demand and the capacity, its desired share) of the last update
     _wfair: dict  # node -> (share, children, weights, split) of its last split
+    _wst: Any = None  # after an integer step: (users, tasks held, paths, per-task demands, usage, queues' usage)
 
     def _view(self, env: Environment) -> Optional[_View]:
         if env.n_servers != 1 or env.server_demand:
@@ -124,6 +136,7 @@ class WholeSteps:
         if tree is None or tree.ids[0] is not env.queues or tree.ids[1] is not env.queue_weight or \
                 tree.ids[2] is not env.queue_guarantee or tree.ids[3] is not env.queue_max:
             tree = self._tree = _Tree(env)
+            self._wst = None
         if tree.bad or self.config.fair_share_threshold.__class__ is not Fraction:
             return None
         cap = env.capacity[0]
@@ -136,39 +149,73 @@ class WholeSteps:
         if wc[1] is None:
             return None
         recs = self._wusers
-        rl = []
-        W = tree.lcm_wn
-        for u, d, b, w in zip(env.users, env.demand, env.tasks, env.weight):
-            rec = recs.get(u)
-            if rec is None or rec[_DEM] is not d or rec[_WGT] is not w:
-                if not all(x.__class__ is Fraction and x.denominator == 1 for x in d) or \
-                        w.__class__ is not Fraction or w <= 0:
+        users = env.users
+        rl = list(map(recs.get, users))
+        changed: list = []  # the present apps whose record was rebuilt or whose task bound changed
+        if None in rl:  # new apps (arrivals: at the end)
+            j = 0
+            while None in rl:
+                j = rl.index(None, j)
+                if not self._record(env, j, rl):
                     return None
-                rec = recs[u] = [d, tuple(x.numerator for x in d), w, None, None, {}, None, (0, (0,) * len(d)),
-                                 None, None]
-                rec[_DVEC] = tuple(INF if dv else 0 for dv in rec[_INT])
-            if rec[_TB] is not b:
-                fb = None if b is None else math.floor(b)
-                rec[_TB], rec[_FLOOR] = b, fb
-                rec[_DVEC] = tuple((INF if dv else 0) if fb is None else fb * dv for dv in rec[_INT])
-            rl.append(rec)
-            if W % w.numerator:
-                W = math.lcm(W, w.numerator)
+                changed.append(j)
+        if not (all(map(is_, map(_get_dem, rl), env.demand)) and all(map(is_, map(_get_wgt, rl), env.weight)) and
+                all(map(is_, map(_get_tb, rl), env.tasks)) and all(map(eq, map(_get_q, rl), env.user_queue))):
+            for j, (d, b, w, q) in enumerate(zip(env.demand, env.tasks, env.weight, env.user_queue)):
+                rec = rl[j]
+                if rec[_DEM] is not d or rec[_WGT] is not w or rec[_Q] != q:
+                    if not self._record(env, j, rl):
+                        return None
+                    changed.append(j)
+                elif rec[_TB] is not b:
+                    self._bound(rec, b)
+                    changed.append(j)
+        W = tree.lcm_wn
+        for x in set(map(_get_wn, rl)):
+            if W % x:
+                W = math.lcm(W, x)
         v = _View()
         v.env, v.J, v.R, v.C, v.Lc, v.cluster, v.W, v.recs = env, env.n_users, len(cap), wc[1], wc[2], wc[3], W, rl
-        v.D = [rec[_INT] for rec in rl]
-        v.bound = [rec[_FLOOR] for rec in rl]
-        v.pok = [any(d) for d in v.D]
+        v.changed = changed
+        v.D = list(map(_get_int, rl))
+        v.bound = list(map(_get_floor, rl))
+        v.pok = list(map(_get_pok, rl))
         allsrv = env.eligible[0] if env.eligible else None
         ok0 = allsrv is not None and 0 in allsrv
-        v.elig = [ok0 if e is allsrv else 0 in e for e in env.eligible]
+        if ok0 and env.eligible.count(allsrv) == v.J:
+            v.elig = [True] * v.J
+        else:
+            v.elig = [ok0 if e is allsrv else 0 in e for e in env.eligible]
         at: dict = {}
         for j, q in enumerate(env.user_queue):
-            at.setdefault(q, []).append(j)
+            got = at.get(q)
+            if got is None:
+                at[q] = [j]
+            else:
+                got.append(j)
         v.at = at
-        up = tree.path
-        v.upath = [() if q is None else up[q] for q in env.user_queue]
+        v.upath = list(map(tree.upath.__getitem__, env.user_queue))
         return v
+
+    def _record(self, env: Environment, j: int, rl: list) -> bool:
+        """App ``j``'s record built anew (``rl[j]`` and ``_wusers``); ``False`` where its demand is not whole or
+        its weight not a positive exact number."""
+        d, w = env.demand[j], env.weight[j]
+        if not all(x.__class__ is Fraction and x.denominator == 1 for x in d) or w.__class__ is not Fraction or \
+                w <= 0:
+            return False
+        ints = tuple(x.numerator for x in d)
+        rec = rl[j] = self._wusers[env.users[j]] = [d, ints, w, _UNSET, None, {}, None, (0, (0,) * len(d)), None,
+                                                    None, any(ints), w.numerator, env.user_queue[j]]
+        self._bound(rec, env.tasks[j])
+        return True
+
+    @staticmethod
+    def _bound(rec: list, b: Any) -> None:
+        """A record's task bound ``b``: its floor and the app's demand vector (integers, ``inf`` unbounded)."""
+        fb = None if b is None else math.floor(b)
+        rec[_TB], rec[_FLOOR] = b, fb
+        rec[_DVEC] = tuple((INF if dv else 0) if fb is None else fb * dv for dv in rec[_INT])
 
     # -- keys
     def _base(self, v: _View, j: int) -> tuple:
@@ -206,10 +253,10 @@ class WholeSteps:
     def _step_whole(self, env: Environment, t: Any) -> Optional[Allocation]:
         v = self._view(env)
         if v is None:
+            self._wst = None  # the step is not ours: the next one of ours starts from launched
             return None
         self.preempted = []
-        held = self._reconcile_whole(v, t)
-        left, quse = self._sums(v, held)
+        held, left, quse = self._reconcile_whole(v, t)
         self._fill_whole(v, held, left, quse)
         self._update_whole(v, t, held, left, quse)
         if self.preempted:
@@ -217,6 +264,7 @@ class WholeSteps:
             held = [counts.get(u, 0) for u in env.users]
             left, quse = self._sums(v, held)
             self._fill_whole(v, held, left, quse)
+        self._wst = (env.users, held, v.upath, v.D, [c - x for c, x in zip(v.C, left)], quse)
         if getattr(self, "_float_out", False):  # a float run: the counts as floats (exact: whole numbers)
             return Allocation(env, tuple((float(h),) for h in held), self.name, False,
                               {"preempted": tuple(self.preempted)})
@@ -259,10 +307,105 @@ class WholeSteps:
                         acc[r] += tot[r]
         return left, quse
 
-    def _reconcile_whole(self, v: _View, t: Any) -> list:
+    def _reconcile_whole(self, v: _View, t: Any) -> tuple[list, list, list]:
         """``Preempting._reconcile`` on the view: the containers of departed apps dropped, an app whose report
         changed or that lost the pool loses them all, the newest over a task bound are trimmed, and a capacity
-        below what is held releases everything.  The tasks each app holds after it."""
+        below what is held releases everything.  The tasks each app holds after it, the pool left and every
+        queue's usage: carried from the last step where it was an integer step (:attr:`_wst`: only the apps
+        that left, changed or lost tasks are looked at), else summed anew."""
+        env = v.env
+        users = env.users
+        report, start, last_fair = self.report, self.start, self.last_fair
+        st, self._wst = self._wst, None
+        if st is None:
+            return self._reconcile_anew(v, t)
+        pusers, pheld, ppath, pD, used, quse = st
+        R = v.R
+        launched = self.launched
+        recs = self._wusers
+
+        def release(h: int, d: tuple, path: tuple) -> None:  # h tasks of demand d below path freed
+            for r in range(R):
+                used[r] -= h * d[r]
+            for a in path:
+                acc = quse[a]
+                for r in range(R):
+                    acc[r] -= h * d[r]
+
+        if pusers == users:
+            held = list(pheld)
+        else:
+            hd = dict(zip(pusers, pheld))
+            cur = set(users)
+            gs = hd.keys() - cur  # departed
+            if gs:
+                freed = False
+                for u in gs:
+                    i = pusers.index(u)
+                    if pheld[i]:
+                        release(pheld[i], pD[i], ppath[i])
+                        freed = True
+                    report.pop(u, None)
+                    self._per_user.pop(u, None)
+                    recs.pop(u, None)
+                    last_fair.pop(u, None)
+                    start.pop(u, None)
+                if freed:
+                    launched = [u for u in launched if u not in gs]
+            for u in cur - hd.keys():  # arrived
+                start[u] = t
+                last_fair[u] = t
+            held = [hd.get(u, 0) for u in users]
+        D, upath = v.D, v.upath
+        resum = False
+        for j in v.changed:  # a report that changed drops the app's containers; a task bound trims the newest
+            u = users[j]
+            h = held[j]
+            if not h:
+                continue
+            i = pusers.index(u)
+            r = report.get(u)
+            if r is not None and r != env.demand[j]:
+                release(h, pD[i], ppath[i])
+                launched = [x for x in launched if x != u]
+                held[j] = h = 0
+                continue
+            if ppath[i] is not upath[j]:  # (not in an execution: an app keeps its queue)
+                resum = True  # held under another queue: the usage summed anew below
+            b = v.bound[j]
+            if b is not None and h > b:
+                k = h - b
+                release(k, D[j], upath[j])
+                for i in range(len(launched) - 1, -1, -1):
+                    if k <= 0:
+                        break
+                    if launched[i] == u:
+                        del launched[i]
+                        k -= 1
+                held[j] = b
+        if v.elig.count(True) != v.J:  # an app that lost the pool gives back what it holds
+            for j, ok in enumerate(v.elig):
+                if not ok and held[j]:
+                    u = users[j]
+                    release(held[j], D[j], upath[j])
+                    launched = [x for x in launched if x != u]
+                    held[j] = 0
+        report.update(zip(users, env.demand))
+        if resum:
+            left, quse = self._sums(v, held)
+        else:
+            left = [c - x for c, x in zip(v.C, used)]
+        if any(x < 0 for x in left):
+            launched = []
+            held = [0] * v.J
+            left = list(v.C)
+            quse = [[0] * R for _ in quse]
+        self.launched = launched
+        return held, left, quse
+
+    def _reconcile_anew(self, v: _View, t: Any) -> tuple[list, list, list]:
+        """:meth:`_reconcile_whole` from ``launched`` alone (the first integer step, or one after a step that was
+        not)."""
         env = v.env
         users = env.users
         launched = self.launched
@@ -315,7 +458,7 @@ class WholeSteps:
             launched = []
             held = [0] * v.J
         self.launched = launched
-        return held
+        return (held,) + self._sums(v, held)
 
     def _fill_whole(self, v: _View, held: list, left: list, quse: list) -> None:
         """``Preempting._fill``: the ``yarn-drf`` descent on the free pool when some pending app's task fits
