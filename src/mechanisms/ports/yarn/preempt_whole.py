@@ -475,12 +475,35 @@ class WholeSteps:
                     live.append(j)
         if not live:
             return
+        if len(live) == 1:
+            # one app alive (most fills): every node without it below is born dead, so the descent reaches it
+            # each time and places its tasks while one fits and it has tasks left -- as many at once
+            j = live[0]
+            d, b = D[j], bound[j]
+            k = min(lv // dv for lv, dv in zip(left, d) if dv)  # >= 1: its task fits
+            if b is not None and b - held[j] < k:
+                k = b - held[j]
+            if k > MAX_TASKS:
+                self._too_many()
+            held[j] += k
+            for r, dv in enumerate(d):
+                left[r] -= k * dv
+            for q in v.upath[j]:
+                acc = quse[q]
+                for r, dv in enumerate(d):
+                    acc[r] += k * dv
+            self.launched.extend([v.env.users[j]] * k)
+            return
         before = list(held)
         self._place_whole(v, held, left, quse, live)
         launched = self.launched
         for j, u in enumerate(v.env.users):
             if held[j] > before[j]:
                 launched.extend([u] * (held[j] - before[j]))
+
+    def _too_many(self) -> None:
+        raise InstanceError(f"instance: {self.name} would place more than {MAX_TASKS} whole tasks; "
+                            f"scale capacities/demands down")
 
     def _place_whole(self, v: _View, tasks: list, left: list, quse: list, live: list) -> None:
         """``drf.place`` from ``tasks`` (``drf._Incremental``'s descent on integer keys; module docstring), the
@@ -538,8 +561,7 @@ class WholeSteps:
         while (j := descend(None)) is not None:
             steps += 1
             if steps > MAX_TASKS:
-                raise InstanceError(f"instance: {self.name} would place more than {MAX_TASKS} whole tasks; "
-                                    f"scale capacities/demands down")
+                self._too_many()
             tasks[j] += 1
             d = D[j]
             for r in range(R):
