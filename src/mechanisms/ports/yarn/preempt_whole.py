@@ -10,16 +10,19 @@ executions' -- the whole step (reconcile, fill, update) runs on integers and kee
 * the tasks each app holds, the pool's usage and every queue's usage are carried from one integer step to the
   next (:attr:`WholeSteps._wst`): a step looks only at the apps that left, arrived, changed their report or
   task bound, or lost the pool (an execution's step is one or a few events); a step the integer step declines
-  makes the next one start anew from ``launched``;
+  makes the next one start anew from ``launched``; the apps' records are carried too, spliced where the step's
+  apps are the last one's with one more at the end or one fewer and all else equal;
 * the fill runs ``yarn-drf``'s incremental descent (:class:`mechanisms.ports.yarn.drf._Incremental`) on those
   integer keys, a parent's heap built only when the descent reaches it, and is skipped when no pending app has a
-  task that fits;
-* the update looks only at the apps with pending demand (the reference's starvation loops run over no other),
+  task that fits; with one app alive (most fills) it places that app's tasks at once;
+* the update (:mod:`mechanisms.ports.yarn.preempt_whole_update`) looks only at the apps with pending demand (the reference's starvation loops run over no other),
   reads the fair shares only of the apps whose starvation it checks (a node's split computed once per step,
   reused across steps while the node's share, children and weights are unchanged; an app's share and its
   threshold-capped fair demand kept while its leaf's share, the weights and its bound are), the queues' usage and
   demand in integers, a queue's desired share kept while its demand is unchanged, and restarts a min-share clock
-  on one comparison (usage equal to the desired share: the reference's zero starvation).
+  on one comparison (usage equal to the desired share: the reference's zero starvation); a leaf's fair share is
+  kept while the same leaves have apps (apps at leaves only); the preemption thread runs in integers, each
+  app's side of ``below`` computed once per starved app.
 
 Exactness: every decision is the same comparison on the same values as the fast step
 (:mod:`mechanisms.ports.yarn.preempt_fast`) and the literal one: integer keys scaled by one positive number
@@ -43,8 +46,9 @@ from mechverify.policies import MAX_TASKS
 
 from ..java_go import string_key
 from .drf import queue_name, whole
-from .preempt_calc import INF, _inf_sub, drc_compare, java_heap_order
-from .preempt_whole_calc import FDC, Fair, Waited, drc_whole, idle_clock, max_ratio
+from .preempt_calc import INF
+from .preempt_whole_calc import (R_DEM, R_DVEC, R_FLOOR, R_INT, R_KEYS, R_POK, R_Q, R_TB, R_USE, R_WGT, R_WN)
+from .preempt_whole_update import WholeUpdate
 
 __all__ = ["WholeSteps"]
 
@@ -87,7 +91,10 @@ class _Tree:
             else:
                 self.msp.append(None)
         self.gpath = [tuple(a for a in self.path[q] if self.guar[a] is not None) for q in range(Q)]
+        self.idle = [(q, self.name[q]) for q in range(Q) if self.guar[q] is None]  # (queue, path): no min share
+        self.guarded = [(q, self.name[q]) for q in range(Q) if self.guar[q] is not None]
         self.upath = {None: (), **{q: self.path[q] for q in range(Q)}}
+        self.leafset = frozenset(q for q in range(Q) if not self.children.get(q))
         self.need = [None if m is None else tuple(lcm_g // v if v else 0 for v in m) for m in self.msp]  # u_r / m_r scaled
         self.wn = [w.numerator for w in env.queue_weight] if not self.bad else []
         self.lcm_wn = 1
@@ -104,19 +111,19 @@ class _View:
     capacity ``C``, ``Lc`` (``lcm(C) / c_r``), the weights' scale ``W`` and the cluster as exact numbers."""
 
     __slots__ = ("env", "J", "R", "C", "Lc", "D", "bound", "elig", "pok", "recs", "at", "W", "cluster", "upath",
-                 "changed")
+                 "changed", "splice", "pend")
 
 
-#: a record's fields (``WholeSteps._wusers``, per app name)
-_DEM, _INT, _WGT, _TB, _FLOOR, _KEYS, _DVEC, _USE = range(8)
-_FDC = FDC
-_POK, _WN, _Q = 10, 11, 12  # a nonzero request; the weight's numerator; the app's queue
+_DEM, _INT, _WGT, _TB, _FLOOR, _KEYS, _DVEC, _USE = R_DEM, R_INT, R_WGT, R_TB, R_FLOOR, R_KEYS, R_DVEC, R_USE
+_POK, _WN, _Q = R_POK, R_WN, R_Q
 _get_dem, _get_wgt, _get_tb, _get_int, _get_floor, _get_pok, _get_wn, _get_q = (
     itemgetter(k) for k in (_DEM, _WGT, _TB, _INT, _FLOOR, _POK, _WN, _Q))
 _UNSET = object()  # a new record's task bound: not yet read
+_FLOAT_ROWS: list = []  # h -> an allocation's row of h tasks, (float(h),) and (Fraction(h),): shared (immutable)
+_WHOLE_ROWS: list = []
 
 
-class WholeSteps:
+class WholeSteps(WholeUpdate):
     """The integer step (module docstring) of a :class:`~mechanisms.ports.yarn.preempt.Preempting` run, on its
     state (``launched``, ``report``, ``start``, the clocks ``last_fair`` and ``last_min``, ``preempted``) and its
     ``_preempt_for``; :meth:`_step_whole` returns ``None`` where its conditions do not hold."""
@@ -127,9 +134,11 @@ class WholeSteps:
     #                 its demand vector (integers, inf), (tasks, usage)
     _wdesired: dict  # queue -> (its demand and the capacity, its desired share) of the last update
     _wfair: dict  # node -> (share, children, weights, split) of its last split
+    _wprev: Any = None  # the last view's users, demands, weights, bounds, queues and records
     _wst: Any = None  # after an integer step: (users, tasks held, paths, per-task demands, usage, queues' usage)
 
     def _view(self, env: Environment) -> Optional[_View]:
+        prev, self._wprev = self._wprev, None
         if env.n_servers != 1 or env.server_demand:
             return None
         tree = self._tree
@@ -145,38 +154,32 @@ class WholeSteps:
             ints = [c.numerator for c in cap] if all(
                 c.__class__ is Fraction and c.denominator == 1 and c > 0 for c in cap) else None
             L = math.lcm(*ints) if ints else 0
-            wc = self._wcap = (cap, ints, [L // c for c in ints] if ints else None, tuple(cap))
+            wc = self._wcap = (cap, ints, tuple(L // c for c in ints) if ints else None, tuple(cap))
         if wc[1] is None:
             return None
-        recs = self._wusers
         users = env.users
-        rl = list(map(recs.get, users))
-        changed: list = []  # the present apps whose record was rebuilt or whose task bound changed
-        if None in rl:  # new apps (arrivals: at the end)
-            j = 0
-            while None in rl:
-                j = rl.index(None, j)
-                if not self._record(env, j, rl):
+        got = self._spliced(env, prev) if prev is not None else None
+        splice = None
+        if got is None:
+            rl = list(map(self._wusers.get, users))
+            changed = self._checked(env, rl)
+            if changed is None:
+                return None
+        else:
+            rl, splice = got
+            changed = []  # the present apps whose record was built or whose task bound was read
+            if rl and rl[-1] is None:  # one arrival
+                if not self._record(env, len(rl) - 1, rl):
                     return None
-                changed.append(j)
-        if not (all(map(is_, map(_get_dem, rl), env.demand)) and all(map(is_, map(_get_wgt, rl), env.weight)) and
-                all(map(is_, map(_get_tb, rl), env.tasks)) and all(map(eq, map(_get_q, rl), env.user_queue))):
-            for j, (d, b, w, q) in enumerate(zip(env.demand, env.tasks, env.weight, env.user_queue)):
-                rec = rl[j]
-                if rec[_DEM] is not d or rec[_WGT] is not w or rec[_Q] != q:
-                    if not self._record(env, j, rl):
-                        return None
-                    changed.append(j)
-                elif rec[_TB] is not b:
-                    self._bound(rec, b)
-                    changed.append(j)
+                changed.append(len(rl) - 1)
+        self._wprev = (users, env.demand, env.weight, env.tasks, env.user_queue, rl)
         W = tree.lcm_wn
         for x in set(map(_get_wn, rl)):
             if W % x:
                 W = math.lcm(W, x)
         v = _View()
         v.env, v.J, v.R, v.C, v.Lc, v.cluster, v.W, v.recs = env, env.n_users, len(cap), wc[1], wc[2], wc[3], W, rl
-        v.changed = changed
+        v.changed, v.splice = changed, splice
         v.D = list(map(_get_int, rl))
         v.bound = list(map(_get_floor, rl))
         v.pok = list(map(_get_pok, rl))
@@ -196,6 +199,56 @@ class WholeSteps:
         v.at = at
         v.upath = list(map(tree.upath.__getitem__, env.user_queue))
         return v
+
+    def _spliced(self, env: Environment, prev: tuple) -> Optional[tuple]:
+        """The apps' records from the last view's (``prev``: its users, demands, weights, bounds, queues and
+        records) where this step's apps are the same, with one more at the end or one fewer, all else EQUAL
+        (compared as tuples: the same values give the same records); a new app's place is ``None``.  With the
+        splice ``(0: the same, 1: one more, 2: one fewer; its position; the last view's users)``; else ``None``."""
+        users, pu = env.users, prev[0]
+        n, pn = len(users), len(pu)
+        if n == pn:
+            if users == pu and env.demand == prev[1] and env.weight == prev[2] and env.tasks == prev[3] and \
+                    env.user_queue == prev[4]:
+                return list(prev[5]), (0, 0, pu)
+        elif n == pn + 1:
+            if users[:-1] == pu and env.demand[:-1] == prev[1] and env.weight[:-1] == prev[2] and \
+                    env.tasks[:-1] == prev[3] and env.user_queue[:-1] == prev[4]:
+                return prev[5] + [None], (1, n - 1, pu)
+        elif n == pn - 1:
+            gone = set(pu).difference(users)
+            if len(gone) == 1:
+                i = pu.index(gone.pop())
+                if users == pu[:i] + pu[i + 1:] and env.demand == prev[1][:i] + prev[1][i + 1:] and \
+                        env.weight == prev[2][:i] + prev[2][i + 1:] and env.tasks == prev[3][:i] + prev[3][i + 1:] \
+                        and env.user_queue == prev[4][:i] + prev[4][i + 1:]:
+                    return prev[5][:i] + prev[5][i + 1:], (2, i, pu)
+        return None
+
+    def _checked(self, env: Environment, rl: list) -> Optional[list]:
+        """The apps' records ``rl`` (``None``: none yet) checked against the step's apps by identity and built
+        anew where their demand, weight or queue changed, their bound read where it changed: the apps whose
+        record was built or bound read (``None`` where an app is outside the integer step's conditions)."""
+        changed: list = []
+        if None in rl:  # new apps
+            j = 0
+            while None in rl:
+                j = rl.index(None, j)
+                if not self._record(env, j, rl):
+                    return None
+                changed.append(j)
+        if not (all(map(is_, map(_get_dem, rl), env.demand)) and all(map(is_, map(_get_wgt, rl), env.weight)) and
+                all(map(is_, map(_get_tb, rl), env.tasks)) and all(map(eq, map(_get_q, rl), env.user_queue))):
+            for j, (d, b, w, q) in enumerate(zip(env.demand, env.tasks, env.weight, env.user_queue)):
+                rec = rl[j]
+                if rec[_DEM] is not d or rec[_WGT] is not w or rec[_Q] != q:
+                    if not self._record(env, j, rl):
+                        return None
+                    changed.append(j)
+                elif rec[_TB] is not b:
+                    self._bound(rec, b)
+                    changed.append(j)
+        return changed
 
     def _record(self, env: Environment, j: int, rl: list) -> bool:
         """App ``j``'s record built anew (``rl[j]`` and ``_wusers``); ``False`` where its demand is not whole or
@@ -223,7 +276,7 @@ class WholeSteps:
         ratios ``(d_r / c_r) / w`` times ``L W``; with ``h`` tasks, ``h`` times it (for ``h = 0`` every ratio is 0
         and the order does not matter)."""
         rec = v.recs[j]
-        key = (id(v.Lc), v.W)
+        key = (v.Lc, v.W)
         got = rec[_KEYS].get(key)
         if got is None:
             w = rec[_WGT]
@@ -265,11 +318,12 @@ class WholeSteps:
             left, quse = self._sums(v, held)
             self._fill_whole(v, held, left, quse)
         self._wst = (env.users, held, v.upath, v.D, [c - x for c, x in zip(v.C, left)], quse)
-        if getattr(self, "_float_out", False):  # a float run: the counts as floats (exact: whole numbers)
-            return Allocation(env, tuple((float(h),) for h in held), self.name, False,
-                              {"preempted": tuple(self.preempted)})
-        x = tuple((whole(h),) for h in held)
-        return Allocation(env, x, self.name, True, {"preempted": tuple(self.preempted)})
+        flt = getattr(self, "_float_out", False)  # a float run: the counts as floats (exact: whole numbers)
+        rows = _FLOAT_ROWS if flt else _WHOLE_ROWS
+        if max(held, default=0) >= len(rows):
+            rows.extend([(float(h) if flt else whole(h),) for h in range(len(rows), max(held) + 1)])
+        return Allocation(env, tuple(map(rows.__getitem__, held)), self.name, not flt,
+                          {"preempted": tuple(self.preempted)})
 
     def _use_whole(self, v: _View, j: int, h: int) -> tuple:
         rec = v.recs[j]
@@ -332,7 +386,30 @@ class WholeSteps:
                 for r in range(R):
                     acc[r] -= h * d[r]
 
-        if pusers == users:
+        sp = v.splice
+        if sp is not None and sp[2] is pusers:  # the apps as the last step's, one more or one fewer
+            if sp[0] == 0:
+                held = list(pheld)
+            elif sp[0] == 1:
+                held = pheld + [0]
+                u = users[-1]
+                start[u] = t
+                last_fair[u] = t
+            else:
+                i = sp[1]
+                u = pusers[i]
+                h = pheld[i]
+                if h:
+                    release(h, pD[i], ppath[i])
+                    for _ in range(h):
+                        launched.remove(u)
+                report.pop(u, None)
+                self._per_user.pop(u, None)
+                recs.pop(u, None)
+                last_fair.pop(u, None)
+                start.pop(u, None)
+                held = pheld[:i] + pheld[i + 1:]
+        elif pusers == users:
             held = list(pheld)
         else:
             hd = dict(zip(pusers, pheld))
@@ -464,10 +541,11 @@ class WholeSteps:
         """``Preempting._fill``: the ``yarn-drf`` descent on the free pool when some pending app's task fits
         (``held``, ``left`` and ``quse`` updated)."""
         D, bound, pok, elig = v.D, v.bound, v.pok, v.elig
+        # pending (a nonzero request, tasks left; the update's apps are among them: it runs after the fill)
+        pend = v.pend = [j for j, (p, b, h) in enumerate(zip(pok, bound, held)) if p and (b is None or h < b)]
         live = []  # pending, eligible, its task fits in the pool left: the apps place() starts with
-        for j in range(v.J):
-            b = bound[j]
-            if pok[j] and (b is None or held[j] < b) and elig[j]:
+        for j in pend:
+            if elig[j]:
                 for lv, dv in zip(left, D[j]):
                     if dv and lv < dv:
                         break
@@ -581,146 +659,3 @@ class WholeSteps:
                     heapq.heapreplace(rows, (k, n))
                 else:
                     heapq.heappush(rows, (k, n))
-
-    # -- the update
-    def _update_whole(self, v: _View, t: Any, held: list, left: list, quse: list) -> None:
-        """``Preempting._update_reference``'s decisions and clocks on the view (module docstring): every queue's
-        min-share clock (a queue with a min share restarts it when its usage equals its desired share, the
-        reference's zero starvation; one without when nothing below it runs), then, queue by queue in the
-        reference's order, the starvation of the apps with pending demand only (the others are never checked:
-        the reference's loops run over the pending apps of a leaf)."""
-        cfg = self.config
-        tree = self._tree
-        assert tree is not None
-        env, R, Q = v.env, v.R, tree.Q
-        th = cfg.utilization_threshold
-        if th.__class__ is not Fraction:
-            th = Fraction(th)
-        if not (cfg.enabled and any((c - lv) * th.denominator > th.numerator * c for lv, c in zip(left, v.C))):
-            return  # shouldAttemptPreemption (utilisation = the largest used / capacity; capacities > 0)
-        recs, bound, pok = v.recs, v.bound, v.pok
-        at = v.at
-        last_min, last_fair = self.last_min, self.last_fair
-        waited = Waited(t)
-        # the queues' demand (integers, inf), summed only where a queue with a min share is above
-        dem_q: dict = {}
-        gpath = tree.gpath
-        for q, members in at.items():
-            if q is None or not gpath[q]:
-                continue
-            tot = [sum(col) for col in zip(*[recs[j][_DVEC] for j in members])]
-            for a in gpath[q]:
-                acc = dem_q.get(a)
-                if acc is None:
-                    dem_q[a] = list(tot)
-                else:
-                    for r in range(R):
-                        acc[r] += tot[r]
-        # every queue's clock; a queue's min-share starvation where apps with pending demand are at it
-        pend: dict = {}
-        for j, (p, b, h) in enumerate(zip(pok, bound, held)):
-            if p and (b is None or h < b):
-                q = env.user_queue[j]
-                got = pend.get(q)
-                if got is None:
-                    pend[q] = [j]
-                else:
-                    got.append(j)
-        names, guar = tree.name, tree.guar
-        zeros = [0] * R
-        ms_q: dict = {}
-        for q in range(Q):
-            if guar[q] is None:
-                idle_clock(last_min, names[q], quse[q], t)
-            else:
-                ms = self._min_share_whole(v, tree, q, quse[q], dem_q.get(q) or zeros, t,
-                                           waited if q in pend else None)
-                if q in pend:
-                    ms_q[q] = ms
-        if not pend:
-            return
-        fair = Fair(self, v, tree)
-        cluster = v.cluster
-        fair_starv: dict = {}
-        min_starv: dict = {}
-        starved: list[int] = []
-        zero = [0] * R  # the reference's zero vectors, as integers (the same values)
-        fst = cfg.fair_share_threshold
-        ftimeout = cfg.fair_share_timeout
-        C = v.C
-        for q in sorted(pend, key=lambda q: -1 if q is None else q):
-            apps = pend[q]
-            if len(apps) > 1:
-                apps.sort(key=lambda j: (tuple(held[j] * x for x in self._base(v, j)), j))
-            total = zero
-            for j in apps:
-                u = env.users[j]
-                rec = recs[j]
-                f = fair[j]
-                fc = rec[_FDC]
-                if fc is None or fc[0] is not f or fc[1] is not C or fc[2] is not rec[_DVEC]:
-                    fd = [min(x * fst, d) for x, d in zip(f, rec[_DVEC])]
-                    fc = rec[_FDC] = (f, C, rec[_DVEC], fd) + max_ratio(fd, C) + max_ratio(rec[_INT], C)
-                h = held[j]
-                # preempt_calc.below(h D, fd): the largest usage share, h max(D_r / c_r), against fd's largest
-                if not h * fc[6] * fc[5] < fc[4] * fc[7]:
-                    last_fair[u] = t
-                    break
-                if waited.short(last_fair[u], ftimeout):
-                    break
-                use = self._use_whole(v, j, h)
-                s = [a - b if a > b else 0 for a, b in zip(fc[3], use)]
-                fair_starv[j] = s
-                if not any(s):
-                    break
-                if j not in starved:
-                    starved.append(j)
-                total = [a + b for a, b in zip(total, s)]
-            if q is None or guar[q] is None:
-                continue  # no min share: nothing left for its apps (their min-share starvation stays 0)
-            left_q = [a - b if a > b else 0 for a, b in zip(ms_q[q], total)]
-            for j in apps:
-                if not any(left_q):
-                    break
-                fs = fair_starv.get(j) or zero
-                use = self._use_whole(v, j, held[j])
-                mine = [x if x > 0 else 0 for x in [_inf_sub(d, u) - f for d, u, f in zip(recs[j][_DVEC], use, fs)]]
-                if drc_compare(mine, left_q, cluster) > 0:
-                    mine = [x if x > 0 else 0 for x in [_inf_sub(a, b) for a, b in zip(mine, left_q)]]
-                    left_q = zero
-                else:
-                    left_q = [a - b if a > b else 0 for a, b in zip(left_q, mine)]
-                min_starv[j] = mine
-                if j not in starved:
-                    starved.append(j)
-        if not starved:
-            return
-        starvation = {j: [a + b for a, b in zip(fair_starv.get(j, zero), min_starv.get(j, zero))] for j in starved}
-
-        def cmp(a: int, b: int) -> int:
-            return -1 if all(x <= y for x, y in zip(starvation[a], starvation[b])) else 1
-
-        for j in java_heap_order(starved, cmp):
-            self._preempt_for(env, j, starvation[j], fair, cluster, t)
-
-    def _min_share_whole(self, v: _View, tree: _Tree, q: int, use: list, dem: list, t: Any,
-                         waited: Optional[Waited]) -> list:
-        """``Preempting._min_share`` of a queue with a min share, in integers; the desired share kept while the
-        queue's demand is unchanged.  Its clock, and its starvation when ``waited`` (``None``: nobody reads it)."""
-        path = tree.name[q]
-        last_min = self.last_min
-        if path not in last_min:
-            last_min[path] = Fraction(0)
-        memo = self._wdesired
-        hit = memo.get(q)
-        if hit is not None and hit[0] == dem and hit[1] is v.C:
-            desired = hit[2]
-        else:
-            g = list(tree.guar[q])  # type: ignore[arg-type]
-            desired = g if drc_whole(g, dem, v.C) <= 0 else list(dem)
-            memo[q] = (list(dem), v.C, desired)
-        if desired == use:  # the starvation desired - usage is the zero vector (usage is finite)
-            last_min[path] = t
-        if waited is None or waited.short(last_min[path], self.config.min_share_timeout):
-            return [0] * v.R
-        return [INF if a == INF else a - b for a, b in zip(desired, use)]
