@@ -224,3 +224,124 @@ def test_integer_step_equals_the_literal_one_on_random_traces(monkeypatch):
         preempted += sum(len(s[3][1]) for s in want if s[3] is not None)
     assert preempted >= 30
     assert seen[0] > 1000 and seen[1] > 100  # both steps ran
+
+
+def _busy_trace(rng: random.Random) -> Execution:
+    """A trace for the integer step's state carried between steps: a nested tree with min shares, whole demands,
+    events in bursts at one time (several arrivals, departures of apps that hold or wait, finishes that trim a
+    task bound, demand changes, some to the same demand, capacity changes, one now and then not whole so that
+    a step is not the integer step's and the next starts anew), unbounded apps now and then."""
+    R = rng.randint(1, 3)
+    queues = ["p0", "p0/a", "p0/b", "p1", "p1/a"]
+    weights = tuple(F(rng.choice([1, 2, 3])) for _ in queues)
+    guar = tuple(None if rng.random() < 0.4 else tuple(F(rng.randint(1, 3)) for _ in range(R)) for _ in queues)
+    homes = [None] + queues
+    cap = tuple(F(rng.randint(6, 16)) for _ in range(R))
+
+    def spec(name: str) -> UserSpec:
+        d = tuple(F(rng.choice([0, 1, 1, 2, 3])) for _ in range(R))
+        if not any(d):
+            d = (F(1),) + d[1:]
+        tasks = None if rng.random() < 0.1 else F(rng.randint(1, 6))
+        kw: dict = {}
+        if tasks and rng.random() < 0.5:
+            kw["duration"] = F(rng.randint(1, 3))
+            kw["work"] = kw["duration"] * tasks
+        return UserSpec(name, d, weight=F(rng.choice([1, 1, 2])), tasks=tasks, queue=rng.choice(homes), **kw)
+
+    initial = tuple(spec(f"u{j}") for j in range(rng.randint(2, 6)))
+    present = {u.name: u for u in initial}
+    events, t, k = [], F(0), len(initial)
+    for _ in range(rng.randint(6, 16)):
+        t += F(rng.randint(1, 3), 2)
+        for _ in range(rng.randint(1, 4)):  # a burst: several events at one time
+            roll = rng.random()
+            if roll < 0.35 or not present:
+                name = f"v{k}"
+                k += 1
+                events.append(Event(t, "arrive", name, spec=spec(name)))
+                present[name] = events[-1].spec
+            elif roll < 0.55:
+                events.append(Event(t, "leave", present.pop(rng.choice(sorted(present))).name))
+            elif roll < 0.65:
+                u = present[rng.choice(sorted(present))]
+                if u.tasks is not None and u.tasks >= 1 and u.work is None:
+                    events.append(Event(t, "finish", u.name, tasks=F(1)))
+                    present[u.name] = replace(u, tasks=u.tasks - 1)
+            elif roll < 0.75:
+                u = present[rng.choice(sorted(present))]
+                d = u.demand if rng.random() < 0.5 else tuple(F(rng.randint(1, 2)) for _ in range(R))
+                events.append(Event(t, "demand", u.name, demand=tuple(F(v) for v in d)))
+                present[u.name] = replace(u, demand=d)
+            elif roll < 0.82:
+                u = present[rng.choice(sorted(present))]
+                events.append(Event(t, "demand", u.name, tasks=F(rng.randint(0, 5))))
+                present[u.name] = replace(u, tasks=events[-1].tasks)
+            elif roll < 0.92:
+                c = tuple(F(rng.randint(2, 16)) for _ in range(R))
+                if rng.random() < 0.2:
+                    c = (c[0] + F(1, 2),) + c[1:]
+                events.append(Event(t, "capacity", server="n", capacity=c))
+            else:
+                events.append(Event(t, "round"))
+    return Execution(tuple(f"r{r}" for r in range(R)), ("n",), (cap,), initial, tuple(events), queues=tuple(queues),
+                     queue_weight=weights, queue_guarantee=guar, queue_max=tuple(None for _ in queues),
+                     end=t + rng.randint(0, 3))
+
+
+def test_integer_step_carried_state_equals_the_literal_one_on_busy_traces(monkeypatch):
+    """The integer step's tasks, usage and queues' usage carried from one step to the next (only the apps that
+    left, arrived, changed or lost tasks looked at) on bursts of simultaneous events, departures of apps that
+    hold tasks or are starved, trims, demand changes, capacity changes and steps the integer step declines:
+    every step equal to the literal one, and the carried state used at most steps."""
+    rng = random.Random(39)
+    seen = _count_whole(monkeypatch)
+    anew = [0]
+    orig = Preempting._reconcile_anew
+
+    def counted(self, v, t):
+        anew[0] += 1
+        return orig(self, v, t)
+
+    monkeypatch.setattr(Preempting, "_reconcile_anew", counted)
+    preempted = 0
+    for _ in range(150):
+        ex = _busy_trace(rng)
+        config = rng.choice(_CONFIGS)
+        want = _steps(ex, config, True)
+        assert _steps(ex, config, False) == want, (ex.to_dict(), config)
+        preempted += sum(len(s[3][1]) for s in want if s[3] is not None)
+    assert preempted >= 30
+    assert seen[1] > 50  # steps the integer step declined
+    assert anew[0] >= 150 + 20  # each trace's first integer step starts anew, and some after a declined step
+    assert seen[0] - anew[0] > 2 * anew[0]  # most integer steps carried the last one's state
+
+
+def test_integer_step_carried_state_follows_an_app_moved_to_another_queue():
+    """Steps fed environments directly (not an execution, where an app keeps its queue): an app holding tasks
+    moved to another queue between two steps is held under the new one -- the queues' usage carried by the
+    integer step is summed anew, every step equal to the literal one."""
+    from types import SimpleNamespace
+
+    ex = _tree_jobs_trace(40, 5, "2x2")
+    envs = [s.alloc.env for s in run(ex, Preempting(None, ex, True, REGISTERED, literal=True), True)
+            if s.alloc is not None]
+    leaves = [q for q in range(envs[0].n_queues) if not envs[0].queue_children(q)]
+    moved = 0
+    seq = []
+    for i, env in enumerate(envs[:40]):
+        seq.append(env)
+        if i % 3 == 2 and env.n_users:  # the same users, the first app in another leaf
+            uq = list(env.user_queue)
+            uq[0] = leaves[(leaves.index(uq[0]) + 1) % len(leaves)]
+            seq.append(replace(env, user_queue=tuple(uq)))
+            moved += 1
+    assert moved >= 10
+    lit = Preempting(None, ex, True, REGISTERED, literal=True)
+    fast = Preempting(None, ex, True, REGISTERED)
+    t = F(0)
+    for env in seq:
+        t += F(1, 3)
+        ctx = SimpleNamespace(env=env, t=t, exact=True)
+        a, b = lit.step(ctx), fast.step(ctx)
+        assert (a.x, a.info["preempted"], lit.state_key()) == (b.x, b.info["preempted"], fast.state_key())

@@ -1,6 +1,6 @@
 """The integer step's arithmetic (:mod:`mechanisms.ports.yarn.preempt_whole`): the clocks' timeout test, the DRF
-calculator's comparisons on whole amounts (``preempt_calc.below`` and ``drc_compare`` by cross-multiplication),
-and the apps' fair shares computed when read (``preempt_calc.fair_shares``' numbers)."""
+calculator's comparisons on whole amounts (``preempt_calc.below``'s sides and ``drc_compare``, by
+cross-multiplication), and the apps' fair shares computed when read (``preempt_calc.fair_shares``' numbers)."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -9,7 +9,13 @@ from typing import Any, Optional, Sequence
 
 from .preempt_calc import INF, _ZERO, _total, water_fill
 
-__all__ = ["Waited", "drc_whole", "idle_clock", "below_whole", "Fair"]
+__all__ = ["Waited", "drc_whole", "max_ratio", "Fair"]
+
+#: an app record's slots (``preempt_whole``'s ``_wusers``, per app name): its demand, its integers, weight, task
+#: bound, its floor, {scales: DRF key vector}, its demand vector (integers, inf), (tasks, usage); its fair share
+#: as :class:`Fair` last computed it (the leaf's share, the weights' sum, its weight, the share); what the update
+#: derives of it (``preempt_whole_update``); a nonzero request; the weight's numerator; its queue
+(R_DEM, R_INT, R_WGT, R_TB, R_FLOOR, R_KEYS, R_DVEC, R_USE, FAIRC, FDC, R_POK, R_WN, R_Q) = range(13)
 
 
 class Waited:
@@ -41,6 +47,15 @@ def drc_whole(a: Sequence[Any], b: Sequence[Any], C: Sequence[int]) -> int:
     ``C``, its shares ``v / c`` compared by cross-multiplication."""
     if all(x == y for x, y in zip(a, b)):
         return 0
+    if len(C) == 2 and INF not in a and INF not in b:  # the same comparisons, on the pairs inline
+        c0, c1 = C
+        da = 1 if a[1] * c0 > a[0] * c1 else 0
+        db = 1 if b[1] * c0 > b[0] * c1 else 0
+        for x, cx, y, cy in ((a[da], C[da], b[db], C[db]), (a[1 - da], C[1 - da], b[1 - db], C[1 - db])):
+            lhs, rhs = x * cy, y * cx
+            if lhs != rhs:
+                return 1 if lhs > rhs else -1
+        return 0
     sa = [None if x == INF else (x, c) for x, c in zip(a, C)]
     sb = [None if x == INF else (x, c) for x, c in zip(b, C)]
     if len(C) == 2:
@@ -63,34 +78,20 @@ def drc_whole(a: Sequence[Any], b: Sequence[Any], C: Sequence[int]) -> int:
     return 0
 
 
-def idle_clock(last_min: dict, path: str, use: list, t: Any) -> None:
-    """``Preempting._min_share``'s clock of a queue without a min share: it restarts when nothing below it runs
-    (its desired share is the zero vector, so its starvation is ``-usage``)."""
-    if not any(use):
-        last_min[path] = t
-    elif path not in last_min:
-        last_min[path] = Fraction(0)
-
-
-def below_whole(usage: Sequence[int], share: Sequence[Any], C: Sequence[int]) -> bool:
-    """``preempt_calc.below`` for whole ``usage``, a finite exact ``share`` and whole positive capacities ``C``:
-    the largest ``usage_r / c_r`` against the largest ``share_r / c_r``, by cross-multiplication (``below``'s
-    largest starts at 0 and keeps the first of equal shares: the same maximum value)."""
-    if all(a == b for a, b in zip(usage, share)):
-        return False
-    bu_n, bu_d = 0, 1
-    for x, c in zip(usage, C):
-        if x * bu_d > bu_n * c:
-            bu_n, bu_d = x, c
-    bs_n, bs_d = 0, 1
-    for x, c in zip(share, C):
+def max_ratio(vals: Sequence[Any], C: Sequence[int]) -> tuple:
+    """The largest ``vals_r / c_r`` (whole or exact finite ``vals``, whole positive ``C``) as a pair ``(n, d)``
+    meaning ``n / d`` (``d > 0``), starting from 0: one side of ``preempt_calc.below`` (the largest share of the
+    cluster, ``_max_share``; ``below(a, b)`` is ``max_ratio(a) < max_ratio(b)`` compared by cross-multiplication,
+    equal vectors having equal maxima)."""
+    bn, bd = 0, 1
+    for x, c in zip(vals, C):
         if x.__class__ is Fraction:
             n, d = x.numerator, x.denominator * c
         else:
             n, d = x, c
-        if n * bs_d > bs_n * d:
-            bs_n, bs_d = n, d
-    return bu_n * bs_d < bs_n * bu_d
+        if n * bd > bn * d:
+            bn, bd = n, d
+    return bn, bd
 
 
 class Fair:
@@ -101,14 +102,24 @@ class Fair:
 
     def __init__(self, owner: Any, v: Any, tree: Any) -> None:
         self.owner, self.v, self.tree = owner, v, tree
-        active: set = set()
-        for q in v.at:
-            if q is not None:
-                active.update(tree.path[q])
-        self.active = active
+        self.at_key = frozenset(v.at)  # the queues with apps at them
+        # apps at leaves only: a leaf's share is a function of the tree, the cluster and which leaves have apps
+        self.leaves_only = tree.leafset.issuperset(self.at_key)
+        self._active: Optional[set] = None
         self.splits: dict = {}
         self.totals: dict = {}  # a node of apps only -> the sum of their weights
         self.memo = owner._wfair
+
+    @property
+    def active(self) -> set:
+        """The queues with an app below them."""
+        if self._active is None:
+            active: set = set()
+            for q in self.v.at:
+                if q is not None:
+                    active.update(self.tree.path[q])
+            self._active = active
+        return self._active
 
     def _split(self, p: Optional[int], share: Any) -> dict:
         got = self.splits.get(p)
@@ -117,6 +128,11 @@ class Fair:
         v, tree, env = self.v, self.tree, self.v.env
         qs = tuple(c for c in tree.children.get(p, ()) if c in self.active)
         js = v.at.get(p, ())
+        if not js:  # queues only: the split of the same share object among the same active children, as kept
+            hit = self.memo.get(("qs", p, qs))
+            if hit is not None and hit[0] is tree and hit[1] is share:
+                self.splits[p] = hit[2]
+                return hit[2]
         kids = qs + tuple(env.users[j] for j in js)
         w = tuple([env.queue_weight[c] for c in qs] + [env.weight[j] for j in js])
         if js:  # apps: the last split of the node (an app set seldom comes back)
@@ -143,24 +159,53 @@ class Fair:
         out = {("q", c): s for c, s in zip(qs, split)}
         out.update({("u", j): s for j, s in zip(js, split[len(qs):])})
         self.splits[p] = out
+        if not js:
+            self.memo[("qs", p, qs)] = (tree, share, out)
         return out
+
+    def _walk(self, j: int) -> tuple:
+        """The share of app ``j``'s queue, down the tree from the cluster, and that queue."""
+        share: Any = self.v.cluster
+        p: Optional[int] = None
+        for q in self.v.upath[j]:
+            share = self._split(p, share)[("q", q)]
+            p = q
+        return share, p
 
     def __getitem__(self, j: int) -> list:
         v, tree = self.v, self.tree
-        share: Any = v.cluster
-        p: Optional[int] = None
-        for q in v.upath[j]:
-            share = self._split(p, share)[("q", q)]
-            p = q
-        if any(c in self.active for c in tree.children.get(p, ())):
-            return self._split(p, share)[("u", j)]
+        env = v.env
+        if self.leaves_only:  # the leaf's share as last computed for the same leaves with apps
+            p = env.user_queue[j]
+            hit = self.memo.get(("leaf", p))
+            if hit is not None and hit[0] is tree and hit[1] is v.cluster and hit[2] == self.at_key:
+                share = hit[3]
+            else:
+                share, p = self._walk(j)
+                self.memo[("leaf", p)] = (tree, v.cluster, self.at_key, share)
+        else:
+            share, p = self._walk(j)
+            if any(c in self.active for c in tree.children.get(p, ())):
+                return self._split(p, share)[("u", j)]
         # apps only (no min or max share): water_fill's first case, w R with R = share / the weights' sum --
         # the same number computed for this app alone
         tot = self.totals.get(p)
         if tot is None:
-            env = v.env
-            tot = self.totals[p] = _total([env.weight[i] for i in v.at[p]])
+            ws = tuple(map(env.weight.__getitem__, v.at[p]))
+            hit = self.memo.get(("tot", p))  # the sum kept while the same weights are there
+            if hit is not None and hit[0] == ws:
+                tot = hit[1]
+            else:
+                tot = _total(list(ws))
+                self.memo[("tot", p)] = (ws, tot)
+            self.totals[p] = tot
         w = v.env.weight[j]
+        rec = v.recs[j]
+        got = rec[FAIRC]  # the app's last one: the same leaf share (by identity), weights' sum and weight
+        if got is not None and got[0] is share and got[2] is w and got[1] == tot:
+            return got[3]
         wn, wd, tn, td = w.numerator, w.denominator, tot.numerator, tot.denominator
         # w (x / tot) as one Fraction (normalised once: the same number)
-        return [Fraction(wn * x.numerator * td, wd * x.denominator * tn) if x > 0 else _ZERO for x in share]
+        out = [Fraction(wn * x.numerator * td, wd * x.denominator * tn) if x > 0 else _ZERO for x in share]
+        rec[FAIRC] = (share, tot, w, out)
+        return out
