@@ -21,9 +21,13 @@ stepping; the first two through ``verifier.simsweep``'s resumable campaign cells
 from __future__ import annotations
 
 import argparse
+import bisect
+import json
+import math
 import os
 import sys
 import time
+from typing import Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
@@ -505,10 +509,242 @@ def seed001_table2(seed: int, out: str, jobs: int = 400, servers: int = 20, budg
     return text
 
 
+FIG34_MECHS = ("drf-cpu", "drf-mem", "drf-eq", "tsf-cpu", "tsf-mem", "tsf-eq", "drf-er", "tsf-er")
+
+
+def seed004_fig34_time(out: str) -> str:
+    """Seed 004 Figs. 3-4 as time ratios: plots ``out/sweep.json`` (written by ``simulate-sweep ... seed004
+    --sweep rho=... --properties si,po --out OUT``) as ``fig3_time.png`` (SI: the time mean of MIN-SI-SAT and
+    the time ratio of SI violation vs rho) and ``fig4_time.png`` (PO: the time mean of the domination factor and
+    the time ratio of PO violation vs rho); ``fig34.md`` lists the numbers with the exact re-checks."""
+    from verifier.files import atomic_write_text
+    from verifier.report.plots import _plt
+
+    with open(os.path.join(out, "sweep.json")) as f:
+        d = json.load(f)
+    groups = {}
+    for g in d["groups"]:
+        groups.setdefault(g["name"], {})[float(g["point"]["rho"])] = g
+    names = [m for m in FIG34_MECHS if m in groups]
+    rhos = sorted({r for m in names for r in groups[m]})
+    lines = ["Seed 004 Figs. 3-4 over time: per rho, the mean over the seeds of each run's time mean and time ratio "
+             "(in brackets: flagged steps re-checked exactly / confirmed, summed over the seeds).", "",
+             "| rule | property | " + " | ".join(f"rho = {r}: time mean, time ratio" for r in rhos) + " |",
+             "|---|---|" + "---|" * len(rhos)]
+    plt = _plt()
+    for prop, fig_name, title, ylab in (("si", "fig3_time.png", "Fig. 3 over time (SI)", "time mean of MIN-SI-SAT"),
+                                        ("po", "fig4_time.png", "Fig. 4 over time (PO)",
+                                         "time mean of the domination factor")):
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+        for m in names:
+            pts = [(r, groups[m][r]["properties"].get(prop)) for r in rhos if r in groups[m]]
+            pts = [(r, p) for r, p in pts if p and p["time_ratio"] is not None]
+            if not pts:
+                continue
+            style = "--" if m.endswith("-er") else "-"
+            axes[0].plot([r for r, _ in pts], [p["time_mean"] for _, p in pts], style, marker="o", ms=3, label=m)
+            axes[1].plot([r for r, _ in pts], [p["time_ratio"] for _, p in pts], style, marker="o", ms=3, label=m)
+            lines.append(f"| {m} | {prop} | " + " | ".join(
+                f"{p['time_mean']:.4f}, {p['time_ratio']:.4f} ({p['rechecked']}/{p['confirmed']})" for _, p in pts)
+                + " |")
+        axes[0].set_ylabel(ylab)
+        axes[1].set_ylabel(f"time ratio of {prop.upper()} violation")
+        for ax in axes:
+            ax.set_xlabel("rho (server heterogeneity)")
+            ax.set_xticks(rhos)
+        axes[1].legend(fontsize=6, ncol=2)
+        fig.suptitle(f"Seed 004 {title}: {d['counts'].get('done', 0)} runs", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, fig_name), dpi=110)
+        plt.close(fig)
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "fig34.md"), text)
+    return text
+
+
+SEED001_TIME_MECHS = ("drfh-best-fit", "drfh-first-fit", "slots")
+#: Fig. 6b's job-size classes (task counts; ours: the paper's five classes are not in its text)
+TIMELINE_POINTS = 20_000
+SIZE_CLASSES = ((1, 1), (2, 10), (11, 100), (101, 1000), (1001, 10**9))
+
+
+def _at(timeline: list, t: float) -> Optional[float]:
+    """The value of a bucketed timeline (``[(bucket midpoint, mean), ...]``, equal buckets, uncovered ones left
+    out) at time ``t`` (None in an uncovered bucket or past the end)."""
+    if not timeline:
+        return None
+    mids = [p[0] for p in timeline]
+    width = min((b - a for a, b in zip(mids, mids[1:])), default=2 * mids[0])
+    i = min(range(len(mids)), key=lambda k: abs(mids[k] - t)) if len(mids) < 64 else \
+        min((k for k in (bisect.bisect_left(mids, t) - 1, bisect.bisect_left(mids, t)) if 0 <= k < len(mids)),
+            key=lambda k: abs(mids[k] - t))
+    return timeline[i][1] if abs(mids[i] - t) <= width / 2 + 1e-9 * max(1.0, t) else None
+
+
+def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, budget: float = 900.0,
+                    rate: Optional[str] = None, recompute: bool = True) -> str:
+    """Seed 001 Figs. 5-7, scaled: one ``google2011`` job trace (``jobs`` jobs on ``servers`` servers of the Google
+    2011 mix, seed ``seed``), simulated by whole-task Best-Fit DRFH, First-Fit DRFH and the Slots scheduler
+    (k = 14), each reallocating at every event (``NAME+recompute``; a job progresses at the tasks it runs), within
+    ``budget`` seconds each.  Each run's ``simulation.json`` is kept in ``out/<mechanism>/`` (read back when
+    ``recompute`` is False).  Writes ``figs5-7.md``/``.json`` and ``fig5.png``/``fig6.png`` (utilisation over time;
+    JCT CDFs and the mean JCT reduction over Slots by job size)."""
+    import numpy as np
+
+    from mechanisms import get
+    from mechanisms.core.time import lift
+    from mechverify.job_trace import parse_job_trace
+    from mechverify.workloads import get as get_workload
+    from verifier.files import atomic_write_json, atomic_write_text
+    from verifier.report.plots import _plt
+    from verifier.report.simulation import simulation_to_json
+
+    params = {"jobs": jobs, "servers": servers, **({"rate": rate} if rate else {})}
+    trace = get_workload("google2011").jobs(np.random.default_rng(seed), **params)
+    ex = parse_job_trace(trace)
+    horizon = float(ex.horizon)  # the last arrival: the window every job has arrived in
+    runs = {}
+    for m in SEED001_TIME_MECHS:
+        path = os.path.join(out, m, "simulation.json")
+        if recompute or not os.path.exists(path):
+            # fine buckets (the run's tail of month-long jobs would otherwise coarsen them past the arrivals);
+            # the timelines kept cover twice the window of arrivals
+            sim = simulate_run(lift(get(m), "recompute"), ex, budget, points=TIMELINE_POINTS)
+            d = simulation_to_json(sim)
+            for series in [*d["utilisation"].values(), d["waiting"]]:
+                if series:
+                    series["timeline"] = [p for p in series["timeline"] if p[0] <= 2 * horizon]
+            d["shares"] = {}  # not used by these figures (the first jobs' shares over the whole run)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            atomic_write_json(path, d)
+            print(f"{m}: {sim.steps} steps, {sim.seconds:.0f} s{', stopped: ' + sim.stopped if sim.stopped else ''}",
+                  file=sys.stderr, flush=True)
+        with open(path) as f:
+            runs[m] = json.load(f)
+    res = {"seed": seed, "jobs": jobs, "servers": servers, "rate": rate, "horizon": horizon, "runs": {}}
+    lines = [f"Seed 001 Figs. 5-7, scaled: one google2011 job trace ({jobs} jobs on {servers} servers of the Google "
+             f"2011 mix, seed {seed}; arrivals over the first {horizon / 3600:.2f} h), whole tasks reallocated at "
+             f"every event; the paper: 24 h of Google jobs on 2,000 servers.", "",
+             "| mechanism | steps | wall s | stopped | jobs finished | utilisation cpu / mem, time mean over the "
+             "arrivals | over the whole run | JCT median / mean (s) |", "|---|---|---|---|---|---|---|---|"]
+    jrows = {}
+    for m, d in runs.items():
+        grid = [horizon * (i + 0.5) / 200 for i in range(200)]
+        win = {r: [v for v in (_at(d["utilisation"][r]["timeline"], t) for t in grid) if v is not None]
+               for r in d["utilisation"]}
+        wmean = {r: (sum(v) / len(v) if v else None) for r, v in win.items()}
+        jrows[m] = {row["name"]: row for row in d["jobs_table"]}
+        js = sorted(row["jct"] for row in d["jobs_table"])
+        res["runs"][m] = {"steps": d["steps"], "seconds": d["seconds"], "stopped": d["stopped"],
+                          "finished": d["jct"]["finished"], "unfinished": d["jct"]["unfinished"],
+                          "utilisation_window": wmean,
+                          "utilisation_run": {r: u["time_mean"] for r, u in d["utilisation"].items()},
+                          "jct_median": d["jct"]["jct_median"], "jct_mean": d["jct"]["jct_mean"]}
+        u = res["runs"][m]
+        lines.append(f"| {m} | {d['steps']} | {d['seconds']:.0f} | {d['stopped'] or '-'} | {u['finished']} of "
+                     f"{jobs} | {100 * wmean['cpu']:.1f}% / {100 * wmean['mem']:.1f}% | "
+                     f"{100 * u['utilisation_run']['cpu']:.1f}% / {100 * u['utilisation_run']['mem']:.1f}% | "
+                     + (f"{u['jct_median']:.0f} / {u['jct_mean']:.0f} |" if js else "- |"))
+    # Fig. 5: Best-Fit above First-Fit "at all times" (over the arrivals, on a common grid of 200 instants)
+    grid = [horizon * (i + 0.5) / 200 for i in range(200)]
+    above = {}
+    for r in ("cpu", "mem"):
+        pairs = [(_at(runs["drfh-best-fit"]["utilisation"][r]["timeline"], t),
+                  _at(runs["drfh-first-fit"]["utilisation"][r]["timeline"], t),
+                  _at(runs["slots"]["utilisation"][r]["timeline"], t)) for t in grid]
+        pairs = [p for p in pairs if None not in p]
+        above[r] = {"instants": len(pairs),
+                    "best_ge_first": sum(b >= f - 1e-9 for b, f, _ in pairs),
+                    "best_gt_slots": sum(b > s for b, _, s in pairs),
+                    "first_gt_slots": sum(f > s for _, f, s in pairs)}
+    res["fig5"] = above
+    lines += ["", "Fig. 5 (utilisation over the arrivals, 200 instants): "
+              + "; ".join(f"{r}: Best-Fit >= First-Fit at {a['best_ge_first']} of {a['instants']}, Best-Fit > Slots at "
+                          f"{a['best_gt_slots']}, First-Fit > Slots at {a['first_gt_slots']}" for r, a in above.items())]
+    # Fig. 6: jobs finished under both Best-Fit and Slots; the mean JCT reduction by job size
+    both = [n for n in jrows["drfh-best-fit"] if n in jrows["slots"]]
+    lines += ["", f"Fig. 6b (jobs finished under both Best-Fit DRFH and Slots: {len(both)}): mean completion time "
+              "reduction (Slots JCT - Best-Fit JCT) / Slots JCT by job size", "",
+              "| tasks | jobs | mean reduction | median reduction | jobs faster under Best-Fit / slower |",
+              "|---|---|---|---|---|"]
+    res["fig6b"] = []
+    for lo, hi in SIZE_CLASSES:
+        red = [(jrows["slots"][n]["jct"] - jrows["drfh-best-fit"][n]["jct"]) / jrows["slots"][n]["jct"]
+               for n in both if lo <= jrows["slots"][n]["tasks"] <= hi]
+        label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">= {lo}")
+        if red:
+            srt = sorted(red)
+            row = {"tasks": label, "jobs": len(red), "mean": sum(red) / len(red), "median": srt[len(srt) // 2],
+                   "faster": sum(x > 1e-9 for x in red), "slower": sum(x < -1e-9 for x in red)}
+            lines.append(f"| {label} | {row['jobs']} | {100 * row['mean']:.1f}% | {100 * row['median']:.1f}% | "
+                         f"{row['faster']} / {row['slower']} |")
+        else:
+            row = {"tasks": label, "jobs": 0}
+            lines.append(f"| {label} | 0 | - | - | - |")
+        res["fig6b"].append(row)
+    # Fig. 7, as far as finished jobs say it: jobs complete by the end of the arrivals under one and not the other
+    def done_by(m, n):
+        r = jrows[m].get(n)
+        return r is not None and r["arrival"] + r["jct"] <= horizon
+    names = [j["name"] for j in trace["jobs"]]
+    bf_only = sum(done_by("drfh-best-fit", n) and not done_by("slots", n) for n in names)
+    sl_only = sum(done_by("slots", n) and not done_by("drfh-best-fit", n) for n in names)
+    res["fig7"] = {"jobs": len(names), "best_fit_only": bf_only, "slots_only": sl_only,
+                   "best_fit": sum(done_by("drfh-best-fit", n) for n in names),
+                   "slots": sum(done_by("slots", n) for n in names)}
+    lines += ["", f"Fig. 7 (whole jobs only): complete by the last arrival ({horizon:.0f} s) under Best-Fit DRFH "
+              f"{res['fig7']['best_fit']} of {jobs} jobs, under Slots {res['fig7']['slots']}; under Best-Fit but not "
+              f"Slots {bf_only} ({100 * bf_only / jobs:.1f}%), under Slots but not Best-Fit {sl_only}."]
+    # the figures
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    for ax, r in zip(axes, ("cpu", "mem")):
+        for m, d in runs.items():
+            tl = [(t, v) for t, v in d["utilisation"][r]["timeline"] if t <= horizon]
+            ax.plot([t / 3600 for t, _ in tl], [100 * v for _, v in tl], label=m, lw=1)
+        ax.set_xlabel("time (h)")
+        ax.set_ylabel(f"{r} utilisation (%)")
+        ax.set_ylim(0, 100)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Seed 001 Fig. 5, scaled ({jobs} google2011 jobs, {servers} servers)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig5.png"), dpi=110)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    for m in runs:
+        js = sorted(row["jct"] for row in runs[m]["jobs_table"])
+        if js:
+            axes[0].step(js, [(i + 1) / jobs for i in range(len(js))], where="post", label=m, lw=1)
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("job completion time (s)")
+    axes[0].set_ylabel("fraction of the jobs")
+    axes[0].legend(fontsize=7)
+    rows6 = [r for r in res["fig6b"] if r["jobs"]]
+    axes[1].bar(range(len(rows6)), [100 * r["mean"] for r in rows6])
+    axes[1].set_xticks(range(len(rows6)), [r["tasks"] for r in rows6])
+    axes[1].set_xlabel("tasks per job")
+    axes[1].set_ylabel("mean JCT reduction over Slots (%)")
+    fig.suptitle("Seed 001 Fig. 6, scaled: JCT CDF (finished jobs); Best-Fit DRFH's reduction by job size", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig6.png"), dpi=110)
+    plt.close(fig)
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "figs5-7.md"), text)
+    atomic_write_json(os.path.join(out, "figs5-7.json"), res)
+    return text
+
+
+def simulate_run(mech, ex, budget: float, points: int = 400):
+    """One simulation without property checks, stopped after ``budget`` wall-clock seconds."""
+    from simulation.simulate import simulate
+
+    return simulate(mech, ex, trace="google2011", properties=(), deadline=time.monotonic() + budget, points=points)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["seed004-table3", "seed004-table3-time", "seed004-table4", "seed001-utilisation", "seed001-fig4",
-                                     "seed001-table2"])
+                                     "seed001-table2", "seed001-figs5-8", "seed004-fig34-time"])
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
@@ -518,11 +754,24 @@ def main() -> None:
     ap.add_argument("--columns", default="all", help="seed004-table4: the columns (1-12, comma-separated) or all")
     ap.add_argument("--budget", type=float, default=None,
                     help="seed004-table4, seed004-table3-time: wall-clock seconds")
+    ap.add_argument("--trace-jobs", type=int, default=300, help="seed001-figs5-8: jobs in the google2011 trace")
+    ap.add_argument("--rate", default=None, help="seed001-figs5-8: google2011 arrivals per hour")
+    ap.add_argument("--reuse", action="store_true",
+                    help="seed001-figs5-8: read back each mechanism's simulation.json in --out instead of running")
     a = ap.parse_args()
     if a.samples < 1:
         raise SystemExit("error: --samples: must be >= 1")
     if a.what == "seed001-table2":
         print(seed001_table2(a.seed, a.out), end="")
+        return
+    if a.what == "seed004-fig34-time":
+        print(seed004_fig34_time(a.out), end="")
+        return
+    if a.what == "seed001-figs5-8":
+        if not (1 <= a.servers <= 10_000) or (a.budget is not None and a.budget <= 0) or a.samples < 1:
+            raise SystemExit("error: --servers must be in 1..10000 and --budget > 0")
+        print(seed001_figs5_8(a.seed, a.out, a.trace_jobs, a.servers, a.budget or 900.0, a.rate,
+                              recompute=not a.reuse), end="")
         return
     if a.what == "seed001-fig4":
         print(seed001_fig4(a.seed, a.out), end="")
