@@ -562,6 +562,61 @@ def seed004_fig34_time(out: str) -> str:
     return text
 
 
+FIGS67_MECHS = ("tsf-er-online", "mnw", "cru")
+
+
+def seed004_figs6_7(out: str) -> str:
+    """Seed 004 Figs. 6-7 from three ``simulate --out OUT/<rule>`` runs (TSF-ER online, MNW, CRU on the same job
+    trace and slot): ``figs6-7.png`` overlays their utilisation and tasks waiting over time; ``figs6-7.md`` gives
+    each run's time means, its last completion and its work rate (the paper's "throughput")."""
+    from verifier.files import atomic_write_text
+    from verifier.report.plots import _plt
+
+    runs = {}
+    for m in FIGS67_MECHS:  # a rule whose run failed has no simulation.json: left out (the caller says why)
+        path = os.path.join(out, m, "simulation.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                runs[m] = json.load(f)
+    if FIGS67_MECHS[0] not in runs:
+        raise SystemExit(f"error: {out}/{FIGS67_MECHS[0]}/simulation.json: the TSF-ER run is needed")
+    lines = ["Seed 004 Figs. 6-7, scaled: " + runs[FIGS67_MECHS[0]]["mechanism"].split("+", 1)[-1] + " on "
+             + runs[FIGS67_MECHS[0]]["trace"], "",
+             "| rule | jobs finished | last event (s) | utilisation cpu / mem (time mean) | tasks waiting (time "
+             "mean) | JCT factor mean: finished jobs / all (unfinished = 0) | work rate vs TSF-ER |",
+             "|---|---|---|---|---|---|---|"]
+    base = runs[FIGS67_MECHS[0]]
+    for m, d in runs.items():
+        u = d["utilisation"]
+        done = d["jct"]["finished"]
+        rate = (f"{100 * (base['end_time'] / d['end_time'] - 1):+.1f}%"
+                if done == d["jobs"] and base["jct"]["finished"] == base["jobs"] else "- (not all finished)")
+        lines.append(f"| {m} | {done} of {d['jobs']} | {d['end_time']:.0f} | "
+                     f"{100 * u['cpu']['time_mean']:.1f}% / {100 * u['mem']['time_mean']:.1f}% | "
+                     f"{d['waiting']['time_mean']:.1f} | {d['jct']['jct_factor_mean']:.3f} / "
+                     f"{d['jct']['jct_factor_mean'] * done / d['jobs']:.3f} | {rate} |")
+    lines += ["", "The work rate: the same work (every task of the trace) done by the last completion; relative to "
+              "TSF-ER's, (TSF-ER's last completion / the rule's) - 1; only when both finished every job."]
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    for m, d in runs.items():
+        for ax, tl in ((axes[0], d["utilisation"]["cpu"]["timeline"]), (axes[1], d["utilisation"]["mem"]["timeline"]),
+                       (axes[2], d["waiting"]["timeline"])):
+            scale = 1 if ax is axes[2] else 100
+            ax.plot([t for t, _ in tl], [scale * v for _, v in tl], label=m, lw=1)
+    for ax, lab in zip(axes, ("cpu utilisation (%)", "memory utilisation (%)", "tasks waiting")):
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(lab)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Seed 004 Figs. 6-7, scaled: utilisation and waiting tasks over time", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "figs6-7.png"), dpi=110)
+    plt.close(fig)
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "figs6-7.md"), text)
+    return text
+
+
 SEED001_TIME_MECHS = ("drfh-best-fit", "drfh-first-fit", "slots")
 #: Fig. 6b's job-size classes (task counts; ours: the paper's five classes are not in its text)
 TIMELINE_POINTS = 20_000
@@ -621,32 +676,40 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
                   file=sys.stderr, flush=True)
         with open(path) as f:
             runs[m] = json.load(f)
-    res = {"seed": seed, "jobs": jobs, "servers": servers, "rate": rate, "horizon": horizon, "runs": {}}
+    # the common window: the arrivals, cut where the first run stopped (a budget) -- every comparison is over
+    # [0, cut], with the jobs complete by then
+    cut = min([horizon] + [d["end_time"] for d in runs.values() if d["stopped"]])
+    res = {"seed": seed, "jobs": jobs, "servers": servers, "rate": rate, "horizon": horizon, "window": cut, "runs": {}}
     lines = [f"Seed 001 Figs. 5-7, scaled: one google2011 job trace ({jobs} jobs on {servers} servers of the Google "
              f"2011 mix, seed {seed}; arrivals over the first {horizon / 3600:.2f} h), whole tasks reallocated at "
-             f"every event; the paper: 24 h of Google jobs on 2,000 servers.", "",
-             "| mechanism | steps | wall s | stopped | jobs finished | utilisation cpu / mem, time mean over the "
-             "arrivals | over the whole run | JCT median / mean (s) |", "|---|---|---|---|---|---|---|---|"]
+             f"every event; the paper: 24 h of Google jobs on 2,000 servers.  Compared over the window [0, {cut:.0f} s] "
+             f"({cut / 3600:.2f} h: the arrivals, cut where the first budget-stopped run stopped); 'finished' = "
+             f"complete by its end.", "",
+             "| mechanism | steps | wall s | simulated to (s) | jobs finished in the window | utilisation cpu / mem, time "
+             "mean over the window | over the whole run | JCT median / mean of those jobs (s) |",
+             "|---|---|---|---|---|---|---|---|"]
     jrows = {}
     for m, d in runs.items():
-        grid = [horizon * (i + 0.5) / 200 for i in range(200)]
+        grid = [cut * (i + 0.5) / 200 for i in range(200)]
         win = {r: [v for v in (_at(d["utilisation"][r]["timeline"], t) for t in grid) if v is not None]
                for r in d["utilisation"]}
         wmean = {r: (sum(v) / len(v) if v else None) for r, v in win.items()}
-        jrows[m] = {row["name"]: row for row in d["jobs_table"]}
-        js = sorted(row["jct"] for row in d["jobs_table"])
+        jrows[m] = {row["name"]: row for row in d["jobs_table"] if row["arrival"] + row["jct"] <= cut}
+        js = sorted(row["jct"] for row in jrows[m].values())
         res["runs"][m] = {"steps": d["steps"], "seconds": d["seconds"], "stopped": d["stopped"],
-                          "finished": d["jct"]["finished"], "unfinished": d["jct"]["unfinished"],
+                          "end_time": d["end_time"], "finished": len(js), "finished_run": d["jct"]["finished"],
                           "utilisation_window": wmean,
                           "utilisation_run": {r: u["time_mean"] for r, u in d["utilisation"].items()},
-                          "jct_median": d["jct"]["jct_median"], "jct_mean": d["jct"]["jct_mean"]}
+                          "jct_median": js[len(js) // 2] if js else None,
+                          "jct_mean": sum(js) / len(js) if js else None}
         u = res["runs"][m]
-        lines.append(f"| {m} | {d['steps']} | {d['seconds']:.0f} | {d['stopped'] or '-'} | {u['finished']} of "
+        lines.append(f"| {m} | {d['steps']} | {d['seconds']:.0f} | {d['end_time']:.0f}"
+                     f"{' (budget)' if d['stopped'] else ' (all done)'} | {u['finished']} of "
                      f"{jobs} | {100 * wmean['cpu']:.1f}% / {100 * wmean['mem']:.1f}% | "
                      f"{100 * u['utilisation_run']['cpu']:.1f}% / {100 * u['utilisation_run']['mem']:.1f}% | "
                      + (f"{u['jct_median']:.0f} / {u['jct_mean']:.0f} |" if js else "- |"))
-    # Fig. 5: Best-Fit above First-Fit "at all times" (over the arrivals, on a common grid of 200 instants)
-    grid = [horizon * (i + 0.5) / 200 for i in range(200)]
+    # Fig. 5: Best-Fit above First-Fit "at all times" (over the window, on a common grid of 200 instants)
+    grid = [cut * (i + 0.5) / 200 for i in range(200)]
     above = {}
     for r in ("cpu", "mem"):
         pairs = [(_at(runs["drfh-best-fit"]["utilisation"][r]["timeline"], t),
@@ -658,7 +721,7 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
                     "best_gt_slots": sum(b > s for b, _, s in pairs),
                     "first_gt_slots": sum(f > s for _, f, s in pairs)}
     res["fig5"] = above
-    lines += ["", "Fig. 5 (utilisation over the arrivals, 200 instants): "
+    lines += ["", "Fig. 5 (utilisation over the window, 200 instants): "
               + "; ".join(f"{r}: Best-Fit >= First-Fit at {a['best_ge_first']} of {a['instants']}, Best-Fit > Slots at "
                           f"{a['best_gt_slots']}, First-Fit > Slots at {a['first_gt_slots']}" for r, a in above.items())]
     # Fig. 6: jobs finished under both Best-Fit and Slots; the mean JCT reduction by job size
@@ -685,14 +748,14 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
     # Fig. 7, as far as finished jobs say it: jobs complete by the end of the arrivals under one and not the other
     def done_by(m, n):
         r = jrows[m].get(n)
-        return r is not None and r["arrival"] + r["jct"] <= horizon
+        return r is not None and r["arrival"] + r["jct"] <= cut
     names = [j["name"] for j in trace["jobs"]]
     bf_only = sum(done_by("drfh-best-fit", n) and not done_by("slots", n) for n in names)
     sl_only = sum(done_by("slots", n) and not done_by("drfh-best-fit", n) for n in names)
     res["fig7"] = {"jobs": len(names), "best_fit_only": bf_only, "slots_only": sl_only,
                    "best_fit": sum(done_by("drfh-best-fit", n) for n in names),
                    "slots": sum(done_by("slots", n) for n in names)}
-    lines += ["", f"Fig. 7 (whole jobs only): complete by the last arrival ({horizon:.0f} s) under Best-Fit DRFH "
+    lines += ["", f"Fig. 7 (whole jobs only): complete by the window's end ({cut:.0f} s) under Best-Fit DRFH "
               f"{res['fig7']['best_fit']} of {jobs} jobs, under Slots {res['fig7']['slots']}; under Best-Fit but not "
               f"Slots {bf_only} ({100 * bf_only / jobs:.1f}%), under Slots but not Best-Fit {sl_only}."]
     # the figures
@@ -700,7 +763,7 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     for ax, r in zip(axes, ("cpu", "mem")):
         for m, d in runs.items():
-            tl = [(t, v) for t, v in d["utilisation"][r]["timeline"] if t <= horizon]
+            tl = [(t, v) for t, v in d["utilisation"][r]["timeline"] if t <= cut]
             ax.plot([t / 3600 for t, _ in tl], [100 * v for _, v in tl], label=m, lw=1)
         ax.set_xlabel("time (h)")
         ax.set_ylabel(f"{r} utilisation (%)")
@@ -712,7 +775,7 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
     plt.close(fig)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     for m in runs:
-        js = sorted(row["jct"] for row in runs[m]["jobs_table"])
+        js = sorted(row["jct"] for row in jrows[m].values())
         if js:
             axes[0].step(js, [(i + 1) / jobs for i in range(len(js))], where="post", label=m, lw=1)
     axes[0].set_xscale("log")
@@ -724,7 +787,8 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
     axes[1].set_xticks(range(len(rows6)), [r["tasks"] for r in rows6])
     axes[1].set_xlabel("tasks per job")
     axes[1].set_ylabel("mean JCT reduction over Slots (%)")
-    fig.suptitle("Seed 001 Fig. 6, scaled: JCT CDF (finished jobs); Best-Fit DRFH's reduction by job size", fontsize=9)
+    fig.suptitle("Seed 001 Fig. 6, scaled: JCT CDF (jobs finished in the window); Best-Fit DRFH's reduction by job "
+                 "size", fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "fig6.png"), dpi=110)
     plt.close(fig)
@@ -744,7 +808,8 @@ def simulate_run(mech, ex, budget: float, points: int = 400):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["seed004-table3", "seed004-table3-time", "seed004-table4", "seed001-utilisation", "seed001-fig4",
-                                     "seed001-table2", "seed001-figs5-8", "seed004-fig34-time"])
+                                     "seed001-table2", "seed001-figs5-8", "seed004-fig34-time",
+                                     "seed004-figs6-7"])
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
@@ -763,6 +828,9 @@ def main() -> None:
         raise SystemExit("error: --samples: must be >= 1")
     if a.what == "seed001-table2":
         print(seed001_table2(a.seed, a.out), end="")
+        return
+    if a.what == "seed004-figs6-7":
+        print(seed004_figs6_7(a.out), end="")
         return
     if a.what == "seed004-fig34-time":
         print(seed004_fig34_time(a.out), end="")

@@ -62,10 +62,12 @@ def test_seed001_figs5_8_compares_the_three_schedulers_and_reads_back(reproduce,
     data = json.load(open(os.path.join(out, "figs5-7.json")))
     assert set(data["runs"]) == {"drfh-best-fit", "drfh-first-fit", "slots"}
     for m, r in data["runs"].items():
-        assert r["finished"] == 8 and r["stopped"] is None
+        assert r["finished_run"] == 8 and r["stopped"] is None and r["finished"] <= 8
         assert 0 <= r["utilisation_window"]["cpu"] <= 1 + 1e-9
-    # the jobs every scheduler finished are classified by size; the counts add up
-    assert sum(row["jobs"] for row in data["fig6b"]) == 8
+    # no run stopped: the window is the arrivals; the jobs both finished in it are classified by size
+    assert data["window"] == data["horizon"]
+    both = min(data["runs"]["drfh-best-fit"]["finished"], data["runs"]["slots"]["finished"])
+    assert sum(row["jobs"] for row in data["fig6b"]) <= both
     f7 = data["fig7"]
     assert f7["jobs"] == 8 and f7["best_fit_only"] <= f7["best_fit"] and f7["slots_only"] <= f7["slots"]
     for name in ("fig5.png", "fig6.png", "figs5-7.md"):
@@ -88,3 +90,24 @@ def test_seed004_fig34_time_plots_a_sweep(reproduce, tmp_path):
     assert "| drf-cpu | si | 1.0000, 0.0000 (2/2) | 0.8000, 0.4000 (2/2) |" in text
     assert "| tsf-er | po | 1.0000, 0.0000 (1/1) | 1.0000, 0.0000 (1/1) |" in text
     assert (tmp_path / "fig3_time.png").stat().st_size > 0 and (tmp_path / "fig4_time.png").stat().st_size > 0
+
+
+def test_seed004_figs6_7_overlays_three_runs(reproduce, tmp_path):
+    for m, end, done in (("tsf-er-online", 100.0, 3), ("mnw", 125.0, 3), ("cru", 110.0, 1)):
+        d = {"mechanism": f"{m}+indivisible(slot=64,overhead=1/4)", "trace": "alibaba2018", "jobs": 3,
+             "end_time": end, "jct": {"finished": done, "jct_factor_mean": 0.6 if done == 1 else 0.5},
+             "utilisation": {"cpu": {"time_mean": 0.5, "timeline": [[5.0, 0.4], [15.0, 0.6]]},
+                             "mem": {"time_mean": 0.25, "timeline": [[5.0, 0.2], [15.0, 0.3]]}},
+             "waiting": {"time_mean": 2.0, "timeline": [[5.0, 3.0], [15.0, 1.0]]}}
+        os.makedirs(tmp_path / m)
+        with open(tmp_path / m / "simulation.json", "w") as f:
+            json.dump(d, f)
+    text = reproduce.seed004_figs6_7(str(tmp_path))
+    assert "| tsf-er-online | 3 of 3 | 100 | 50.0% / 25.0% | 2.0 | 0.500 / 0.500 | +0.0% |" in text
+    assert "| mnw | 3 of 3 | 125 | 50.0% / 25.0% | 2.0 | 0.500 / 0.500 | -20.0% |" in text
+    # a run that left jobs unfinished: its factor over all jobs counts them as 0, and no work rate
+    assert "| cru | 1 of 3 | 110 | 50.0% / 25.0% | 2.0 | 0.600 / 0.200 | - (not all finished) |" in text
+    assert (tmp_path / "figs6-7.png").stat().st_size > 0
+    # a rule without a run is left out
+    os.remove(tmp_path / "cru" / "simulation.json")
+    assert "| cru |" not in reproduce.seed004_figs6_7(str(tmp_path))
