@@ -667,11 +667,12 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
             sim = simulate_run(lift(get(m), "recompute"), ex, budget, points=TIMELINE_POINTS)
             d = simulation_to_json(sim)
             for series in [*d["utilisation"].values(), d["waiting"]]:
-                if series:
-                    series["timeline"] = [p for p in series["timeline"] if p[0] <= 2 * horizon]
+                if series:  # 6 significant digits: the files stay small
+                    series["timeline"] = [[round(t, 3), float("%.6g" % v)] for t, v in series["timeline"]
+                                          if t <= 2 * horizon]
             d["shares"] = {}  # not used by these figures (the first jobs' shares over the whole run)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            atomic_write_json(path, d)
+            atomic_write_text(path, json.dumps(d, separators=(",", ":")))
             print(f"{m}: {sim.steps} steps, {sim.seconds:.0f} s{', stopped: ' + sim.stopped if sim.stopped else ''}",
                   file=sys.stderr, flush=True)
         with open(path) as f:
