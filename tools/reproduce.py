@@ -9,18 +9,25 @@ utilisation); it writes a Markdown table (and a figure) into ``--out``.
     python tools/reproduce.py seed001-fig4 --out docs/figures/seed001-fig4
     python tools/reproduce.py seed001-table2 --out docs/figures/seed001-table2
     python tools/reproduce.py seed004-table4 --samples 10 --out docs/figures/seed004-table4
+    python tools/reproduce.py seed004-table3-time --samples 50 --jobs 1 --out docs/figures/seed004-table3-time
 
-Both are STATIC: every sample is one instance at one moment, allocated once (the fluid JCT factor of an
-allocation held fixed, ``simulation.metrics.static_jct_factor``), not the seeds' event simulations; the
-differences this makes are discussed in docs/reproductions.md.  Deterministic for a seed (sample i is
-drawn from ``verifier.rates.sample_rng(seed, point, i)``, the same instances ``rates`` draws).
+seed004-table3 and seed001-utilisation are STATIC: every sample is one instance at one moment, allocated once
+(the fluid JCT factor of an allocation held fixed, ``simulation.metrics.static_jct_factor``), not the seeds'
+event simulations; the differences this makes are discussed in docs/reproductions.md.  Deterministic for a seed
+(sample i is drawn from ``verifier.rates.sample_rng(seed, point, i)``, the same instances ``rates`` draws).
+seed004-table3-time, seed004-table4, seed001-fig4 and seed001-table2 are event simulations (``simulate``'s
+stepping; the first two through ``verifier.simsweep``'s resumable campaign cells).
 """
 from __future__ import annotations
 
 import argparse
+import bisect
+import json
+import math
 import os
 import sys
 import time
+from typing import Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
@@ -75,6 +82,71 @@ def seed004_table3(samples: int, seed: int, out: str) -> str:
     from verifier.files import atomic_write_text
 
     atomic_write_text(os.path.join(out, "table3.md"), text)
+    return text
+
+
+def seed004_table3_time(samples: int, seed: int, out: str, jobs: int = 1, budget: float = None,
+                        properties: tuple = ("si", "ef")) -> str:
+    """Seed 004 Table 3 as the paper ran it, an event simulation with departures (``verifier.simsweep``): per
+    column, ``samples`` job traces of the ``seed004`` workload with time (seeds ``seed`` .. ``seed + samples - 1``),
+    each simulated in the fluid model (``NAME+recompute``: reallocated at every arrival and completion) by TSF-ER,
+    MNW and CRU; the mean over the traces of the users' mean JCT factor, with the time ratios of ``properties``.
+    Cells are kept in ``out/campaign`` (a run again resumes); the paper's repeated column is one point."""
+    from verifier.campaign import Campaign, config_of
+    from verifier.executors import make_executor
+    from verifier.files import atomic_write_json, atomic_write_text
+    from verifier.simsweep import SimCell, run_sweep
+
+    def point(n, rho, bw):
+        return (("bandwidth", str(bw)), ("rho", rho), ("users", str(n)))
+
+    points = list(dict.fromkeys(point(*c) for c in TABLE3_COLUMNS))
+    cells = [SimCell(m, "recompute", "seed004", pt, s, tuple(properties))
+             for pt in points for m in TABLE3_PAPER for s in range(seed, seed + samples)]
+    campaign = Campaign(os.path.join(out, "campaign"), config_of(command="seed004-table3-time", workload="seed004",
+                                                                  tasks="fluid", properties=list(properties)))
+    t0 = time.monotonic()
+    rep = run_sweep(cells, budget=budget, executor=make_executor("local", jobs, cells=len(cells)), campaign=campaign,
+                    progress=lambda m: print(m, file=sys.stderr, flush=True))
+    seconds = time.monotonic() - t0
+    groups = {(g["name"], tuple(sorted(g["point"].items()))): g for g in rep.groups()}
+    head = ["rule"] + [f"n={n}, rho={rho}, BW={bw}" for n, rho, bw in TABLE3_COLUMNS]
+    lines = [f"Seed 004 Table 3 (fluid model, event simulation with arrivals and departures): {samples} seed004 job "
+             f"traces per column (seeds {seed}..{seed + samples - 1}); ours / paper's (mean JCT factor; in brackets: "
+             f"the seeds that ran to their end).  {rep.counts().get('done', 0)} of {len(cells)} cells done "
+             f"({rep.resumed} read back), {seconds:.0f} s on {jobs} worker process(es).", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table = {}
+    for m in TABLE3_PAPER:
+        cols = []
+        for c, col in enumerate(TABLE3_COLUMNS):
+            g = groups.get((m, point(*col)))
+            v = None if g is None else g["jct_factor_mean"]
+            table.setdefault(m, {})[c + 1] = {
+                "ours": v, "paper": TABLE3_PAPER[m][c], "seeds": 0 if g is None else g["done"],
+                "utilisation": None if g is None else g["utilisation"],
+                "properties": None if g is None else g["properties"]}
+            cols.append(f"{'-' if v is None else f'{v:.3f}'} / {TABLE3_PAPER[m][c]:.3f} "
+                        f"({table[m][c + 1]['seeds']})")
+        lines.append(f"| {m} | " + " | ".join(cols) + " |")
+    if properties:
+        lines += ["", "Time ratio of each property's violation (float screen; in brackets: flagged steps re-checked "
+                  "exactly / confirmed), per column:", "",
+                  "| rule | property | " + " | ".join(head[1:]) + " |", "|" + "---|" * (len(head) + 1)]
+        for m in TABLE3_PAPER:
+            for p in properties:
+                cols = []
+                for c in range(len(TABLE3_COLUMNS)):
+                    pr = (table[m][c + 1]["properties"] or {}).get(p)
+                    cols.append("-" if pr is None or pr["time_ratio"] is None else
+                                f"{pr['time_ratio']:.4f} ({pr['rechecked']}/{pr['confirmed']})")
+                lines.append(f"| {m} | {p} | " + " | ".join(cols) + " |")
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "table3.md"), text)
+    # the per-cell records stay in the campaign (1,050 files for 50 seeds): the JSON keeps the groups
+    sweep = {k: v for k, v in rep.to_dict().items() if k != "cells"}
+    atomic_write_json(os.path.join(out, "table3.json"), {"samples": samples, "seed": seed, "seconds": seconds,
+                                                         "table": table, "sweep": sweep})
     return text
 
 
@@ -437,23 +509,338 @@ def seed001_table2(seed: int, out: str, jobs: int = 400, servers: int = 20, budg
     return text
 
 
+FIG34_MECHS = ("drf-cpu", "drf-mem", "drf-eq", "tsf-cpu", "tsf-mem", "tsf-eq", "drf-er", "tsf-er")
+
+
+def seed004_fig34_time(out: str) -> str:
+    """Seed 004 Figs. 3-4 as time ratios: plots ``out/sweep.json`` (written by ``simulate-sweep ... seed004
+    --sweep rho=... --properties si,po --out OUT``) as ``fig3_time.png`` (SI: the time mean of MIN-SI-SAT and
+    the time ratio of SI violation vs rho) and ``fig4_time.png`` (PO: the time mean of the domination factor and
+    the time ratio of PO violation vs rho); ``fig34.md`` lists the numbers with the exact re-checks."""
+    from verifier.files import atomic_write_text
+    from verifier.report.plots import _plt
+
+    with open(os.path.join(out, "sweep.json")) as f:
+        d = json.load(f)
+    groups = {}
+    for g in d["groups"]:
+        groups.setdefault(g["name"], {})[float(g["point"]["rho"])] = g
+    names = [m for m in FIG34_MECHS if m in groups]
+    rhos = sorted({r for m in names for r in groups[m]})
+    lines = ["Seed 004 Figs. 3-4 over time: per rho, the mean over the seeds of each run's time mean and time ratio "
+             "(in brackets: flagged steps re-checked exactly / confirmed, summed over the seeds).", "",
+             "| rule | property | " + " | ".join(f"rho = {r}: time mean, time ratio" for r in rhos) + " |",
+             "|---|---|" + "---|" * len(rhos)]
+    plt = _plt()
+    for prop, fig_name, title, ylab in (("si", "fig3_time.png", "Fig. 3 over time (SI)", "time mean of MIN-SI-SAT"),
+                                        ("po", "fig4_time.png", "Fig. 4 over time (PO)",
+                                         "time mean of the domination factor")):
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+        for m in names:
+            pts = [(r, groups[m][r]["properties"].get(prop)) for r in rhos if r in groups[m]]
+            pts = [(r, p) for r, p in pts if p and p["time_ratio"] is not None]
+            if not pts:
+                continue
+            style = "--" if m.endswith("-er") else "-"
+            axes[0].plot([r for r, _ in pts], [p["time_mean"] for _, p in pts], style, marker="o", ms=3, label=m)
+            axes[1].plot([r for r, _ in pts], [p["time_ratio"] for _, p in pts], style, marker="o", ms=3, label=m)
+            lines.append(f"| {m} | {prop} | " + " | ".join(
+                f"{p['time_mean']:.4f}, {p['time_ratio']:.4f} ({p['rechecked']}/{p['confirmed']})" for _, p in pts)
+                + " |")
+        axes[0].set_ylabel(ylab)
+        axes[1].set_ylabel(f"time ratio of {prop.upper()} violation")
+        for ax in axes:
+            ax.set_xlabel("rho (server heterogeneity)")
+            ax.set_xticks(rhos)
+        axes[1].legend(fontsize=6, ncol=2)
+        fig.suptitle(f"Seed 004 {title}: {d['counts'].get('done', 0)} runs", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, fig_name), dpi=110)
+        plt.close(fig)
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "fig34.md"), text)
+    return text
+
+
+FIGS67_MECHS = ("tsf-er-online", "mnw", "cru")
+
+
+def seed004_figs6_7(out: str) -> str:
+    """Seed 004 Figs. 6-7 from three ``simulate --out OUT/<rule>`` runs (TSF-ER online, MNW, CRU on the same job
+    trace and slot): ``figs6-7.png`` overlays their utilisation and tasks waiting over time; ``figs6-7.md`` gives
+    each run's time means, its last completion and its work rate (the paper's "throughput")."""
+    from verifier.files import atomic_write_text
+    from verifier.report.plots import _plt
+
+    runs = {}
+    for m in FIGS67_MECHS:  # a rule whose run failed has no simulation.json: left out (the caller says why)
+        path = os.path.join(out, m, "simulation.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                runs[m] = json.load(f)
+    if FIGS67_MECHS[0] not in runs:
+        raise SystemExit(f"error: {out}/{FIGS67_MECHS[0]}/simulation.json: the TSF-ER run is needed")
+    lines = ["Seed 004 Figs. 6-7, scaled: " + runs[FIGS67_MECHS[0]]["mechanism"].split("+", 1)[-1] + " on "
+             + runs[FIGS67_MECHS[0]]["trace"], "",
+             "| rule | jobs finished | last event (s) | utilisation cpu / mem (time mean) | tasks waiting (time "
+             "mean) | JCT factor mean: finished jobs / all (unfinished = 0) | work rate vs TSF-ER |",
+             "|---|---|---|---|---|---|---|"]
+    base = runs[FIGS67_MECHS[0]]
+    for m, d in runs.items():
+        u = d["utilisation"]
+        done = d["jct"]["finished"]
+        rate = (f"{100 * (base['end_time'] / d['end_time'] - 1):+.1f}%"
+                if done == d["jobs"] and base["jct"]["finished"] == base["jobs"] else "- (not all finished)")
+        lines.append(f"| {m} | {done} of {d['jobs']} | {d['end_time']:.0f} | "
+                     f"{100 * u['cpu']['time_mean']:.1f}% / {100 * u['mem']['time_mean']:.1f}% | "
+                     f"{d['waiting']['time_mean']:.1f} | {d['jct']['jct_factor_mean']:.3f} / "
+                     f"{d['jct']['jct_factor_mean'] * done / d['jobs']:.3f} | {rate} |")
+    lines += ["", "The work rate: the same work (every task of the trace) done by the last completion; relative to "
+              "TSF-ER's, (TSF-ER's last completion / the rule's) - 1; only when both finished every job."]
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    for m, d in runs.items():
+        for ax, tl in ((axes[0], d["utilisation"]["cpu"]["timeline"]), (axes[1], d["utilisation"]["mem"]["timeline"]),
+                       (axes[2], d["waiting"]["timeline"])):
+            scale = 1 if ax is axes[2] else 100
+            ax.plot([t for t, _ in tl], [scale * v for _, v in tl], label=m, lw=1)
+    for ax, lab in zip(axes, ("cpu utilisation (%)", "memory utilisation (%)", "tasks waiting")):
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(lab)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Seed 004 Figs. 6-7, scaled: utilisation and waiting tasks over time", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "figs6-7.png"), dpi=110)
+    plt.close(fig)
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "figs6-7.md"), text)
+    return text
+
+
+SEED001_TIME_MECHS = ("drfh-best-fit", "drfh-first-fit", "slots")
+#: Fig. 6b's job-size classes (task counts; ours: the paper's five classes are not in its text)
+TIMELINE_POINTS = 20_000
+SIZE_CLASSES = ((1, 1), (2, 10), (11, 100), (101, 1000), (1001, 10**9))
+
+
+def _at(timeline: list, t: float) -> Optional[float]:
+    """The value of a bucketed timeline (``[(bucket midpoint, mean), ...]``, equal buckets, uncovered ones left
+    out) at time ``t`` (None in an uncovered bucket or past the end)."""
+    if not timeline:
+        return None
+    mids = [p[0] for p in timeline]
+    width = min((b - a for a, b in zip(mids, mids[1:])), default=2 * mids[0])
+    i = min(range(len(mids)), key=lambda k: abs(mids[k] - t)) if len(mids) < 64 else \
+        min((k for k in (bisect.bisect_left(mids, t) - 1, bisect.bisect_left(mids, t)) if 0 <= k < len(mids)),
+            key=lambda k: abs(mids[k] - t))
+    return timeline[i][1] if abs(mids[i] - t) <= width / 2 + 1e-9 * max(1.0, t) else None
+
+
+def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, budget: float = 900.0,
+                    rate: Optional[str] = None, recompute: bool = True) -> str:
+    """Seed 001 Figs. 5-7, scaled: one ``google2011`` job trace (``jobs`` jobs on ``servers`` servers of the Google
+    2011 mix, seed ``seed``), simulated by whole-task Best-Fit DRFH, First-Fit DRFH and the Slots scheduler
+    (k = 14), each reallocating at every event (``NAME+recompute``; a job progresses at the tasks it runs), within
+    ``budget`` seconds each.  Each run's ``simulation.json`` is kept in ``out/<mechanism>/`` (read back when
+    ``recompute`` is False).  Writes ``figs5-7.md``/``.json`` and ``fig5.png``/``fig6.png`` (utilisation over time;
+    JCT CDFs and the mean JCT reduction over Slots by job size)."""
+    import numpy as np
+
+    from mechanisms import get
+    from mechanisms.core.time import lift
+    from mechverify.job_trace import parse_job_trace
+    from mechverify.workloads import get as get_workload
+    from verifier.files import atomic_write_json, atomic_write_text
+    from verifier.report.plots import _plt
+    from verifier.report.simulation import simulation_to_json
+
+    params = {"jobs": jobs, "servers": servers, **({"rate": rate} if rate else {})}
+    trace = get_workload("google2011").jobs(np.random.default_rng(seed), **params)
+    ex = parse_job_trace(trace)
+    horizon = float(ex.horizon)  # the last arrival: the window every job has arrived in
+    runs = {}
+    for m in SEED001_TIME_MECHS:
+        path = os.path.join(out, m, "simulation.json")
+        if recompute or not os.path.exists(path):
+            # fine buckets (the run's tail of month-long jobs would otherwise coarsen them past the arrivals);
+            # the timelines kept cover twice the window of arrivals
+            sim = simulate_run(lift(get(m), "recompute"), ex, budget, points=TIMELINE_POINTS)
+            d = simulation_to_json(sim)
+            for series in [*d["utilisation"].values(), d["waiting"]]:
+                if series:  # 6 significant digits: the files stay small
+                    series["timeline"] = [[round(t, 3), float("%.6g" % v)] for t, v in series["timeline"]
+                                          if t <= 2 * horizon]
+            d["shares"] = {}  # not used by these figures (the first jobs' shares over the whole run)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            atomic_write_text(path, json.dumps(d, separators=(",", ":")))
+            print(f"{m}: {sim.steps} steps, {sim.seconds:.0f} s{', stopped: ' + sim.stopped if sim.stopped else ''}",
+                  file=sys.stderr, flush=True)
+        with open(path) as f:
+            runs[m] = json.load(f)
+    # the common window: the arrivals, cut where the first run stopped (a budget) -- every comparison is over
+    # [0, cut], with the jobs complete by then
+    cut = min([horizon] + [d["end_time"] for d in runs.values() if d["stopped"]])
+    res = {"seed": seed, "jobs": jobs, "servers": servers, "rate": rate, "horizon": horizon, "window": cut, "runs": {}}
+    lines = [f"Seed 001 Figs. 5-7, scaled: one google2011 job trace ({jobs} jobs on {servers} servers of the Google "
+             f"2011 mix, seed {seed}; arrivals over the first {horizon / 3600:.2f} h), whole tasks reallocated at "
+             f"every event; the paper: 24 h of Google jobs on 2,000 servers.  Compared over the window [0, {cut:.0f} s] "
+             f"({cut / 3600:.2f} h: the arrivals, cut where the first budget-stopped run stopped); 'finished' = "
+             f"complete by its end.", "",
+             "| mechanism | steps | wall s | simulated to (s) | jobs finished in the window | utilisation cpu / mem, time "
+             "mean over the window | over the whole run | JCT median / mean of those jobs (s) |",
+             "|---|---|---|---|---|---|---|---|"]
+    jrows = {}
+    for m, d in runs.items():
+        grid = [cut * (i + 0.5) / 200 for i in range(200)]
+        win = {r: [v for v in (_at(d["utilisation"][r]["timeline"], t) for t in grid) if v is not None]
+               for r in d["utilisation"]}
+        wmean = {r: (sum(v) / len(v) if v else None) for r, v in win.items()}
+        jrows[m] = {row["name"]: row for row in d["jobs_table"] if row["arrival"] + row["jct"] <= cut}
+        js = sorted(row["jct"] for row in jrows[m].values())
+        res["runs"][m] = {"steps": d["steps"], "seconds": d["seconds"], "stopped": d["stopped"],
+                          "end_time": d["end_time"], "finished": len(js), "finished_run": d["jct"]["finished"],
+                          "utilisation_window": wmean,
+                          "utilisation_run": {r: u["time_mean"] for r, u in d["utilisation"].items()},
+                          "jct_median": js[len(js) // 2] if js else None,
+                          "jct_mean": sum(js) / len(js) if js else None}
+        u = res["runs"][m]
+        lines.append(f"| {m} | {d['steps']} | {d['seconds']:.0f} | {d['end_time']:.0f}"
+                     f"{' (budget)' if d['stopped'] else ' (all done)'} | {u['finished']} of "
+                     f"{jobs} | {100 * wmean['cpu']:.1f}% / {100 * wmean['mem']:.1f}% | "
+                     f"{100 * u['utilisation_run']['cpu']:.1f}% / {100 * u['utilisation_run']['mem']:.1f}% | "
+                     + (f"{u['jct_median']:.0f} / {u['jct_mean']:.0f} |" if js else "- |"))
+    # Fig. 5: Best-Fit above First-Fit "at all times" (over the window, on a common grid of 200 instants)
+    grid = [cut * (i + 0.5) / 200 for i in range(200)]
+    above = {}
+    for r in ("cpu", "mem"):
+        pairs = [(_at(runs["drfh-best-fit"]["utilisation"][r]["timeline"], t),
+                  _at(runs["drfh-first-fit"]["utilisation"][r]["timeline"], t),
+                  _at(runs["slots"]["utilisation"][r]["timeline"], t)) for t in grid]
+        pairs = [p for p in pairs if None not in p]
+        above[r] = {"instants": len(pairs),
+                    "best_ge_first": sum(b >= f - 1e-9 for b, f, _ in pairs),
+                    "best_gt_slots": sum(b > s for b, _, s in pairs),
+                    "first_gt_slots": sum(f > s for _, f, s in pairs)}
+    res["fig5"] = above
+    lines += ["", "Fig. 5 (utilisation over the window, 200 instants): "
+              + "; ".join(f"{r}: Best-Fit >= First-Fit at {a['best_ge_first']} of {a['instants']}, Best-Fit > Slots at "
+                          f"{a['best_gt_slots']}, First-Fit > Slots at {a['first_gt_slots']}" for r, a in above.items())]
+    # Fig. 6: jobs finished under both Best-Fit and Slots; the mean JCT reduction by job size
+    both = [n for n in jrows["drfh-best-fit"] if n in jrows["slots"]]
+    lines += ["", f"Fig. 6b (jobs finished under both Best-Fit DRFH and Slots: {len(both)}): mean completion time "
+              "reduction (Slots JCT - Best-Fit JCT) / Slots JCT by job size", "",
+              "| tasks | jobs | mean reduction | median reduction | jobs faster under Best-Fit / slower |",
+              "|---|---|---|---|---|"]
+    res["fig6b"] = []
+    for lo, hi in SIZE_CLASSES:
+        red = [(jrows["slots"][n]["jct"] - jrows["drfh-best-fit"][n]["jct"]) / jrows["slots"][n]["jct"]
+               for n in both if lo <= jrows["slots"][n]["tasks"] <= hi]
+        label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">= {lo}")
+        if red:
+            srt = sorted(red)
+            row = {"tasks": label, "jobs": len(red), "mean": sum(red) / len(red), "median": srt[len(srt) // 2],
+                   "faster": sum(x > 1e-9 for x in red), "slower": sum(x < -1e-9 for x in red)}
+            lines.append(f"| {label} | {row['jobs']} | {100 * row['mean']:.1f}% | {100 * row['median']:.1f}% | "
+                         f"{row['faster']} / {row['slower']} |")
+        else:
+            row = {"tasks": label, "jobs": 0}
+            lines.append(f"| {label} | 0 | - | - | - |")
+        res["fig6b"].append(row)
+    # Fig. 7, as far as finished jobs say it: jobs complete by the end of the arrivals under one and not the other
+    def done_by(m, n):
+        r = jrows[m].get(n)
+        return r is not None and r["arrival"] + r["jct"] <= cut
+    names = [j["name"] for j in trace["jobs"]]
+    bf_only = sum(done_by("drfh-best-fit", n) and not done_by("slots", n) for n in names)
+    sl_only = sum(done_by("slots", n) and not done_by("drfh-best-fit", n) for n in names)
+    res["fig7"] = {"jobs": len(names), "best_fit_only": bf_only, "slots_only": sl_only,
+                   "best_fit": sum(done_by("drfh-best-fit", n) for n in names),
+                   "slots": sum(done_by("slots", n) for n in names)}
+    lines += ["", f"Fig. 7 (whole jobs only): complete by the window's end ({cut:.0f} s) under Best-Fit DRFH "
+              f"{res['fig7']['best_fit']} of {jobs} jobs, under Slots {res['fig7']['slots']}; under Best-Fit but not "
+              f"Slots {bf_only} ({100 * bf_only / jobs:.1f}%), under Slots but not Best-Fit {sl_only}."]
+    # the figures
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    for ax, r in zip(axes, ("cpu", "mem")):
+        for m, d in runs.items():
+            tl = [(t, v) for t, v in d["utilisation"][r]["timeline"] if t <= cut]
+            ax.plot([t / 3600 for t, _ in tl], [100 * v for _, v in tl], label=m, lw=1)
+        ax.set_xlabel("time (h)")
+        ax.set_ylabel(f"{r} utilisation (%)")
+        ax.set_ylim(0, 100)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Seed 001 Fig. 5, scaled ({jobs} google2011 jobs, {servers} servers)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig5.png"), dpi=110)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    for m in runs:
+        js = sorted(row["jct"] for row in jrows[m].values())
+        if js:
+            axes[0].step(js, [(i + 1) / jobs for i in range(len(js))], where="post", label=m, lw=1)
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("job completion time (s)")
+    axes[0].set_ylabel("fraction of the jobs")
+    axes[0].legend(fontsize=7)
+    rows6 = [r for r in res["fig6b"] if r["jobs"]]
+    axes[1].bar(range(len(rows6)), [100 * r["mean"] for r in rows6])
+    axes[1].set_xticks(range(len(rows6)), [r["tasks"] for r in rows6])
+    axes[1].set_xlabel("tasks per job")
+    axes[1].set_ylabel("mean JCT reduction over Slots (%)")
+    fig.suptitle("Seed 001 Fig. 6, scaled: JCT CDF (jobs finished in the window); Best-Fit DRFH's reduction by job "
+                 "size", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig6.png"), dpi=110)
+    plt.close(fig)
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(os.path.join(out, "figs5-7.md"), text)
+    atomic_write_json(os.path.join(out, "figs5-7.json"), res)
+    return text
+
+
+def simulate_run(mech, ex, budget: float, points: int = 400):
+    """One simulation without property checks, stopped after ``budget`` wall-clock seconds."""
+    from simulation.simulate import simulate
+
+    return simulate(mech, ex, trace="google2011", properties=(), deadline=time.monotonic() + budget, points=points)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["seed004-table3", "seed004-table4", "seed001-utilisation", "seed001-fig4",
-                                     "seed001-table2"])
+    ap.add_argument("what", choices=["seed004-table3", "seed004-table3-time", "seed004-table4", "seed001-utilisation", "seed001-fig4",
+                                     "seed001-table2", "seed001-figs5-8", "seed004-fig34-time",
+                                     "seed004-figs6-7"])
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     ap.add_argument("--servers", type=int, default=100, help="seed001-utilisation: servers per instance")
     ap.add_argument("--users", type=int, default=3, help="seed001-utilisation: users per instance")
-    ap.add_argument("--jobs", type=int, default=2, help="seed004-table4: worker processes")
+    ap.add_argument("--jobs", type=int, default=2, help="seed004-table4, seed004-table3-time: worker processes")
     ap.add_argument("--columns", default="all", help="seed004-table4: the columns (1-12, comma-separated) or all")
-    ap.add_argument("--budget", type=float, default=None, help="seed004-table4: wall-clock seconds")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seed004-table4, seed004-table3-time: wall-clock seconds")
+    ap.add_argument("--trace-jobs", type=int, default=300, help="seed001-figs5-8: jobs in the google2011 trace")
+    ap.add_argument("--rate", default=None, help="seed001-figs5-8: google2011 arrivals per hour")
+    ap.add_argument("--reuse", action="store_true",
+                    help="seed001-figs5-8: read back each mechanism's simulation.json in --out instead of running")
     a = ap.parse_args()
     if a.samples < 1:
         raise SystemExit("error: --samples: must be >= 1")
     if a.what == "seed001-table2":
         print(seed001_table2(a.seed, a.out), end="")
+        return
+    if a.what == "seed004-figs6-7":
+        print(seed004_figs6_7(a.out), end="")
+        return
+    if a.what == "seed004-fig34-time":
+        print(seed004_fig34_time(a.out), end="")
+        return
+    if a.what == "seed001-figs5-8":
+        if not (1 <= a.servers <= 10_000) or (a.budget is not None and a.budget <= 0) or a.samples < 1:
+            raise SystemExit("error: --servers must be in 1..10000 and --budget > 0")
+        print(seed001_figs5_8(a.seed, a.out, a.trace_jobs, a.servers, a.budget or 900.0, a.rate,
+                              recompute=not a.reuse), end="")
         return
     if a.what == "seed001-fig4":
         print(seed001_fig4(a.seed, a.out), end="")
@@ -464,6 +851,11 @@ def main() -> None:
         if a.jobs < 1 or (a.budget is not None and a.budget <= 0):
             raise SystemExit("error: --jobs must be >= 1 and --budget > 0")
         print(seed004_table4(a.samples, a.seed, a.out, a.jobs, a.columns, a.budget), end="")
+        return
+    if a.what == "seed004-table3-time":
+        if a.jobs < 1 or (a.budget is not None and a.budget <= 0):
+            raise SystemExit("error: --jobs must be >= 1 and --budget > 0")
+        print(seed004_table3_time(a.samples, a.seed, a.out, a.jobs, a.budget), end="")
         return
     if a.what == "seed004-table3":
         print(seed004_table3(a.samples, a.seed, a.out), end="")

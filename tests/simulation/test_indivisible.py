@@ -210,3 +210,22 @@ def test_names_parameters_and_refusals():
                           "users": [{"name": "W", "demand": [1], "work": 5}], "events": []})
     with pytest.raises(InstanceError, match=r"^users\[0\]\.work: the whole-task model needs a per-task duration"):
         stepper_for(m, ex, True)
+
+
+def test_a_mechanism_that_cannot_allocate_a_residual_with_room_fails_loudly():
+    # cru computes EF under task bounds by enumeration, for at most 10 users whose bound can bind: with 12
+    # one-task jobs beside a 1000-task one on a server with room for 100 tasks it raises SettingError.  The residual rule used to read
+    # every SettingError as "an exhausted server" and start nothing: all 13 jobs starved silently (the run ended
+    # with 13 unfinished jobs and an idle cluster).  Now the refusal surfaces.
+    from mechanisms.core.mechanism import SettingError
+
+    trace = {"resources": ["cpu", "mem"], "servers": [{"name": "s", "capacity": [1, 1]}],
+             "jobs": [{"arrival": 0, "tasks": 1, "duration": 10, "demand": ["1/100", "1/100"], "name": f"j{i}"}
+                      for i in range(12)]
+             + [{"arrival": 0, "tasks": 1000, "duration": 10, "demand": ["1/100", "1/100"], "name": "big"}]}
+    with pytest.raises(SettingError, match="at most 10 users"):
+        simulate(lift(mechanisms.get("cru"), "indivisible"), parse_job_trace(trace), properties=())
+    # without the 1000-task job every bound fits at once: cru allocates and all 12 finish
+    trace["jobs"] = trace["jobs"][:12]
+    sim = simulate(lift(mechanisms.get("cru"), "indivisible"), parse_job_trace(trace), properties=())
+    assert sim.finished == 12 and not sim.unfinished

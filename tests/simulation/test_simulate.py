@@ -138,3 +138,25 @@ def test_loads_job_trace_round_trip():
     ex = loads_job_trace(text)
     (ev,) = ex.events
     assert ev.t == F(1, 3) and ev.spec.name == "j1" and ev.spec.work == 5 and ev.spec.tasks == 2
+
+
+def test_po_screen_ignores_the_lp_solvers_noise():
+    # TSF-ER is PO (seed 004 Table 2), but the float domination LP returns factors of 1 + 1e-9 .. 3e-9 for it: on
+    # this seed004 trace (100 users, rho 0.5, seed 7) a 1e-9 screen flagged 153 of 199 steps (about 10% of the
+    # time), none confirmed by the exact re-check.  The screen is the project's float tolerance (FLOAT_REL).
+    import numpy as np
+
+    from mechverify.workloads import get as get_workload
+    from simulation.simulate import PROPERTIES
+
+    assert not PROPERTIES["po"].violated(1 + 5e-9, exact=False) and PROPERTIES["po"].violated(1 + 1e-6, exact=False)
+    assert PROPERTIES["po"].violated(F(1) + F(1, 10**12), exact=True)
+    ex = parse_job_trace(get_workload("seed004").jobs(np.random.default_rng(7), users="100", rho="0.5"))
+    sim = simulate(lift(mechanisms.get("tsf-er"), "recompute"), ex, properties=("po",), po_every=1)
+    po = sim.properties["po"]
+    assert po.judged_steps > 150 and po.flagged_steps == 0 and po.time_ratio == 0
+    # a mechanism that is not PO there is still caught, and confirmed
+    sim = simulate(lift(mechanisms.get("drf-mem"), "recompute"), ex, properties=("po",), po_every=5)
+    po = sim.properties["po"]
+    assert po.flagged_steps > 0 and po.time_ratio > 0.1
+    assert "confirmed" in [r[3] for r in po.rechecks]

@@ -90,7 +90,8 @@ def indivisible_name(slot: Optional[Fraction], overhead: Fraction) -> str:
 def residual_rule(mech: Mechanism) -> Callable[[Environment, tuple], list]:
     """The rule of a mechanism without its own: the one-shot function (exact) on the residual capacity (what is
     held taken off every server and external resource) and the residual task bounds, rounded down to whole
-    tasks; a mechanism refusing the residual (an exhausted server) starts nothing."""
+    tasks; a mechanism refusing a residual in which no task fits (an exhausted server) starts nothing, one refusing
+    a residual with room for a task raises (its SettingError: the run fails, it does not silently starve)."""
     def rule(env: Environment, held: tuple) -> list:
         J, S, R = env.n_users, env.n_servers, env.n_resources
         zero = Fraction(0)
@@ -113,10 +114,19 @@ def residual_rule(mech: Mechanism) -> Callable[[Environment, tuple], list]:
         try:
             x = call(mech, replace(env, capacity=tuple(cap), external_capacity=ext, tasks=tasks), True).x
         except SettingError:
+            if any(_fits(env, j, s, cap[s], ext) for j in range(J) if tasks[j] is None or tasks[j] >= 1
+                   for s in range(S)):
+                raise  # not an exhausted residual: the mechanism cannot allocate this (say so, never starve)
             return []
         return [(j, s) for j in range(J) for s in range(S) if x[j][s] for _ in range(math.floor(x[j][s]))]
 
     return rule
+
+
+def _fits(env: Environment, j: int, s: int, cap: tuple, ext: tuple) -> bool:
+    """One more task of ``j`` fits in server ``s``'s residual ``cap`` and the external residual ``ext``."""
+    return all(d <= c for d, c in zip(env.d(j, s), cap)) and \
+        all(d <= c for d, c in zip(env.external_demand[j], ext))
 
 
 @dataclass

@@ -66,8 +66,8 @@ def render_simulation_text(sim) -> str:
         lines.append("properties over time (exact verdict; the float screen; worst; time mean):")
         for title, verdict, worst, mean in _property_rows(sim):
             lines.append(f"  {title}: {verdict}; worst {worst}; mean {mean}")
-        lines.append("  a step is flagged when its float measure is past 1 by more than 1e-9 (relative); only "
-                     "re-checked steps are certain")
+        lines.append("  a step is flagged when its float measure is past 1 by more than 1e-9 (relative; the "
+                     "domination factor, an LP's: 1e-7); only re-checked steps are certain")
     return "\n".join(lines)
 
 
@@ -171,8 +171,9 @@ def render_simulation_html(sim, figs: Optional[dict[str, str]] = None) -> str:
         parts.append("<h2>Properties over time</h2><table><tr><th>property</th><th>over time</th><th>worst</th>"
                      "<th>time mean</th></tr>")
         parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in _property_rows(sim)]
-        parts.append("</table><p>A step is flagged when its float measure is past 1 by more than 1e-9 (relative); "
-                     "the first flagged steps are re-checked in exact arithmetic.</p>")
+        parts.append("</table><p>A step is flagged when its float measure is past 1 by more than 1e-9 (relative; "
+                     "the domination factor, an LP's: 1e-7); the first flagged steps are re-checked in exact "
+                     "arithmetic.</p>")
     if sim.jct:
         parts.append("<h2>Jobs</h2><table><tr><th>job</th><th>tasks</th><th>arrival</th><th>JCT</th>"
                      "<th>JCT factor</th></tr>")
