@@ -115,7 +115,7 @@ def residual_rule(mech: Mechanism) -> Callable[[Environment, tuple], list]:
             x = call(mech, replace(env, capacity=tuple(cap), external_capacity=ext, tasks=tasks), True).x
         except SettingError:
             if any(_fits(env, j, s, cap[s], ext) for j in range(J) if tasks[j] is None or tasks[j] >= 1
-                   for s in range(S)):
+                   for s in env.eligible[j]):  # a server the user may run on
                 raise  # not an exhausted residual: the mechanism cannot allocate this (say so, never starve)
             return []
         return [(j, s) for j in range(J) for s in range(S) if x[j][s] for _ in range(math.floor(x[j][s]))]
