@@ -229,3 +229,25 @@ def test_a_mechanism_that_cannot_allocate_a_residual_with_room_fails_loudly():
     trace["jobs"] = trace["jobs"][:12]
     sim = simulate(lift(mechanisms.get("cru"), "indivisible"), parse_job_trace(trace), properties=())
     assert sim.finished == 12 and not sim.unfinished
+
+
+def test_a_refusal_counts_as_loud_only_where_the_user_may_run():
+    # a rule refusing every residual: on a residual where u's task fits only on server b, where u is not eligible,
+    # the refusal is an exhausted residual for u (nothing starts); once u may run on b, the refusal raises
+    from dataclasses import replace
+
+    from mechanisms.core.indivisible import residual_rule
+    from mechanisms.core.mechanism import SettingError
+    from mechanisms.core.registry import builtin
+
+    def refuse(env, exact=False):
+        raise SettingError("refuses every residual")
+
+    mech = builtin("refuser", "refuses", refuse, mechanisms.get("drfh-first-fit").setting)
+    env = parse_environment({"resources": ["cpu"], "servers": [{"name": "a", "capacity": [1]},
+                                                               {"name": "b", "capacity": [1]}],
+                             "users": [{"name": "u", "demand": [1], "eligible": ["a"]}]})
+    rule = residual_rule(mech)
+    assert rule(env, ((1, 0),)) == []  # a is full; b has room but u may not run there
+    with pytest.raises(SettingError, match="refuses every residual"):
+        rule(replace(env, eligible=(frozenset({0, 1}),)), ((1, 0),))
