@@ -279,9 +279,14 @@ def memo(a: Allocation) -> dict:
     return got
 
 
+#: the vectorised float paths run from this many entries of the task matrix on (below, numpy's fixed cost per
+#: call outweighs the loops; both give the same bits, tests/mechverify/test_execution_fast.py sets it to 0)
+VECTOR_MIN = 32
+
+
 def float_matrix(a: Allocation) -> Any:
     """``x`` as a ``J x S`` numpy float array when ``a`` is a float allocation whose every entry is a finite
-    Python ``float`` (memoised); ``None`` otherwise.  The vectorised float paths (:func:`usage`,
+    Python ``float`` and it has at least :data:`VECTOR_MIN` entries (memoised); ``None`` otherwise.  The vectorised float paths (:func:`usage`,
     :func:`dominant_shares`, ``Allocation.totals``, ``utility.utilities``) run only on it: they compute the
     same IEEE operations in the same order as the loops they replace (tests/mechverify/test_allocation_fast.py),
     which the ``Fraction``, ``int``, NaN and infinite entries would not all allow."""
@@ -290,7 +295,7 @@ def float_matrix(a: Allocation) -> Any:
     if got is False:
         got = None
         x, S = a.x, a.env.n_servers
-        if not a.exact and x and S and len(x) == a.env.n_users and set(map(len, x)) == {S} \
+        if not a.exact and x and S and len(x) * S >= VECTOR_MIN and len(x) == a.env.n_users and set(map(len, x)) == {S} \
                 and set(map(type, chain.from_iterable(x))) == {float}:
             import numpy as np
 

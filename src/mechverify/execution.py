@@ -682,32 +682,38 @@ class _State:
                              {s: i for i, s in enumerate(names)})
             self._rows.clear()  # eligible sets are server indices
         servers, capacity, allsrv, sindex = self._cluster
-        rows, out = self._rows, []
-        for name, u in specs.items():
-            got = rows.get(name)
-            if got is None or got[0] is not u:
-                got = rows[name] = (u, self._row(u, allsrv, sindex))
-            out.append(got[1])
-        users, demand, external_demand, weight, eligible, tasks, user_queue = zip(*out)
+        rows = self._rows
+        out = [got[1] if (got := rows.get(name)) is not None and got[0] is u else self._fill(u, allsrv, sindex)
+               for name, u in specs.items()]
+        users, demand, external_demand, weight, eligible, tasks, user_queue, floats = zip(*out)
         sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
         for j, u in enumerate(specs.values()):
             if u.server_demand:
                 for s, vec in u.server_demand.items():
                     if s in sindex:
                         sd[(j, sindex[s])] = vec
-        return Environment(
+        env = Environment(
             resources=ex.resources, servers=servers, capacity=capacity, users=users, demand=demand,
             external=ex.external, external_capacity=ex.external_capacity, external_demand=external_demand,
             weight=weight, eligible=eligible, tasks=tasks, server_demand=sd, queues=ex.queues,
             queue_weight=ex.queue_weight, queue_guarantee=ex.queue_guarantee, queue_max=ex.queue_max,
             user_queue=user_queue)
+        env.seed_floats(floats)
+        return env
+
+    def _fill(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
+        row = self._row(u, allsrv, sindex)
+        self._rows[u.name] = (u, row)
+        return row
 
     def _row(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
         """User ``u``'s entries of the environment: name, demand, external demand, weight, eligible server
-        indices, task bound, queue index."""
-        return (u.name, u.demand, u.external_demand if self.ex.external else (), u.weight,
+        indices, task bound, queue index, and its numbers as floats (``Environment.seed_floats``)."""
+        ext = u.external_demand if self.ex.external else ()
+        return (u.name, u.demand, ext, u.weight,
                 allsrv if u.eligible is None else frozenset(sindex[s] for s in u.eligible if s in sindex),
-                u.tasks, None if u.queue is None else self._qindex[u.queue])
+                u.tasks, None if u.queue is None else self._qindex[u.queue],
+                Environment.float_row(u.demand, ext, u.weight, u.tasks))
 
 
 def _stated(spec: UserSpec, st: Statement) -> UserSpec:

@@ -403,21 +403,35 @@ class Environment:
         if got is None:
             import numpy as np
 
-            J = self.n_users
-
-            def rows(vecs: Sequence[tuple], width: int) -> Any:
-                return np.array([as_floats(v) for v in vecs], dtype=float).reshape(J, width)
-
+            J, R = self.n_users, self.n_resources
             K = len(self.external_demand[0]) if J else 0
+            seeded = self._memo.get("float_rows")
+            if seeded is not None:  # one row per user (seed_floats): one conversion for the whole matrix
+                M = np.array(seeded, dtype=float).reshape(J, R + K + 2)
+                demand, external_demand, weight, tasks = M[:, :R], M[:, R:R + K], M[:, R + K], M[:, R + K + 1]
+            else:
+                demand = np.array([as_floats(v) for v in self.demand], dtype=float).reshape(J, R)
+                external_demand = np.array([as_floats(v) for v in self.external_demand], dtype=float
+                                           ).reshape(J, K) if K else np.zeros((J, 0))
+                weight = np.array([as_float(w) for w in self.weight], dtype=float)
+                tasks = np.array([INF if t is None else as_float(t) for t in self.tasks], dtype=float)
             got = self._memo["floats"] = FloatArrays(
-                demand=rows(self.demand, self.n_resources),
-                external_demand=rows(self.external_demand, K) if K else np.zeros((J, 0)),
-                weight=np.array([as_float(w) for w in self.weight], dtype=float),
-                tasks=np.array([INF if t is None else as_float(t) for t in self.tasks], dtype=float),
+                demand=demand, external_demand=external_demand, weight=weight, tasks=tasks,
                 capacity=np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(
                     self.n_servers, self.n_resources),
                 external_capacity=np.array(as_floats(self.external_capacity), dtype=float))
         return got
+
+    def seed_floats(self, rows: Sequence[tuple]) -> None:
+        """Hand :meth:`floats` each user's numbers as floats, one tuple per user: its demand, external demand,
+        weight and task bound (``inf``: none), each ``as_float`` of the exact number -- for a builder that keeps
+        them per user across many environments (``execution``: one per step)."""
+        self._memo["float_rows"] = rows
+
+    @staticmethod
+    def float_row(demand: tuple, external_demand: tuple, weight: Any, tasks: Any) -> tuple:
+        """One user's row for :meth:`seed_floats`."""
+        return (*as_floats(demand), *as_floats(external_demand), as_float(weight), INF if tasks is None else as_float(tasks))
 
     def total_capacity(self) -> tuple[Fraction, ...]:
         """Pooled capacity ``sum_s c[s,r]`` per resource."""

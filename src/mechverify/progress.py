@@ -5,15 +5,18 @@ true utility in the step (the tasks it runs, ``mechverify.utility``) -- and fini
 ends the step there), :meth:`Progress.advance` takes the work done over the step off.  In exact runs every
 number is exact, one user at a time; in float runs (the screen) the step's utilities come from
 ``utility.utilities`` (computed once per allocation and true environment, shared with whoever else reads
-them) and the arithmetic runs over numpy arrays -- the same IEEE operations, in the same order, as a loop of
-``float`` ones (tests/mechverify/test_execution_fast.py holds them equal).
+them) and, from ``allocation.VECTOR_MIN`` users on, the arithmetic runs over numpy arrays -- the same IEEE
+operations, in the same order, as the loop of ``float`` ones (tests/mechverify/test_execution_fast.py holds
+them equal).
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from . import allocation as _allocation
 from .allocation import Allocation
 from .model import Environment
+from .numbers import as_float
 from .utility import utilities, utility
 
 __all__ = ["Progress"]
@@ -26,8 +29,10 @@ class Progress:
     def __init__(self, users: Sequence[str], work: dict, tru: Environment, alloc: Allocation, exact: bool) -> None:
         self.work, self.exact = work, exact
         self.names = list(filter(work.__contains__, users))
-        if exact:
-            self.rates = [utility(tru, alloc, j) for j, u in enumerate(users) if u in work]
+        self.loop = exact or len(self.names) < _allocation.VECTOR_MIN  # a few users: one at a time (numpy costs more)
+        if self.loop:
+            us = utilities(tru, alloc) if not exact else None
+            self.rates = [utility(tru, alloc, j) if exact else us[j] for j, u in enumerate(users) if u in work]
             return
         import numpy as np
 
@@ -42,12 +47,13 @@ class Progress:
         """``(time, user)`` of the first finish if nothing else happens (``(None, None)``: nobody finishes):
         the earliest ``t + work / rate`` over the users with a positive rate (the first of equal ones), unless
         a user with no work left and no rate finishes at once (the last such)."""
-        if self.exact:
+        if self.loop:
             finish_at, who = None, None
+            exact = self.exact
             for u, rate in zip(self.names, self.rates):
                 w = self.work[u]
                 if rate > 0:
-                    at = t + w / rate
+                    at = t + (w / rate if exact else as_float(w) / as_float(rate))
                     if finish_at is None or at < finish_at:
                         finish_at, who = at, u
                 elif w == 0:
@@ -69,9 +75,11 @@ class Progress:
     def advance(self, dt: Any) -> None:
         """Take the work done in ``dt`` off every user's work left (never below 0)."""
         work = self.work
-        if self.exact:
+        if self.loop:
+            zero = 0 if self.exact else 0.0
             for u, rate in zip(self.names, self.rates):
-                work[u] = max(work[u] - rate * dt, 0)
+                done = rate * dt
+                work[u] = max(work[u] - (done if self.exact else as_float(done)), zero)
             return
         import numpy as np
 

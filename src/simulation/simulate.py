@@ -323,12 +323,18 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
                     series.add(t0, t1, sum(columns[r]) / float(pooled[r]))
             sim.waiting.add(t0, t1, _waiting(env, alloc))
             shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
-            for k, v in shares.items():
-                s = sim.shares.get(k)
-                if s is None and not ex.queues and len(sim.shares) < users_shown:
-                    s = sim.shares[k] = new_series()
-                if s is not None:
-                    s.add(t0, t1, float(v))
+            if ex.queues or len(sim.shares) >= users_shown:  # only the series shown: no new one
+                for k, s in sim.shares.items():
+                    v = shares.get(k)
+                    if v is not None:
+                        s.add(t0, t1, float(v))
+            else:
+                for k, v in shares.items():
+                    s = sim.shares.get(k)
+                    if s is None and len(sim.shares) < users_shown:
+                        s = sim.shares[k] = new_series()
+                    if s is not None:
+                        s.add(t0, t1, float(v))
             for name, track in sim.properties.items():
                 p = PROPERTIES[name]
                 if not p.every and (po_every <= 0 or st.index % po_every):

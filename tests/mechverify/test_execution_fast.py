@@ -26,6 +26,12 @@ from tests.helpers import random_instance
 A, E, U = (importlib.import_module(f"mechverify.{m}") for m in ("allocation", "execution", "utility"))
 
 
+@pytest.fixture(autouse=True)
+def _vectorised(monkeypatch):
+    """The vectorised paths on for every size (they start at allocation.VECTOR_MIN entries otherwise)."""
+    monkeypatch.setattr(A, "VECTOR_MIN", 0)
+
+
 def _same(a, b) -> bool:
     """The same numbers, bit for bit and type for type (tuples and lists alike, dict values in order)."""
     if isinstance(a, dict):
@@ -37,6 +43,7 @@ def _same(a, b) -> bool:
 
 def _slow(monkeypatch) -> None:
     """Every vectorised float path off: the loops decide."""
+    monkeypatch.setattr(A, "VECTOR_MIN", 10 ** 9)
     monkeypatch.setattr(A, "float_matrix", lambda a: None)
     monkeypatch.setattr(U, "float_matrix", lambda a: None)
 
@@ -147,10 +154,14 @@ def test_progress_in_floats_is_the_loop():
         t, dt = rng.uniform(0, 100), rng.choice([0.0, rng.uniform(0, 10)])
         rates = utilities(env, alloc)
         ref = _progress_ref(env.users, dict(work), rates, t, dt)
-        p = Progress(env.users, work, env, alloc, False)
-        got = p.finish(t)
-        p.advance(dt)
-        assert _same(got, ref[:2]) and _same(work, ref[2])
+        for vector_min in (0, 10 ** 9):  # numpy arrays, and the loop of a few users
+            A.VECTOR_MIN = vector_min
+            left = dict(work)
+            p = Progress(env.users, left, env, alloc, False)
+            assert p.loop == (vector_min > 0)
+            got = p.finish(t)
+            p.advance(dt)
+            assert _same(got, ref[:2]) and _same(left, ref[2])
 
 
 # ---------------------------------------------------------------------- whole runs: nothing stale
