@@ -18,14 +18,16 @@ Feasibility (``x`` in chi(E), seed 004 eq. (2); seed 002 Defs. 3-4):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from fractions import Fraction
 from math import isfinite
 from typing import Any, Optional, Sequence
 
 from .model import Environment
-from .numbers import FLOAT_REL, as_float, fmt_exact, fmt_value, fraction_sum, is_inf
+from .numbers import FLOAT_REL, as_float, as_floats, fmt_exact, fmt_value, fraction_sum, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "feasibility_violations", "is_feasible", "state_of"]
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "feasibility_violations", "is_feasible", "state_of",
+           "float_matrix", "memo"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class Allocation:
 
     def totals(self) -> tuple[Any, ...]:
         """Every user's total ``x_j``."""
+        X = float_matrix(self)
+        if X is not None:  # the same sums, left to right, over the whole matrix at once
+            return tuple(_row_sums(X, first=True).tolist())
         return tuple(self.total(j) for j in range(self.env.n_users))
 
     def bundle(self, j: int) -> Bundle:
@@ -264,22 +269,83 @@ def is_feasible(env: Environment, x: Sequence[Sequence[Any]], mode: str = "rdm")
     return not feasibility_violations(env, x, mode)
 
 
-_FLOATS: dict = {}  # id(demand tuple) -> (the tuple, its floats): a float run converts each demand once
+def memo(a: Allocation) -> dict:
+    """A per-allocation memo of derived values (an allocation is immutable; the memo is no field: it takes no
+    part in ==, repr or replace())."""
+    got = a.__dict__.get("_memo")
+    if got is None:
+        got = {}
+        object.__setattr__(a, "_memo", got)
+    return got
 
 
-def _as_floats(vec: tuple) -> tuple:
-    got = _FLOATS.get(id(vec))
-    if got is None or got[0] is not vec:
-        if len(_FLOATS) > 100_000:
-            _FLOATS.clear()
-        got = _FLOATS[id(vec)] = (vec, tuple(float(v) for v in vec))
-    return got[1]
+#: the vectorised float paths run from this many entries of the task matrix on (below, numpy's fixed cost per
+#: call outweighs the loops; both give the same bits, tests/mechverify/test_execution_fast.py sets it to 0)
+VECTOR_MIN = 32
+
+
+def float_matrix(a: Allocation) -> Any:
+    """``x`` as a ``J x S`` numpy float array when ``a`` is a float allocation whose every entry is a finite
+    Python ``float`` and it has at least :data:`VECTOR_MIN` entries (memoised); ``None`` otherwise.  The vectorised float paths (:func:`usage`,
+    :func:`dominant_shares`, ``Allocation.totals``, ``utility.utilities``) run only on it: they compute the
+    same IEEE operations in the same order as the loops they replace (tests/mechverify/test_allocation_fast.py),
+    which the ``Fraction``, ``int``, NaN and infinite entries would not all allow."""
+    m = memo(a)
+    got = m.get("X", False)
+    if got is False:
+        got = None
+        x, S = a.x, a.env.n_servers
+        if not a.exact and x and S and len(x) * S >= VECTOR_MIN and len(x) == a.env.n_users and set(map(len, x)) == {S} \
+                and set(map(type, chain.from_iterable(x))) == {float}:
+            import numpy as np
+
+            X = np.array(x, dtype=float)
+            if np.isfinite(X).all():
+                got = X
+        m["X"] = got
+    return got
+
+
+def _row_sums(X: Any, first: bool) -> Any:
+    """Each row of ``X`` summed left to right: ``sum(row[1:], row[0])`` (``first``) or ``sum(row, 0.0)`` --
+    ``np.add.accumulate`` adds in order (a ``sum`` reduction may pair terms up)."""
+    import numpy as np
+
+    if not first:
+        X = np.concatenate((np.zeros((X.shape[0], 1)), X), axis=1)
+    if X.shape[1] == 0:
+        return np.zeros(X.shape[0])
+    return np.add.accumulate(X, axis=1)[:, -1] if X.shape[1] > 1 else X[:, 0].copy()
+
+
+def _float_usage(a: Allocation) -> Any:
+    """:func:`usage` of a float allocation as a ``J x (R + K)`` numpy array, the same sums in the same order
+    (``None`` outside the vectorised case: per-server demands, or no :func:`float_matrix`)."""
+    X = float_matrix(a)
+    env = a.env
+    if X is None or env.server_demand:
+        return None
+    import numpy as np
+
+    fl = env.floats()
+    J, S = X.shape
+    # per user and resource: 0.0 + x[j,0] d[j,r] + x[j,1] d[j,r] + ... in server order (a zero x adds +-0.0,
+    # which leaves a sum that starts at +0.0 unchanged: the loop's skipping of zeros changes nothing)
+    P = np.concatenate((np.zeros((J, 1, env.n_resources)), X[:, :, None] * fl.demand[:, None, :]), axis=1)
+    U = np.add.accumulate(P, axis=1)[:, -1, :]
+    if env.n_external:
+        U = np.concatenate((U, 0.0 + _row_sums(X, first=False)[:, None] * fl.external_demand), axis=1)
+    return U
 
 
 def usage(a: "Allocation") -> list[list[Any]]:
     """What each user's allocation uses: per user, per resource summed over servers, then per external
     resource (``x[j,s] * d[j,s,r]``, the non-wasteful bundle).  Exact for an exact allocation; a float one is
     summed in floats."""
+    if not a.exact:
+        U = _float_usage(a)
+        if U is not None:
+            return U.tolist()
     env = a.env
     R, S, K = env.n_resources, env.n_servers, env.n_external
     exact = a.exact
@@ -293,12 +359,12 @@ def usage(a: "Allocation") -> list[list[Any]]:
             if x:
                 d = env.d(j, s)
                 if not exact:
-                    d, x = _as_floats(d), float(x)
+                    d, x = as_floats(d), float(x)
                 for r in range(R):
                     use[r] += x * d[r]
         if K:
             tasks = sum(row, zero)
-            ext = env.external_demand[j] if exact else _as_floats(env.external_demand[j])
+            ext = env.external_demand[j] if exact else as_floats(env.external_demand[j])
             for k in range(K):
                 use[R + k] += tasks * ext[k]
         out.append(use)
@@ -311,11 +377,14 @@ def dominant_shares(a: "Allocation", by_queue: bool = False, used: Optional[list
     (and the external ones), of what its allocation uses over that capacity (:func:`usage`; ``used``: already
     computed).  Exact for an exact allocation."""
     env = a.env
-    R = env.n_resources
     zero: Any = Fraction(0) if a.exact else 0.0
     caps = list(env.total_capacity()) + list(env.external_capacity)
     if not a.exact:
         caps = [float(c) for c in caps]
+        if not by_queue or not any(q is not None for q in env.user_queue):
+            U = _float_usage(a) if used is None else None
+            if U is not None or (used is not None and float_matrix(a) is not None):
+                return _float_dominant_shares(env, caps, U if U is not None else used)
     used = usage(a) if used is None else used
     groups: dict[str, list[Any]] = {}
     for j, u in enumerate(env.users):
@@ -331,3 +400,16 @@ def dominant_shares(a: "Allocation", by_queue: bool = False, used: Optional[list
         shares = [x / c for x, c in zip(use, caps) if c > 0]
         out[name] = max(shares, default=zero)
     return out
+
+
+def _float_dominant_shares(env: Environment, caps: list, used: Any) -> dict[str, Any]:
+    """:func:`dominant_shares` per user of a float allocation, vectorised: each user's largest ``use / c``
+    over the capacities ``c > 0`` (the same divisions; a maximum is exact)."""
+    import numpy as np
+
+    U = np.asarray(used, dtype=float).reshape(env.n_users, len(caps))
+    keep = [r for r, c in enumerate(caps) if c > 0]
+    if not keep:
+        return dict.fromkeys(env.users, 0.0)
+    shares = (U[:, keep] / np.array([caps[r] for r in keep])).max(axis=1)
+    return dict(zip(env.users, shares.tolist()))

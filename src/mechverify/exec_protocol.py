@@ -25,7 +25,6 @@ import os
 import shlex
 import shutil
 import signal
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Optional
 

@@ -39,6 +39,7 @@ from .instances import (MAX_NAME_LENGTH, UserFields, load_instance_data, loads_i
                         instance_number, _check_keys, _check_name, _show, _vector)
 from .model import Environment
 from .numbers import InstanceError, fmt_exact
+from .progress import Progress
 
 __all__ = ["EVENT_KINDS", "MAX_EVENTS", "MAX_TIME", "UserSpec", "Event", "Execution", "Step", "StepContext",
            "Stepper", "parse_execution", "load_execution", "loads_execution", "is_execution", "run", "cumulative",
@@ -580,7 +581,12 @@ class _State:
     def __init__(self, ex: Execution, deviation: Optional[Reports]) -> None:
         self.ex, self.dev = ex, deviation
         self.servers: dict[str, tuple[Fraction, ...]] = dict(zip(ex.servers, ex.capacity))
-        self._cluster: Optional[tuple] = None  # (server names, capacities): the same objects until one changes
+        # (server names, capacities, every server index, name -> index): the same objects until one changes
+        self._cluster: Optional[tuple] = None
+        # name -> (spec, its row of the environment): a user's row is built once per spec and cluster, so a step
+        # costs one look-up per present user (the user's row changes when its spec or the servers change)
+        self._rows: dict[str, tuple[UserSpec, tuple]] = {}
+        self._qindex = {q: i for i, q in enumerate(ex.queues)}
         self.true: dict[str, UserSpec] = {}
         self.reported: dict[str, UserSpec] = {}
         self.work: dict[str, Any] = {}
@@ -626,6 +632,7 @@ class _State:
                 del self.true[u]
                 del self.reported[u]
                 self.work.pop(u, None)
+                self._rows.pop(u, None)
                 if ev.derived:
                     self.finished.add(u)
             elif ev.kind == "demand":
@@ -670,29 +677,43 @@ class _State:
     def _build(self, specs: Mapping[str, UserSpec]) -> Environment:
         ex = self.ex
         if self._cluster is None:
-            self._cluster = (tuple(self.servers), tuple(self.servers.values()), frozenset(range(len(self.servers))))
-        servers, capacity, allsrv = self._cluster
-        us = list(specs.values())
-        # server names to indices, only when some user names servers (O(servers) per step otherwise)
-        sindex = {s: i for i, s in enumerate(servers)} if any(u.server_demand or u.eligible is not None
-                                                               for u in us) else {}
-        qindex = {q: i for i, q in enumerate(ex.queues)}
+            names = tuple(self.servers)
+            self._cluster = (names, tuple(self.servers.values()), frozenset(range(len(names))),
+                             {s: i for i, s in enumerate(names)})
+            self._rows.clear()  # eligible sets are server indices
+        servers, capacity, allsrv, sindex = self._cluster
+        rows = self._rows
+        out = [got[1] if (got := rows.get(name)) is not None and got[0] is u else self._fill(u, allsrv, sindex)
+               for name, u in specs.items()]
+        users, demand, external_demand, weight, eligible, tasks, user_queue, floats = zip(*out)
         sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
-        for j, u in enumerate(us):
-            for s, vec in u.server_demand.items():
-                if s in sindex:
-                    sd[(j, sindex[s])] = vec
-        return Environment(
-            resources=ex.resources, servers=servers, capacity=capacity,
-            users=tuple(u.name for u in us), demand=tuple(u.demand for u in us), external=ex.external,
-            external_capacity=ex.external_capacity,
-            external_demand=tuple(u.external_demand if ex.external else () for u in us),
-            weight=tuple(u.weight for u in us),
-            eligible=tuple(allsrv if u.eligible is None else frozenset(sindex[s] for s in u.eligible if s in sindex)
-                           for u in us),
-            tasks=tuple(u.tasks for u in us), server_demand=sd, queues=ex.queues, queue_weight=ex.queue_weight,
-            queue_guarantee=ex.queue_guarantee, queue_max=ex.queue_max,
-            user_queue=tuple(None if u.queue is None else qindex[u.queue] for u in us))
+        for j, u in enumerate(specs.values()):
+            if u.server_demand:
+                for s, vec in u.server_demand.items():
+                    if s in sindex:
+                        sd[(j, sindex[s])] = vec
+        env = Environment(
+            resources=ex.resources, servers=servers, capacity=capacity, users=users, demand=demand,
+            external=ex.external, external_capacity=ex.external_capacity, external_demand=external_demand,
+            weight=weight, eligible=eligible, tasks=tasks, server_demand=sd, queues=ex.queues,
+            queue_weight=ex.queue_weight, queue_guarantee=ex.queue_guarantee, queue_max=ex.queue_max,
+            user_queue=user_queue)
+        env.seed_floats(floats)
+        return env
+
+    def _fill(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
+        row = self._row(u, allsrv, sindex)
+        self._rows[u.name] = (u, row)
+        return row
+
+    def _row(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
+        """User ``u``'s entries of the environment: name, demand, external demand, weight, eligible server
+        indices, task bound, queue index, and its numbers as floats (``Environment.seed_floats``)."""
+        ext = u.external_demand if self.ex.external else ()
+        return (u.name, u.demand, ext, u.weight,
+                allsrv if u.eligible is None else frozenset(sindex[s] for s in u.eligible if s in sindex),
+                u.tasks, None if u.queue is None else self._qindex[u.queue],
+                Environment.float_row(u.demand, ext, u.weight, u.tasks))
 
 
 def _stated(spec: UserSpec, st: Statement) -> UserSpec:
@@ -709,14 +730,19 @@ def _carry(prev: Optional[Allocation], env: Environment) -> Optional[Allocation]
     if prev is None:
         return None
     zero = Fraction(0) if prev.exact else 0.0
-    if prev.env.users == env.users and prev.env.servers == env.servers:
-        return Allocation(env, prev.x, prev.mechanism, prev.exact)
-    pu = {u: j for j, u in enumerate(prev.env.users)}
-    ps = {s: i for i, s in enumerate(prev.env.servers)}
+    penv = prev.env
+    if penv.servers == env.servers:
+        if penv.users == env.users:
+            return Allocation(env, prev.x, prev.mechanism, prev.exact)
+        rows, none = dict(zip(penv.users, prev.x)), (zero,) * env.n_servers
+        return Allocation(env, tuple([rows.get(u, none) for u in env.users]), prev.mechanism, prev.exact)
+    pu = {u: j for j, u in enumerate(penv.users)}
+    ps = {s: i for i, s in enumerate(penv.servers)}
+    cols = [ps.get(s) for s in env.servers]
     x = []
     for u in env.users:
         j = pu.get(u)
-        x.append(tuple(zero if j is None or ps.get(s) is None else prev.x[j][ps[s]] for s in env.servers))
+        x.append(tuple(zero if j is None or i is None else prev.x[j][i] for i in cols))
     return Allocation(env, tuple(x), prev.mechanism, prev.exact)
 
 
@@ -774,25 +800,14 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
             alloc = stepper.step(StepContext(index, t, event, rep, _carry(prev, rep), ex, exact, more))
         # when does this step end: the next event, a derived finish, or the horizon
         finish_at, who = None, None
-        rates: dict = {}  # the users' rates of work this step (computed once, used twice)
+        progress: Optional[Progress] = None  # the users' rates of work this step (computed once, used twice)
         if owns and not pending:  # only a user left without a whole task finishes here, at once
             who = next((u for u in users if u in state.work and state.true[u].tasks is not None and state.true[u].tasks < 1),
                        None)
             finish_at = t if who is not None else None
         elif alloc is not None and state.work and not owns:
-            from .utility import utility
-
-            for j, u in enumerate(users):
-                w = state.work.get(u)
-                if w is None:
-                    continue
-                rate = rates[u] = utility(tru, alloc, j)
-                if rate > 0:
-                    at = t + (w / rate if exact else float(w) / float(rate))
-                    if finish_at is None or at < finish_at:
-                        finish_at, who = at, u
-                elif w == 0:
-                    finish_at, who = t, u
+            progress = Progress(users, state.work, tru, alloc, exact)
+            finish_at, who = progress.finish(t)
         if finish_at is not None and nxt is not None and finish_at > nxt:
             finish_at = None
         if finish_at is not None and nxt is None and finish_at > horizon and ex.end is not None:
@@ -814,16 +829,8 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
         if on_step is not None:
             on_step(step)
         yield step
-        # work done during the step
-        if alloc is not None and state.work and not owns:
-            from .utility import utility
-
-            dt = until - t
-            for j, u in enumerate(users):
-                if u in state.work:
-                    rate = rates[u] if u in rates else utility(tru, alloc, j)
-                    done = rate * dt
-                    state.work[u] = max(state.work[u] - (done if exact else float(done)), 0 if exact else 0.0)
+        if progress is not None:  # work done during the step
+            progress.advance(until - t)
         prev, t, index = alloc, until, index + 1
         if wake_at is not None and owns:
             pending = [(u, n) for u, n in stepper.completed().items() if n]

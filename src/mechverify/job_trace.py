@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from fractions import Fraction
 from typing import Any, Mapping, Optional

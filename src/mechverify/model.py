@@ -41,10 +41,10 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from .numbers import INF, InstanceError, fmt_exact, fraction_sum, to_fraction
+from .numbers import INF, InstanceError, as_float, as_floats, fmt_exact, fraction_sum, to_fraction
 from .validation import MAX_QUEUE_DEPTH, MAX_QUEUES, queue_parents, validate
 
-__all__ = ["Environment", "InstanceError", "describe_shape", "leontief_tasks", "MAX_QUEUES", "MAX_QUEUE_DEPTH"]
+__all__ = ["Environment", "FloatArrays", "InstanceError", "describe_shape", "leontief_tasks", "MAX_QUEUES", "MAX_QUEUE_DEPTH"]
 
 
 Num = Fraction
@@ -90,6 +90,21 @@ def deferred_validation():
         yield
     finally:
         _DEFERRED[0] = old
+
+
+@dataclass(frozen=True)
+class FloatArrays:
+    """An environment's numbers in floats (:meth:`Environment.floats`): ``demand`` ``J x R`` (the base demand
+    ``d[j]``; per-server overrides are not in it), ``external_demand`` ``J x K`` (``J x 0`` when no user has
+    one), ``weight`` and ``tasks`` (``inf``: no bound) ``J``, ``capacity`` ``S x R``, ``external_capacity``
+    ``K``.  Shared read-only: never write into them."""
+
+    demand: Any
+    external_demand: Any
+    weight: Any
+    tasks: Any
+    capacity: Any
+    external_capacity: Any
 
 
 @dataclass(frozen=True)
@@ -379,6 +394,44 @@ class Environment:
             if dv and not c:
                 return False
         return True
+
+    def floats(self) -> "FloatArrays":
+        """The environment's numbers as numpy float arrays (:class:`FloatArrays`, memoised): what float paths
+        read instead of converting ``Fraction``s one at a time.  Each value is ``as_float`` of the exact number
+        (correctly rounded), so a float path reading them computes what it computed from the Fractions."""
+        got = self._memo.get("floats")
+        if got is None:
+            import numpy as np
+
+            J, R = self.n_users, self.n_resources
+            K = len(self.external_demand[0]) if J else 0
+            seeded = self._memo.get("float_rows")
+            if seeded is not None:  # one row per user (seed_floats): one conversion for the whole matrix
+                M = np.array(seeded, dtype=float).reshape(J, R + K + 2)
+                demand, external_demand, weight, tasks = M[:, :R], M[:, R:R + K], M[:, R + K], M[:, R + K + 1]
+            else:
+                demand = np.array([as_floats(v) for v in self.demand], dtype=float).reshape(J, R)
+                external_demand = np.array([as_floats(v) for v in self.external_demand], dtype=float
+                                           ).reshape(J, K) if K else np.zeros((J, 0))
+                weight = np.array([as_float(w) for w in self.weight], dtype=float)
+                tasks = np.array([INF if t is None else as_float(t) for t in self.tasks], dtype=float)
+            got = self._memo["floats"] = FloatArrays(
+                demand=demand, external_demand=external_demand, weight=weight, tasks=tasks,
+                capacity=np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(
+                    self.n_servers, self.n_resources),
+                external_capacity=np.array(as_floats(self.external_capacity), dtype=float))
+        return got
+
+    def seed_floats(self, rows: Sequence[tuple]) -> None:
+        """Hand :meth:`floats` each user's numbers as floats, one tuple per user: its demand, external demand,
+        weight and task bound (``inf``: none), each ``as_float`` of the exact number -- for a builder that keeps
+        them per user across many environments (``execution``: one per step)."""
+        self._memo["float_rows"] = rows
+
+    @staticmethod
+    def float_row(demand: tuple, external_demand: tuple, weight: Any, tasks: Any) -> tuple:
+        """One user's row for :meth:`seed_floats`."""
+        return (*as_floats(demand), *as_floats(external_demand), as_float(weight), INF if tasks is None else as_float(tasks))
 
     def total_capacity(self) -> tuple[Fraction, ...]:
         """Pooled capacity ``sum_s c[s,r]`` per resource."""

@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["InstanceError", "to_fraction", "fmt", "fmt_exact", "fmt_value", "is_number_like", "INF", "FLOAT_REL", "is_inf",
-           "ratio", "rel_change", "gt", "json_number", "from_exact_text", "as_float", "plural"]
+           "ratio", "rel_change", "gt", "json_number", "from_exact_text", "as_float", "as_floats", "plural"]
 
 #: Infinity, the one spelling (an unbounded normaliser, ``x/0`` ratios, a user whose tasks use nothing).
 INF = math.inf
@@ -36,6 +36,20 @@ def as_float(v: Any) -> float:
     if v.__class__ is Fraction:
         return v._numerator / v._denominator
     return float(v)
+
+
+_FLOATS: dict = {}  # id(tuple) -> (the tuple, its floats): a float run converts each demand vector once
+
+
+def as_floats(vec: tuple) -> tuple:
+    """``tuple(as_float(v) for v in vec)``, remembered for the tuple object itself (a user's demand is the same
+    tuple from step to step of a run: converted once, not at every step)."""
+    got = _FLOATS.get(id(vec))
+    if got is None or got[0] is not vec:
+        if len(_FLOATS) > 100_000:
+            _FLOATS.clear()
+        got = _FLOATS[id(vec)] = (vec, tuple([as_float(v) for v in vec]))
+    return got[1]
 
 
 def is_inf(v: Any) -> bool:

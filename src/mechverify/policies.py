@@ -62,7 +62,7 @@ import heapq
 import math
 from fractions import Fraction
 from functools import cmp_to_key
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Union
 
 from .allocation import Allocation
 from .model import Environment

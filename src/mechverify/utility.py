@@ -29,7 +29,7 @@ import math
 from fractions import Fraction
 from typing import Any, Iterable, Optional
 
-from .allocation import Allocation, Bundle
+from .allocation import Allocation, Bundle, float_matrix, memo
 from .model import Environment, leontief_tasks
 from .numbers import INF, as_float
 
@@ -150,8 +150,57 @@ def _float_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
 
 
 def utilities(true_env: Environment, alloc: Allocation, integral: bool = False) -> tuple[Any, ...]:
-    """``u_j`` of every user's own bundle (:func:`utility` for each ``j``)."""
-    return tuple(utility(true_env, alloc, j, integral) for j in range(true_env.n_users))
+    """``u_j`` of every user's own bundle (:func:`utility` for each ``j``).  A float allocation's are computed
+    once per true environment (memoised on the allocation: a run's rates of work and a simulation's measures
+    share them), over the whole matrix at once (:func:`_float_utilities`)."""
+    if integral or alloc.exact:
+        return tuple(utility(true_env, alloc, j, integral) for j in range(true_env.n_users))
+    m = memo(alloc)
+    got = m.get("utilities")
+    if got is not None and got[0] is true_env:
+        return got[1]
+    out = _float_utilities(true_env, alloc)
+    if out is None:
+        out = tuple(utility(true_env, alloc, j) for j in range(true_env.n_users))
+    m["utilities"] = (true_env, out)
+    return out
+
+
+def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple[Any, ...]]:
+    """:func:`utility` of every user when ``alloc`` has a :func:`float_matrix`, vectorised: the IEEE operations
+    of :func:`_float_own_tasks` in its order -- per server ``min_r x * d_rep / d_true`` (a minimum is exact),
+    summed over the servers left to right from ``0``, the external limit ``min_k x_j * d_er_rep / d_er_true``,
+    then :func:`_capped`, whose comparison with a ``Fraction`` bound is exact (a float bound that ties is
+    compared exactly, one user at a time).  A user eligible on only some servers (its set's order) is computed
+    by :func:`utility`; per-server demands: ``None`` (the caller's loop)."""
+    X = float_matrix(alloc)
+    rep = alloc.env
+    if X is None or rep.server_demand or true_env.server_demand or true_env.n_users != rep.n_users:
+        return None
+    import numpy as np
+
+    J, S = X.shape
+    fr, ft = rep.floats(), true_env.floats()
+    pos = ft.demand > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Q = X[:, :, None] * fr.demand[:, None, :] / np.where(pos, ft.demand, 1.0)[:, None, :]
+    best = np.where(pos[:, None, :], Q, INF).min(axis=2, initial=INF)  # J x S
+    total = np.add.accumulate(np.concatenate((np.zeros((J, 1)), best), axis=1), axis=1)[:, -1]
+    if ft.external_demand.shape[1]:
+        tot = np.add.accumulate(X, axis=1)[:, -1]  # Allocation.total: sum(row[1:], row[0])
+        pe = ft.external_demand > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Qe = tot[:, None] * fr.external_demand / np.where(pe, ft.external_demand, 1.0)
+        ext = np.where(pe, Qe, INF).min(axis=1, initial=INF)
+        total = np.where(ext < total, ext, total)
+    nj = ft.tasks
+    out = total.tolist()
+    for j in np.flatnonzero(nj <= total).tolist():  # the bound binds (float < total) or ties (compared exactly)
+        out[j] = true_env.tasks[j] if nj[j] < total[j] else _capped(out[j], INF, true_env.tasks[j])
+    for j, el in enumerate(true_env.eligible):
+        if len(el) != S:  # eligible on some servers only: summed in its set's order
+            out[j] = utility(true_env, alloc, j)
+    return tuple(out)
 
 
 def envy_value(true_env: Environment, alloc: Allocation, j: int, k: int, placement_aware: bool = True,

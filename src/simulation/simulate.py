@@ -34,7 +34,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechanisms.core.time import execution_of, stepper_for
-from mechverify.allocation import Allocation, dominant_shares, usage
+from mechverify.allocation import Allocation, dominant_shares, float_matrix, usage
 from mechverify.execution import Event, Execution, StepContext, UserSpec, run
 from mechverify.model import Environment
 from mechverify.numbers import FLOAT_REL
@@ -321,19 +321,24 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
         if dt > 0:
             used = usage(alloc)
             pooled = alloc.env.total_capacity()
+            columns = list(zip(*used))  # per resource, the users' uses in user order (summed in that order)
             for r, (name, series) in enumerate(sim.utilisation.items()):
                 if pooled[r] > 0:
-                    series.add(t0, t1, sum(u[r] for u in used) / float(pooled[r]))
-            run_tasks = alloc.totals()
-            sim.waiting.add(t0, t1, float(sum(max(float(env.tasks[j]) - float(run_tasks[j]), 0.0)
-                                              for j in range(env.n_users) if env.tasks[j] is not None)))
+                    series.add(t0, t1, sum(columns[r]) / float(pooled[r]))
+            sim.waiting.add(t0, t1, _waiting(env, alloc))
             shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
-            for k, v in shares.items():
-                s = sim.shares.get(k)
-                if s is None and not ex.queues and len(sim.shares) < users_shown:
-                    s = sim.shares[k] = new_series()
-                if s is not None:
-                    s.add(t0, t1, float(v))
+            if ex.queues or len(sim.shares) >= users_shown:  # only the series shown: no new one
+                for k, s in sim.shares.items():
+                    v = shares.get(k)
+                    if v is not None:
+                        s.add(t0, t1, float(v))
+            else:
+                for k, v in shares.items():
+                    s = sim.shares.get(k)
+                    if s is None and len(sim.shares) < users_shown:
+                        s = sim.shares[k] = new_series()
+                    if s is not None:
+                        s.add(t0, t1, float(v))
             for name, track in sim.properties.items():
                 p = PROPERTIES[name]
                 if not p.every and (po_every <= 0 or st.index % po_every):
@@ -359,6 +364,21 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
     _recheck(mech, ex, sim, deadline)
     sim.seconds = time.monotonic() - t_start
     return sim
+
+
+def _waiting(env: Environment, alloc: Allocation) -> float:
+    """The tasks waiting in a step: over the users with a task bound, ``max(n_j - x_j, 0)`` summed in user order
+    (a float allocation's in one pass over numpy arrays: the same subtractions and sum)."""
+    run_tasks = alloc.totals()
+    if float_matrix(alloc) is None:
+        return float(sum(max(float(env.tasks[j]) - float(run_tasks[j]), 0.0)
+                         for j in range(env.n_users) if env.tasks[j] is not None))
+    import numpy as np
+
+    bound = env.floats().tasks
+    has = np.isfinite(bound)  # (a bound is a number; no bound: inf)
+    v = bound[has] - np.array(run_tasks, dtype=float)[has]
+    return float(sum(np.where(0.0 > v, 0.0, v).tolist()))
 
 
 def _recheck(mech, ex: Execution, sim: Simulation, deadline: Optional[float]) -> None:

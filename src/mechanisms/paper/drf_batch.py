@@ -15,7 +15,6 @@ is left to the mechanism's own float path (``None`` in the returned list).
 """
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Optional, Sequence
 
 import numpy as np
@@ -77,13 +76,15 @@ def _groups(envs: Sequence[Environment], key):
 
 
 def _arrays(envs: Sequence[Environment], with_external: bool):
-    def f(v):  # float(Fraction) without numbers.Rational.__float__'s detour: the same correctly rounded n / d
-        return v._numerator / v._denominator if v.__class__ is Fraction else float(v)
-
-    D = np.array([[[f(v) for v in row] + ([f(v) for v in ext] if with_external else [])
-                   for row, ext in zip(env.demand, env.external_demand)] for env in envs])
-    W = np.array([[f(w) for w in env.weight] for env in envs])
-    B = np.array([[np.inf if t is None else f(t) for t in env.tasks] for env in envs])
+    # each environment's float arrays (Environment.floats: float(Fraction) as the correctly rounded n / d, each
+    # demand vector converted once per run)
+    fl = [env.floats() for env in envs]
+    if with_external:
+        D = np.array([np.concatenate((f.demand, f.external_demand), axis=1) for f in fl])
+    else:
+        D = np.array([f.demand for f in fl])
+    W = np.array([f.weight for f in fl])
+    B = np.array([f.tasks for f in fl])
     return D, W, B
 
 
@@ -95,15 +96,14 @@ def drf_one_pool_batch(envs: Sequence[Environment], name: str = "drf") -> list[O
     for idx in _groups([envs[n] for n in ok], lambda e: (e.n_users, e.n_resources, e.n_external)):
         group = [envs[ok[k]] for k in idx]
         D, W, B = _arrays(group, True)
-        C = np.array([[float(v) for v in env.capacity[0]] + [float(v) for v in env.external_capacity]
-                      for env in group])
+        C = np.array([np.concatenate((env.floats().capacity[0], env.floats().external_capacity)) for env in group])
         M = np.array([[0 in el for el in env.eligible] for env in group])
         X = water_fill(C, D, W, B, M)
         nothing = M & ~(D > 0).any(axis=2)  # demands nothing: the bound fallback, left to the float path
         for k, env in enumerate(group):
             if nothing[k].any():
                 continue
-            out[ok[idx[k]]] = Allocation(env, tuple((float(v),) for v in X[k]), name, False, {"batch": True})
+            out[ok[idx[k]]] = Allocation(env, tuple([(v,) for v in X[k].tolist()]), name, False, {"batch": True})
     return out
 
 
@@ -127,10 +127,10 @@ def per_server_drf_batch(envs: Sequence[Environment], name: str = "per-server-dr
         S = group[0].n_servers
         X = np.zeros((len(group), group[0].n_users, S))
         for s in range(S):
-            C = np.array([[float(v) for v in env.capacity[s]] for env in group])
+            C = np.array([env.floats().capacity[s] for env in group])
             M = np.array([[env.usable(j, s) for j in range(env.n_users)] for env in group])
             X[:, :, s] = water_fill(C, D, W, B, M)
         for k, env in enumerate(group):
-            out[ok[idx[k]]] = Allocation(env, tuple(tuple(float(v) for v in row) for row in X[k]), name, False,
+            out[ok[idx[k]]] = Allocation(env, tuple(map(tuple, X[k].tolist())), name, False,
                                          {"batch": True})
     return out
