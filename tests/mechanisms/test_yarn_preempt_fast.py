@@ -131,7 +131,7 @@ def _run_steps(ex: Execution, exact: bool, literal: bool) -> list:
 def test_fast_step_equals_the_literal_one_on_a_jobs_trace_exact_and_float():
     """A few hundred jobs through the fast step and the literal one, in exact and in float stepping: the same
     allocation, preemptions and clocks at every step."""
-    ex = _jobs_trace(300, 8)
+    ex = _jobs_trace(200, 8)
     for exact in (True, False):
         want = _run_steps(ex, exact, True)
         got = _run_steps(ex, exact, False)
