@@ -191,8 +191,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"  {steps} steps, simulated time {t:g}, {finished} jobs finished ({time.monotonic() - start:.1f} s)",
                   file=sys.stderr, flush=True)
 
-    sim = simulate(mech, ex, trace=args.trace, properties=props, check_first=args.check_first,
-                   po_every=args.po_every, points=args.points, deadline=deadline, progress=progress)
+    from mechanisms.core.mechanism import SettingError
+
+    try:
+        sim = simulate(mech, ex, trace=args.trace, properties=props, check_first=args.check_first,
+                       po_every=args.po_every, points=args.points, deadline=deadline, progress=progress)
+    except SettingError as exc:  # a state of the run the mechanism is not defined for (e.g. too many binding bounds)
+        raise SettingError(f"{mech.name} cannot allocate a state this trace reaches: {exc}") from None
     if args.format == "json":
         print(json.dumps(simulation_to_json(sim), indent=1))
     elif args.format == "md":

@@ -160,3 +160,17 @@ def test_a_workload_with_time_is_drawn_by_seed(capsys):
     assert "draws no job traces" in capsys.readouterr().err
     assert main(["simulate", "drf", TRACE, "--param", "jobs=3"]) == 2
     assert "--param: only a workload takes parameters" in capsys.readouterr().err
+
+
+def test_a_state_the_mechanism_cannot_allocate_is_one_line_exit_2(tmp_path, capsys):
+    # cru solves EF under task bounds by enumeration for at most 10 users whose bound can bind: 12 one-task jobs
+    # beside a 1000-task one reach a state it refuses; the line names the lifted mechanism and cru's reason
+    jobs = [{"arrival": 0, "tasks": 1, "duration": 10, "demand": ["1/100", "1/100"], "name": f"j{i}"} for i in range(12)]
+    jobs.append({"arrival": 0, "tasks": 1000, "duration": 10, "demand": ["1/100", "1/100"], "name": "big"})
+    trace = tmp_path / "cru.json"
+    trace.write_text(json.dumps({"resources": ["cpu", "mem"], "servers": [{"name": "s", "capacity": [1, 1]}],
+                                 "jobs": jobs}))
+    assert main(["simulate", "cru", str(trace), "--tasks", "whole", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: cru+indivisible cannot allocate a state this trace reaches:") and "at most 10" in err
