@@ -84,6 +84,20 @@ def _report_key(env: Environment, j: int) -> tuple:
             tuple(sorted((s, v) for (u, s), v in env.server_demand.items() if u == j)))
 
 
+_DUST_REL, _DUST_ABS = Fraction(1, 10**9), Fraction(1, 10**12)  # the release test's float tolerance, as a residue
+
+
+def _left(c: Fraction, used: Fraction, exact: bool) -> Fraction:
+    """What is left of capacity ``c`` with ``used`` held (never negative).  In a float run the held amounts are the
+    previous step's floats, so a server they fill leaves a rounding residue (~1e-16): within the release test's
+    tolerance it is none (a mechanism normalising by a residue of 1e-16 builds an LP with 1e16 coefficients, which
+    HiGHS rejects)."""
+    left = c - used
+    if left <= 0 or (not exact and left <= c * _DUST_REL + _DUST_ABS):
+        return Fraction(0)
+    return left
+
+
 class _Irrevocable:
     def __init__(self, mech: Mechanism, ex: Execution, exact: bool) -> None:
         self.mech = mech
@@ -121,12 +135,11 @@ class _Irrevocable:
                 for j in range(J):
                     held[j][s] = Fraction(0)
                 used = [Fraction(0)] * R
-            cap.append(tuple(max(c - u, Fraction(0)) for c, u in zip(env.capacity[s], used)))
+            cap.append(tuple(_left(c, u, exact) for c, u in zip(env.capacity[s], used)))
         ext = env.external_capacity
         if env.n_external:
-            ext = tuple(c - sum((sum(held[j]) * env.external_demand[j][k] for j in range(J)), Fraction(0))
+            ext = tuple(_left(c, sum((sum(held[j]) * env.external_demand[j][k] for j in range(J)), Fraction(0)), exact)
                         for k, c in enumerate(env.external_capacity))
-            ext = tuple(max(v, Fraction(0)) for v in ext)
         tasks = tuple(None if env.tasks[j] is None else max(env.tasks[j] - sum(held[j]), Fraction(0)) for j in range(J))
         residual = replace(env, capacity=tuple(cap), external_capacity=ext, tasks=tasks)
         try:
