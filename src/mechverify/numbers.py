@@ -118,11 +118,6 @@ def whole_fractions(counts: Any) -> tuple:
     return tuple(w[v] if v < 1024 else Fraction(v) for v in counts)
 
 
-def whole_floats(counts: Any) -> tuple:
-    """Whole task counts as floats (exactly representable)."""
-    return tuple(map(float, counts))
-
-
 def fraction_sum(values: Any) -> Fraction:
     """``sum(values, Fraction(0))`` for ``Fraction``s, exactly, with the numerators of each denominator summed as
     integers first (one ``Fraction`` operation per distinct denominator, not one per term, each with its gcd).

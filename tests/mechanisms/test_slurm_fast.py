@@ -201,3 +201,20 @@ def test_fast_stepping_equals_the_literal_one_on_job_traces():
                     steps += 1
                 assert steps > n
     assert waited > 500 and fast_steps > 1000, (waited, fast_steps)
+
+
+def test_the_integer_release_test_is_the_float_runs_release_test():
+    """The integer step's "capacity lost" test (``fast._over_int``) decides as the float run's
+    (``mechanisms.core.time._over``) on whole amounts, near the threshold and far from it."""
+    import random
+    from fractions import Fraction
+
+    from mechanisms.core.time import _over
+    from mechanisms.ports.slurm.fast import _over_int
+
+    rng = random.Random(3)
+    for _ in range(5000):
+        c = rng.choice([rng.randint(0, 20), rng.randint(10**8, 10**13)])
+        u = c + rng.choice([-1, 0, 1, 2, rng.randint(0, 10**4)])
+        assert _over_int(u, c) == _over(Fraction(u), Fraction(c), False), (u, c)
+    assert not _over_int(10**12 + 1000, 10**12) and _over_int(10**12 + 1001, 10**12)  # 10**12 x 1e-9 = 1000

@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 from mechverify.allocation import Allocation
 from mechverify.execution import MAX_TIME, Execution, StepContext
 from mechverify.model import Environment
-from mechverify.numbers import InstanceError, fmt_exact, to_fraction, whole_floats, whole_fractions
+from mechverify.numbers import InstanceError, fmt_exact, to_fraction, whole_fractions
 
 from .mechanism import Mechanism, SettingError, call
 
@@ -251,8 +251,8 @@ class Indivisible:
             fins.append((self.now // self.slot + 1) * self.slot)
         self.wake = min(fins) if fins else None
         x = self._held(env)
-        conv = whole_fractions if ctx.exact else whole_floats
-        return Allocation(env, tuple(map(conv, x)), self.mech.name, ctx.exact,
+        rows = tuple(map(whole_fractions, x)) if ctx.exact else tuple(tuple(map(float, row)) for row in x)
+        return Allocation(env, rows, self.mech.name, ctx.exact,
                           info={"lift": "indivisible"})
 
     def _held(self, env: Environment) -> tuple:

@@ -84,14 +84,20 @@ def _report_key(env: Environment, j: int) -> tuple:
             tuple(sorted((s, v) for (u, s), v in env.server_demand.items() if u == j)))
 
 
-_DUST_REL, _DUST_ABS = Fraction(1, 10**9), Fraction(1, 10**12)  # the release test's float tolerance, as a residue
+#: a float run's tolerance on what a server holds: its held amounts are the previous step's floats
+_DUST_REL, _DUST_ABS = Fraction(1, 10**9), Fraction(1, 10**12)
+
+
+def _over(used: Fraction, c: Fraction, exact: bool) -> bool:
+    """``used`` exceeds capacity ``c`` (in a float run: by more than the tolerance) -- the server's capacity was
+    lost, what it holds is released."""
+    return used > c if exact else used - c > c * _DUST_REL + _DUST_ABS
 
 
 def _left(c: Fraction, used: Fraction, exact: bool) -> Fraction:
-    """What is left of capacity ``c`` with ``used`` held (never negative).  In a float run the held amounts are the
-    previous step's floats, so a server they fill leaves a rounding residue (~1e-16): within the release test's
-    tolerance it is none (a mechanism normalising by a residue of 1e-16 builds an LP with 1e16 coefficients, which
-    HiGHS rejects)."""
+    """What is left of capacity ``c`` with ``used`` held (never negative).  In a float run a server the previous
+    step's floats fill leaves a rounding residue (~1e-16): within the same tolerance it is none (a mechanism
+    normalising by a residue of 1e-16 builds an LP with 1e16 coefficients, which HiGHS rejects)."""
     left = c - used
     if left <= 0 or (not exact and left <= c * _DUST_REL + _DUST_ABS):
         return Fraction(0)
@@ -130,8 +136,7 @@ class _Irrevocable:
         cap = []
         for s in range(S):
             used = [sum((held[j][s] * env.d(j, s)[r] for j in range(J)), Fraction(0)) for r in range(R)]
-            over = (lambda u, c: u > c) if exact else (lambda u, c: float(u) > float(c) * (1 + 1e-9) + 1e-12)
-            if any(over(u, c) for u, c in zip(used, env.capacity[s])):  # capacity lost: release the server
+            if any(_over(u, c, exact) for u, c in zip(used, env.capacity[s])):  # capacity lost: release the server
                 for j in range(J):
                     held[j][s] = Fraction(0)
                 used = [Fraction(0)] * R

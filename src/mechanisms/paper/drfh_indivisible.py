@@ -124,9 +124,9 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
         def pick(j: int, fs: set) -> int:  # the scan by server_key, in C: the lowest index
             return min(fs)
     # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
-    per = [share[u] / env.weight[u] if u in fits else None for u in range(J)]
-    M = math.lcm(*(per[u].denominator for u in fits)) if fits else 1
-    per = [None if p is None else p.numerator * (M // p.denominator) for p in per]
+    g = {u: share[u] / env.weight[u] for u in fits}
+    M = math.lcm(*(v.denominator for v in g.values())) if g else 1
+    per = {u: v.numerator * (M // v.denominator) for u, v in g.items()}
     steps = fill_whole_tasks(fits, lambda u: (total[u] * per[u], u), server_key, place,
                              server_fits, user_open, MAX_STEPS,
                              f"instance: {name} would place more than {MAX_STEPS} whole tasks; "

@@ -17,6 +17,12 @@ from mechverify.policies import MAX_TASKS
 __all__ = ["FastSteps", "FloatUsage"]
 
 
+def _over_int(used: int, c: int) -> bool:
+    """``mechanisms.core.time._over`` of a float run (``used - c > c / 10**9 + 1 / 10**12``) for integers: the
+    same test times 10**12, exactly."""
+    return (used - c) * 10**12 > c * 1000 + 1
+
+
 def _as_ints(known: dict, u: str, d: tuple, n: Any) -> Optional[tuple]:
     """User ``u``'s demand ``d`` and task bound ``n`` as the integer step reads them, remembered in ``known``:
     ``(d, n, d as ints, n, floor(n))``; ``None`` when the demand is not whole or the bound is missing."""
@@ -162,7 +168,7 @@ class FastSteps:
                     for r in range(R):
                         used[r] += h * d[r]
             cap = caps[s]
-            if any(float(u) > float(c) * (1 + 1e-9) + 1e-12 for u, c in zip(used, cap)):  # capacity lost
+            if any(map(_over_int, used, cap)):  # capacity lost
                 for j in range(J):
                     held[j][s] = 0
                 used = [0] * R
@@ -261,7 +267,7 @@ class FastSteps:
                 total += left
         if R == 2:
             used = [u0, u1]
-        if any(float(u) > float(c) * (1 + 1e-9) + 1e-12 for u, c in zip(used, cap)):  # capacity lost: released
+        if any(map(_over_int, used, cap)):  # capacity lost: released
             limit = [left + h for left, h in zip(limit, held)]
             held = [0] * len(held)
             used = [0] * R

@@ -58,7 +58,7 @@ from ...core.mechanism import Mechanism
 from ...core.order import order_facet
 from ...core.registry import OrderSpec, Setting, builtin
 from ...core.mechanism import SettingError, call
-from ...core.time import TimeSpec, _Irrevocable, _report_key, execution_of
+from ...core.time import TimeSpec, _Irrevocable, _left, _over, _report_key, execution_of
 from .fairshare import INF, Assoc, Tree, classic, classic_ratios_some, fair_tree, fair_tree_ranks_some
 from .fast import FastSteps, FloatUsage
 
@@ -175,11 +175,11 @@ class _Held(_Irrevocable):
                         else:
                             parts.append(h * dv)
                 used.append(sum(parts, Fraction(whole)))
-            if any(float(u) > float(c) * (1 + 1e-9) + 1e-12 for u, c in zip(used, env.capacity[s])):
+            if any(_over(u, c, False) for u, c in zip(used, env.capacity[s])):
                 for j in range(J):  # capacity lost: release the server
                     held[j][s] = 0
                 used = [zero] * R
-            cap.append(tuple(max(c - u, zero) for c, u in zip(env.capacity[s], used)))
+            cap.append(tuple(_left(c, u, False) for c, u in zip(env.capacity[s], used)))
         tasks = tuple(None if env.tasks[j] is None else max(env.tasks[j] - sum(held[j]), zero) for j in range(J))
         residual = replace(env, capacity=tuple(cap), tasks=tasks)
         try:
