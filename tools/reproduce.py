@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
-import math
 import os
 import sys
 import time
@@ -630,9 +629,8 @@ def _at(timeline: list, t: float) -> Optional[float]:
         return None
     mids = [p[0] for p in timeline]
     width = min((b - a for a, b in zip(mids, mids[1:])), default=2 * mids[0])
-    i = min(range(len(mids)), key=lambda k: abs(mids[k] - t)) if len(mids) < 64 else \
-        min((k for k in (bisect.bisect_left(mids, t) - 1, bisect.bisect_left(mids, t)) if 0 <= k < len(mids)),
-            key=lambda k: abs(mids[k] - t))
+    pos = bisect.bisect_left(mids, t)  # the nearest midpoint is one of the two around t (the lower on a tie)
+    i = min((k for k in (pos - 1, pos) if 0 <= k < len(mids)), key=lambda k: abs(mids[k] - t))
     return timeline[i][1] if abs(mids[i] - t) <= width / 2 + 1e-9 * max(1.0, t) else None
 
 
