@@ -105,7 +105,8 @@ def case_whole(servers: list[int], events: int, budget: float, seed: int) -> lis
 
     from mechverify.workloads import get
 
-    out = ["| whole tasks, servers | events | jobs present (mean) | seconds | events/s | |", "|---|---|---|---|---|---|"]
+    out = ["| whole tasks, servers | events | jobs present (mean) | seconds | events/s | |",
+           "|---|---|---|---|---|---|"]
     for s in servers:
         ex = parse_job_trace(get("google2011").jobs(np.random.default_rng(seed), jobs=events // 2, servers=s))
         for name in ("drfh-first-fit", "drfh-best-fit"):

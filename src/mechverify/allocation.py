@@ -286,10 +286,11 @@ VECTOR_MIN = 32
 
 def float_matrix(a: Allocation) -> Any:
     """``x`` as a ``J x S`` numpy float array when ``a`` is a float allocation whose every entry is a finite
-    Python ``float`` and it has at least :data:`VECTOR_MIN` entries (memoised); ``None`` otherwise.  The vectorised float paths (:func:`usage`,
-    :func:`dominant_shares`, ``Allocation.totals``, ``utility.utilities``) run only on it: they compute the
-    same IEEE operations in the same order as the loops they replace (tests/mechverify/test_allocation_fast.py),
-    which the ``Fraction``, ``int``, NaN and infinite entries would not all allow."""
+    Python ``float`` and it has at least :data:`VECTOR_MIN` entries (memoised); ``None`` otherwise.  The vectorised
+    float paths (:func:`usage`, :func:`dominant_shares`, ``Allocation.totals``, ``utility.utilities``) run only on
+    it: they compute the same IEEE operations in the same order as the loops they replace
+    (tests/mechverify/test_allocation_fast.py), which the ``Fraction``, ``int``, NaN and infinite entries would not
+    all allow."""
     m = memo(a)
     got = m.get("X", False)
     if got is False:
