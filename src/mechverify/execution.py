@@ -590,6 +590,7 @@ class _State:
         self.true: dict[str, UserSpec] = {}
         self.reported: dict[str, UserSpec] = {}
         self.work: dict[str, Any] = {}
+        self.reuse: dict = {}  # utility.utilities' values of the users whose inputs are unchanged (float runs)
         self.finished: set[str] = set()
         self._env: Optional[tuple[Environment, Environment]] = None
         for k, u in enumerate(ex.users):
@@ -806,7 +807,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
                        None)
             finish_at = t if who is not None else None
         elif alloc is not None and state.work and not owns:
-            progress = Progress(users, state.work, tru, alloc, exact)
+            progress = Progress(users, state.work, tru, alloc, exact, state.reuse)
             finish_at, who = progress.finish(t)
         if finish_at is not None and nxt is not None and finish_at > nxt:
             finish_at = None

@@ -24,19 +24,21 @@ __all__ = ["Progress"]
 
 class Progress:
     """The rates of work of the users present in one step (those with work left: ``work``, name -> work),
-    ``tru`` the true environment, ``alloc`` the allocation."""
+    ``tru`` the true environment, ``alloc`` the allocation, ``reuse`` the run's ``utility.utilities`` reuse dict
+    (float runs: a user whose inputs did not change since the last step is not computed again)."""
 
-    def __init__(self, users: Sequence[str], work: dict, tru: Environment, alloc: Allocation, exact: bool) -> None:
+    def __init__(self, users: Sequence[str], work: dict, tru: Environment, alloc: Allocation, exact: bool,
+                 reuse: Optional[dict] = None) -> None:
         self.work, self.exact = work, exact
         self.names = list(filter(work.__contains__, users))
         self.loop = exact or len(self.names) < _allocation.VECTOR_MIN  # a few users: one at a time (numpy costs more)
         if self.loop:
-            us = utilities(tru, alloc) if not exact else None
+            us = utilities(tru, alloc, reuse=reuse) if not exact else None
             self.rates = [utility(tru, alloc, j) if exact else us[j] for j, u in enumerate(users) if u in work]
             return
         import numpy as np
 
-        us = utilities(tru, alloc)
+        us = utilities(tru, alloc, reuse=reuse)
         if len(self.names) != len(users):
             us = [us[j] for j, u in enumerate(users) if u in work]
         # float(Fraction) and as_float give the same correctly rounded n / d

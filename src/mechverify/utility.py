@@ -149,21 +149,74 @@ def _float_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
     return _capped(total, ext, true_env.tasks[j])
 
 
-def utilities(true_env: Environment, alloc: Allocation, integral: bool = False) -> tuple[Any, ...]:
+def utilities(true_env: Environment, alloc: Allocation, integral: bool = False,
+              reuse: Optional[dict] = None) -> tuple[Any, ...]:
     """``u_j`` of every user's own bundle (:func:`utility` for each ``j``).  A float allocation's are computed
     once per true environment (memoised on the allocation: a run's rates of work and a simulation's measures
-    share them), over the whole matrix at once (:func:`_float_utilities`)."""
+    share them), over the whole matrix at once (:func:`_float_utilities`).
+
+    ``reuse`` (float allocations; a dict the caller keeps across the steps of one run, user name -> what was
+    computed): a user whose inputs to :func:`utility` are the same objects or equal numbers as at its last
+    computation -- its row of the task matrix, its reported and true demand and external demand, its eligible
+    servers and task bound -- gets the value computed then (:func:`_reused`); the others are computed."""
     if integral or alloc.exact:
         return tuple(utility(true_env, alloc, j, integral) for j in range(true_env.n_users))
     m = memo(alloc)
     got = m.get("utilities")
     if got is not None and got[0] is true_env:
         return got[1]
-    out = _float_utilities(true_env, alloc)
+    out = _reused(true_env, alloc, reuse) if reuse is not None else None
+    if out is None:
+        out = _float_utilities(true_env, alloc)
     if out is None:
         out = tuple(utility(true_env, alloc, j) for j in range(true_env.n_users))
+    if reuse is not None and len(reuse) > 2 * true_env.n_users + 64:  # users who left
+        keep = set(true_env.users)
+        for u in [u for u in reuse if u not in keep]:
+            del reuse[u]
     m["utilities"] = (true_env, out)
     return out
+
+
+def _reused(true_env: Environment, alloc: Allocation, reuse: dict) -> Optional[tuple[Any, ...]]:
+    """:func:`utilities` with the values of ``reuse`` for users whose inputs are unchanged.  A user's utility is a
+    function of its inputs alone: its row ``x_j`` of floats (equal floats: a zero's sign changes no result, the
+    sums start from ``0``), ``d_j`` and ``d^e_j`` as reported and as true, ``n_j`` (equal numbers), and ``E_j``
+    (the same set object: its iteration order is the order of the sum) -- so a value found under them is the
+    one :func:`utility` computes now.  Per-server demands (not among the inputs) or another user count: ``None``."""
+    rep = alloc.env
+    if rep.server_demand or true_env.server_demand or rep.n_users != true_env.n_users:
+        return None
+    names, eligible = true_env.users, true_env.eligible
+    keys = list(zip(alloc.x, rep.demand, rep.external_demand, true_env.demand, true_env.external_demand,
+                    true_env.tasks))
+    out: list = [None] * len(keys)
+    missing = []
+    get = reuse.get
+    for j, key in enumerate(keys):
+        got = get(names[j])
+        if got is not None and got[1] is eligible[j] and got[0] == key:
+            for v in key[0]:
+                if v.__class__ is not float:  # an int or a Fraction equal to a float: computed anew
+                    missing.append(j)
+                    break
+            else:
+                out[j] = got[2]
+        else:
+            missing.append(j)
+    if missing:
+        if 2 * len(missing) > len(keys):  # most changed: the whole matrix at once (the same values)
+            full = _float_utilities(true_env, alloc)
+            if full is not None:
+                out = list(full)
+        for j in missing:
+            if out[j] is None:
+                out[j] = utility(true_env, alloc, j)
+            if all(v.__class__ is float for v in keys[j][0]):  # what a later hit may be given for
+                reuse[names[j]] = (keys[j], eligible[j], out[j])
+            else:
+                reuse.pop(names[j], None)
+    return tuple(out)
 
 
 def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple[Any, ...]]:

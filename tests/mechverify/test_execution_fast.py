@@ -6,6 +6,7 @@ each against the loop it replaces, bit for bit and type for type."""
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 import random
 from fractions import Fraction as F
 
@@ -99,6 +100,39 @@ def test_utilities_in_one_pass_are_the_per_user_utilities():
         checked += len(ref)
         capped += sum(isinstance(v, F) for v in ref)
     assert checked > 2000 and capped > 100 and ties > 50
+
+
+def test_reused_utilities_are_the_computed_ones():
+    """A run's reuse dict (``utilities(..., reuse=)``) gives a user the value computed for equal inputs only: rows
+    that change, keep their numbers as new tuples, turn a zero's sign, hold an int or a Fraction equal to a float,
+    an eligible set rebuilt, a misreport, a bound met exactly -- each against :func:`utility` computed anew."""
+    hits = 0
+    for rng, true_env, rep in _cases(23, 300):
+        reuse: dict = {}
+        alloc = _random_alloc(rng, rep)
+        for _ in range(6):
+            x = [list(row) for row in alloc.x]
+            for k in range(rep.n_users):
+                c = rng.random()
+                if c < 0.3:
+                    x[k] = list(_random_alloc(rng, rep).x[k])
+                elif c < 0.4:
+                    x[k] = [-v if v == 0 else v for v in x[k]]  # 0.0 <-> -0.0
+                elif c < 0.5 and true_env.tasks[k] is not None:
+                    x[k][0] = rng.choice([float(true_env.tasks[k]), int(true_env.tasks[k]), F(true_env.tasks[k])])
+                elif c < 0.55:
+                    x[k][0] = int(x[k][0]) if float(x[k][0]).is_integer() else x[k][0]
+            env = rep
+            if rng.random() < 0.2:  # the same numbers in new objects (an environment rebuilt)
+                env = replace(rep, eligible=tuple(frozenset(sorted(e, reverse=True)) for e in rep.eligible))
+            tru = true_env if env is rep else replace(true_env, eligible=env.eligible)
+            alloc = Allocation(env, tuple(map(tuple, x)), "test", False)
+            before = dict(reuse)
+            got = utilities(tru, alloc, reuse=reuse)
+            fresh = Allocation(env, alloc.x, "test", False)
+            assert _same(got, tuple(utility(tru, fresh, k) for k in range(tru.n_users))), (true_env.to_json(), x)
+            hits += sum(1 for k, u in enumerate(tru.users) if u in before and before[u] is reuse.get(u))
+    assert hits > 500
 
 
 def test_usage_shares_totals_in_one_pass_are_the_loops(monkeypatch):
@@ -281,6 +315,7 @@ def test_runs_hold_nothing_stale(monkeypatch, name, servers, placement):
         return build(self, specs)
 
     monkeypatch.setattr(E._State, "_build", fresh_build)
+    monkeypatch.setattr(U, "_reused", lambda *a: None)  # every utility computed at every step
     _slow(monkeypatch)
     slow = [_steps(ex, mech, False, dev) for ex, dev in runs]
     for f, s in zip(fast, slow):

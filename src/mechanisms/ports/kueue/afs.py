@@ -84,6 +84,7 @@ SAMPLING = Fraction(1)
 #: the registered half-life (upstream: no default -- issue 11134)
 HALF_LIFE = Fraction(1)
 _ZERO = Fraction(0)
+_ONE = Fraction(1)
 
 
 def alpha(elapsed: Any, half_life: Any, exact: bool = True) -> Any:
@@ -142,6 +143,9 @@ class AdmissionFairSharing:
         self._tenants: dict[Any, tuple] = {}  # queue index -> tenant_of, for the queue tree of ``_tree``
         self._tree: Any = None
         self._memo: dict[str, tuple] = {}  # LocalQueue -> (consumed vector, weight, usage)
+        # the least ``last[lq] + sampling`` (None: not known): no LocalQueue samples before it (a settlement only
+        # moves a ``last`` later, so a value kept across one is never too late)
+        self._due: Any = None
 
     def state_key(self) -> Any:
         return None  # decayed usage does not recur: no state digest
@@ -150,6 +154,7 @@ class AdmissionFairSharing:
         if lq not in self.consumed:
             self.consumed[lq] = [self.num(0)] * R
             self.last[lq] = _ZERO  # every LocalQueue exists from time 0
+            self._due = None
         return self.consumed[lq]
 
     def _holding(self, lq: str, R: int) -> list:
@@ -169,6 +174,8 @@ class AdmissionFairSharing:
 
     def _sample(self, t: Any, R: int) -> None:
         """The reconciler's samples up to time ``t`` (module docstring), with what is held since the last step."""
+        if not self.literal and self._due is not None and not self._due <= t:
+            return  # no LocalQueue samples yet
         holdings = None
         for lq in list(self.consumed):
             while self.last[lq] + self.sampling <= t:
@@ -183,6 +190,7 @@ class AdmissionFairSharing:
                         held = holdings.get(lq) or [self.num(0)] * R
                     self.consumed[lq] = [(1 - self.a1) * c + self.a1 * h for c, h in zip(self.consumed[lq], held)]
                 self.last[lq] += self.sampling
+        self._due = min((v + self.sampling for v in self.last.values()), default=None)
 
     def _settle(self, lq: str, t: Any, req: list, R: int) -> None:
         """The admission's settlement (entry penalty on): decay to now towards the admitted usage, fold the
@@ -235,7 +243,7 @@ class AdmissionFairSharing:
         return cap, used, slack
 
     def _user(self, env: Environment, j: int) -> tuple:
-        """``(key, request, tenant)`` of workload ``j``, kept while its report (demand, tasks, queue) is unchanged."""
+        """``(key, request, tenant, its row when admitted)`` of workload ``j``, kept while its report (demand, tasks, queue) is unchanged."""
         u, d, n, q = env.users[j], env.demand[j], env.tasks[j], env.user_queue[j]
         got = self._users.get(u)
         if got is not None and (got[0] is d or got[0] == d) and (got[1] is n or got[1] == n) and got[2] == q:
@@ -244,7 +252,7 @@ class AdmissionFairSharing:
         if tenant is None:
             tenant = self._tenants[q] = tenant_of(env, j)
         whole = Fraction(int(n)) if n is not None else Fraction(0)
-        out = ((d, whole, q), [self.num(whole * v) for v in d], tenant)
+        out = ((d, whole, q), [self.num(whole * v) for v in d], tenant, (self.num(whole),))
         self._users[u] = (d, n, q, out)
         return out
 
@@ -262,7 +270,7 @@ class AdmissionFairSharing:
             self._tree, self._tenants, self._users = tree, {}, {}
         users = env.users
         info = [self._user(env, j) for j in range(env.n_users)]
-        for _, _, (lq, _, w) in info:
+        for _, _, (lq, _, w), _ in info:
             self._lq(lq, R, t)
             self.weights[lq] = w
         self._sample(t, R)
@@ -322,8 +330,9 @@ class AdmissionFairSharing:
                 if nxt[lq] < len(lqs[lq]):
                     first = lqs[lq][nxt[lq]]
                     heapq.heappush(heaps[cq], (self.usage(lq, info_of[first[2]][2][2], R), first[0], first[1], lq))
-        x = tuple((num(int(env.tasks[j])) if u in self.held else num(0),) for j, u in enumerate(users))
-        usage = {lq: self.usage(lq, self.weights.get(lq, Fraction(1)), R) for lq in self.consumed}
+        held, none = self.held, (num(0),)
+        x = tuple([i[3] if u in held else none for u, i in zip(users, info)])
+        usage = {lq: self.usage(lq, self.weights.get(lq, _ONE), R) for lq in self.consumed}
         return Allocation(env, x, self.name, self.exact, info={"decisions": tuple(decisions), "usage": usage})
 
     def _step_literal(self, ctx: StepContext) -> Allocation:
