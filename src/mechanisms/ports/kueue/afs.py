@@ -123,6 +123,7 @@ class AdmissionFairSharing:
         self.exact, self.name, self.literal = exact, name, literal
         self.num = Fraction if exact else float
         self.half_life, self.sampling = Fraction(half_life), Fraction(sampling)
+        self._sampling_f = float(self.sampling)
         self.entry_penalty = entry_penalty
         R = len(ex.resources)
         self.rw = tuple(self.num(w) for w in (resource_weights or (1,) * R))
@@ -177,8 +178,9 @@ class AdmissionFairSharing:
         if not self.literal and self._due is not None and not self._due <= t:
             return  # no LocalQueue samples yet
         holdings = None
+        plus = self._plus
         for lq in list(self.consumed):
-            while self.last[lq] + self.sampling <= t:
+            while plus(self.last[lq]) <= t:
                 if not self.half_life:
                     self.consumed[lq] = [self.num(0)] * R
                 else:
@@ -189,8 +191,13 @@ class AdmissionFairSharing:
                             holdings = self._holdings(R)
                         held = holdings.get(lq) or [self.num(0)] * R
                     self.consumed[lq] = [(1 - self.a1) * c + self.a1 * h for c, h in zip(self.consumed[lq], held)]
-                self.last[lq] += self.sampling
-        self._due = min((v + self.sampling for v in self.last.values()), default=None)
+                self.last[lq] = plus(self.last[lq])
+        self._due = min(map(plus, self.last.values()), default=None)
+
+    def _plus(self, v: Any) -> Any:
+        """``v + sampling``: a float ``v`` (a settlement's time in a float run) plus the float of the sampling
+        interval -- what ``float + Fraction`` computes, without ``Fraction``'s generic fallback."""
+        return v + self._sampling_f if v.__class__ is float else v + self.sampling
 
     def _settle(self, lq: str, t: Any, req: list, R: int) -> None:
         """The admission's settlement (entry penalty on): decay to now towards the admitted usage, fold the
