@@ -40,6 +40,7 @@ from .instances import (MAX_NAME_LENGTH, UserFields, load_instance_data, loads_i
 from .model import Environment
 from .numbers import InstanceError, fmt_exact
 from .progress import Progress
+from .utility import Reuse
 
 __all__ = ["EVENT_KINDS", "MAX_EVENTS", "MAX_TIME", "UserSpec", "Event", "Execution", "Step", "StepContext",
            "Stepper", "parse_execution", "load_execution", "loads_execution", "is_execution", "run", "cumulative",
@@ -590,7 +591,7 @@ class _State:
         self.true: dict[str, UserSpec] = {}
         self.reported: dict[str, UserSpec] = {}
         self.work: dict[str, Any] = {}
-        self.reuse: dict = {}  # utility.utilities' values of the users whose inputs are unchanged (float runs)
+        self.reuse = Reuse()  # utility.utilities' values of the users whose inputs are unchanged (float runs)
         self.finished: set[str] = set()
         self._env: Optional[tuple[Environment, Environment]] = None
         for k, u in enumerate(ex.users):

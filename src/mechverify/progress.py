@@ -17,18 +17,18 @@ from . import allocation as _allocation
 from .allocation import Allocation
 from .model import Environment
 from .numbers import as_float
-from .utility import utilities, utility
+from .utility import Reuse, utilities, utility
 
 __all__ = ["Progress"]
 
 
 class Progress:
     """The rates of work of the users present in one step (those with work left: ``work``, name -> work),
-    ``tru`` the true environment, ``alloc`` the allocation, ``reuse`` the run's ``utility.utilities`` reuse dict
+    ``tru`` the true environment, ``alloc`` the allocation, ``reuse`` the run's ``utility.Reuse``
     (float runs: a user whose inputs did not change since the last step is not computed again)."""
 
     def __init__(self, users: Sequence[str], work: dict, tru: Environment, alloc: Allocation, exact: bool,
-                 reuse: Optional[dict] = None) -> None:
+                 reuse: Optional["Reuse"] = None) -> None:
         self.work, self.exact = work, exact
         self.names = list(filter(work.__contains__, users))
         self.loop = exact or len(self.names) < _allocation.VECTOR_MIN  # a few users: one at a time (numpy costs more)

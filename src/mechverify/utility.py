@@ -33,7 +33,7 @@ from .allocation import Allocation, Bundle, float_matrix, memo
 from .model import Environment, leontief_tasks
 from .numbers import INF, as_float
 
-__all__ = ["true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
+__all__ = ["Reuse", "true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
            "si_benchmark", "hsi_benchmark", "scaled", "envy_value_up_to_one"]
 
 
@@ -150,13 +150,12 @@ def _float_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
 
 
 def utilities(true_env: Environment, alloc: Allocation, integral: bool = False,
-              reuse: Optional[dict] = None) -> tuple[Any, ...]:
+              reuse: Optional["Reuse"] = None) -> tuple[Any, ...]:
     """``u_j`` of every user's own bundle (:func:`utility` for each ``j``).  A float allocation's are computed
     once per true environment (memoised on the allocation: a run's rates of work and a simulation's measures
     share them), over the whole matrix at once (:func:`_float_utilities`).
 
-    ``reuse`` (float allocations; a dict the caller keeps across the steps of one run, user name -> what was
-    computed): a user whose inputs to :func:`utility` are the same objects or equal numbers as at its last
+    ``reuse`` (float allocations; a :class:`Reuse` the caller keeps across the steps of one run): a user whose inputs to :func:`utility` are the same objects or equal numbers as at its last
     computation -- its row of the task matrix, its reported and true demand and external demand, its eligible
     servers and task bound -- gets the value computed then (:func:`_reused`); the others are computed."""
     if integral or alloc.exact:
@@ -165,20 +164,35 @@ def utilities(true_env: Environment, alloc: Allocation, integral: bool = False,
     got = m.get("utilities")
     if got is not None and got[0] is true_env:
         return got[1]
-    out = _reused(true_env, alloc, reuse) if reuse is not None else None
+    out = None
+    if reuse is not None:
+        if reuse.skip:
+            reuse.skip -= 1
+        else:
+            out = _reused(true_env, alloc, reuse)
     if out is None:
         out = _float_utilities(true_env, alloc)
     if out is None:
         out = tuple(utility(true_env, alloc, j) for j in range(true_env.n_users))
-    if reuse is not None and len(reuse) > 2 * true_env.n_users + 64:  # users who left
-        keep = set(true_env.users)
-        for u in [u for u in reuse if u not in keep]:
-            del reuse[u]
     m["utilities"] = (true_env, out)
     return out
 
 
-def _reused(true_env: Environment, alloc: Allocation, reuse: dict) -> Optional[tuple[Any, ...]]:
+class Reuse:
+    """What :func:`utilities` keeps across the steps of one float run (``reuse=``): each user's last inputs and
+    value (``values``, name -> (inputs, eligible set, value)).  Where most users' inputs change at every step (a
+    mechanism that recomputes every share at every event), looking them up costs more than it saves: after a step
+    with fewer than a quarter found, the next :data:`BACK_OFF` steps compute everyone (``skip``)."""
+
+    BACK_OFF = 16
+    __slots__ = ("values", "skip")
+
+    def __init__(self) -> None:
+        self.values: dict = {}
+        self.skip = 0
+
+
+def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optional[tuple[Any, ...]]:
     """:func:`utilities` with the values of ``reuse`` for users whose inputs are unchanged.  A user's utility is a
     function of its inputs alone: its row ``x_j`` of floats (equal floats: a zero's sign changes no result, the
     sums start from ``0``), ``d_j`` and ``d^e_j`` as reported and as true, ``n_j`` (equal numbers), and ``E_j``
@@ -187,12 +201,12 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: dict) -> Optional[t
     rep = alloc.env
     if rep.server_demand or true_env.server_demand or rep.n_users != true_env.n_users:
         return None
-    names, eligible = true_env.users, true_env.eligible
+    names, eligible, values = true_env.users, true_env.eligible, reuse.values
     keys = list(zip(alloc.x, rep.demand, rep.external_demand, true_env.demand, true_env.external_demand,
                     true_env.tasks))
     out: list = [None] * len(keys)
     missing = []
-    get = reuse.get
+    get = values.get
     for j, key in enumerate(keys):
         got = get(names[j])
         if got is not None and got[1] is eligible[j] and got[0] == key:
@@ -213,9 +227,15 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: dict) -> Optional[t
             if out[j] is None:
                 out[j] = utility(true_env, alloc, j)
             if all(v.__class__ is float for v in keys[j][0]):  # what a later hit may be given for
-                reuse[names[j]] = (keys[j], eligible[j], out[j])
+                values[names[j]] = (keys[j], eligible[j], out[j])
             else:
-                reuse.pop(names[j], None)
+                values.pop(names[j], None)
+        if 4 * len(missing) > 3 * len(keys):
+            reuse.skip = reuse.BACK_OFF
+    if len(values) > 2 * len(keys) + 64:  # users who left
+        keep = set(names)
+        for u in [u for u in values if u not in keep]:
+            del values[u]
     return tuple(out)
 
 

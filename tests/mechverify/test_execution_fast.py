@@ -103,12 +103,12 @@ def test_utilities_in_one_pass_are_the_per_user_utilities():
 
 
 def test_reused_utilities_are_the_computed_ones():
-    """A run's reuse dict (``utilities(..., reuse=)``) gives a user the value computed for equal inputs only: rows
+    """A run's :class:`Reuse` (``utilities(..., reuse=)``) gives a user the value computed for equal inputs only: rows
     that change, keep their numbers as new tuples, turn a zero's sign, hold an int or a Fraction equal to a float,
     an eligible set rebuilt, a misreport, a bound met exactly -- each against :func:`utility` computed anew."""
     hits = 0
     for rng, true_env, rep in _cases(23, 300):
-        reuse: dict = {}
+        reuse = U.Reuse()
         alloc = _random_alloc(rng, rep)
         for _ in range(6):
             x = [list(row) for row in alloc.x]
@@ -127,11 +127,14 @@ def test_reused_utilities_are_the_computed_ones():
                 env = replace(rep, eligible=tuple(frozenset(sorted(e, reverse=True)) for e in rep.eligible))
             tru = true_env if env is rep else replace(true_env, eligible=env.eligible)
             alloc = Allocation(env, tuple(map(tuple, x)), "test", False)
-            before = dict(reuse)
+            before = dict(reuse.values)
+            reuse.skip = 0
             got = utilities(tru, alloc, reuse=reuse)
             fresh = Allocation(env, alloc.x, "test", False)
             assert _same(got, tuple(utility(tru, fresh, k) for k in range(tru.n_users))), (true_env.to_json(), x)
-            hits += sum(1 for k, u in enumerate(tru.users) if u in before and before[u] is reuse.get(u))
+            if not before:  # nobody found: the next steps compute everyone
+                assert reuse.skip == U.Reuse.BACK_OFF
+            hits += sum(1 for k, u in enumerate(tru.users) if u in before and before[u] is reuse.values.get(u))
     assert hits > 500
 
 
