@@ -126,6 +126,9 @@ class _Timed:
 
     def __init__(self, inner):
         self.inner, self.seconds = inner, 0.0
+        for name in ("wake_at", "state_key", "owns_completions", "completed"):  # read by the run at every step
+            if hasattr(inner, name):
+                setattr(self, name, getattr(inner, name))
 
     def step(self, ctx):
         t0 = time.perf_counter()

@@ -687,9 +687,9 @@ class _State:
         rows = self._rows
         out = [got[1] if (got := rows.get(name)) is not None and got[0] is u else self._fill(u, allsrv, sindex)
                for name, u in specs.items()]
-        users, demand, external_demand, weight, eligible, tasks, user_queue, floats = zip(*out)
+        users, demand, external_demand, weight, eligible, tasks, user_queue, floats, has_sd = zip(*out)
         sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
-        for j, u in enumerate(specs.values()):
+        for j, u in enumerate(specs.values() if any(has_sd) else ()):
             if u.server_demand:
                 for s, vec in u.server_demand.items():
                     if s in sindex:
@@ -710,12 +710,13 @@ class _State:
 
     def _row(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
         """User ``u``'s entries of the environment: name, demand, external demand, weight, eligible server
-        indices, task bound, queue index, and its numbers as floats (``Environment.seed_floats``)."""
+        indices, task bound, queue index, its numbers as floats (``Environment.seed_floats``), and whether it has
+        per-server demands."""
         ext = u.external_demand if self.ex.external else ()
         return (u.name, u.demand, ext, u.weight,
                 allsrv if u.eligible is None else frozenset(sindex[s] for s in u.eligible if s in sindex),
                 u.tasks, None if u.queue is None else self._qindex[u.queue],
-                Environment.float_row(u.demand, ext, u.weight, u.tasks))
+                Environment.float_row(u.demand, ext, u.weight, u.tasks), bool(u.server_demand))
 
 
 def _stated(spec: UserSpec, st: Statement) -> UserSpec:
@@ -781,6 +782,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
          on_step: Optional[Callable[[Step], None]]) -> Iterator[Step]:
     state = _State(ex, deviation)
     owns = bool(getattr(stepper, "owns_completions", False))  # whole tasks completed by the stepper's timer
+    wake, state_key = getattr(stepper, "wake_at", None), getattr(stepper, "state_key", None)  # (optional)
     events = ex.events
     horizon = _num(ex.horizon, exact)
     i = 0
@@ -816,18 +818,17 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
             finish_at = None
         until = t if pending else finish_at if finish_at is not None else (nxt if nxt is not None else max(horizon, t))
         # the mechanism's own timer (``Stepper.wake_at``): a step of its own, no input changing
-        wake = getattr(stepper, "wake_at", None) if alloc is not None and not pending else None
-        wake_at = wake() if wake is not None else None
+        wake_at = wake() if wake is not None and alloc is not None and not pending else None
         if wake_at is not None:
-            wake_at = _num(Fraction(wake_at), exact)
+            if exact or wake_at.__class__ is not float or not math.isfinite(wake_at):
+                wake_at = _num(Fraction(wake_at), exact)  # (a finite float is its own float of its Fraction)
             at_event = finish_at is None and nxt is not None and wake_at == nxt  # before the event, as a finish is
             open_end = owns and ex.end is None and nxt is None and finish_at is None  # completions go on
             if not (t < wake_at and (wake_at < until or at_event or open_end)) or (wake_at > horizon and not open_end):
                 wake_at = None
         if wake_at is not None:
             finish_at, until = None, wake_at
-        step = Step(index, t, event, users, rep, tru, alloc, until, note,
-                    getattr(stepper, "state_key", lambda: None)())
+        step = Step(index, t, event, users, rep, tru, alloc, until, note, state_key() if state_key is not None else None)
         if on_step is not None:
             on_step(step)
         yield step
