@@ -101,6 +101,10 @@ def water_fill(weights: Sequence[Any], mins: Sequence[Any], maxs: Sequence[Any],
         # the general path's numbers (its only breakpoint search is over an empty set)
         R = total / sum(weights, _ZERO)
         return [w * R for w in weights]
+    if not literal:
+        got = _open_fill(weights, mins, maxs, total)
+        if got is not None:
+            return got
     cap = sum((m for m in maxs if m != INF), _ZERO) if all(m != INF for m in maxs) else INF
     target = min(total, cap)
 
@@ -131,6 +135,45 @@ def water_fill(weights: Sequence[Any], mins: Sequence[Any], maxs: Sequence[Any],
     slope = sum((w for w, lo, hi, b in zip(weights, mins, maxs, base) if w * lo_R >= lo and b < hi), _ZERO)
     R = lo_R + (target - sum(base, _ZERO)) / slope
     return at(R)
+
+
+def _open_fill(weights: Sequence[Any], mins: Sequence[Any], maxs: Sequence[Any], total: Any) -> Optional[list]:
+    """:func:`water_fill`'s numbers when no max share binds (every max ``inf``), its weights, min shares and total
+    exact numbers (weights > 0, mins >= 0), by one sort and prefix sums in integers instead of a bisection that
+    evaluates every clamp in ``Fraction``s: ``f(R) = sum_i max(w_i R, lo_i)`` rises with slope ``sum`` of the
+    weights whose breakpoint ``lo_i / w_i`` is at most ``R``; scaled by the common denominator ``L`` the weights,
+    mins and total are integers ``W, LO, T``, the first breakpoint ``p_k`` in ascending order with
+    ``f(p_k) >= T`` is found by comparing ``LO_k SW_k + SL_k W_k`` with ``T W_k`` (``SW``: the weights at or before
+    it, ``SL``: the mins after it), and ``R = (T - SL) / SW`` on the segment before it -- the unique ``R`` with
+    ``f(R) = T``, so the same exact number the bisection computes (tests/mechanisms/test_yarn_preempt_fast.py).
+    ``None``: outside this case (or the mins alone reach the total: :func:`water_fill` returns them)."""
+    nums = (*weights, *mins, total)
+    if any(v.__class__ is not Fraction and v.__class__ is not int for v in nums) or any(m != INF for m in maxs) or \
+            total <= 0 or any(w <= 0 for w in weights) or any(lo < 0 for lo in mins):
+        return None
+    L = math.lcm(*(v.denominator for v in nums))
+    W = [w.numerator * (L // w.denominator) for w in weights]
+    LO = [lo.numerator * (L // lo.denominator) for lo in mins]
+    T = total.numerator * (L // total.denominator)
+    if sum(LO) >= T:
+        return None
+    n = len(W)
+    order = sorted(range(n), key=lambda i: LO[i] / W[i])  # correctly rounded: exact ties may be out of order
+    for a, b in zip(order, order[1:]):
+        if LO[a] * W[b] > LO[b] * W[a]:
+            order.sort(key=lambda i: Fraction(LO[i], W[i]))
+            break
+    sw, sl = 0, sum(LO)
+    for k, i in enumerate(order):  # f at each breakpoint (tied ones give the same f: the first of them decides)
+        if LO[i] * sw + sl * W[i] >= T * W[i]:  # f(p_i) = p_i sw + sl >= T: R is at or before p_i
+            break
+        sl -= LO[i]
+        sw += W[i]
+    else:
+        k = n
+    R = Fraction(T - sl, sw)
+    rising = set(order[:k])  # w R >= lo: w R; the others lo (what min(max(w R, lo), inf) gives)
+    return [w * R if i in rising else lo for i, (w, lo) in enumerate(zip(weights, mins))]
 
 
 def fair_shares(env: Environment, paths: Optional[Sequence[Sequence[int]]] = None,
