@@ -158,7 +158,8 @@ class Preempting(FastSteps, WholeSteps):
         self.preempted: list[tuple] = []  # (t, starved user, victims) of the last step
 
     def state_key(self) -> Any:
-        return (tuple(self.launched), tuple(sorted(self.last_fair.items())), tuple(sorted(self.last_min.items())))
+        # the clocks as sets of (name, time): equal whatever the order they were set in, without a sort per step
+        return (tuple(self.launched), frozenset(self.last_fair.items()), frozenset(self.last_min.items()))
 
     # -- helpers
     def _held(self, env: Environment) -> list[int]:
