@@ -136,6 +136,14 @@ SOURCE = (DRF_PORT.source + "; preemption: " + ", ".join(f"{p.path} @ {p.commit}
 
 
 # ---------------------------------------------------------------------- the stepper
+class _Clocks(dict):
+    """A copy of a clock dict for a state digest: compared as a dict, hashed as the set of its items (never
+    changed after the copy)."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+
 class Preempting(FastSteps, WholeSteps):
     """One run (module docstring): the tasks each present user holds, the node's containers in launch order, the
     per-task demand each holding was for, and the two clocks."""
@@ -158,8 +166,9 @@ class Preempting(FastSteps, WholeSteps):
         self.preempted: list[tuple] = []  # (t, starved user, victims) of the last step
 
     def state_key(self) -> Any:
-        # the clocks as sets of (name, time): equal whatever the order they were set in, without a sort per step
-        return (tuple(self.launched), frozenset(self.last_fair.items()), frozenset(self.last_min.items()))
+        # the clocks as copies compared as dicts (equal whatever the order they were set in), hashed only when a
+        # reader (the cycle detector) hashes them: no sort or hash of every clock at every step
+        return (tuple(self.launched), _Clocks(self.last_fair), _Clocks(self.last_min))
 
     # -- helpers
     def _held(self, env: Environment) -> list[int]:
