@@ -206,7 +206,7 @@ def seed001_fig8(seed: int, out: str, jobs: int = 100, servers: int = 200, budge
                    edgecolors=colour, linewidths=0.8, label=f"{label} ({len(group)})")
     ax.plot([0, 1], [0, 1], color="black", lw=0.8)
     ax.text(0.74, 0.66, "y = x", fontsize=8)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("Task completion ratio in DC")
