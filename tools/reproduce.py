@@ -8,6 +8,7 @@ utilisation); it writes a Markdown table (and a figure) into ``--out``.
     python tools/reproduce.py seed001-utilisation --samples 30 --out docs/figures/seed001-utilisation
     python tools/reproduce.py seed001-fig4 --out docs/figures/seed001-fig4
     python tools/reproduce.py seed001-table2 --out docs/figures/seed001-table2
+    python tools/reproduce.py seed001-fig8 --trace-jobs 50 --servers 100 --out docs/figures/seed001-fig8
     python tools/reproduce.py seed004-table4 --samples 10 --out docs/figures/seed004-table4
     python tools/reproduce.py seed004-table3-time --samples 50 --jobs 1 --out docs/figures/seed004-table3-time
 
@@ -16,7 +17,8 @@ seed004-table3 and seed001-utilisation are STATIC: every sample is one instance 
 event simulations; the differences this makes are discussed in docs/reproductions.md.  Deterministic for a seed
 (sample i is drawn from ``verifier.rates.sample_rng(seed, point, i)``, the same instances ``rates`` draws).
 seed004-table3-time, seed004-table4, seed001-fig4 and seed001-table2 are event simulations (``simulate``'s
-stepping; the first two through ``verifier.simsweep``'s resumable campaign cells).
+stepping; the first two through ``verifier.simsweep``'s resumable campaign cells); so are seed001-figs5-8 and
+seed001-fig8 (the latter in tools/reproduce_fig8.py: a shared run and each user's run on its dedicated cloud).
 """
 from __future__ import annotations
 
@@ -807,22 +809,31 @@ def simulate_run(mech, ex, budget: float, points: int = 400):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["seed004-table3", "seed004-table3-time", "seed004-table4", "seed001-utilisation", "seed001-fig4",
-                                     "seed001-table2", "seed001-figs5-8", "seed004-fig34-time",
+                                     "seed001-table2", "seed001-figs5-8", "seed001-fig8", "seed004-fig34-time",
                                      "seed004-figs6-7"])
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--servers", type=int, default=100, help="seed001-utilisation: servers per instance")
+    ap.add_argument("--servers", type=int, default=None,
+                    help="seed001-utilisation: servers per instance (100); seed001-figs5-8 (100), seed001-fig8 (200): "
+                         "servers of the cluster")
     ap.add_argument("--users", type=int, default=3, help="seed001-utilisation: users per instance")
     ap.add_argument("--jobs", type=int, default=2, help="seed004-table4, seed004-table3-time: worker processes")
     ap.add_argument("--columns", default="all", help="seed004-table4: the columns (1-12, comma-separated) or all")
     ap.add_argument("--budget", type=float, default=None,
-                    help="seed004-table4, seed004-table3-time: wall-clock seconds")
-    ap.add_argument("--trace-jobs", type=int, default=300, help="seed001-figs5-8: jobs in the google2011 trace")
-    ap.add_argument("--rate", default=None, help="seed001-figs5-8: google2011 arrivals per hour")
+                    help="seed004-table4, seed004-table3-time: wall-clock seconds; seed001-figs5-8, seed001-fig8: "
+                         "per (shared) run")
+    ap.add_argument("--trace-jobs", type=int, default=None,
+                    help="seed001-figs5-8 (300), seed001-fig8 (100): jobs in the google2011 trace")
+    ap.add_argument("--rate", default=None, help="seed001-figs5-8, seed001-fig8: google2011 arrivals per hour")
+    ap.add_argument("--mechanism", default="drfh-best-fit",
+                    help="seed001-fig8: the DRFH heuristic, lifted +recompute (a lifted name: as it is)")
     ap.add_argument("--reuse", action="store_true",
-                    help="seed001-figs5-8: read back each mechanism's simulation.json in --out instead of running")
+                    help="seed001-figs5-8, seed001-fig8: read back the simulation.json runs in --out instead of running")
     a = ap.parse_args()
+    # every target's defaults but seed001-fig8's
+    servers = 100 if a.servers is None else a.servers
+    trace_jobs = 300 if a.trace_jobs is None else a.trace_jobs
     if a.samples < 1:
         raise SystemExit("error: --samples: must be >= 1")
     if a.what == "seed001-table2":
@@ -835,10 +846,15 @@ def main() -> None:
         print(seed004_fig34_time(a.out), end="")
         return
     if a.what == "seed001-figs5-8":
-        if not (1 <= a.servers <= 10_000) or (a.budget is not None and a.budget <= 0) or a.samples < 1:
+        if not (1 <= servers <= 10_000) or (a.budget is not None and a.budget <= 0) or a.samples < 1:
             raise SystemExit("error: --servers must be in 1..10000 and --budget > 0")
-        print(seed001_figs5_8(a.seed, a.out, a.trace_jobs, a.servers, a.budget or 900.0, a.rate,
+        print(seed001_figs5_8(a.seed, a.out, trace_jobs, servers, a.budget or 900.0, a.rate,
                               recompute=not a.reuse), end="")
+        return
+    if a.what == "seed001-fig8":
+        import reproduce_fig8  # tools/, this script's directory
+
+        print(reproduce_fig8.main_args(a), end="")
         return
     if a.what == "seed001-fig4":
         print(seed001_fig4(a.seed, a.out), end="")
@@ -858,9 +874,9 @@ def main() -> None:
     if a.what == "seed004-table3":
         print(seed004_table3(a.samples, a.seed, a.out), end="")
         return
-    if not (1 <= a.servers <= 10_000 and 1 <= a.users <= 1000):
+    if not (1 <= servers <= 10_000 and 1 <= a.users <= 1000):
         raise SystemExit("error: --servers must be in 1..10000 and --users in 1..1000")
-    print(seed001_utilisation(a.samples, a.seed, a.out, a.servers, a.users,
+    print(seed001_utilisation(a.samples, a.seed, a.out, servers, a.users,
                               progress=lambda m: print(m, file=sys.stderr, flush=True)), end="")
 
 

@@ -4,13 +4,18 @@ There is no second event loop: :func:`simulate` iterates ``mechverify.execution.
 job's work makes (a job of ``tasks`` tasks of ``duration`` each does ``tasks x duration`` of work at the rate of
 the tasks it runs, the FLUID task model of seed 004 Sec. 6.1: the mechanism reallocates at every event), the
 mechanism's own timers -- and measures every step as it goes, keeping only bounded summaries (memory does not
-grow with the steps; it grows with the jobs by two floats each, their JCT and JCT factor):
+grow with the steps; it grows with the jobs by two floats each, their JCT and JCT factor, and in the fluid model
+by one per present job, its work done):
 
 * per job: JCT (finish - arrival) and JCT factor (standalone JCT over JCT, seed 004 Sec. 6.2: the standalone
   JCT is the job's work over the rate the same mechanism gives it alone on the cluster present at its
   arrival; in the INDIVISIBLE model -- a mechanism lifted ``NAME+indivisible``, ``mechanisms.core.indivisible``:
   whole tasks completed one by one, reallocation slots, the suspend-resume overhead -- its JCT in the same
-  model alone from its arrival time); unfinished jobs are counted, never given a JCT;
+  model alone from its arrival time); unfinished jobs are counted, never given a JCT, and get their TASKS DONE
+  by the end of the run (seed 001 Sec. VI's task completion ratio is tasks done over tasks): in the
+  indivisible model the whole tasks completed, in the fluid model the whole tasks' worth of work done
+  (``floor(work done / per-task duration)``, the work done being the job's rate -- its true utility --
+  integrated over the steps);
 * over time (:class:`Series`, time-weighted means in at most ``points`` buckets, which double in width when
   the run outgrows them): utilisation of each resource of the present cluster, tasks waiting (the present
   jobs' tasks not running), each queue's dominant share (without queues: the first ``users_shown`` jobs');
@@ -173,7 +178,7 @@ class Simulation:
     steps: int = 0
     end_time: float = 0.0
     finished: int = 0
-    unfinished: list = field(default_factory=list)  # names of jobs present at the end
+    unfinished: list = field(default_factory=list)  # (name, tasks, arrival, tasks done) per job present at the end
     jct: list = field(default_factory=list)  # (name, tasks, arrival, jct, jct factor) per finished job
     utilisation: dict = field(default_factory=dict)  # resource -> Series
     waiting: Optional[Series] = None
@@ -194,6 +199,8 @@ class Simulation:
             return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else None
 
         return {"finished": self.finished, "unfinished": len(self.unfinished),
+                "tasks": sum(r[1] for r in self.jct) + sum(r[1] for r in self.unfinished),
+                "tasks_done": sum(r[1] for r in self.jct) + sum(r[3] for r in self.unfinished),
                 "jct_mean": sum(js) / len(js) if js else None, "jct_median": q(js, 0.5), "jct_p95": q(js, 0.95),
                 "jct_factor_mean": sum(fs) / len(fs) if fs else None, "jct_factor_median": q(fs, 0.5)}
 
@@ -210,7 +217,8 @@ class Simulation:
             "properties": {k: p.to_dict() for k, p in self.properties.items()},
             "jobs_table": [{"name": n, "tasks": k, "arrival": a, "jct": j, "jct_factor": f}
                            for (n, k, a, j, f) in self.jct],
-            "unfinished_jobs": self.unfinished,
+            "unfinished_jobs": [{"name": n, "tasks": k, "arrival": a, "tasks_done": d}
+                                for (n, k, a, d) in self.unfinished],
         }
 
 
@@ -285,9 +293,11 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
     specs.update((e.spec.name, e.spec) for e in ex.events if e.kind == "arrive")
     work = {u: float(spec.work) for u, spec in specs.items() if spec.work is not None}
     whole = mech.time is not None and mech.time.kind == "indivisible"  # the whole-task model
+    done: dict[str, float] = {}  # fluid model: work done by each present job (its rate integrated over the steps)
     sim.jobs = len(work)
     steps = run(ex, stepper_for(mech, ex, False), exact=False)
     last_t = 0.0
+    last_env: Optional[Environment] = None  # the true environment of the last step with somebody present
     for st in steps:
         sim.steps = st.index + 1
         t0, t1 = float(st.t), float(st.until)
@@ -298,10 +308,13 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
                                               f" {ev.user}" if ev.user else "")))
         if ev is not None and ev.kind == "finish" and ev.derived and ev.user in arrival and ev.user not in st.users:
             a, alone, n = arrival.pop(ev.user)
+            done.pop(ev.user, None)
             jct = t0 - a
             sim.jct.append((ev.user, n, a, jct, M.jct_factor(alone, jct) if jct > 0 else 1.0))
             sim.finished += 1
         alloc, env = st.alloc, st.true_env
+        if env is not None:
+            last_env = env
         if alloc is None:
             if deadline is not None and time.monotonic() > deadline:
                 sim.stopped = f"budget: stopped at t = {t1:g} after {sim.steps} steps"
@@ -317,8 +330,13 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
             elif w is not None:  # a job (its work stated): its standalone JCT
                 rate = standalone.rate(env, j)
                 arrival[u] = (t0, w / rate if rate > 0 else math.inf, int(env.tasks[j] or 0))
+                done[u] = 0.0
         dt = t1 - t0
         if dt > 0:
+            if done:  # the work done in the step: each job's rate, its true utility (as the run's progress takes it)
+                for u, rate in zip(env.users, utilities(env, alloc)):
+                    if u in done:
+                        done[u] += float(rate) * dt
             used = usage(alloc)
             pooled = alloc.env.total_capacity()
             columns = list(zip(*used))  # per resource, the users' uses in user order (summed in that order)
@@ -360,10 +378,23 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
             sim.stopped = f"budget: stopped at t = {t1:g} after {sim.steps} steps"
             break
     sim.end_time = last_t
-    sim.unfinished = sorted(arrival)
+    sim.unfinished = [(u, n, a, _tasks_done(u, n, done.get(u), work[u], last_env))
+                      for u, (a, _, n) in sorted(arrival.items())]
     _recheck(mech, ex, sim, deadline)
     sim.seconds = time.monotonic() - t_start
     return sim
+
+
+def _tasks_done(u: str, n: int, done: Optional[float], work: float, env: Optional[Environment]) -> int:
+    """Job ``u``'s tasks done by the end (module docstring): of its ``n`` tasks, in the fluid model (``done``: its
+    work done, of ``work``) the whole tasks' worth of work, ``floor(n done / work)`` (within ``TOLERANCE``); in
+    the indivisible model (``done`` None) those its task bound has dropped by in ``env``, the last step's."""
+    if n == 0:  # no task bound: no task count
+        return 0
+    if done is None:
+        left = env.tasks[env.users.index(u)] if env is not None and u in env.users else n
+        return n - int(left)
+    return min(n, math.floor(n * done / work * (1 + TOLERANCE))) if work > 0 else n
 
 
 def _waiting(env: Environment, alloc: Allocation) -> float:

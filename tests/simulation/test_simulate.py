@@ -90,6 +90,43 @@ def test_violation_time_ratio_and_exact_recheck():
     assert all(r[3] in ("confirmed", "not confirmed (holds exactly)") for r in sim2.properties["si"].rechecks)
 
 
+# Tasks done by the end of a window (seed 001's task completion ratio, Fig. 8): one server (2 cpu, 2 mem), the run
+# cut at end = 12; every task demands (1, 1), so the server runs two tasks at a time.
+#  j1: 3 tasks of 10 (work 30) at 0;  j2: 1 task of 4 at 5;  j3: 2 tasks of 4 (work 8) at 11.
+# Fluid model, whole-task First-Fit DRFH reallocated at every event (drfh-first-fit+recompute):
+#  [0, 5)   j1 alone: 2 tasks (the server) -> rate 2;                       j1 done 10
+#  [5, 9)   j1 and j2 at equal shares, a task each; j2's 4 done at 9 (JCT 4); j1 14
+#  [9, 11)  j1 alone, 2 tasks;                                              j1 18
+#  [11, 12) j1 and j3 a task each;                                          j1 19, j3 1
+#  at 12: j1 floor(3 x 19 / 30) = floor(1.9) = 1 task, j2 finished (1), j3 floor(2 x 1 / 8) = 0: 2 of 6 tasks.
+# Indivisible model without reallocation or overhead (drfh-first-fit+indivisible(slot=none,overhead=0)):
+#  j1's first two tasks run on [0, 10) (j2 waits: no free room), complete at 10; then j1's last task and j2's run
+#  from 10 (to 20 and 14); j3 waits from 11.  At 12: j1 2 tasks done, j2 0, j3 0: 2 of 6 tasks.
+WINDOW_TRACE = {"resources": ["cpu", "mem"], "servers": [{"name": "s1", "capacity": [2, 2]}], "end": 12,
+                "jobs": [{"arrival": 0, "tasks": 3, "duration": 10, "demand": [1, 1], "name": "j1"},
+                         {"arrival": 5, "tasks": 1, "duration": 4, "demand": [1, 1], "name": "j2"},
+                         {"arrival": 11, "tasks": 2, "duration": 4, "demand": [1, 1], "name": "j3"}]}
+
+
+@pytest.mark.parametrize("mech, finished, unfinished", [
+    ("drfh-first-fit+recompute", {"j2": 4.0}, [("j1", 3, 0.0, 1), ("j3", 2, 11.0, 0)]),
+    ("drfh-first-fit+indivisible(slot=none,overhead=0)", {}, [("j1", 3, 0.0, 2), ("j2", 1, 5.0, 0),
+                                                              ("j3", 2, 11.0, 0)]),
+])
+def test_tasks_done_by_the_end_of_the_window(mech, finished, unfinished):
+    from verifier.report.simulation import render_simulation_markdown, simulation_to_json
+
+    sim = simulate(mechanisms.get(mech), parse_job_trace(WINDOW_TRACE), properties=())
+    assert sim.end_time == 12
+    assert {n: pytest.approx(j) for n, _, _, j, _ in sim.jct} == finished
+    assert sim.unfinished == unfinished
+    s = sim.jct_summary()
+    assert (s["tasks"], s["tasks_done"]) == (6, 2)
+    doc = simulation_to_json(sim)
+    assert doc["unfinished_jobs"][0] == {"name": "j1", "tasks": 3, "arrival": 0.0, "tasks_done": unfinished[0][3]}
+    assert "(2 of 6 tasks done by the end: 33.3%)" in render_simulation_markdown(sim)
+
+
 def test_series_is_bounded_and_keeps_the_time_mean():
     s = Series(points=4, width=1.0)
     s.add(0, 1, 2.0)

@@ -47,6 +47,8 @@ def _summary_lines(sim) -> list[str]:
     lines = [f"simulation of {sim.mechanism} on {sim.trace}: {who}, {sim.steps} steps, simulated time "
              f"{_n(sim.end_time, 6)}, {sim.seconds:.2f} s",
              f"jobs: {s['finished']} finished, {s['unfinished']} unfinished"
+             + (f" ({s['tasks_done']} of {s['tasks']} tasks done by the end: "
+                f"{_n(100 * s['tasks_done'] / s['tasks'], 3)}%)" if s["unfinished"] and s["tasks"] else "")
              + ("" if not s["finished"] else f"; JCT mean {_n(s['jct_mean'])}, median {_n(s['jct_median'])}, "
                 f"p95 {_n(s['jct_p95'])}; JCT factor (standalone/actual) mean {_n(s['jct_factor_mean'])}, "
                 f"median {_n(s['jct_factor_median'])}")]
@@ -72,7 +74,7 @@ def render_simulation_text(sim) -> str:
 
 
 def simulation_to_json(sim) -> dict[str, Any]:
-    return {"format": "mechverify-simulation-1", **sim.to_dict()}
+    return {"format": "mechverify-simulation-2", **sim.to_dict()}
 
 
 def render_simulation_markdown(sim) -> str:
