@@ -62,6 +62,7 @@ class FloatUsage:
         self.seen: set = set()  # the associations with a usage (accrued at a tick): the others read 0
         self.levels: dict = {}  # parent -> level shares (fairshare._aggregate), until a user is added under it
         self.first: Optional[str] = None  # the first association (its usage's type is Tree's zero)
+        self.memo: dict = {}  # user -> value(user) since the last tick (usages change only at a tick)
 
     def add(self, u: str, p: Optional[int], shares: Any) -> None:
         import numpy as np
@@ -83,12 +84,18 @@ class FloatUsage:
 
     def value(self, u: str) -> Any:
         """``usage.get(u, 0)`` of the dict it replaces."""
-        if u not in self.seen:
-            return 0
-        p, i = self.where[u]
-        return self.buf[p].item(i)
+        got = self.memo.get(u)
+        if got is None:
+            if u not in self.seen:
+                got = 0
+            else:
+                p, i = self.where[u]
+                got = self.buf[p].item(i)
+            self.memo[u] = got
+        return got
 
     def tick(self, accrued: dict) -> None:
+        self.memo.clear()
         for u, a in accrued.items():
             p, i = self.where[u]
             buf = self.buf[p]
@@ -200,16 +207,11 @@ class FastSteps:
                     if not left:
                         break
         b = self.billing
-        book = self.book
-        seen, where, buf = book.seen, book.where, book.buf
+        value = self.book.value
         rate, usage = {}, {}
         for j, u in enumerate(users):
             rate[u] = float(sum(held[j]) * dem[j][b])  # a user's demand is the same on every server
-            if u in seen:
-                p, i = where[u]
-                usage[u] = buf[p].item(i)
-            else:
-                usage[u] = 0
+            usage[u] = value(u)
         self.rate = rate
         return Allocation(env, tuple([tuple([float(n) for n in row]) for row in held]), self.name, False,
                           info={"usage": usage})
@@ -226,8 +228,7 @@ class FastSteps:
         held, dem, limit, keys, waiting, vals = [], [], [], {}, [], []
         used = [0] * R
         u0 = u1 = total = 0
-        book = self.book
-        seen, where, buf = book.seen, book.where, book.buf
+        value = self.book.value
         for j, row in enumerate(prev.x):
             v = row[0]
             if v.__class__ is not float or not v.is_integer():
@@ -253,11 +254,7 @@ class FastSteps:
                     dw = c[2]
                     for r in range(R):
                         used[r] += h * dw[r]
-            if u in seen:
-                p, i = where[u]
-                vals.append(buf[p].item(i))
-            else:
-                vals.append(0)
+            vals.append(value(u))
             held.append(h)
             dem.append(c[2])
             left = c[4] - h
