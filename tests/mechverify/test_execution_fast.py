@@ -327,3 +327,37 @@ def test_runs_hold_nothing_stale(monkeypatch, name, servers, placement):
     assert sum(len(f) for f in fast) > 200
     assert any(dev is not None for _, dev in runs)
     assert any(e.kind == "capacity" for ex, _ in runs for e in ex.events) or servers == 1
+
+
+def test_a_step_spares_the_old_generation_and_gives_the_collector_back():
+    """While a step is computed the collector's oldest generation is spared (``gc`` threshold 2 raised); between
+    steps, after the run and after a caller stops iterating, the caller's thresholds are back."""
+    import gc
+
+    ex, _ = _executions(41, 1, 1, False)[0]
+    seen = []
+
+    class Spy:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def step(self, ctx):
+            seen.append(gc.get_threshold())
+            return self.inner.step(ctx)
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(500, 7, 9)
+        for exact in (False, True):
+            seen.clear()
+            steps = run(ex, Spy(stepper_for(get("drf+recompute"), ex, exact)), exact=exact)
+            for st in steps:
+                assert gc.get_threshold() == (500, 7, 9)  # between steps: the caller's
+            assert len(seen) > 3 and all(t[:2] == (500, 7) and t[2] >= E._SPARED for t in seen)
+            assert gc.get_threshold() == (500, 7, 9)
+        it = run(ex, Spy(stepper_for(get("drf+recompute"), ex, False)), exact=False)
+        next(it)
+        it.close()  # a caller that stops early
+        assert gc.get_threshold() == (500, 7, 9)
+    finally:
+        gc.set_threshold(*before)
