@@ -6,8 +6,8 @@ the users present and the servers -- against a baseline measured in the same run
                                         [--events 2000] [--budget 60] [--seed 0] [--src OTHER_CHECKOUT/src]
 
 * ``fluid``: DRF (``drf+recompute``: reallocated from scratch at every event, the fluid task model) on one pool,
-  jobs arriving so that about ``U`` are present (Little's law: a job's mean time in the system is estimated by
-  a first run and the rate set from it); 1-20 tasks of <1-4, 1-8> % of the pool, 50-150 s per task.
+  jobs arriving so that about ``U`` are present (Little's law: the rate corrected from a first guess by a few
+  runs until the jobs present on average are within 15% of ``U``); 1-20 tasks of <1-4, 1-8> % of the pool, 50-150 s per task.
 * ``whole``: First-Fit and Best-Fit DRFH with whole tasks (``drfh-first-fit``/``drfh-best-fit``) on ``S`` servers
   of the Google 2011 mix (``google2011``'s job traces at their default rate): lifted with ``recompute`` (a job's
   work done at the rate of its tasks) and in seed 001's model (``indivisible(slot=none,overhead=0)``: whole tasks
@@ -84,15 +84,17 @@ def case_fluid(users: list[int], events: int, budget: float, seed: int) -> list[
     out = ["| fluid DRF, users present (aimed at) | events | jobs present (mean) | seconds | events/s | |",
            "|---|---|---|---|---|---|"]
     for u in users:
-        # time in the system: about U present jobs at equilibrium; measured on a first short run at a guess
-        mean_work = 10.5 * 100  # tasks x seconds
-        rate = 1 / mean_work * 25  # a first guess, then Little's law from the run
-        ex = parse_job_trace(fluid_trace(events // 2, rate, seed))
-        sim = simulate(drf, ex, properties=(), deadline=time.monotonic() + budget)
-        mean_jct = sum(r[3] for r in sim.jct) / max(1, len(sim.jct))
-        rate = u / mean_jct if mean_jct > 0 else rate
-        ex = parse_job_trace(fluid_trace(events // 2, rate, seed))
-        out.append(row(f"~{u}: drf+recompute", drf, ex, budget))
+        # the arrival rate that keeps about U jobs present (Little: their time in the system over the run's time),
+        # found by a few damped corrections from a first guess (a job's time in the system grows with the load)
+        rate = u / (10.5 * 100 * 2)  # U over twice a job's work alone (tasks x seconds): a first guess
+        for _ in range(5):
+            ex = parse_job_trace(fluid_trace(events // 2, rate, seed))
+            sim = simulate(drf, ex, properties=(), deadline=time.monotonic() + budget)
+            present = sum(r[3] for r in sim.jct) / sim.end_time if sim.end_time else 0.0
+            if present <= 0 or abs(present - u) <= 0.15 * u:
+                break
+            rate *= (u / present) ** 0.5
+        out.append(row(f"~{u}: drf+recompute (rate {rate:.4f}/s)", drf, ex, budget))
         out.append(row(f"~{u}: stepping (baseline)", base, ex, budget))
     return out
 

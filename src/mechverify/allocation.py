@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, as_floats, fmt_exact, fmt_value, fraction_sum, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "feasibility_violations", "is_feasible", "state_of",
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "seed_matrix", "feasibility_violations", "is_feasible", "state_of",
            "float_matrix", "memo"]
 
 
@@ -305,6 +305,19 @@ def float_matrix(a: Allocation) -> Any:
                 got = X
         m["X"] = got
     return got
+
+
+def seed_matrix(a: Allocation, X: Any) -> None:
+    """Hand :func:`float_matrix` the ``J x S`` numpy matrix a float allocation's ``x`` was built from (``x`` =
+    ``X.tolist()`` row by row: the same floats), so the vectorised paths skip converting it back; only where
+    :func:`float_matrix` would take it (finite, at least :data:`VECTOR_MIN` entries, the shape of ``x``)."""
+    x = a.x
+    if not a.exact and X.ndim == 2 and X.shape == (len(x), a.env.n_servers) == (a.env.n_users, a.env.n_servers) \
+            and X.size >= VECTOR_MIN:
+        import numpy as np
+
+        if np.isfinite(X).all():
+            memo(a)["X"] = X
 
 
 def _row_sums(X: Any, first: bool) -> Any:

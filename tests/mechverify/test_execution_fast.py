@@ -361,3 +361,27 @@ def test_a_step_spares_the_old_generation_and_gives_the_collector_back():
         assert gc.get_threshold() == (500, 7, 9)
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_seeded_matrix_is_the_one_float_matrix_builds():
+    """``seed_matrix`` (a batch allocator hands over the numpy matrix it built ``x`` from): the same floats as
+    converting ``x`` back, and only where ``float_matrix`` would take one."""
+    import numpy as np
+
+    seeded = 0
+    for rng, true_env, rep in _cases(24, 200):
+        alloc = _random_alloc(rng, rep)
+        X = np.array(alloc.x, dtype=float)
+        fresh = Allocation(rep, tuple(map(tuple, X.tolist())), "test", False)
+        A.seed_matrix(fresh, X)
+        want = A.float_matrix(Allocation(rep, alloc.x, "test", False))
+        got = A.float_matrix(fresh)
+        assert (got is None) == (want is None)
+        if got is not None:
+            assert got is X and np.array_equal(got, want)
+            seeded += 1
+    assert seeded > 100
+    env = _cases(25, 1).__next__()[2]
+    a = Allocation(env, tuple((float("inf"),) * env.n_servers for _ in range(env.n_users)), "test", False)
+    A.seed_matrix(a, np.full((env.n_users, env.n_servers), np.inf))
+    assert A.float_matrix(a) is None

@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from mechverify.allocation import Allocation
+from mechverify.allocation import Allocation, seed_matrix
 from mechverify.model import Environment
 
 __all__ = ["water_fill", "drf_one_pool_batch", "per_server_drf_batch"]
@@ -103,7 +103,8 @@ def drf_one_pool_batch(envs: Sequence[Environment], name: str = "drf") -> list[O
         for k, env in enumerate(group):
             if nothing[k].any():
                 continue
-            out[ok[idx[k]]] = Allocation(env, tuple([(v,) for v in X[k].tolist()]), name, False, {"batch": True})
+            a = out[ok[idx[k]]] = Allocation(env, tuple([(v,) for v in X[k].tolist()]), name, False, {"batch": True})
+            seed_matrix(a, X[k][:, None])
     return out
 
 
@@ -131,6 +132,6 @@ def per_server_drf_batch(envs: Sequence[Environment], name: str = "per-server-dr
             M = np.array([[env.usable(j, s) for j in range(env.n_users)] for env in group])
             X[:, :, s] = water_fill(C, D, W, B, M)
         for k, env in enumerate(group):
-            out[ok[idx[k]]] = Allocation(env, tuple(map(tuple, X[k].tolist())), name, False,
-                                         {"batch": True})
+            a = out[ok[idx[k]]] = Allocation(env, tuple(map(tuple, X[k].tolist())), name, False, {"batch": True})
+            seed_matrix(a, X[k])
     return out
