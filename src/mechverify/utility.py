@@ -155,9 +155,10 @@ def utilities(true_env: Environment, alloc: Allocation, integral: bool = False,
     once per true environment (memoised on the allocation: a run's rates of work and a simulation's measures
     share them), over the whole matrix at once (:func:`_float_utilities`).
 
-    ``reuse`` (float allocations; a :class:`Reuse` the caller keeps across the steps of one run): a user whose inputs to :func:`utility` are the same objects or equal numbers as at its last
-    computation -- its row of the task matrix, its reported and true demand and external demand, its eligible
-    servers and task bound -- gets the value computed then (:func:`_reused`); the others are computed."""
+    ``reuse`` (float allocations; a :class:`Reuse` the caller keeps across the steps of one run): a user whose
+    inputs to :func:`utility` are the same objects or equal numbers as at its last computation -- its row of the
+    task matrix, its reported and true demand and external demand, its eligible servers and task bound -- gets the
+    value computed then (:func:`_reused`); the others are computed."""
     if integral or alloc.exact:
         return tuple(utility(true_env, alloc, j, integral) for j in range(true_env.n_users))
     m = memo(alloc)
@@ -185,6 +186,8 @@ class Reuse:
     with fewer than a quarter found, the next :data:`BACK_OFF` steps compute everyone (``skip``)."""
 
     BACK_OFF = 16
+    #: from this many users to compute on, the whole matrix at once (``_float_utilities``) costs less than one at a time
+    VECTOR = 16
     __slots__ = ("values", "skip")
 
     def __init__(self) -> None:
@@ -219,7 +222,7 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optiona
         else:
             missing.append(j)
     if missing:
-        if 2 * len(missing) > len(keys):  # most changed: the whole matrix at once (the same values)
+        if 2 * len(missing) > len(keys) or len(missing) >= Reuse.VECTOR:  # many: the whole matrix (the same values)
             full = _float_utilities(true_env, alloc)
             if full is not None:
                 out = list(full)

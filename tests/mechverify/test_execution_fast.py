@@ -102,10 +102,12 @@ def test_utilities_in_one_pass_are_the_per_user_utilities():
     assert checked > 2000 and capped > 100 and ties > 50
 
 
-def test_reused_utilities_are_the_computed_ones():
+@pytest.mark.parametrize("vector", [16, 1])  # a few missing users computed one at a time, or the whole matrix
+def test_reused_utilities_are_the_computed_ones(monkeypatch, vector):
     """A run's :class:`Reuse` (``utilities(..., reuse=)``) gives a user the value computed for equal inputs only: rows
     that change, keep their numbers as new tuples, turn a zero's sign, hold an int or a Fraction equal to a float,
     an eligible set rebuilt, a misreport, a bound met exactly -- each against :func:`utility` computed anew."""
+    monkeypatch.setattr(U.Reuse, "VECTOR", vector)
     hits = 0
     for rng, true_env, rep in _cases(23, 300):
         reuse = U.Reuse()
