@@ -183,7 +183,8 @@ class Reuse:
     """What :func:`utilities` keeps across the steps of one float run (``reuse=``): each user's last inputs and
     value (``values``, name -> (inputs, eligible set, value)).  Where most users' inputs change at every step (a
     mechanism that recomputes every share at every event), looking them up costs more than it saves: after a step
-    with fewer than a quarter found, the next :data:`BACK_OFF` steps compute everyone (``skip``)."""
+    with fewer than a quarter found, or so many to compute that the whole matrix was computed anyway, the next
+    :data:`BACK_OFF` steps compute everyone (``skip``)."""
 
     BACK_OFF = 16
     #: from this many users to compute on, the whole matrix at once (``_float_utilities``) costs less than one at a time
@@ -226,6 +227,7 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optiona
             full = _float_utilities(true_env, alloc)
             if full is not None:
                 out = list(full)
+                reuse.skip = reuse.BACK_OFF  # the look-ups saved nothing: not for a while
         for j in missing:
             if out[j] is None:
                 out[j] = utility(true_env, alloc, j)
