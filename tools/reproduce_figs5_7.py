@@ -42,7 +42,8 @@ def _at(timeline: list, t: float) -> Optional[float]:
     width = min((b - a for a, b in zip(mids, mids[1:])), default=2 * mids[0])
     pos = bisect.bisect_left(mids, t)  # the nearest midpoint is one of the two around t (the lower on a tie)
     i = min((k for k in (pos - 1, pos) if 0 <= k < len(mids)), key=lambda k: abs(mids[k] - t))
-    return timeline[i][1] if abs(mids[i] - t) <= width / 2 + 1e-9 * max(1.0, t) else None
+    # (+ 1e-3: the stored midpoints are rounded to the millisecond; an instant on a bucket's edge is in either)
+    return timeline[i][1] if abs(mids[i] - t) <= width / 2 + 1e-3 + 1e-9 * max(1.0, t) else None
 
 
 def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, budget: float = 900.0,

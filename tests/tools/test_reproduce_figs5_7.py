@@ -25,6 +25,9 @@ def test_timeline_lookup(figs):
     tl = [(5.0, 0.1), (15.0, 0.2), (35.0, 0.4)]  # buckets [0, 10), [10, 20), [30, 40); [20, 30) uncovered
     assert figs._at(tl, 0.0) == 0.1 and figs._at(tl, 12.0) == 0.2 and figs._at(tl, 39.0) == 0.4
     assert figs._at(tl, 25.0) is None and figs._at(tl, 41.0) is None and figs._at([], 1.0) is None
+    # buckets [0, 1), [1, 2) whose midpoints were stored rounded to the millisecond (1.5 as 1.4996 here): the gap
+    # says width 0.9996, yet 1.9999 is in the second bucket (within the rounding)
+    assert figs._at([(0.5, 0.1), (1.4996, 0.2)], 1.9999) == 0.2
 
 
 def _run(finished: dict, unfinished: dict) -> dict:
