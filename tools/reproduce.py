@@ -17,18 +17,17 @@ seed004-table3 and seed001-utilisation are STATIC: every sample is one instance 
 event simulations; the differences this makes are discussed in docs/reproductions.md.  Deterministic for a seed
 (sample i is drawn from ``verifier.rates.sample_rng(seed, point, i)``, the same instances ``rates`` draws).
 seed004-table3-time, seed004-table4, seed001-fig4 and seed001-table2 are event simulations (``simulate``'s
-stepping; the first two through ``verifier.simsweep``'s resumable campaign cells); so are seed001-figs5-8 and
-seed001-fig8 (the latter in tools/reproduce_fig8.py: a shared run and each user's run on its dedicated cloud).
+stepping; the first two through ``verifier.simsweep``'s resumable campaign cells); so are seed001-figs5-8
+(tools/reproduce_figs5_7.py: the three schedulers over one window) and seed001-fig8 (tools/reproduce_fig8.py: a
+shared run and each user's run on its dedicated cloud).
 """
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import os
 import sys
 import time
-from typing import Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
@@ -618,194 +617,6 @@ def seed004_figs6_7(out: str) -> str:
     return text
 
 
-SEED001_TIME_MECHS = ("drfh-best-fit", "drfh-first-fit", "slots")
-#: Fig. 6b's job-size classes (task counts; ours: the paper's five classes are not in its text)
-TIMELINE_POINTS = 20_000
-SIZE_CLASSES = ((1, 1), (2, 10), (11, 100), (101, 1000), (1001, 10**9))
-
-
-def _at(timeline: list, t: float) -> Optional[float]:
-    """The value of a bucketed timeline (``[(bucket midpoint, mean), ...]``, equal buckets, uncovered ones left
-    out) at time ``t`` (None in an uncovered bucket or past the end)."""
-    if not timeline:
-        return None
-    mids = [p[0] for p in timeline]
-    width = min((b - a for a, b in zip(mids, mids[1:])), default=2 * mids[0])
-    pos = bisect.bisect_left(mids, t)  # the nearest midpoint is one of the two around t (the lower on a tie)
-    i = min((k for k in (pos - 1, pos) if 0 <= k < len(mids)), key=lambda k: abs(mids[k] - t))
-    return timeline[i][1] if abs(mids[i] - t) <= width / 2 + 1e-9 * max(1.0, t) else None
-
-
-def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, budget: float = 900.0,
-                    rate: Optional[str] = None, recompute: bool = True) -> str:
-    """Seed 001 Figs. 5-7, scaled: one ``google2011`` job trace (``jobs`` jobs on ``servers`` servers of the Google
-    2011 mix, seed ``seed``), simulated by whole-task Best-Fit DRFH, First-Fit DRFH and the Slots scheduler
-    (k = 14), each reallocating at every event (``NAME+recompute``; a job progresses at the tasks it runs), within
-    ``budget`` seconds each.  Each run's ``simulation.json`` is kept in ``out/<mechanism>/`` (read back when
-    ``recompute`` is False).  Writes ``figs5-7.md``/``.json`` and ``fig5.png``/``fig6.png`` (utilisation over time;
-    JCT CDFs and the mean JCT reduction over Slots by job size)."""
-    import numpy as np
-
-    from mechanisms import get
-    from mechanisms.core.time import lift
-    from mechverify.job_trace import parse_job_trace
-    from mechverify.workloads import get as get_workload
-    from verifier.files import atomic_write_json, atomic_write_text
-    from verifier.report.plots import _plt
-    from verifier.report.simulation import simulation_to_json
-
-    params = {"jobs": jobs, "servers": servers, **({"rate": rate} if rate else {})}
-    trace = get_workload("google2011").jobs(np.random.default_rng(seed), **params)
-    ex = parse_job_trace(trace)
-    horizon = float(ex.horizon)  # the last arrival: the window every job has arrived in
-    runs = {}
-    for m in SEED001_TIME_MECHS:
-        path = os.path.join(out, m, "simulation.json")
-        if recompute or not os.path.exists(path):
-            # fine buckets (the run's tail of month-long jobs would otherwise coarsen them past the arrivals);
-            # the timelines kept cover twice the window of arrivals
-            sim = simulate_run(lift(get(m), "recompute"), ex, budget, points=TIMELINE_POINTS)
-            d = simulation_to_json(sim)
-            for series in [*d["utilisation"].values(), d["waiting"]]:
-                if series:  # 6 significant digits: the files stay small
-                    series["timeline"] = [[round(t, 3), float("%.6g" % v)] for t, v in series["timeline"]
-                                          if t <= 2 * horizon]
-            d["shares"] = {}  # not used by these figures (the first jobs' shares over the whole run)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            atomic_write_text(path, json.dumps(d, separators=(",", ":")))
-            print(f"{m}: {sim.steps} steps, {sim.seconds:.0f} s{', stopped: ' + sim.stopped if sim.stopped else ''}",
-                  file=sys.stderr, flush=True)
-        with open(path) as f:
-            runs[m] = json.load(f)
-    # the common window: the arrivals, cut where the first run stopped (a budget) -- every comparison is over
-    # [0, cut], with the jobs complete by then
-    cut = min([horizon] + [d["end_time"] for d in runs.values() if d["stopped"]])
-    res = {"seed": seed, "jobs": jobs, "servers": servers, "rate": rate, "horizon": horizon, "window": cut, "runs": {}}
-    lines = [f"Seed 001 Figs. 5-7, scaled: one google2011 job trace ({jobs} jobs on {servers} servers of the Google "
-             f"2011 mix, seed {seed}; arrivals over the first {horizon / 3600:.2f} h), whole tasks reallocated at "
-             f"every event; the paper: 24 h of Google jobs on 2,000 servers.  Compared over the window [0, {cut:.0f} s] "
-             f"({cut / 3600:.2f} h: the arrivals, cut where the first budget-stopped run stopped); 'finished' = "
-             f"complete by its end.", "",
-             "| mechanism | steps | wall s | simulated to (s) | jobs finished in the window | utilisation cpu / mem, time "
-             "mean over the window | over the whole run | JCT median / mean of those jobs (s) |",
-             "|---|---|---|---|---|---|---|---|"]
-    jrows = {}
-    for m, d in runs.items():
-        grid = [cut * (i + 0.5) / 200 for i in range(200)]
-        win = {r: [v for v in (_at(d["utilisation"][r]["timeline"], t) for t in grid) if v is not None]
-               for r in d["utilisation"]}
-        wmean = {r: (sum(v) / len(v) if v else None) for r, v in win.items()}
-        jrows[m] = {row["name"]: row for row in d["jobs_table"] if row["arrival"] + row["jct"] <= cut}
-        js = sorted(row["jct"] for row in jrows[m].values())
-        res["runs"][m] = {"steps": d["steps"], "seconds": d["seconds"], "stopped": d["stopped"],
-                          "end_time": d["end_time"], "finished": len(js), "finished_run": d["jct"]["finished"],
-                          "utilisation_window": wmean,
-                          "utilisation_run": {r: u["time_mean"] for r, u in d["utilisation"].items()},
-                          "jct_median": js[len(js) // 2] if js else None,
-                          "jct_mean": sum(js) / len(js) if js else None}
-        u = res["runs"][m]
-        lines.append(f"| {m} | {d['steps']} | {d['seconds']:.0f} | {d['end_time']:.0f}"
-                     f"{' (budget)' if d['stopped'] else ' (all done)'} | {u['finished']} of "
-                     f"{jobs} | {100 * wmean['cpu']:.1f}% / {100 * wmean['mem']:.1f}% | "
-                     f"{100 * u['utilisation_run']['cpu']:.1f}% / {100 * u['utilisation_run']['mem']:.1f}% | "
-                     + (f"{u['jct_median']:.0f} / {u['jct_mean']:.0f} |" if js else "- |"))
-    # Fig. 5: Best-Fit above First-Fit "at all times" (over the window, on a common grid of 200 instants)
-    grid = [cut * (i + 0.5) / 200 for i in range(200)]
-    above = {}
-    for r in ("cpu", "mem"):
-        pairs = [(_at(runs["drfh-best-fit"]["utilisation"][r]["timeline"], t),
-                  _at(runs["drfh-first-fit"]["utilisation"][r]["timeline"], t),
-                  _at(runs["slots"]["utilisation"][r]["timeline"], t)) for t in grid]
-        pairs = [p for p in pairs if None not in p]
-        above[r] = {"instants": len(pairs),
-                    "best_ge_first": sum(b >= f - 1e-9 for b, f, _ in pairs),
-                    "best_gt_slots": sum(b > s for b, _, s in pairs),
-                    "first_gt_slots": sum(f > s for _, f, s in pairs)}
-    res["fig5"] = above
-    lines += ["", "Fig. 5 (utilisation over the window, 200 instants): "
-              + "; ".join(f"{r}: Best-Fit >= First-Fit at {a['best_ge_first']} of {a['instants']}, Best-Fit > Slots at "
-                          f"{a['best_gt_slots']}, First-Fit > Slots at {a['first_gt_slots']}" for r, a in above.items())]
-    # Fig. 6: jobs finished under both Best-Fit and Slots; the mean JCT reduction by job size
-    both = [n for n in jrows["drfh-best-fit"] if n in jrows["slots"]]
-    lines += ["", f"Fig. 6b (jobs finished under both Best-Fit DRFH and Slots: {len(both)}): mean completion time "
-              "reduction (Slots JCT - Best-Fit JCT) / Slots JCT by job size", "",
-              "| tasks | jobs | mean reduction | median reduction | jobs faster under Best-Fit / slower |",
-              "|---|---|---|---|---|"]
-    res["fig6b"] = []
-    for lo, hi in SIZE_CLASSES:
-        red = [(jrows["slots"][n]["jct"] - jrows["drfh-best-fit"][n]["jct"]) / jrows["slots"][n]["jct"]
-               for n in both if lo <= jrows["slots"][n]["tasks"] <= hi]
-        label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">= {lo}")
-        if red:
-            srt = sorted(red)
-            row = {"tasks": label, "jobs": len(red), "mean": sum(red) / len(red), "median": srt[len(srt) // 2],
-                   "faster": sum(x > 1e-9 for x in red), "slower": sum(x < -1e-9 for x in red)}
-            lines.append(f"| {label} | {row['jobs']} | {100 * row['mean']:.1f}% | {100 * row['median']:.1f}% | "
-                         f"{row['faster']} / {row['slower']} |")
-        else:
-            row = {"tasks": label, "jobs": 0}
-            lines.append(f"| {label} | 0 | - | - | - |")
-        res["fig6b"].append(row)
-    # Fig. 7, as far as finished jobs say it: jobs complete by the end of the arrivals under one and not the other
-    def done_by(m, n):
-        r = jrows[m].get(n)
-        return r is not None and r["arrival"] + r["jct"] <= cut
-    names = [j["name"] for j in trace["jobs"]]
-    bf_only = sum(done_by("drfh-best-fit", n) and not done_by("slots", n) for n in names)
-    sl_only = sum(done_by("slots", n) and not done_by("drfh-best-fit", n) for n in names)
-    res["fig7"] = {"jobs": len(names), "best_fit_only": bf_only, "slots_only": sl_only,
-                   "best_fit": sum(done_by("drfh-best-fit", n) for n in names),
-                   "slots": sum(done_by("slots", n) for n in names)}
-    lines += ["", f"Fig. 7 (whole jobs only): complete by the window's end ({cut:.0f} s) under Best-Fit DRFH "
-              f"{res['fig7']['best_fit']} of {jobs} jobs, under Slots {res['fig7']['slots']}; under Best-Fit but not "
-              f"Slots {bf_only} ({100 * bf_only / jobs:.1f}%), under Slots but not Best-Fit {sl_only}."]
-    # the figures
-    plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
-    for ax, r in zip(axes, ("cpu", "mem")):
-        for m, d in runs.items():
-            tl = [(t, v) for t, v in d["utilisation"][r]["timeline"] if t <= cut]
-            ax.plot([t / 3600 for t, _ in tl], [100 * v for _, v in tl], label=m, lw=1)
-        ax.set_xlabel("time (h)")
-        ax.set_ylabel(f"{r} utilisation (%)")
-        ax.set_ylim(0, 100)
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"Seed 001 Fig. 5, scaled ({jobs} google2011 jobs, {servers} servers)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig5.png"), dpi=110)
-    plt.close(fig)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
-    for m in runs:
-        js = sorted(row["jct"] for row in jrows[m].values())
-        if js:
-            axes[0].step(js, [(i + 1) / jobs for i in range(len(js))], where="post", label=m, lw=1)
-    axes[0].set_xscale("log")
-    axes[0].set_xlabel("job completion time (s)")
-    axes[0].set_ylabel("fraction of the jobs")
-    axes[0].legend(fontsize=7)
-    rows6 = [r for r in res["fig6b"] if r["jobs"]]
-    axes[1].bar(range(len(rows6)), [100 * r["mean"] for r in rows6])
-    axes[1].set_xticks(range(len(rows6)), [r["tasks"] for r in rows6])
-    axes[1].set_xlabel("tasks per job")
-    axes[1].set_ylabel("mean JCT reduction over Slots (%)")
-    fig.suptitle("Seed 001 Fig. 6, scaled: JCT CDF (jobs finished in the window); Best-Fit DRFH's reduction by job "
-                 "size", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig6.png"), dpi=110)
-    plt.close(fig)
-    text = "\n".join(lines) + "\n"
-    atomic_write_text(os.path.join(out, "figs5-7.md"), text)
-    atomic_write_json(os.path.join(out, "figs5-7.json"), res)
-    return text
-
-
-def simulate_run(mech, ex, budget: float, points: int = 400):
-    """One simulation without property checks, stopped after ``budget`` wall-clock seconds."""
-    from simulation.simulate import simulate
-
-    return simulate(mech, ex, trace="google2011", properties=(), deadline=time.monotonic() + budget, points=points)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["seed004-table3", "seed004-table3-time", "seed004-table4", "seed001-utilisation", "seed001-fig4",
@@ -848,8 +659,10 @@ def main() -> None:
     if a.what == "seed001-figs5-8":
         if not (1 <= servers <= 10_000) or (a.budget is not None and a.budget <= 0) or a.samples < 1:
             raise SystemExit("error: --servers must be in 1..10000 and --budget > 0")
-        print(seed001_figs5_8(a.seed, a.out, trace_jobs, servers, a.budget or 900.0, a.rate,
-                              recompute=not a.reuse), end="")
+        import reproduce_figs5_7  # tools/, this script's directory
+
+        print(reproduce_figs5_7.seed001_figs5_8(a.seed, a.out, trace_jobs, servers, a.budget or 900.0, a.rate,
+                                                recompute=not a.reuse), end="")
         return
     if a.what == "seed001-fig8":
         import reproduce_fig8  # tools/, this script's directory

@@ -50,33 +50,6 @@ def test_seed004_table3_time_rejects_bad_jobs(tmp_path):
     assert r.returncode != 0 and "--jobs" in r.stderr
 
 
-def test_timeline_lookup(reproduce):
-    tl = [(5.0, 0.1), (15.0, 0.2), (35.0, 0.4)]  # buckets [0, 10), [10, 20), [30, 40); [20, 30) uncovered
-    assert reproduce._at(tl, 0.0) == 0.1 and reproduce._at(tl, 12.0) == 0.2 and reproduce._at(tl, 39.0) == 0.4
-    assert reproduce._at(tl, 25.0) is None and reproduce._at(tl, 41.0) is None and reproduce._at([], 1.0) is None
-
-
-def test_seed001_figs5_8_compares_the_three_schedulers_and_reads_back(reproduce, tmp_path):
-    out = str(tmp_path)
-    text = reproduce.seed001_figs5_8(0, out, jobs=8, servers=4, budget=120)
-    data = json.load(open(os.path.join(out, "figs5-7.json")))
-    assert set(data["runs"]) == {"drfh-best-fit", "drfh-first-fit", "slots"}
-    for m, r in data["runs"].items():
-        assert r["finished_run"] == 8 and r["stopped"] is None and r["finished"] <= 8
-        assert 0 <= r["utilisation_window"]["cpu"] <= 1 + 1e-9
-    # no run stopped: the window is the arrivals; the jobs both finished in it are classified by size
-    assert data["window"] == data["horizon"]
-    both = min(data["runs"]["drfh-best-fit"]["finished"], data["runs"]["slots"]["finished"])
-    assert sum(row["jobs"] for row in data["fig6b"]) <= both
-    f7 = data["fig7"]
-    assert f7["jobs"] == 8 and f7["best_fit_only"] <= f7["best_fit"] and f7["slots_only"] <= f7["slots"]
-    for name in ("fig5.png", "fig6.png", "figs5-7.md"):
-        assert os.path.getsize(os.path.join(out, name)) > 0
-    # read back: the same numbers without running again
-    again = reproduce.seed001_figs5_8(0, out, jobs=8, servers=4, budget=120, recompute=False)
-    assert again == text
-
-
 def test_seed004_fig34_time_plots_a_sweep(reproduce, tmp_path):
     def group(name, rho, si, po):
         return {"name": name, "point": {"rho": rho, "users": "100"},
