@@ -101,11 +101,11 @@ def test_water_fill_bisection_equals_the_scan():
 
 def test_water_fill_without_max_shares_in_integers_equals_the_scan():
     """``_open_fill`` (no max share: one sort and prefix sums in integers) gives the scan's exact numbers and
-    types, with breakpoints tied, mins that alone nearly reach the total, int weights, up to 40 children."""
+    types, with breakpoints tied, mins that alone nearly reach the total, int weights, up to 30 children."""
     rng = random.Random(6)
     fast = 0
-    for _ in range(3000):
-        n = rng.randint(1, 40)
+    for _ in range(1000):
+        n = rng.randint(1, 30)
         w = [F(rng.randint(1, 6), rng.randint(1, 3)) if rng.random() < 0.8 else rng.randint(1, 5) for _ in range(n)]
         lo = [F(rng.choice([0, 0, 1, 2, 4, 5, 7]), rng.choice([1, 1, 2, 3])) for _ in range(n)]
         total = F(rng.randint(1, 20 * n), rng.randint(1, 3))
@@ -113,7 +113,7 @@ def test_water_fill_without_max_shares_in_integers_equals_the_scan():
         got, want = water_fill(w, lo, hi, total), water_fill(w, lo, hi, total, literal=True)
         assert got == want and list(map(type, got)) == list(map(type, want)), (w, lo, total)
         fast += _open_fill(w, lo, hi, total) is not None
-    assert fast > 2000
+    assert fast > 650
     # breakpoints whose floats tie though the numbers differ: the exact order decides
     big = 2 ** 60
     w, lo = [F(1), F(3), F(1)], [F(big + 1), F(3 * big + 2), F(big)]
