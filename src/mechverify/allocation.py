@@ -26,7 +26,8 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, as_floats, fmt_exact, fmt_value, fraction_sum, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "seed_matrix", "feasibility_violations", "is_feasible", "state_of",
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "seed_matrix",
+           "feasibility_violations", "is_feasible", "state_of",
            "float_matrix", "memo"]
 
 

@@ -846,7 +846,8 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
                 wake_at = None
         if wake_at is not None:
             finish_at, until = None, wake_at
-        step = Step(index, t, event, users, rep, tru, alloc, until, note, state_key() if state_key is not None else None)
+        step = Step(index, t, event, users, rep, tru, alloc, until, note,
+                    state_key() if state_key is not None else None)
         if on_step is not None:
             on_step(step)
         yield step

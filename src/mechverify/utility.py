@@ -33,8 +33,8 @@ from .allocation import Allocation, Bundle, float_matrix, memo
 from .model import Environment, leontief_tasks
 from .numbers import INF, as_float
 
-__all__ = ["Reuse", "true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value", "equal_split_bundle",
-           "si_benchmark", "hsi_benchmark", "scaled", "envy_value_up_to_one"]
+__all__ = ["Reuse", "true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value",
+           "equal_split_bundle", "si_benchmark", "hsi_benchmark", "scaled", "envy_value_up_to_one"]
 
 
 def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Iterable[int]] = None) -> Any:

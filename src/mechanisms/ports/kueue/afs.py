@@ -250,7 +250,8 @@ class AdmissionFairSharing:
         return cap, used, slack
 
     def _user(self, env: Environment, j: int) -> tuple:
-        """``(key, request, tenant, its row when admitted)`` of workload ``j``, kept while its report (demand, tasks, queue) is unchanged."""
+        """``(key, request, tenant, its row when admitted)`` of workload ``j``, kept while its report (demand, tasks,
+        queue) is unchanged."""
         u, d, n, q = env.users[j], env.demand[j], env.tasks[j], env.user_queue[j]
         got = self._users.get(u)
         if got is not None and (got[0] is d or got[0] == d) and (got[1] is n or got[1] == n) and got[2] == q:
