@@ -77,6 +77,18 @@ def leontief_tasks(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
 #: set while :func:`deferred_validation` is active (one flag: the package runs one thread per process)
 _DEFERRED = [False]
 
+#: ``Environment.cluster_memo``: clusters of at least this many servers share one memo (below, computing the
+#: values again costs less than finding them), and the memos of this many clusters used last are kept
+CLUSTER_MIN_SERVERS = 64
+CLUSTER_MEMOS = 16
+_CLUSTERS: dict = {}  # (id of each server's capacity tuple, ...) -> (that capacity, its memo), oldest first
+
+
+class _ClusterToken:
+    """``Environment.cluster_key`` of a large cluster: equal only to itself."""
+
+    __slots__ = ()
+
 
 @contextmanager
 def deferred_validation():
@@ -417,9 +429,27 @@ class Environment:
                 tasks = np.array([INF if t is None else as_float(t) for t in self.tasks], dtype=float)
             got = self._memo["floats"] = FloatArrays(
                 demand=demand, external_demand=external_demand, weight=weight, tasks=tasks,
-                capacity=np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(
-                    self.n_servers, self.n_resources),
+                capacity=self._float_capacity(),
                 external_capacity=np.array(as_floats(self.external_capacity), dtype=float))
+        return got
+
+    def cluster_key(self) -> Any:
+        """A hashable standing for the servers' capacities: equal keys mean equal ``capacity`` (the tuple itself
+        for a small cluster; for a large one the token of its shared :meth:`cluster_memo`, so that a cache keyed by
+        it does not hash every server's numbers at every look-up)."""
+        if self.n_servers < CLUSTER_MIN_SERVERS:
+            return self.capacity
+        return self.cluster_memo().setdefault("token", _ClusterToken())
+
+    def _float_capacity(self) -> Any:
+        memo = self.cluster_memo()
+        got = memo.get("float_capacity")
+        if got is None:
+            import numpy as np
+
+            got = memo["float_capacity"] = np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(
+                self.n_servers, self.n_resources)
+            got.flags.writeable = False  # shared by the cluster's environments
         return got
 
     def seed_floats(self, rows: Sequence[tuple]) -> None:
@@ -435,12 +465,36 @@ class Environment:
 
     def total_capacity(self) -> tuple[Fraction, ...]:
         """Pooled capacity ``sum_s c[s,r]`` per resource."""
-        tot = self._memo.get("pooled")
+        memo = self.cluster_memo()
+        tot = memo.get("pooled")
         if tot is None:
             cols = [[row[r] for row in self.capacity] for r in range(self.n_resources)]
             tot = tuple(fraction_sum(col) for col in cols)
-            self._memo["pooled"] = tot
+            memo["pooled"] = tot
         return tot
+
+    def cluster_memo(self) -> dict:
+        """A memo of what depends on the servers' capacities alone (the pooled capacity, the capacities as floats,
+        a mechanism's scaled capacities), shared by every environment whose ``capacity`` holds the very same
+        per-server tuples -- an execution's steps, a simulation's runs alone on its cluster: those are built once
+        per cluster (``mechverify.execution``), so a step does not redo O(servers) work.  Kept for the
+        :data:`CLUSTER_MEMOS` clusters used last (each entry holds its capacity, so the identities it is keyed by
+        stay those of live objects); an environment of fewer than :data:`CLUSTER_MIN_SERVERS` servers keeps its own."""
+        got = self._memo.get("cluster")
+        if got is None:
+            if self.n_servers < CLUSTER_MIN_SERVERS:
+                got = {}
+            else:
+                key = tuple(map(id, self.capacity))
+                hit = _CLUSTERS.pop(key, None)
+                if hit is None:
+                    hit = (self.capacity, {})
+                    while len(_CLUSTERS) >= CLUSTER_MEMOS:
+                        _CLUSTERS.pop(next(iter(_CLUSTERS)))
+                _CLUSTERS[key] = hit  # the newest
+                got = hit[1]
+            self._memo["cluster"] = got
+        return got
 
     # ------------------------------------------------------------------ editing (used for misreports and minimisation)
     def with_user(self, j: int, *, demand: Optional[Sequence[Any]] = None,

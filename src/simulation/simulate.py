@@ -236,7 +236,7 @@ class _Standalone:
         stepped by a fresh stepper of the same model: slots and overheads included)."""
         report = spec.to_dict()
         report.pop("name")
-        key = (json.dumps(report, sort_keys=True), at, env.servers, env.capacity)
+        key = (json.dumps(report, sort_keys=True), at, env.servers, env.cluster_key())
         got = self.cache.get(key)
         if got is None:
             alone = replace(ex, servers=env.servers, capacity=env.capacity, users=(),
@@ -250,7 +250,7 @@ class _Standalone:
         return got
 
     def rate(self, env: Environment, j: int) -> float:
-        key = (env.servers, env.capacity, env.demand[j], env.tasks[j], env.weight[j], env.eligible[j],
+        key = (env.servers, env.cluster_key(), env.demand[j], env.tasks[j], env.weight[j], env.eligible[j],
                tuple(sorted((s, v) for (k, s), v in env.server_demand.items() if k == j)))
         got = self.cache.get(key)
         if got is None:

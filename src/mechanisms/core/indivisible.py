@@ -26,18 +26,20 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable, Optional
 
-from mechverify.allocation import Allocation
+from mechverify.allocation import VECTOR_MIN, Allocation, seed_matrix
 from mechverify.execution import MAX_TIME, Execution, StepContext
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, fmt_exact, to_fraction, whole_fractions
 
 from .mechanism import Mechanism, SettingError, call
 
-__all__ = ["DEFAULT_SLOT", "DEFAULT_OVERHEAD", "lift_parameter", "parse_indivisible", "indivisible_name", "Indivisible", "residual_rule"]
+__all__ = ["DEFAULT_SLOT", "DEFAULT_OVERHEAD", "lift_parameter", "parse_indivisible", "indivisible_name", "Indivisible",
+           "Held", "held_view", "residual_rule"]
 
 #: seed 004's reallocation slot in most of its experiments (Sec. 6.2 table: 256 s) and its suspend-resume
 #: overhead (Sec. 6.1: 250 ms)
@@ -87,6 +89,68 @@ def indivisible_name(slot: Optional[Fraction], overhead: Fraction) -> str:
     return f"indivisible(slot={'none' if slot is None else fmt_exact(slot)},overhead={fmt_exact(overhead)})"
 
 
+class Held(Sequence):
+    """The whole tasks running, as a rule reads them (``Mechanism.task_rule``): ``held[j][s]`` counts, ``J x S``,
+    kept sparse -- ``cols[j]`` is user ``j``'s ``(server indices, counts, total)``: the servers where it has tasks
+    running (ascending), how many on each, and their sum.  Read as dicts (:attr:`on`), as flat int64 arrays
+    (:meth:`arrays`), or a dense row by index (built when read)."""
+
+    __slots__ = ("cols", "n_servers", "_on")
+
+    def __init__(self, cols: list, n_servers: int) -> None:
+        self.cols, self.n_servers, self._on = cols, n_servers, None
+
+    def __len__(self) -> int:
+        return len(self.cols)
+
+    def __getitem__(self, j: int) -> tuple:
+        row = [0] * self.n_servers
+        servers, counts, _total = self.cols[j]
+        for s, n in zip(servers, counts):
+            row[int(s)] = int(n)
+        return tuple(row)
+
+    @property
+    def on(self) -> list:
+        """Per user, ``{server index: tasks running}``."""
+        if self._on is None:
+            self._on = [dict(zip(map(int, servers), map(int, counts))) for servers, counts, _t in self.cols]
+        return self._on
+
+    def totals(self) -> list:
+        """Per user, its tasks running."""
+        return [t for _s, _c, t in self.cols]
+
+    @property
+    def n_entries(self) -> int:
+        """The (user, server) pairs with a task running."""
+        return sum(len(servers) for servers, _c, _t in self.cols)
+
+    def arrays(self) -> tuple:
+        """``(users, servers, counts)``: one int64 entry per (user, server) pair with tasks running, by user."""
+        import numpy as np
+
+        sizes = [len(servers) for servers, _c, _t in self.cols]
+        users = np.repeat(np.arange(len(self.cols), dtype=np.int64), sizes)
+        servers = np.concatenate([np.asarray(c[0], dtype=np.int64) for c in self.cols]) if self.cols else \
+            np.zeros(0, dtype=np.int64)
+        counts = np.concatenate([np.asarray(c[1], dtype=np.int64) for c in self.cols]) if self.cols else \
+            np.zeros(0, dtype=np.int64)
+        return users, servers, counts
+
+
+def held_view(held: Sequence) -> Held:
+    """``held`` (a :class:`Held`, or dense ``J x S`` rows of counts) as a :class:`Held`."""
+    if isinstance(held, Held):
+        return held
+    cols = []
+    for row in held:
+        servers = [s for s, c in enumerate(row) if c]
+        counts = [int(row[s]) for s in servers]
+        cols.append((servers, counts, sum(counts)))
+    return Held(cols, len(held[0]) if len(held) else 0)
+
+
 def residual_rule(mech: Mechanism) -> Callable[[Environment, tuple], list]:
     """The rule of a mechanism without its own: the one-shot function (exact) on the residual capacity (what is
     held taken off every server and external resource) and the residual task bounds, rounded down to whole
@@ -97,14 +161,13 @@ def residual_rule(mech: Mechanism) -> Callable[[Environment, tuple], list]:
         zero = Fraction(0)
         cap = list(env.capacity)
         used: dict[int, list] = {}  # only the servers something runs on (the others keep their capacity)
-        tot = [sum(row) for row in held]
-        for j, row in enumerate(held):
-            if tot[j]:
-                for s, h in enumerate(row):
-                    if h:
-                        d, acc = env.d(j, s), used.setdefault(s, [zero] * R)
-                        for r in range(R):
-                            acc[r] += h * d[r]
+        hv = held_view(held)
+        on, tot = hv.on, hv.totals()
+        for j, row in enumerate(on):
+            for s, h in row.items():
+                d, acc = env.d(j, s), used.setdefault(s, [zero] * R)
+                for r in range(R):
+                    acc[r] += h * d[r]
         for s, acc in used.items():
             cap[s] = tuple(max(c - u, zero) for c, u in zip(env.capacity[s], acc))
         ext = tuple(max(c - sum((tot[j] * env.external_demand[j][k] for j in range(J)), zero), zero)
@@ -129,11 +192,17 @@ def _fits(env: Environment, j: int, s: int, cap: tuple, ext: tuple) -> bool:
         all(d <= c for d, c in zip(env.external_demand[j], ext))
 
 
+#: the completion heap is cleared of stale entries when it outgrows twice its live ones and this
+_COMPACT_MIN = 1024
+
+
 @dataclass
 class _Job:
     """One user's whole tasks: ``n`` not completed (``None``: unbounded), the env's bound last seen (``bound``),
     completions not yet applied by the run (``unapplied``), the next fresh index, the suspended tasks (a heap of
-    ``(index, work left including the overhead)``) and the running ones (``index -> (server, finish or None)``)."""
+    ``(index, work left including the overhead)``), the running ones (``index -> (server, finish or None)``), how
+    many run on each server (``on``: server name -> count), and kept while ``on`` and the servers are unchanged:
+    its row of the last allocation (``row``) and what runs as ``Held`` reads it (``cols``)."""
 
     n: Optional[int]
     bound: Any
@@ -143,9 +212,23 @@ class _Job:
     fresh: int = 0
     suspended: list = field(default_factory=list)
     running: dict = field(default_factory=dict)
+    on: dict = field(default_factory=dict)
+    row: Optional[tuple] = None
+    cols: Optional[tuple] = None
 
     def waiting(self) -> Optional[int]:
         return None if self.n is None else self.n - len(self.running)
+
+    def stop(self, idx: int) -> tuple:
+        """Task ``idx`` no longer runs (completed, suspended or dropped): ``(server, finish)`` it had."""
+        got = self.running.pop(idx)
+        c = self.on[got[0]] - 1
+        if c:
+            self.on[got[0]] = c
+        else:
+            del self.on[got[0]]
+        self.row = self.cols = None
+        return got
 
 
 def _key(env: Environment, j: int) -> tuple:
@@ -154,7 +237,13 @@ def _key(env: Environment, j: int) -> tuple:
 
 
 class Indivisible:
-    """The indivisible stepper (module docstring) of ``mech`` for one run of ``ex``."""
+    """The indivisible stepper (module docstring) of ``mech`` for one run of ``ex``.
+
+    What runs is kept per job and server (``_Job.on``), and the completions to come in one heap (``_finishes``:
+    ``(finish as a float, finish, sequence, user, task, its running entry)`` -- the float first, as it orders
+    like the exact time and compares faster; an entry whose task no longer runs is skipped when it surfaces), so a step costs what changed in it and the users present, not every task running: the allocation
+    is built from each job's row (rebuilt only for a job whose tasks moved), and what runs on the servers is
+    re-checked against their capacity only when the servers changed."""
 
     owns_completions = True
 
@@ -177,18 +266,38 @@ class Indivisible:
         self.wake: Optional[Fraction] = None
         self.fired: Optional[Fraction] = None
         self.reallocations = self.suspensions = 0
+        self._finishes: list = []
+        self._seq = 0
+        self._compact_at = _COMPACT_MIN
+        self._fin_memo: tuple = (None, {})  # (now, work -> now + work)
+        self._cluster: Optional[tuple] = None  # (servers, capacity) last checked against what runs
+        self._sindex: tuple = ((), {})  # (servers, their indices)
 
     # ------------------------------------------------------------------ tasks
-    def _start(self, job: _Job, server: str) -> None:
+    def _start(self, job: _Job, user: str, server: str) -> None:
         if job.suspended:
             idx, work = heapq.heappop(job.suspended)
         else:
             idx, work = job.fresh, job.duration
             job.fresh += 1
-        job.running[idx] = (server, None if work is None else self.now + work)
+        fin = None
+        if work is not None:  # one object per finish time: equal times in the heap compare by identity
+            memo = self._fin_memo
+            if memo[0] is not self.now:
+                memo = self._fin_memo = (self.now, {})
+            fin = memo[1].get(work)
+            if fin is None:
+                fin = memo[1][work] = self.now + work
+        entry = (server, fin)
+        job.running[idx] = entry
+        job.on[server] = job.on.get(server, 0) + 1
+        job.row = job.cols = None
+        if entry[1] is not None:
+            self._seq += 1
+            heapq.heappush(self._finishes, (float(entry[1]), entry[1], self._seq, user, idx, entry))
 
     def _suspend(self, job: _Job, idx: int) -> None:
-        _server, fin = job.running.pop(idx)
+        _server, fin = job.stop(idx)
         heapq.heappush(job.suspended, (idx, None if fin is None else fin - self.now + self.overhead))
         self.suspensions += 1
 
@@ -201,22 +310,33 @@ class Indivisible:
             heapq.heapify(job.suspended)
             excess -= 1
         for idx in sorted(job.running, reverse=True)[:max(excess, 0)]:
-            del job.running[idx]
+            job.stop(idx)
         job.n = n
+
+    def _live(self, top: tuple) -> bool:
+        """A completion of the heap whose task still runs as it did when it started."""
+        job = self.jobs.get(top[3])
+        return job is not None and job.running.get(top[4]) is top[5]
 
     # ------------------------------------------------------------------ the stepper protocol
     def completed(self) -> dict[str, int]:
         """The tasks completing at the timer just fired (``Stepper.completed``), by user in arrival order."""
-        out: dict[str, int] = {}
         self.fired = self.wake  # the time of this timer (later steps at it re-arm ``wake``)
-        for u, job in self.jobs.items():
-            done = [idx for idx, (_s, fin) in job.running.items() if fin is not None and fin <= self.fired]
-            for idx in done:
-                del job.running[idx]
-            if done:
-                job.n -= len(done)
-                job.unapplied += len(done)
-                out[u] = len(done)
+        done: dict[str, int] = {}
+        fin = self._finishes
+        fired = float(self.fired)
+        while fin and (fin[0][0] < fired or (fin[0][0] == fired and fin[0][1] <= self.fired)):
+            top = heapq.heappop(fin)
+            if self._live(top):
+                self.jobs[top[3]].stop(top[4])
+                done[top[3]] = done.get(top[3], 0) + 1
+        out: dict[str, int] = {}
+        for u, job in self.jobs.items():  # arrival order
+            k = done.get(u)
+            if k:
+                job.n -= k
+                job.unapplied += k
+                out[u] = k
                 self.dirty = True
         return out
 
@@ -243,27 +363,68 @@ class Indivisible:
                         self._suspend(job, idx)
                 self.dirty = False
                 self.reallocations += 1
-            held = self._held(env)
-            for j, s in self.rule(env, held):
-                self._start(self.jobs[env.users[j]], env.servers[s])
-        fins = [fin for job in self.jobs.values() for (_s, fin) in job.running.values() if fin is not None]
+            for j, s in self.rule(env, self._held(env)):
+                u = env.users[j]
+                self._start(self.jobs[u], u, env.servers[s])
+        fin = self._finishes
+        if len(fin) > self._compact_at:  # stale completions (suspended, dropped) kept at most as many as live ones
+            fin[:] = [e for e in fin if self._live(e)]
+            heapq.heapify(fin)
+            self._compact_at = max(_COMPACT_MIN, 2 * len(fin))
+        while fin and not self._live(fin[0]):
+            heapq.heappop(fin)
+        nxt = fin[0][1] if fin else None
         if self.slot is not None and self.dirty:
-            fins.append((self.now // self.slot + 1) * self.slot)
-        self.wake = min(fins) if fins else None
-        x = self._held(env)
-        rows = tuple(map(whole_fractions, x)) if ctx.exact else tuple(tuple(map(float, row)) for row in x)
-        return Allocation(env, rows, self.mech.name, ctx.exact,
-                          info={"lift": "indivisible"})
+            b = (self.now // self.slot + 1) * self.slot
+            nxt = b if nxt is None or b < nxt else nxt
+        self.wake = nxt
+        return self._allocation(env, ctx.exact)
 
-    def _held(self, env: Environment) -> tuple:
-        sindex = {s: i for i, s in enumerate(env.servers)}
-        out = []
+    def _servers(self, env: Environment) -> dict:
+        """Server name -> index in ``env`` (kept while the servers are the same)."""
+        if self._sindex[0] != env.servers:
+            self._sindex = (env.servers, {s: i for i, s in enumerate(env.servers)})
+            for job in self.jobs.values():
+                job.row = job.cols = None
+        return self._sindex[1]
+
+    def _held(self, env: Environment) -> Held:
+        sindex = self._servers(env)
+        cols = []
         for u in env.users:
-            row = [0] * env.n_servers
-            for server, _fin in self.jobs[u].running.values():
-                row[sindex[server]] += 1
-            out.append(tuple(row))
-        return tuple(out)
+            job = self.jobs[u]
+            got = job.cols
+            if got is None:
+                pairs = sorted((sindex[srv], n) for srv, n in job.on.items())
+                got = job.cols = ([s for s, _n in pairs], [n for _s, n in pairs], len(job.running))
+            cols.append(got)
+        return Held(cols, env.n_servers)
+
+    def _allocation(self, env: Environment, exact: bool) -> Allocation:
+        """What runs as ``env``'s task matrix: each job's row (kept while its tasks stay where they are), and in
+        floats the numpy matrix handed to ``float_matrix`` with it (the same numbers)."""
+        sindex = self._servers(env)
+        S = env.n_servers
+        rows = []
+        for u in env.users:
+            job = self.jobs[u]
+            row = job.row
+            if row is None or row[0] is not exact:
+                dense = [0] * S
+                for srv, n in job.on.items():
+                    dense[sindex[srv]] = n
+                row = job.row = (exact, whole_fractions(dense) if exact else tuple(map(float, dense)))
+            rows.append(row[1])
+        alloc = Allocation(env, tuple(rows), self.mech.name, exact, info={"lift": "indivisible"})
+        if not exact and len(rows) * S >= VECTOR_MIN:
+            import numpy as np
+
+            X = np.zeros((len(rows), S))
+            held = self._held(env)
+            if held.n_entries:
+                X[held.arrays()[:2]] = held.arrays()[2]
+            seed_matrix(alloc, X)
+        return alloc
 
     def _reconcile(self, env: Environment) -> None:
         """Bring the jobs in line with the present users, their reports and bounds, and the servers."""
@@ -272,40 +433,48 @@ class Indivisible:
             del self.jobs[u]
             self.dirty = True
         for j, u in enumerate(env.users):
-            bound, key = env.tasks[j], _key(env, j)
-            n = None if bound is None else math.floor(bound)
+            bound = env.tasks[j]
             job = self.jobs.get(u)
             if job is None:
-                self.jobs[u] = _Job(n, bound, self.duration.get(u), key)
+                n = None if bound is None else math.floor(bound)
+                self.jobs[u] = _Job(n, bound, self.duration.get(u), _key(env, j))
                 self.dirty = self.dirty or n != 0
                 continue
+            key = _key(env, j)
             if key != job.key:  # a changed report: its running tasks are suspended
                 for idx in sorted(job.running):
                     self._suspend(job, idx)
                 job.key, self.dirty = key, True
             if bound != job.bound:
+                n = None if bound is None else math.floor(bound)
                 if n is None or (job.n is not None and n >= job.n):
                     job.n = n
                 else:
                     self._lower(job, n)
                 job.bound, self.dirty = bound, True
-        sindex = {s: i for i, s in enumerate(env.servers)}
+        # what runs only grows by the rule's starts, which fit; so it can exceed a server only when the servers
+        # changed (a report, a bound or a leave only stops tasks)
+        cluster = (env.servers, env.capacity)
+        if self._cluster is not None and (cluster[0] is self._cluster[0] or cluster[0] == self._cluster[0]) and \
+                (cluster[1] is self._cluster[1] or cluster[1] == self._cluster[1]):
+            return
+        self._cluster = cluster
+        sindex = self._servers(env)
         uindex = {u: j for j, u in enumerate(env.users)}
-        count: dict[tuple, int] = {}  # (user index, server name) -> its tasks running there
-        for u, job in self.jobs.items():
-            j = uindex[u]
-            for server, _fin in job.running.values():
-                count[(j, server)] = count.get((j, server), 0) + 1
         used: dict[str, list] = {}
         zero = Fraction(0)
-        for (j, server), n in count.items():
-            if server in sindex:
+        lost = set()
+        for u, job in self.jobs.items():
+            j = uindex[u]
+            for server, n in job.on.items():
+                if server not in sindex:
+                    lost.add(server)
+                    continue
                 d = env.d(j, sindex[server])
                 acc = used.setdefault(server, [zero] * env.n_resources)
                 for r in range(env.n_resources):
                     acc[r] += n * d[r]
-        lost = {s for s in {srv for _j, srv in count}
-                if s not in sindex or any(a > c for a, c in zip(used.get(s, ()), env.capacity[sindex[s]]))}
+        lost.update(s for s, acc in used.items() if any(a > c for a, c in zip(acc, env.capacity[sindex[s]])))
         for job in self.jobs.values():
             for idx in sorted(i for i, (srv, _f) in job.running.items() if srv in lost):
                 self._suspend(job, idx)

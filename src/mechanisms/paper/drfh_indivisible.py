@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
-from mechverify.numbers import is_inf, whole_fractions
+from mechverify.numbers import InstanceError, is_inf, whole_fractions
 from mechverify.placement import BestFitHeaps, best_fit_score
 
 from .filling import fill_whole_tasks
+from ..core.indivisible import held_view
 from .normalisers import global_dominant_share
 from ..core.registry import Setting, register
 from ..core.z3spec import Z3Spec
@@ -53,35 +54,128 @@ def integer_scale(env: Environment) -> Optional[list]:
     makes (``remaining >= demand``) and every ratio eq. (9) takes (``d / pooled``, ``remaining / pooled``) is
     unchanged -- one positive factor per resource.  ``None`` when some ``L_r`` exceeds ``MAX_SCALE_BITS`` bits."""
     out = []
+    memo = env.cluster_memo()
+    cap = memo.get("denominators")  # per resource, the lcm of the capacities' denominators
+    if cap is None:
+        cap = memo["denominators"] = [math.lcm(*{c[r].denominator for c in env.capacity})
+                                      for r in range(env.n_resources)]
     for r in range(env.n_resources):
-        dens = {c[r].denominator for c in env.capacity}
+        dens = {cap[r]}
         dens.update(d[r].denominator for d in env.demand)
-        L = math.lcm(*dens) if dens else 1
+        L = math.lcm(*dens)
         if L.bit_length() > MAX_SCALE_BITS:
             return None
         out.append(L)
     return out
 
 
+def _scaled_capacity(env: Environment, scale: list, rows: bool = True) -> tuple[Optional[list], tuple]:
+    """Every server's capacity times ``scale`` (fresh lists: the fill writes them) and the pooled capacity, as
+    ``Fraction``s so that eq. (9)'s ratios (an integer over the pooled capacity) stay exact; the scaled rows are
+    kept in the environment's cluster memo for the same ``scale``."""
+    copy, rows = rows, _scaled_capacity_rows(env, scale)
+    memo = env.cluster_memo()
+    key = ("drfh-pooled", tuple(scale))
+    pooled = memo.get(key)
+    if pooled is None:
+        pooled = memo[key] = tuple(Fraction(sum(c[r] for c in rows)) for r in range(env.n_resources))
+    return ([list(c) for c in rows] if copy else None), pooled
+
+
+def _scaled_array(env: Environment, scale: list) -> tuple:
+    """The scaled capacities as a fresh ``S x R`` int64 array (copied from the cluster memo) and the pooled
+    capacity (:func:`_scaled_capacity`'s)."""
+    memo = env.cluster_memo()
+    key = ("drfh-int64", tuple(scale))
+    got = memo.get(key)
+    if got is None:
+        import numpy as np
+
+        got = memo[key] = np.array(_scaled_capacity_rows(env, scale), dtype=np.int64).reshape(
+            env.n_servers, env.n_resources)
+        got.flags.writeable = False
+    return got.copy(), _scaled_capacity(env, scale, rows=False)[1]
+
+
+def _scaled_capacity_rows(env: Environment, scale: list) -> tuple:
+    memo = env.cluster_memo()
+    key = ("drfh-scaled", tuple(scale))
+    got = memo.get(key)
+    if got is None:
+        R = env.n_resources
+        got = memo[key] = tuple(tuple(c[r].numerator * (scale[r] // c[r].denominator) for r in range(R))
+                                for c in env.capacity)
+    return got
+
+
 def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation:
-    """The fill in integers: capacities and demands multiplied per resource by :func:`integer_scale` (exact, the
-    same placements as in ``Fraction``s, tests/mechanisms/test_drfh_integer.py); in ``Fraction``s when a common
-    denominator is too large."""
+    """The one-shot fill (nothing held): the allocation of :func:`_fill`."""
+    placed, steps = _fill(env, best_fit, name)
+    x = [[0] * env.n_servers for _ in range(env.n_users)]
+    for j, s in placed:
+        x[j][s] += 1
+    return Allocation(env, tuple(map(whole_fractions, x)), name, True, {"steps": steps})
+
+
+def task_rule(best_fit: bool) -> Callable[[Environment, Sequence], list]:
+    """First-/Best-Fit DRFH's own rule for free capacity (``Mechanism.task_rule``, the indivisible lift): seed 001
+    Sec. V-B's scheduler at a scheduling opportunity -- the fill continued from the whole tasks ``held`` (they use
+    their servers' capacity and count in their users' global dominant shares, so the user with the lowest share
+    including what it runs is served first), each user up to ``floor(n_j)`` tasks in all.  From nothing held it is
+    the one-shot fill.  Returns the tasks it starts, ``(user, server)`` in order."""
+    name = "drfh-best-fit" if best_fit else "drfh-first-fit"
+
+    def rule(env: Environment, held: Sequence) -> list:
+        return _fill(env, best_fit, name, held)[0]
+
+    return rule
+
+
+#: from this many servers on, the fill searches the servers with numpy (:class:`_VectorServers`): the same
+#: placements, tests/mechanisms/test_drfh_rule.py
+VECTOR_SERVERS = 64
+#: scaled integers below this are exact as float64 and far from int64's end
+_EXACT_FLOAT = 1 << 52
+
+
+def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] = None) -> tuple[list, int]:
+    """Progressive filling with whole tasks (module docstring) from the tasks ``held`` (``J x S`` counts, or a
+    :class:`mechanisms.core.indivisible.Held`; none: nothing): ``(placed, steps)`` -- the tasks it places as
+    ``(user, server)`` pairs in order (``held`` not included) and their number.  In integers (capacities and
+    demands multiplied per resource by :func:`integer_scale`: exact, the same placements as in ``Fraction``s,
+    tests/mechanisms/test_drfh_integer.py); in ``Fraction``s when a common denominator is too large."""
     J, S, R = env.n_users, env.n_servers, env.n_resources
     scale = integer_scale(env)
     if scale is None:
-        capacity, demand = [list(c) for c in env.capacity], list(env.demand)
-        pooled = env.total_capacity()
+        demand = list(env.demand)
     else:
-        capacity = [[c[r].numerator * (scale[r] // c[r].denominator) for r in range(R)] for c in env.capacity]
         demand = [tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R)) for d in env.demand]
-        # Fractions, so that eq. (9)'s ratios (an integer over the pooled capacity) stay exact
-        pooled = tuple(Fraction(sum(c[r] for c in capacity)) for r in range(R))
-    remaining = capacity
-    x = [[0] * S for _ in range(J)]
+    hv = None if held is None else held_view(held)
+    total = [0] * J if hv is None else hv.totals()  # what runs counts in its user's total
+    vector = S >= VECTOR_SERVERS and scale is not None and _exact_in_floats(env, scale, demand, sum(total))
+    if vector:
+        A, pooled = _scaled_array(env, scale)
+        if hv is not None and hv.n_entries:  # what runs takes its servers' capacity
+            users, servers, counts = hv.arrays()
+            import numpy as np
+
+            np.subtract.at(A, servers, counts[:, None] * np.array(demand, dtype=np.int64).reshape(J, R)[users])
+        remaining: Any = _Rows(A)
+    else:
+        if scale is None:
+            remaining, pooled = [list(c) for c in env.capacity], env.total_capacity()
+        else:
+            remaining, pooled = _scaled_capacity(env, scale)
+        if hv is not None:
+            for j, row in enumerate(hv.on):
+                d = demand[j]
+                for s, n in row.items():
+                    rem = remaining[s]
+                    for r in range(R):
+                        rem[r] -= n * d[r]
     share = [global_dominant_share(env, j) for j in range(J)]
     limit = [math.floor(env.tasks[j]) if env.tasks[j] is not None else None for j in range(J)]
-    total = [0] * J
+    placed: list = []
 
     def server_fits(j: int, s: int) -> bool:
         rem, d = remaining[s], demand[j]
@@ -97,13 +191,22 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
         rem, d = remaining[s], demand[j]
         for r in range(R):
             rem[r] -= d[r]
-        x[j][s] += 1
         total[j] += 1
+        placed.append((j, s))
 
+    users = [j for j in range(J) if env.eligible[j] and not is_inf(share[j]) and user_open(j)]
+    # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
+    g = {u: share[u] / env.weight[u] for u in users}
+    M = math.lcm(*(v.denominator for v in g.values())) if g else 1
+    per = {u: v.numerator * (M // v.denominator) for u, v in g.items()}
+    too_many = (f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
+                f"scale capacities/demands down")
+    if vector:
+        servers = _VectorServers(env, remaining, A, demand, pooled, best_fit)
+        steps = servers.fill(users, lambda u: (total[u] * per[u], u), place, user_open, too_many)
+        return placed, steps
     fits: dict[int, set[int]] = {}
-    for j in range(J):
-        if not env.eligible[j] or is_inf(share[j]) or not user_open(j):
-            continue
+    for j in users:
         if all(v == 0 for v in env.demand[j]):  # only with a finite bound (the model's guard)
             if limit[j] is not None:
                 fits[j] = {min(env.eligible[j])}
@@ -123,15 +226,22 @@ def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation
 
         def pick(j: int, fs: set) -> int:  # the scan by server_key, in C: the lowest index
             return min(fs)
-    # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
-    g = {u: share[u] / env.weight[u] for u in fits}
-    M = math.lcm(*(v.denominator for v in g.values())) if g else 1
-    per = {u: v.numerator * (M // v.denominator) for u, v in g.items()}
     steps = fill_whole_tasks(fits, lambda u: (total[u] * per[u], u), server_key, place,
-                             server_fits, user_open, MAX_STEPS,
-                             f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
-                             f"scale capacities/demands down", pick_server=pick)
-    return Allocation(env, tuple(map(whole_fractions, x)), name, True, {"steps": steps})
+                             server_fits, user_open, MAX_STEPS, too_many, pick_server=pick)
+    return placed, steps
+
+
+class _Rows(dict):
+    """The remaining capacities of the vectorised fill as Python integers, a server's row made from the int64
+    array when first read (before the array is written for it: the fill places, then updates the array)."""
+
+    def __init__(self, A: Any) -> None:
+        super().__init__()
+        self.A = A
+
+    def __missing__(self, s: int) -> list:
+        row = self[s] = self.A[s].tolist()
+        return row
 
 
 def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place, demand: Sequence):
@@ -151,12 +261,161 @@ def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place, dem
     return pick, place_and_update
 
 
+def _exact_in_floats(env: Environment, scale: list, demand: list, held: int) -> bool:
+    """Every number the vectorised fill holds is an integer below 2^52 in size: the scaled capacities and demands,
+    and what remains of a capacity (at least the capacity minus ``held`` tasks of the largest demand)."""
+    memo = env.cluster_memo()
+    key = ("drfh-largest", tuple(scale))
+    top = memo.get(key)
+    if top is None:
+        rows = _scaled_capacity_rows(env, scale)
+        top = memo[key] = max((v for row in rows for v in row), default=0)
+    d = max((v for row in demand for v in row), default=0)
+    return max(top, d) < _EXACT_FLOAT and held * d < _EXACT_FLOAT
+
+
+class _VectorServers:
+    """The fill's server search on many servers: the remaining capacities (integers) also as an ``S x R`` int64
+    array, each user's fitting servers found by one numpy comparison instead of a set per user.  The same loop
+    as ``fill_whole_tasks`` (the lowest key among the users with a fitting server gets one task on its fitting
+    server with the lowest key), lazily: users wait in a heap by key, and the one on top with no fitting server
+    left leaves it for good (capacities only shrink during a fill).
+
+    * First-Fit: each user keeps the index below which no server fits it (none will again); its next server is
+      that one when it still fits, else found by a numpy scan from there.
+    * Best-Fit: eq. (9) in floats for every server at once, per demand direction (users with the same ``D_j /
+      D_{j,r0}`` share it; after a placement only that server's value is recomputed, when next read), as a
+      SCREEN: the servers whose float value is within its rounding bound of the smallest are the candidates,
+      and the smallest EXACT value among them wins (``BestFitHeaps.score``, the one eq. (9); ties to the lower
+      index).  A float of eq. (9) is a handful of correctly rounded operations on numbers exact in float64 (the
+      scaled integers are below 2^52), so its error is below 2^-50 times the sum of the magnitudes of its terms;
+      the screen allows 10^-12 times that sum on either side."""
+
+    def __init__(self, env: Environment, remaining: Any, A: Any, demand: list, pooled: tuple, best_fit: bool) -> None:
+        import numpy as np
+
+        self.np, self.env, self.remaining, self.demand, self.best_fit = np, env, remaining, demand, best_fit
+        self.A = A
+        self.D: dict[int, Any] = {}  # user -> its demand as an int64 row
+        self.mask: dict[int, Any] = {}  # user -> its eligible servers as a bool row (users eligible everywhere: none)
+        self.first: dict[int, int] = {}  # First-Fit: user -> no server below this index fits it
+        if best_fit:
+            self.heaps = BestFitHeaps(env, remaining, pooled, lambda j, s: demand[j])
+            self.pooled_f = np.array([float(p) if p else 0.0 for p in pooled])
+            self.log: list[int] = []  # the servers placed on, in order (what each direction has not yet re-read)
+            self.direction: dict[Any, list] = {}  # (r0, D_j / D_j,r0) -> [floats a, H, bound, log read so far]
+
+    def _row(self, j: int) -> Any:
+        got = self.D.get(j)
+        if got is None:
+            np = self.np
+            got = self.D[j] = np.array(self.demand[j], dtype=np.int64)
+            el = self.env.eligible[j]
+            if len(el) < self.env.n_servers:
+                m = np.zeros(self.env.n_servers, dtype=bool)
+                m[sorted(el)] = True
+                self.mask[j] = m
+        return got
+
+    def fill(self, users: list, key: Callable, place: Callable, user_open: Callable, too_many: str) -> int:
+        import heapq
+
+        env = self.env
+        zero = {j for j in users if all(v == 0 for v in env.demand[j])}  # only with a finite bound (the model's guard)
+        heap = [key(j) + (j,) for j in users if j not in zero or env.tasks[j] is not None]
+        heapq.heapify(heap)
+        steps = 0
+        while heap:
+            j = heap[0][-1]
+            s = min(env.eligible[j]) if j in zero else self._pick(j)
+            if s is None:
+                heapq.heappop(heap)
+                continue
+            steps += 1
+            if steps > MAX_STEPS:
+                raise InstanceError(too_many)
+            place(j, s)
+            self.A[s] -= self._row(j)
+            if self.best_fit:
+                self.log.append(s)
+                self.heaps.changed(s)
+            if user_open(j):
+                heapq.heapreplace(heap, key(j) + (j,))
+            else:
+                heapq.heappop(heap)
+        return steps
+
+    def _fits_from(self, j: int, lo: int) -> Any:
+        m = (self.A[lo:] >= self._row(j)).all(axis=1)
+        mask = self.mask.get(j)
+        return m if mask is None else m & mask[lo:]
+
+    def _pick(self, j: int) -> Optional[int]:
+        if not self.best_fit:
+            lo = self.first.get(j, 0)
+            self._row(j)  # (its eligibility mask)
+            if lo < self.env.n_servers and (j not in self.mask or self.mask[j][lo]) and \
+                    all(c >= d for c, d in zip(self.remaining[lo], self.demand[j])):
+                return lo
+            m = self._fits_from(j, lo)
+            i = int(m.argmax()) if len(m) else 0
+            if not len(m) or not m[i]:
+                self.first[j] = self.env.n_servers
+                return None
+            self.first[j] = lo + i
+            return lo + i
+        np = self.np
+        fit = self._fits_from(j, 0)
+        if not fit.any():
+            return None
+        H, bound = self._scores(j)
+        cand = np.flatnonzero(fit & (H - bound <= np.where(fit, H + bound, np.inf).min()))
+        if len(cand) == 1:
+            return int(cand[0])
+        # the exact eq. (9) once per distinct remaining capacity among the candidates, at its lowest server
+        rows = self.A[cand]
+        if (rows == rows[0]).all():  # (servers alike and untouched: the usual tie)
+            return int(cand[0])
+        _rows, first = np.unique(rows, axis=0, return_index=True)
+        return min((self.heaps.score(j, s), s) for s in cand[first].tolist())[1]
+
+    def _scores(self, j: int) -> tuple:
+        """Eq. (9) in floats at every server for ``j``'s direction, and each value's screening bound."""
+        np = self.np
+        rj = self.heaps._ratio_of(j, 0)
+        r0, a = rj
+        k = (r0, tuple(a))
+        got = self.direction.get(k)
+        if got is None:
+            af = np.array([float(v) for v in a])
+            got = self.direction[k] = [af, None, None, 0]
+            idx = None
+        else:
+            new = self.log[got[3]:]
+            idx = np.array(new if len(new) < 2 else sorted(set(new)), dtype=np.int64)
+        af = got[0]
+        rows = self.A if idx is None else self.A[idx]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cbar = np.where(self.pooled_f > 0, rows / np.where(self.pooled_f > 0, self.pooled_f, 1.0), 0.0)
+            b = cbar / cbar[:, r0:r0 + 1]
+            h = np.abs(af - b).sum(axis=1)
+            bound = 1e-12 * (np.abs(af).sum() + np.abs(b).sum(axis=1))
+        none = rows[:, r0] <= 0  # no r0 left: eq. (9) is infinite there (and no task of j fits)
+        h[none], bound[none] = np.inf, 0.0
+        if idx is None:
+            got[1], got[2] = h, bound
+        elif len(idx):
+            got[1][idx], got[2][idx] = h, bound
+        got[3] = len(self.log)
+        return got[1], got[2]
+
+
 _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, divisible=False)
 
 
 @register("drfh-first-fit", "First-Fit DRFH: progressive filling with whole tasks, first fitting server",
           _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B",
-          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"), task_rule=task_rule(False))
 def drfh_first_fit(env: Environment, exact: bool = False) -> Allocation:
     """First-Fit DRFH (seed 001 Sec. V-B): whole tasks, first fitting server."""
     return _progressive_fill(env, False, "drfh-first-fit")
@@ -164,7 +423,7 @@ def drfh_first_fit(env: Environment, exact: bool = False) -> Allocation:
 
 @register("drfh-best-fit", "Best-Fit DRFH: progressive filling with whole tasks, server by H(i,l) of eq. (9)",
           _SETTING, _INDIV_CLAIMS, source="001 Sec. V-B eq. (9)",
-          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"))
+          z3=Z3Spec.none("indivisible tasks (integer allocations): not encoded"), task_rule=task_rule(True))
 def drfh_best_fit(env: Environment, exact: bool = False) -> Allocation:
     """Best-Fit DRFH (seed 001 Sec. V-B): whole tasks, the fitting server minimising eq. (9)."""
     return _progressive_fill(env, True, "drfh-best-fit")

@@ -1,0 +1,140 @@
+"""First-/Best-Fit DRFH's own whole-task rule (``drfh_indivisible.task_rule``, the indivisible lift's rule for free
+capacity): the fill continued from the tasks running, which count in their users' shares; its vectorised server
+search on many servers (``_VectorServers``) places exactly what the per-user scan places; the cluster memo that
+shares O(servers) values between the environments of one cluster."""
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import mechanisms
+import mechanisms.paper.drfh_indivisible as di
+from mechanisms.core.indivisible import held_view
+from mechanisms.core.time import lift
+from mechverify.allocation import float_matrix
+from mechverify.execution import run
+from mechverify.job_trace import parse_job_trace
+from mechverify.model import Environment
+from mechverify.workloads import get
+from verifier.rates import sample_rng
+
+
+def _one_server(cap: int, held: tuple) -> tuple:
+    env = Environment(resources=("cpu",), servers=("a",), capacity=((Fraction(cap),),), users=("u", "v"),
+                      demand=((Fraction(1),), (Fraction(1),)), tasks=(Fraction(10), Fraction(10)))
+    return env, tuple((h,) for h in held)
+
+
+@pytest.mark.parametrize("name", ["drfh-first-fit", "drfh-best-fit"])
+def test_the_tasks_running_count_in_the_shares(name):
+    # one server of 4 cpu, u and v ask 1 cpu per task (shares 1/4 each); u runs 2, v none, 2 cpu free.  DRFH at a
+    # scheduling opportunity serves the lowest share INCLUDING what runs: v (0) then v (1/4 < u's 2/4): both to v.
+    # (The one-shot function on the residual would count only new tasks: u, then v -- a tie broken by index.)
+    env, held = _one_server(4, (2, 0))
+    assert mechanisms.get(name).task_rule(env, held) == [(1, 0), (1, 0)]
+    # v runs 1, u 1, 2 free: u (1/4, index 0) then v (1/4 < u's 2/4)
+    env, held = _one_server(4, (1, 1))
+    assert mechanisms.get(name).task_rule(env, held) == [(0, 0), (1, 0)]
+
+
+@pytest.mark.parametrize("best_fit", [False, True], ids=["first-fit", "best-fit"])
+def test_from_nothing_held_the_rule_is_the_one_shot(best_fit):
+    for i in range(6):
+        env = get("google2011").sampler(servers="12", users="5", bounded="true")(sample_rng(5, {}, i))
+        placed = di.task_rule(best_fit)(env, tuple((0,) * env.n_servers for _ in range(env.n_users)))
+        x = [[0] * env.n_servers for _ in range(env.n_users)]
+        for j, s in placed:
+            x[j][s] += 1
+        one_shot = di._progressive_fill(env, best_fit, "drfh")
+        assert tuple(tuple(Fraction(v) for v in row) for row in x) == one_shot.x
+
+
+def _cases():
+    out = []
+    for i in range(16):
+        rng = random.Random(i)
+        point = {"servers": str(rng.choice([6, 20, 70])), "users": str(rng.choice([2, 5, 9])),
+                 "bounded": "true" if i % 2 else "false"}
+        out.append(("google2011", point, i))
+    # the project's random instances: placement constraints (eligible servers), bounds, weights
+    out += [("uniform", {}, i) for i in range(12)]
+    return out
+
+
+@pytest.mark.parametrize("best_fit", [False, True], ids=["first-fit", "best-fit"])
+@pytest.mark.parametrize("workload,point,i", _cases())
+def test_the_vectorised_search_places_what_the_scan_places(workload, point, i, best_fit, monkeypatch):
+    # drawn Google 2011 clusters (many identical machines: ties) with Alibaba task demands, and random instances
+    # with placement constraints; what runs: a random prefix of the one-shot's own placements, given dense (as a
+    # test or a user's rule hands it) or sparse
+    env = get(workload).sampler(**point)(sample_rng(3, point, i))
+    monkeypatch.setattr(di, "VECTOR_SERVERS", 10 ** 9)
+    placed, _ = di._fill(env, best_fit, "drfh")
+    k = random.Random(i).randint(0, len(placed))
+    dense = [[0] * env.n_servers for _ in range(env.n_users)]
+    for j, s in placed[:k]:
+        dense[j][s] += 1
+    held = held_view(dense) if i % 2 else tuple(map(tuple, dense))
+    scan = di._fill(env, best_fit, "drfh", held)
+    one_shot = di._fill(env, best_fit, "drfh")
+    monkeypatch.setattr(di, "VECTOR_SERVERS", 1)
+    assert di._fill(env, best_fit, "drfh", held) == scan
+    assert di._fill(env, best_fit, "drfh") == one_shot
+    assert len(one_shot[0]) > 0 or workload == "uniform"  # (a drawn uniform instance may fit no task at all)
+
+
+def test_a_best_fit_tie_between_different_servers_goes_to_the_exact_value(monkeypatch):
+    # 1-cpu tasks of demand (1, 1) on three servers with (2, 4), (4, 2), (3, 3) left (pooled 9, 9): eq. (9) is
+    # |1 - 2| = 1, |1 - 1/2| = 1/2, |1 - 1| = 0 -- the third; then (2, 2) left there: 0 again, and so on
+    env = Environment(resources=("cpu", "mem"), servers=("a", "b", "c"),
+                      capacity=((Fraction(2), Fraction(4)), (Fraction(4), Fraction(2)), (Fraction(3), Fraction(3))),
+                      users=("u",), demand=((Fraction(1), Fraction(1)),), tasks=(Fraction(4),))
+    monkeypatch.setattr(di, "VECTOR_SERVERS", 1)
+    # 3 on c ((3,3) -> (0,0)); then a: |1 - 4/2| = 1 vs b: |1 - 2/4| = 1/2 -> b
+    assert di._fill(env, True, "drfh")[0] == [(0, 2), (0, 2), (0, 2), (0, 1)]
+    monkeypatch.setattr(di, "VECTOR_SERVERS", 10 ** 9)
+    assert di._fill(env, True, "drfh")[0] == [(0, 2), (0, 2), (0, 2), (0, 1)]
+
+
+def test_environments_of_one_cluster_share_its_memo():
+    env = get("google2011").sampler(servers="80", users="3")(sample_rng(1, {}, 0))
+    same = Environment(resources=env.resources, servers=env.servers, capacity=tuple(env.capacity),
+                       users=env.users[:1], demand=env.demand[:1])
+    assert same.cluster_memo() is env.cluster_memo() and same.cluster_key() == env.cluster_key()
+    assert same.total_capacity() == env.total_capacity()
+    copied = Environment(resources=env.resources, servers=env.servers, capacity=tuple(tuple(list(c)) for c in env.capacity),
+                         users=env.users, demand=env.demand)  # equal numbers, other objects: its own memo
+    assert copied.cluster_memo() is not env.cluster_memo() and copied.cluster_key() != env.cluster_key()
+    small = get("google2011").sampler(servers="5", users="2")(sample_rng(1, {}, 0))
+    assert small.cluster_key() == small.capacity  # a small cluster: its capacities are the key
+
+
+@pytest.mark.parametrize("name", ["drfh-first-fit", "drfh-best-fit"])
+def test_whole_tasks_on_many_servers_run_feasibly_to_the_end(name):
+    # seed 001's model on 80 servers: every step's allocation fits the cluster, its numpy matrix is its rows, and
+    # every job finishes (whole tasks run to completion, the rule starts what fits)
+    trace = get("google2011").jobs(np.random.default_rng(4), jobs=12, servers=80)
+    for job in trace["jobs"]:
+        job["tasks"] = min(job["tasks"], 40)
+        job["duration"] = min(job["duration"], 3600)
+    ex = parse_job_trace(trace)
+    mech = lift(mechanisms.get(name), "indivisible(slot=none,overhead=0)")
+    from mechanisms.core.time import stepper_for
+
+    finished = set()
+    for st in run(ex, stepper_for(mech, ex, False), exact=False):
+        if st.alloc is not None:
+            X = float_matrix(st.alloc)
+            assert X is not None and (X == np.array(st.alloc.x)).all()
+        if st.event is not None and st.event.kind == "finish" and st.event.user not in st.users:
+            finished.add(st.event.user)
+        if st.alloc is not None:
+            cap = np.array([[float(v) for v in c] for c in st.env.capacity])
+            load = np.zeros_like(cap)
+            for j in range(st.env.n_users):
+                load += np.outer(X[j], np.array([float(v) for v in st.env.demand[j]]))
+            assert (load <= cap * (1 + 1e-12)).all()
+    assert len(finished) == 12
