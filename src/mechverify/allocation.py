@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, as_floats, fmt_exact, fmt_value, fraction_sum, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "seed_matrix",
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "seed_matrix", "RowReuse",
            "feasibility_violations", "is_feasible", "state_of",
            "float_matrix", "memo"]
 
@@ -294,6 +294,9 @@ def float_matrix(a: Allocation) -> Any:
     all allow."""
     m = memo(a)
     got = m.get("X", False)
+    if got is False and "X_build" in m:  # a matrix handed over lazily (seed_matrix)
+        seed_matrix(a, m.pop("X_build")())
+        got = m.get("X", False)
     if got is False:
         got = None
         x, S = a.x, a.env.n_servers
@@ -311,7 +314,11 @@ def float_matrix(a: Allocation) -> Any:
 def seed_matrix(a: Allocation, X: Any) -> None:
     """Hand :func:`float_matrix` the ``J x S`` numpy matrix a float allocation's ``x`` was built from (``x`` =
     ``X.tolist()`` row by row: the same floats), so the vectorised paths skip converting it back; only where
-    :func:`float_matrix` would take it (finite, at least :data:`VECTOR_MIN` entries, the shape of ``x``)."""
+    :func:`float_matrix` would take it (finite, at least :data:`VECTOR_MIN` entries, the shape of ``x``).  ``X``
+    may be a function returning it: called when the matrix is first asked for (never, if nobody asks)."""
+    if callable(X):
+        memo(a)["X_build"] = X
+        return
     x = a.x
     if not a.exact and X.ndim == 2 and X.shape == (len(x), a.env.n_servers) == (a.env.n_users, a.env.n_servers) \
             and X.size >= VECTOR_MIN:
@@ -340,17 +347,98 @@ def _float_usage(a: Allocation) -> Any:
     env = a.env
     if X is None or env.server_demand:
         return None
+    return _usage_rows(env, X, slice(None))
+
+
+def _usage_rows(env: Environment, X: Any, rows: Any) -> Any:
+    """:func:`usage` of the users ``rows`` (a slice or indices) whose rows of the task matrix are ``X``."""
     import numpy as np
 
     fl = env.floats()
-    J, S = X.shape
+    J = X.shape[0]
     # per user and resource: 0.0 + x[j,0] d[j,r] + x[j,1] d[j,r] + ... in server order (a zero x adds +-0.0,
     # which leaves a sum that starts at +0.0 unchanged: the loop's skipping of zeros changes nothing)
-    P = np.concatenate((np.zeros((J, 1, env.n_resources)), X[:, :, None] * fl.demand[:, None, :]), axis=1)
+    P = np.concatenate((np.zeros((J, 1, env.n_resources)), X[:, :, None] * fl.demand[rows][:, None, :]), axis=1)
     U = np.add.accumulate(P, axis=1)[:, -1, :]
     if env.n_external:
-        U = np.concatenate((U, 0.0 + _row_sums(X, first=False)[:, None] * fl.external_demand), axis=1)
+        U = np.concatenate((U, 0.0 + _row_sums(X, first=False)[:, None] * fl.external_demand[rows]), axis=1)
     return U
+
+
+class RowReuse:
+    """Each user's :func:`usage` and total (``Allocation.totals``) of the float allocations of one run, kept
+    across its steps: a user whose row of the task matrix is the very SAME tuple object as when they were last
+    computed, with the same demand and external demand objects, gets them again (each is a function of those
+    alone: the row's own sums); the others are computed, on their rows only, by the operations of the whole-matrix
+    path (the same bits).  A stepper that keeps a user's row while its tasks stay put (the indivisible lift) makes
+    a step cost the users whose tasks moved.  Exact allocations and per-server demands: computed as usual.
+    The lists handed out are shared: read them, never write them."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last: dict = {}  # user -> (row, demand, external demand, usage, total)
+
+    def usage(self, a: Allocation) -> list:
+        return self._both(a)[0]
+
+    def totals(self, a: Allocation) -> list:
+        return self._both(a)[1]
+
+    def _both(self, a: Allocation) -> tuple:
+        m = memo(a)
+        got = m.get("row_reuse")
+        if got is not None:
+            return got
+        env = a.env
+        if a.exact or env.server_demand:
+            got = m["row_reuse"] = (usage(a), list(a.totals()))
+            return got
+        names, x, dem, ext, last = env.users, a.x, env.demand, env.external_demand, self.last
+        J = env.n_users
+        uses: list = [None] * J
+        tots: list = [None] * J
+        missing = []
+        for j in range(J):
+            hit = last.get(names[j])
+            if hit is not None and hit[0] is x[j] and hit[1] is dem[j] and hit[2] is ext[j]:
+                uses[j], tots[j] = hit[3], hit[4]
+            else:
+                missing.append(j)
+        if missing:
+            sub = _float_rows(a, missing)
+            if sub is None:  # an int, a Fraction, a NaN or an infinity: the general paths, nothing kept
+                full_u, full_t = usage(a), a.totals()
+                for j in missing:
+                    uses[j], tots[j] = full_u[j], full_t[j]
+                    last.pop(names[j], None)
+            else:
+                U = _usage_rows(env, sub, missing).tolist()
+                T = _row_sums(sub, first=True).tolist() if env.n_servers else [0] * len(missing)
+                for k, j in enumerate(missing):
+                    uses[j], tots[j] = U[k], T[k]
+                    last[names[j]] = (x[j], dem[j], ext[j], U[k], T[k])
+            if len(last) > 2 * J + 64:  # users who left
+                keep = set(names)
+                for u in [u for u in last if u not in keep]:
+                    del last[u]
+        got = m["row_reuse"] = (uses, tots)
+        return got
+
+
+def _float_rows(a: Allocation, rows: list) -> Any:
+    """The rows ``rows`` of ``a``'s task matrix as a numpy float array when every entry is a finite ``float``
+    (what :func:`float_matrix` requires of the whole); ``None`` otherwise."""
+    import numpy as np
+
+    got = memo(a).get("X")
+    if got is not None:
+        return got[rows]
+    x = a.x
+    if set(map(type, chain.from_iterable(x[j] for j in rows))) - {float}:
+        return None
+    X = np.array([x[j] for j in rows], dtype=float).reshape(len(rows), a.env.n_servers)
+    return X if np.isfinite(X).all() else None
 
 
 def usage(a: "Allocation") -> list[list[Any]]:
@@ -398,7 +486,7 @@ def dominant_shares(a: "Allocation", by_queue: bool = False, used: Optional[list
         caps = [float(c) for c in caps]
         if not by_queue or not any(q is not None for q in env.user_queue):
             U = _float_usage(a) if used is None else None
-            if U is not None or (used is not None and float_matrix(a) is not None):
+            if U is not None or (used is not None and all(v.__class__ is float for row in used for v in row)):
                 return _float_dominant_shares(env, caps, U if U is not None else used)
     used = usage(a) if used is None else used
     groups: dict[str, list[Any]] = {}

@@ -750,6 +750,13 @@ def _carry(prev: Optional[Allocation], env: Environment) -> Optional[Allocation]
     return Allocation(env, tuple(x), prev.mechanism, prev.exact)
 
 
+def _below_one(n: Any) -> bool:
+    """A task bound below one whole task (``None``: no bound)."""
+    if n.__class__ is Fraction:
+        return n.numerator < n.denominator  # (a Fraction's denominator is positive)
+    return n is not None and n < 1
+
+
 def _num(v: Any, exact: bool) -> Any:
     return v if exact else float(v)
 
@@ -824,8 +831,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
         finish_at, who = None, None
         progress: Optional[Progress] = None  # the users' rates of work this step (computed once, used twice)
         if owns and not pending:  # only a user left without a whole task finishes here, at once
-            who = next((u for u in users if u in state.work and state.true[u].tasks is not None and state.true[u].tasks < 1),
-                       None)
+            who = next((u for u in users if u in state.work and _below_one(state.true[u].tasks)), None)
             finish_at = t if who is not None else None
         elif alloc is not None and state.work and not owns:
             progress = Progress(users, state.work, tru, alloc, exact, state.reuse)

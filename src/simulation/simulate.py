@@ -39,7 +39,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechanisms.core.time import execution_of, stepper_for
-from mechverify.allocation import Allocation, dominant_shares, float_matrix, usage
+from mechverify.allocation import Allocation, RowReuse, dominant_shares
 from mechverify.execution import Event, Execution, StepContext, UserSpec, run
 from mechverify.model import Environment
 from mechverify.numbers import FLOAT_REL
@@ -296,6 +296,7 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
     done: dict[str, float] = {}  # fluid model: work done by each present job (its rate integrated over the steps)
     sim.jobs = len(work)
     steps = run(ex, stepper_for(mech, ex, False), exact=False)
+    rows = RowReuse()  # users' usage and totals kept while their rows are unchanged (the same bits)
     last_t = 0.0
     last_env: Optional[Environment] = None  # the true environment of the last step with somebody present
     for st in steps:
@@ -337,13 +338,13 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
                 for u, rate in zip(env.users, utilities(env, alloc)):
                     if u in done:
                         done[u] += float(rate) * dt
-            used = usage(alloc)
+            used = rows.usage(alloc)
             pooled = alloc.env.total_capacity()
             columns = list(zip(*used))  # per resource, the users' uses in user order (summed in that order)
             for r, (name, series) in enumerate(sim.utilisation.items()):
                 if pooled[r] > 0:
                     series.add(t0, t1, sum(columns[r]) / float(pooled[r]))
-            sim.waiting.add(t0, t1, _waiting(env, alloc))
+            sim.waiting.add(t0, t1, _waiting(env, alloc, rows.totals(alloc)))
             shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
             if ex.queues or len(sim.shares) >= users_shown:  # only the series shown: no new one
                 for k, s in sim.shares.items():
@@ -397,11 +398,13 @@ def _tasks_done(u: str, n: int, done: Optional[float], work: float, env: Optiona
     return min(n, math.floor(n * done / work * (1 + TOLERANCE))) if work > 0 else n
 
 
-def _waiting(env: Environment, alloc: Allocation) -> float:
+def _waiting(env: Environment, alloc: Allocation, run_tasks: Optional[list] = None) -> float:
     """The tasks waiting in a step: over the users with a task bound, ``max(n_j - x_j, 0)`` summed in user order
-    (a float allocation's in one pass over numpy arrays: the same subtractions and sum)."""
-    run_tasks = alloc.totals()
-    if float_matrix(alloc) is None:
+    (a float allocation's in one pass over numpy arrays: the same subtractions and sum); ``run_tasks``: the
+    users' totals ``x_j``, when already known."""
+    if run_tasks is None:
+        run_tasks = alloc.totals()
+    if alloc.exact or any(v.__class__ is not float for v in run_tasks):
         return float(sum(max(float(env.tasks[j]) - float(run_tasks[j]), 0.0)
                          for j in range(env.n_users) if env.tasks[j] is not None))
     import numpy as np

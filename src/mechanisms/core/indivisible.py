@@ -95,10 +95,10 @@ class Held(Sequence):
     running (ascending), how many on each, and their sum.  Read as dicts (:attr:`on`), as flat int64 arrays
     (:meth:`arrays`), or a dense row by index (built when read)."""
 
-    __slots__ = ("cols", "n_servers", "_on")
+    __slots__ = ("cols", "n_servers", "_on", "_arrays")
 
     def __init__(self, cols: list, n_servers: int) -> None:
-        self.cols, self.n_servers, self._on = cols, n_servers, None
+        self.cols, self.n_servers, self._on, self._arrays = cols, n_servers, None, None
 
     def __len__(self) -> int:
         return len(self.cols)
@@ -128,15 +128,15 @@ class Held(Sequence):
 
     def arrays(self) -> tuple:
         """``(users, servers, counts)``: one int64 entry per (user, server) pair with tasks running, by user."""
-        import numpy as np
+        if self._arrays is None:
+            import numpy as np
 
-        sizes = [len(servers) for servers, _c, _t in self.cols]
-        users = np.repeat(np.arange(len(self.cols), dtype=np.int64), sizes)
-        servers = np.concatenate([np.asarray(c[0], dtype=np.int64) for c in self.cols]) if self.cols else \
-            np.zeros(0, dtype=np.int64)
-        counts = np.concatenate([np.asarray(c[1], dtype=np.int64) for c in self.cols]) if self.cols else \
-            np.zeros(0, dtype=np.int64)
-        return users, servers, counts
+            sizes = [len(servers) for servers, _c, _t in self.cols]
+            users = np.repeat(np.arange(len(self.cols), dtype=np.int64), sizes)
+            servers = np.concatenate([c[0] for c in self.cols if len(c[0])] or [np.zeros(0)]).astype(np.int64)
+            counts = np.concatenate([c[1] for c in self.cols if len(c[1])] or [np.zeros(0)]).astype(np.int64)
+            self._arrays = (users, servers, counts)
+        return self._arrays
 
 
 def held_view(held: Sequence) -> Held:
@@ -215,6 +215,7 @@ class _Job:
     on: dict = field(default_factory=dict)
     row: Optional[tuple] = None
     cols: Optional[tuple] = None
+    seen: Optional[tuple] = None  # (demand, external demand) objects its key was last computed from
 
     def waiting(self) -> Optional[int]:
         return None if self.n is None else self.n - len(self.running)
@@ -389,6 +390,8 @@ class Indivisible:
         return self._sindex[1]
 
     def _held(self, env: Environment) -> Held:
+        import numpy as np
+
         sindex = self._servers(env)
         cols = []
         for u in env.users:
@@ -396,7 +399,8 @@ class Indivisible:
             got = job.cols
             if got is None:
                 pairs = sorted((sindex[srv], n) for srv, n in job.on.items())
-                got = job.cols = ([s for s, _n in pairs], [n for _s, n in pairs], len(job.running))
+                got = job.cols = (np.array([s for s, _n in pairs], dtype=np.int64),
+                                  np.array([n for _s, n in pairs], dtype=np.int64), len(job.running))
             cols.append(got)
         return Held(cols, env.n_servers)
 
@@ -417,13 +421,18 @@ class Indivisible:
             rows.append(row[1])
         alloc = Allocation(env, tuple(rows), self.mech.name, exact, info={"lift": "indivisible"})
         if not exact and len(rows) * S >= VECTOR_MIN:
-            import numpy as np
-
-            X = np.zeros((len(rows), S))
             held = self._held(env)
-            if held.n_entries:
-                X[held.arrays()[:2]] = held.arrays()[2]
-            seed_matrix(alloc, X)
+
+            def matrix() -> Any:
+                import numpy as np
+
+                X = np.zeros((len(rows), S))
+                if held.n_entries:
+                    users, servers, counts = held.arrays()
+                    X[users, servers] = counts
+                return X
+
+            seed_matrix(alloc, matrix)
         return alloc
 
     def _reconcile(self, env: Environment) -> None:
@@ -440,12 +449,17 @@ class Indivisible:
                 self.jobs[u] = _Job(n, bound, self.duration.get(u), _key(env, j))
                 self.dirty = self.dirty or n != 0
                 continue
-            key = _key(env, j)
+            if job.seen is not None and job.seen[0] is env.demand[j] and job.seen[1] is env.external_demand[j] \
+                    and not env.server_demand:
+                key = job.key  # (the same report objects: the same report)
+            else:
+                key = _key(env, j)
+                job.seen = (env.demand[j], env.external_demand[j])
             if key != job.key:  # a changed report: its running tasks are suspended
                 for idx in sorted(job.running):
                     self._suspend(job, idx)
                 job.key, self.dirty = key, True
-            if bound != job.bound:
+            if bound is not job.bound and bound != job.bound:
                 n = None if bound is None else math.floor(bound)
                 if n is None or (job.n is not None and n >= job.n):
                     job.n = n

@@ -82,6 +82,33 @@ def _scaled_capacity(env: Environment, scale: list, rows: bool = True) -> tuple[
     return ([list(c) for c in rows] if copy else None), pooled
 
 
+def _scaled_demands(env: Environment, scale: list) -> list:
+    """Every user's demand times ``scale`` (per demand vector, kept in the cluster memo with ``scale``: a run's
+    users come back step after step)."""
+    memo = env.cluster_memo().setdefault(("drfh-demands", tuple(scale)), {})
+    R = env.n_resources
+    out = []
+    for d in env.demand:
+        got = memo.get(id(d))  # by identity (a demand's Fractions hash slowly): (the demand held, its value)
+        if got is None or got[0] is not d:
+            got = memo[id(d)] = (d, tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R)))
+        out.append(got[1])
+    return out
+
+
+def _shares(env: Environment) -> list:
+    """Every user's global dominant share (seed 001 Sec. III-A), per demand vector kept in the cluster memo (it
+    is a function of the demand and the pooled capacity)."""
+    memo = env.cluster_memo().setdefault("drfh-shares", {})
+    out = []
+    for j, d in enumerate(env.demand):
+        got = memo.get(id(d))  # by identity, as _scaled_demands
+        if got is None or got[0] is not d:
+            got = memo[id(d)] = (d, global_dominant_share(env, j))
+        out.append(got[1])
+    return out
+
+
 def _scaled_array(env: Environment, scale: list) -> tuple:
     """The scaled capacities as a fresh ``S x R`` int64 array (copied from the cluster memo) and the pooled
     capacity (:func:`_scaled_capacity`'s)."""
@@ -149,7 +176,7 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
     if scale is None:
         demand = list(env.demand)
     else:
-        demand = [tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R)) for d in env.demand]
+        demand = _scaled_demands(env, scale)
     hv = None if held is None else held_view(held)
     total = [0] * J if hv is None else hv.totals()  # what runs counts in its user's total
     vector = S >= VECTOR_SERVERS and scale is not None and _exact_in_floats(env, scale, demand, sum(total))
@@ -173,8 +200,9 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
                     rem = remaining[s]
                     for r in range(R):
                         rem[r] -= n * d[r]
-    share = [global_dominant_share(env, j) for j in range(J)]
-    limit = [math.floor(env.tasks[j]) if env.tasks[j] is not None else None for j in range(J)]
+    share = _shares(env)
+    limit = [None if n is None else n.numerator // n.denominator if n.__class__ is Fraction else math.floor(n)
+             for n in env.tasks]
     placed: list = []
 
     def server_fits(j: int, s: int) -> bool:
@@ -301,9 +329,11 @@ class _VectorServers:
         self.first: dict[int, int] = {}  # First-Fit: user -> no server below this index fits it
         if best_fit:
             self.heaps = BestFitHeaps(env, remaining, pooled, lambda j, s: demand[j])
-            self.pooled_f = np.array([float(p) if p else 0.0 for p in pooled])
-            self.log: list[int] = []  # the servers placed on, in order (what each direction has not yet re-read)
-            self.direction: dict[Any, list] = {}  # (r0, D_j / D_j,r0) -> [floats a, H, bound, log read so far]
+            self.pooled_list = [float(p) if p else 0.0 for p in pooled]
+            self.pooled_f = np.array(self.pooled_list)
+            self.log: list[int] = []  # the servers placed on, in order (what each demand has not yet re-read)
+            # (scaled demand, eligible) -> [r0, D / D_r0 in floats, eligible mask, eq. (9) -+ bound, log read so far]
+            self.direction: dict[Any, list] = {}
 
     def _row(self, j: int) -> Any:
         got = self.D.get(j)
@@ -365,49 +395,63 @@ class _VectorServers:
             self.first[j] = lo + i
             return lo + i
         np = self.np
-        fit = self._fits_from(j, 0)
-        if not fit.any():
+        lo, hi = self._class(j)
+        m = hi.min()
+        if m == np.inf:  # no server fits
             return None
-        H, bound = self._scores(j)
-        cand = np.flatnonzero(fit & (H - bound <= np.where(fit, H + bound, np.inf).min()))
+        cand = np.flatnonzero(lo <= m)
         if len(cand) == 1:
             return int(cand[0])
         # the exact eq. (9) once per distinct remaining capacity among the candidates, at its lowest server
         rows = self.A[cand]
         if (rows == rows[0]).all():  # (servers alike and untouched: the usual tie)
             return int(cand[0])
-        _rows, first = np.unique(rows, axis=0, return_index=True)
-        return min((self.heaps.score(j, s), s) for s in cand[first].tolist())[1]
+        first: dict = {}
+        for s, rem in zip(cand.tolist(), map(tuple, rows.tolist())):
+            first.setdefault(rem, s)
+        return min((self.heaps.score(j, s), s) for s in first.values())[1]
 
-    def _scores(self, j: int) -> tuple:
-        """Eq. (9) in floats at every server for ``j``'s direction, and each value's screening bound."""
+    def _class(self, j: int) -> tuple:
+        """For ``j``'s demand and eligible servers (users with the same share it): per server, eq. (9) in floats minus and plus
+        its screening bound where a task fits (``inf`` where none does).  Computed for every server at the
+        demand's first pick; after that only at the servers placed on since (the log), in Python floats -- the
+        same correctly rounded operations, within the same bound."""
         np = self.np
-        rj = self.heaps._ratio_of(j, 0)
-        r0, a = rj
-        k = (r0, tuple(a))
-        got = self.direction.get(k)
+        d = self.demand[j]
+        key = (d, self.env.eligible[j])
+        got = self.direction.get(key)
         if got is None:
-            af = np.array([float(v) for v in a])
-            got = self.direction[k] = [af, None, None, 0]
-            idx = None
-        else:
-            new = self.log[got[3]:]
-            idx = np.array(new if len(new) < 2 else sorted(set(new)), dtype=np.int64)
-        af = got[0]
-        rows = self.A if idx is None else self.A[idx]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cbar = np.where(self.pooled_f > 0, rows / np.where(self.pooled_f > 0, self.pooled_f, 1.0), 0.0)
-            b = cbar / cbar[:, r0:r0 + 1]
-            h = np.abs(af - b).sum(axis=1)
-            bound = 1e-12 * (np.abs(af).sum() + np.abs(b).sum(axis=1))
-        none = rows[:, r0] <= 0  # no r0 left: eq. (9) is infinite there (and no task of j fits)
-        h[none], bound[none] = np.inf, 0.0
-        if idx is None:
-            got[1], got[2] = h, bound
-        elif len(idx):
-            got[1][idx], got[2][idx] = h, bound
-        got[3] = len(self.log)
-        return got[1], got[2]
+            r0, a = self.heaps._ratio_of(j, 0)
+            af = [float(v) for v in a]
+            A, pf = self.A, self.pooled_f
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cbar = np.where(pf > 0, A / np.where(pf > 0, pf, 1.0), 0.0)
+                b = cbar / cbar[:, r0:r0 + 1]
+                h = np.abs(np.array(af) - b).sum(axis=1)
+                bound = 1e-12 * (sum(abs(v) for v in af) + np.abs(b).sum(axis=1))
+            fit = (A >= self._row(j)).all(axis=1) & (A[:, r0] > 0)
+            mask = self.mask.get(j)
+            if mask is not None:
+                fit &= mask
+            lo = np.where(fit, h - bound, np.inf)
+            hi = np.where(fit, h + bound, np.inf)
+            got = self.direction[key] = [r0, af, mask, lo, hi, len(self.log)]
+            return lo, hi
+        r0, af, mask, lo, hi, seen = got
+        if seen < len(self.log):
+            pf = self.pooled_list
+            for s in set(self.log[seen:]):
+                rem = self.remaining[s]
+                if (mask is not None and not mask[s]) or rem[r0] <= 0 or any(c < v for c, v in zip(rem, d)):
+                    lo[s] = hi[s] = np.inf
+                    continue
+                c0 = rem[r0] / pf[r0]
+                b = [(rem[r] / pf[r] if pf[r] > 0 else 0.0) / c0 for r in range(len(rem))]
+                h = sum(abs(x - y) for x, y in zip(af, b))
+                bound = 1e-12 * (sum(abs(v) for v in af) + sum(abs(v) for v in b))
+                lo[s], hi[s] = h - bound, h + bound
+            got[5] = len(self.log)
+        return lo, hi
 
 
 _SETTING = Setting(placement=True, external=False, bounds=True, weights=True, divisible=False)
