@@ -543,7 +543,8 @@ class Stepper(Protocol):
     run derives no finish from work for its users (only a user left with no task leaves at once), and when its
     timer fires it reads ``completed()`` -- ``{user: tasks completed now}`` -- and applies each as a derived
     ``finish`` of that many tasks (the task bound drops; the user's last task: it leaves); its timer may then
-    fire past the last event when the execution declares no ``end``."""
+    fire past the last event when the execution declares no ``end``; ``task_counts()`` (optional) says what
+    happened to its whole tasks so far (``{"started": ..., "completed": ..., ...}``: a simulation reports it)."""
 
     def step(self, ctx: StepContext) -> Allocation: ...
 

@@ -190,6 +190,7 @@ class Simulation:
     stopped: str = ""  # why the run stopped before its end ("" = it ran to the end)
     seconds: float = 0.0
     events: list = field(default_factory=list)  # (t, label) of the first events, for the timeline
+    task_counts: dict = field(default_factory=dict)  # whole tasks started, completed, ... (the stepper's; else {})
 
     def jct_summary(self) -> dict[str, Any]:
         js = sorted(r[3] for r in self.jct)
@@ -208,6 +209,7 @@ class Simulation:
         return {
             "mechanism": self.mechanism, "trace": self.trace, "users": self.users, "jobs": self.jobs, "steps": self.steps,
             "end_time": self.end_time, "seconds": round(self.seconds, 3), "stopped": self.stopped or None,
+            "task_counts": self.task_counts or None,
             "jct": self.jct_summary(), "check_first": self.check_first, "po_every": self.po_every,
             "utilisation": {r: {"time_mean": s.mean(), "timeline": s.points_list()} for r, s in self.utilisation.items()},
             "waiting": None if self.waiting is None else {"time_mean": self.waiting.mean(),
@@ -295,7 +297,8 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
     whole = mech.time is not None and mech.time.kind == "indivisible"  # the whole-task model
     done: dict[str, float] = {}  # fluid model: work done by each present job (its rate integrated over the steps)
     sim.jobs = len(work)
-    steps = run(ex, stepper_for(mech, ex, False), exact=False)
+    stepper = stepper_for(mech, ex, False)
+    steps = run(ex, stepper, exact=False)
     rows = RowReuse()  # users' usage and totals kept while their rows are unchanged (the same bits)
     last_t = 0.0
     last_env: Optional[Environment] = None  # the true environment of the last step with somebody present
@@ -379,6 +382,8 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
             sim.stopped = f"budget: stopped at t = {t1:g} after {sim.steps} steps"
             break
     sim.end_time = last_t
+    counts = getattr(stepper, "task_counts", None)  # (optional: a stepper of whole tasks)
+    sim.task_counts = counts() if counts is not None else {}
     sim.unfinished = [(u, n, a, _tasks_done(u, n, done.get(u), work[u], last_env))
                       for u, (a, _, n) in sorted(arrival.items())]
     _recheck(mech, ex, sim, deadline)

@@ -105,8 +105,9 @@ def test_environments_of_one_cluster_share_its_memo():
                        users=env.users[:1], demand=env.demand[:1])
     assert same.cluster_memo() is env.cluster_memo() and same.cluster_key() == env.cluster_key()
     assert same.total_capacity() == env.total_capacity()
-    copied = Environment(resources=env.resources, servers=env.servers, capacity=tuple(tuple(list(c)) for c in env.capacity),
-                         users=env.users, demand=env.demand)  # equal numbers, other objects: its own memo
+    # equal numbers, other objects: its own memo
+    copied = Environment(resources=env.resources, servers=env.servers,
+                         capacity=tuple(tuple(list(c)) for c in env.capacity), users=env.users, demand=env.demand)
     assert copied.cluster_memo() is not env.cluster_memo() and copied.cluster_key() != env.cluster_key()
     small = get("google2011").sampler(servers="5", users="2")(sample_rng(1, {}, 0))
     assert small.cluster_key() == small.capacity  # a small cluster: its capacities are the key
@@ -125,7 +126,8 @@ def test_whole_tasks_on_many_servers_run_feasibly_to_the_end(name):
     from mechanisms.core.time import stepper_for
 
     finished = set()
-    for st in run(ex, stepper_for(mech, ex, False), exact=False):
+    stepper = stepper_for(mech, ex, False)
+    for st in run(ex, stepper, exact=False):
         if st.alloc is not None:
             X = float_matrix(st.alloc)
             assert X is not None and (X == np.array(st.alloc.x)).all()
@@ -138,3 +140,6 @@ def test_whole_tasks_on_many_servers_run_feasibly_to_the_end(name):
                 load += np.outer(X[j], np.array([float(v) for v in st.env.demand[j]]))
             assert (load <= cap * (1 + 1e-12)).all()
     assert len(finished) == 12
+    # every task started once (nothing suspended: no slot) and completed
+    n = sum(job["tasks"] for job in trace["jobs"])
+    assert stepper.task_counts() == {"started": n, "completed": n, "suspended": 0, "reallocations": 0}

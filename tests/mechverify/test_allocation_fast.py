@@ -56,3 +56,35 @@ def test_exact_fast_path_agrees_with_general_code(monkeypatch):
     monkeypatch.setattr(A, "_exact_rdm_feasible", lambda *a: False)
     for env, x, fast in cases:
         assert (fast == []) == (A.feasibility_violations(env, x) == []), (env.to_json(), x)
+
+
+def test_row_reuse_gives_the_usage_and_totals_of_each_step():
+    # a run's steps as a stepper makes them: each step keeps some users' rows (the same tuple objects), gives
+    # others new ones, drops and adds users; RowReuse's values are usage()'s and totals()'s, to the bit
+    from dataclasses import replace
+
+    from mechverify.allocation import Allocation, RowReuse, usage
+
+    rng = random.Random(8)
+    for _ in range(40):
+        env = _env(rng)
+        reuse = RowReuse()
+        rows = [tuple(float(rng.randint(0, 3)) * rng.choice([1.0, 0.1, 1 / 3]) for _ in range(env.n_servers))
+                for _ in range(env.n_users)]
+        for _step in range(6):
+            for j in range(env.n_users):
+                if rng.random() < 0.4:
+                    rows[j] = tuple(float(rng.randint(0, 4)) * rng.choice([1.0, 0.7, 1 / 7])
+                                    for _ in range(env.n_servers))
+            step_env = env
+            if env.n_users > 1 and rng.random() < 0.3:  # a user absent this step
+                step_env = env.restrict([j for j in range(env.n_users) if j != 0])
+            x = tuple(rows[j] for j in range(env.n_users) if step_env is env or j != 0)
+            if rng.random() < 0.15:  # a Fraction somewhere: the general paths
+                x = (tuple(F(1, 3) if s == 0 else v for s, v in enumerate(x[0])),) + x[1:]
+            a = Allocation(step_env, x, "m", False)
+            b = replace(a)  # a twin without the memo, computed as usual
+            got_u, got_t = reuse.usage(a), reuse.totals(a)
+            want_u, want_t = usage(b), list(b.totals())
+            assert [list(map(repr, u)) for u in got_u] == [list(map(repr, u)) for u in want_u]
+            assert list(map(repr, got_t)) == list(map(repr, want_t))

@@ -200,9 +200,11 @@ _COMPACT_MIN = 1024
 class _Job:
     """One user's whole tasks: ``n`` not completed (``None``: unbounded), the env's bound last seen (``bound``),
     completions not yet applied by the run (``unapplied``), the next fresh index, the suspended tasks (a heap of
-    ``(index, work left including the overhead)``), the running ones (``index -> (server, finish or None)``), how
-    many run on each server (``on``: server name -> count), and kept while ``on`` and the servers are unchanged:
-    its row of the last allocation (``row``) and what runs as ``Held`` reads it (``cols``)."""
+    ``(index, work left including the overhead)``), the running ones in GROUPS of consecutive indices started
+    together on one server (``running``: group id -> ``(first index, last index + 1, server, finish or None)``;
+    ``count`` of them in all), how many run on each server (``on``: server name -> count), and kept while ``on``
+    and the servers are unchanged: its row of the last allocation (``row``) and what runs as ``Held`` reads it
+    (``cols``)."""
 
     n: Optional[int]
     bound: Any
@@ -212,24 +214,31 @@ class _Job:
     fresh: int = 0
     suspended: list = field(default_factory=list)
     running: dict = field(default_factory=dict)
+    count: int = 0
     on: dict = field(default_factory=dict)
     row: Optional[tuple] = None
     cols: Optional[tuple] = None
     seen: Optional[tuple] = None  # (demand, external demand) objects its key was last computed from
 
     def waiting(self) -> Optional[int]:
-        return None if self.n is None else self.n - len(self.running)
+        return None if self.n is None else self.n - self.count
 
-    def stop(self, idx: int) -> tuple:
-        """Task ``idx`` no longer runs (completed, suspended or dropped): ``(server, finish)`` it had."""
-        got = self.running.pop(idx)
-        c = self.on[got[0]] - 1
+    def stop(self, gid: int) -> tuple:
+        """Group ``gid`` no longer runs (completed, suspended or dropped): ``(first, end, server, finish)`` it had."""
+        got = self.running.pop(gid)
+        k = got[1] - got[0]
+        self.count -= k
+        c = self.on[got[2]] - k
         if c:
-            self.on[got[0]] = c
+            self.on[got[2]] = c
         else:
-            del self.on[got[0]]
+            del self.on[got[2]]
         self.row = self.cols = None
         return got
+
+    def by_index(self, reverse: bool = False) -> list:
+        """The running groups' ids in the order of their tasks' indices."""
+        return sorted(self.running, key=lambda g: self.running[g][0], reverse=reverse)
 
 
 def _key(env: Environment, j: int) -> tuple:
@@ -240,11 +249,13 @@ def _key(env: Environment, j: int) -> tuple:
 class Indivisible:
     """The indivisible stepper (module docstring) of ``mech`` for one run of ``ex``.
 
-    What runs is kept per job and server (``_Job.on``), and the completions to come in one heap (``_finishes``:
-    ``(finish as a float, finish, sequence, user, task, its running entry)`` -- the float first, as it orders
-    like the exact time and compares faster; an entry whose task no longer runs is skipped when it surfaces), so a step costs what changed in it and the users present, not every task running: the allocation
-    is built from each job's row (rebuilt only for a job whose tasks moved), and what runs on the servers is
-    re-checked against their capacity only when the servers changed."""
+    What runs is kept per job in groups of tasks started together (``_Job.running``) and per server
+    (``_Job.on``), and the completions to come in one heap (``_finishes``: ``(finish as a float, finish,
+    sequence, user, group, its running entry)`` -- the float first, as it orders like the exact time and compares
+    faster; an entry whose group no longer runs is skipped when it surfaces), so a step costs what changed in it
+    and the users present, not every task running: the allocation is built from each job's row (rebuilt only for
+    a job whose tasks moved), and what runs on the servers is re-checked against their capacity only when the
+    servers changed."""
 
     owns_completions = True
 
@@ -266,7 +277,8 @@ class Indivisible:
         self.dirty = False
         self.wake: Optional[Fraction] = None
         self.fired: Optional[Fraction] = None
-        self.reallocations = self.suspensions = 0
+        #: what happened to the tasks: reallocations, tasks suspended, started (a resumed one again) and completed
+        self.reallocations = self.suspensions = self.started = self.completions = 0
         self._finishes: list = []
         self._seq = 0
         self._compact_at = _COMPACT_MIN
@@ -275,12 +287,19 @@ class Indivisible:
         self._sindex: tuple = ((), {})  # (servers, their indices)
 
     # ------------------------------------------------------------------ tasks
-    def _start(self, job: _Job, user: str, server: str) -> None:
-        if job.suspended:
+    def _start(self, job: _Job, user: str, server: str, k: int = 1) -> None:
+        """Start ``k`` of the job's tasks on ``server``, each its lowest waiting one: suspended ones (by index, one
+        group each: their work differs) before fresh ones (one group)."""
+        while k and job.suspended:
             idx, work = heapq.heappop(job.suspended)
-        else:
-            idx, work = job.fresh, job.duration
-            job.fresh += 1
+            self._run(job, user, idx, idx + 1, server, work)
+            k -= 1
+        if k:
+            lo = job.fresh
+            job.fresh += k
+            self._run(job, user, lo, lo + k, server, job.duration)
+
+    def _run(self, job: _Job, user: str, lo: int, hi: int, server: str, work: Optional[Fraction]) -> None:
         fin = None
         if work is not None:  # one object per finish time: equal times in the heap compare by identity
             memo = self._fin_memo
@@ -289,33 +308,46 @@ class Indivisible:
             fin = memo[1].get(work)
             if fin is None:
                 fin = memo[1][work] = self.now + work
-        entry = (server, fin)
-        job.running[idx] = entry
-        job.on[server] = job.on.get(server, 0) + 1
+        self._add(job, user, (lo, hi, server, fin))
+
+    def _add(self, job: _Job, user: str, entry: tuple) -> None:
+        self._seq += 1
+        job.running[self._seq] = entry
+        k = entry[1] - entry[0]
+        job.count += k
+        job.on[entry[2]] = job.on.get(entry[2], 0) + k
         job.row = job.cols = None
-        if entry[1] is not None:
-            self._seq += 1
-            heapq.heappush(self._finishes, (float(entry[1]), entry[1], self._seq, user, idx, entry))
+        self.started += k
+        if entry[3] is not None:
+            heapq.heappush(self._finishes, (float(entry[3]), entry[3], self._seq, user, self._seq, entry))
 
-    def _suspend(self, job: _Job, idx: int) -> None:
-        _server, fin = job.stop(idx)
-        heapq.heappush(job.suspended, (idx, None if fin is None else fin - self.now + self.overhead))
-        self.suspensions += 1
+    def _suspend(self, job: _Job, gid: int) -> None:
+        lo, hi, _server, fin = job.stop(gid)
+        left = None if fin is None else fin - self.now + self.overhead
+        for idx in range(lo, hi):
+            heapq.heappush(job.suspended, (idx, left))
+        self.suspensions += hi - lo
 
-    def _lower(self, job: _Job, n: int) -> None:
+    def _lower(self, job: _Job, user: str, n: int) -> None:
         """The bound fell to ``n`` whole tasks: waiting ones go first (fresh, then suspended, highest index first),
         then running ones."""
-        excess = len(job.running) + len(job.suspended) - n
+        excess = job.count + len(job.suspended) - n
         while excess > 0 and job.suspended:
             job.suspended.remove(max(job.suspended))
             heapq.heapify(job.suspended)
             excess -= 1
-        for idx in sorted(job.running, reverse=True)[:max(excess, 0)]:
-            job.stop(idx)
+        for gid in job.by_index(reverse=True):
+            if excess <= 0:
+                break
+            lo, hi, server, fin = job.stop(gid)
+            if hi - lo > excess:  # the group's lowest tasks go on running
+                self.started -= hi - lo - excess  # (not started again: the same tasks)
+                self._add(job, user, (lo, hi - excess, server, fin))
+            excess -= hi - lo
         job.n = n
 
     def _live(self, top: tuple) -> bool:
-        """A completion of the heap whose task still runs as it did when it started."""
+        """A completion of the heap whose group still runs as it did when it started."""
         job = self.jobs.get(top[3])
         return job is not None and job.running.get(top[4]) is top[5]
 
@@ -329,8 +361,9 @@ class Indivisible:
         while fin and (fin[0][0] < fired or (fin[0][0] == fired and fin[0][1] <= self.fired)):
             top = heapq.heappop(fin)
             if self._live(top):
-                self.jobs[top[3]].stop(top[4])
-                done[top[3]] = done.get(top[3], 0) + 1
+                lo, hi, _s, _f = self.jobs[top[3]].stop(top[4])
+                done[top[3]] = done.get(top[3], 0) + hi - lo
+                self.completions += hi - lo
         out: dict[str, int] = {}
         for u, job in self.jobs.items():  # arrival order
             k = done.get(u)
@@ -343,6 +376,12 @@ class Indivisible:
 
     def wake_at(self) -> Optional[Fraction]:
         return self.wake
+
+    def task_counts(self) -> dict[str, int]:
+        """Tasks started (a resumed one again), completed and suspended so far, and the reallocations
+        (``Stepper.task_counts``)."""
+        return {"started": self.started, "completed": self.completions, "suspended": self.suspensions,
+                "reallocations": self.reallocations}
 
     def step(self, ctx: StepContext) -> Allocation:
         ev, env = ctx.event, ctx.env
@@ -360,13 +399,19 @@ class Indivisible:
         if not ctx.more_at_t:  # the batch is complete: decide
             if self.slot is not None and self.dirty and self.now % self.slot == 0:
                 for job in self.jobs.values():
-                    for idx in sorted(job.running):
-                        self._suspend(job, idx)
+                    for gid in job.by_index():
+                        self._suspend(job, gid)
                 self.dirty = False
                 self.reallocations += 1
-            for j, s in self.rule(env, self._held(env)):
-                u = env.users[j]
-                self._start(self.jobs[u], u, env.servers[s])
+            starts = self.rule(env, self._held(env))
+            i, n = 0, len(starts)
+            while i < n:  # a run of the same (user, server): its tasks start together
+                pair, k = starts[i], 1
+                while i + k < n and starts[i + k] == pair:
+                    k += 1
+                u = env.users[pair[0]]
+                self._start(self.jobs[u], u, env.servers[pair[1]], k)
+                i += k
         fin = self._finishes
         if len(fin) > self._compact_at:  # stale completions (suspended, dropped) kept at most as many as live ones
             fin[:] = [e for e in fin if self._live(e)]
@@ -400,7 +445,7 @@ class Indivisible:
             if got is None:
                 pairs = sorted((sindex[srv], n) for srv, n in job.on.items())
                 got = job.cols = (np.array([s for s, _n in pairs], dtype=np.int64),
-                                  np.array([n for _s, n in pairs], dtype=np.int64), len(job.running))
+                                  np.array([n for _s, n in pairs], dtype=np.int64), job.count)
             cols.append(got)
         return Held(cols, env.n_servers)
 
@@ -456,15 +501,15 @@ class Indivisible:
                 key = _key(env, j)
                 job.seen = (env.demand[j], env.external_demand[j])
             if key != job.key:  # a changed report: its running tasks are suspended
-                for idx in sorted(job.running):
-                    self._suspend(job, idx)
+                for gid in job.by_index():
+                    self._suspend(job, gid)
                 job.key, self.dirty = key, True
             if bound is not job.bound and bound != job.bound:
                 n = None if bound is None else math.floor(bound)
                 if n is None or (job.n is not None and n >= job.n):
                     job.n = n
                 else:
-                    self._lower(job, n)
+                    self._lower(job, u, n)
                 job.bound, self.dirty = bound, True
         # what runs only grows by the rule's starts, which fit; so it can exceed a server only when the servers
         # changed (a report, a bound or a leave only stops tasks)
@@ -490,7 +535,7 @@ class Indivisible:
                     acc[r] += n * d[r]
         lost.update(s for s, acc in used.items() if any(a > c for a, c in zip(acc, env.capacity[sindex[s]])))
         for job in self.jobs.values():
-            for idx in sorted(i for i, (srv, _f) in job.running.items() if srv in lost):
-                self._suspend(job, idx)
+            for gid in [g for g in job.by_index() if job.running[g][2] in lost]:
+                self._suspend(job, gid)
         if lost:
             self.dirty = True

@@ -59,9 +59,10 @@ def integer_scale(env: Environment) -> Optional[list]:
     if cap is None:
         cap = memo["denominators"] = [math.lcm(*{c[r].denominator for c in env.capacity})
                                       for r in range(env.n_resources)]
+    per_user = set(_per_demand(env, j)[1] for j in range(env.n_users))  # each demand's denominators
     for r in range(env.n_resources):
         dens = {cap[r]}
-        dens.update(d[r].denominator for d in env.demand)
+        dens.update(v[r] for v in per_user)
         L = math.lcm(*dens)
         if L.bit_length() > MAX_SCALE_BITS:
             return None
@@ -96,17 +97,21 @@ def _scaled_demands(env: Environment, scale: list) -> list:
     return out
 
 
+def _per_demand(env: Environment, j: int) -> tuple:
+    """User ``j``'s demand, its denominators per resource, its global dominant share (seed 001 Sec. III-A) and a
+    dict weight -> share over weight: kept per demand vector in the cluster memo (they depend on the demand and
+    the pooled capacity alone), found by the demand's identity (a demand's Fractions hash slowly)."""
+    memo = env.cluster_memo().setdefault("drfh-demand", {})
+    d = env.demand[j]
+    got = memo.get(id(d))
+    if got is None or got[0] is not d:
+        got = memo[id(d)] = (d, tuple(v.denominator for v in d), global_dominant_share(env, j), {})
+    return got
+
+
 def _shares(env: Environment) -> list:
-    """Every user's global dominant share (seed 001 Sec. III-A), per demand vector kept in the cluster memo (it
-    is a function of the demand and the pooled capacity)."""
-    memo = env.cluster_memo().setdefault("drfh-shares", {})
-    out = []
-    for j, d in enumerate(env.demand):
-        got = memo.get(id(d))  # by identity, as _scaled_demands
-        if got is None or got[0] is not d:
-            got = memo[id(d)] = (d, global_dominant_share(env, j))
-        out.append(got[1])
-    return out
+    """Every user's global dominant share (:func:`_per_demand`)."""
+    return [_per_demand(env, j)[2] for j in range(env.n_users)]
 
 
 def _scaled_array(env: Environment, scale: list) -> tuple:
@@ -224,14 +229,27 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
 
     users = [j for j in range(J) if env.eligible[j] and not is_inf(share[j]) and user_open(j)]
     # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
-    g = {u: share[u] / env.weight[u] for u in users}
+    g = {}
+    for u in users:
+        by_weight, w = _per_demand(env, u)[3], env.weight[u]
+        v = by_weight.get(w)
+        if v is None:
+            v = by_weight[w] = share[u] / w
+        g[u] = v
     M = math.lcm(*(v.denominator for v in g.values())) if g else 1
     per = {u: v.numerator * (M // v.denominator) for u, v in g.items()}
     too_many = (f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
                 f"scale capacities/demands down")
     if vector:
+        def place_many(j: int, s: int, k: int) -> None:
+            rem, d = remaining[s], demand[j]
+            for r in range(R):
+                rem[r] -= k * d[r]
+            total[j] += k
+            placed.extend([(j, s)] * k)
+
         servers = _VectorServers(env, remaining, A, demand, pooled, best_fit)
-        steps = servers.fill(users, lambda u: (total[u] * per[u], u), place, user_open, too_many)
+        steps = servers.fill(users, total, per, limit, place_many, too_many)
         return placed, steps
     fits: dict[int, set[int]] = {}
     for j in users:
@@ -347,33 +365,54 @@ class _VectorServers:
                 self.mask[j] = m
         return got
 
-    def fill(self, users: list, key: Callable, place: Callable, user_open: Callable, too_many: str) -> int:
+    def fill(self, users: list, total: list, per: dict, limit: list, place: Callable, too_many: str) -> int:
+        """The loop, users keyed ``(total[u] x per[u], u)`` and bounded by ``limit``; ``place(j, s, k)`` commits
+        ``k`` tasks of ``j`` on ``s``.  First-Fit commits at once every task the loop would give the same user on
+        the same server in a row: while its key stays below the next user's (``key`` grows by ``per`` a task),
+        its bound allows, and the server has room (it stays the first that fits)."""
         import heapq
 
         env = self.env
         zero = {j for j in users if all(v == 0 for v in env.demand[j])}  # only with a finite bound (the model's guard)
-        heap = [key(j) + (j,) for j in users if j not in zero or env.tasks[j] is not None]
+        heap = [(total[j] * per[j], j) for j in users if j not in zero or env.tasks[j] is not None]
         heapq.heapify(heap)
         steps = 0
         while heap:
-            j = heap[0][-1]
+            j = heap[0][1]
             s = min(env.eligible[j]) if j in zero else self._pick(j)
             if s is None:
                 heapq.heappop(heap)
                 continue
-            steps += 1
+            k = 1
+            if j in zero:
+                k = limit[j] - total[j]  # its key stays (0, j): every task in a row
+            elif not self.best_fit:
+                k = self._run_length(j, s, heap, total, per, limit)
+            steps += k
             if steps > MAX_STEPS:
                 raise InstanceError(too_many)
-            place(j, s)
-            self.A[s] -= self._row(j)
+            place(j, s, k)
+            self.A[s] -= k * self._row(j)
             if self.best_fit:
                 self.log.append(s)
                 self.heaps.changed(s)
-            if user_open(j):
-                heapq.heapreplace(heap, key(j) + (j,))
+            if limit[j] is None or total[j] < limit[j]:
+                heapq.heapreplace(heap, (total[j] * per[j], j))
             else:
                 heapq.heappop(heap)
         return steps
+
+    def _run_length(self, j: int, s: int, heap: list, total: list, per: dict, limit: list) -> int:
+        """How many tasks in a row the loop gives ``j`` (on top of ``heap``) on ``s``, its first fitting server."""
+        rem, d = self.remaining[s], self.demand[j]
+        k = min(c // v for c, v in zip(rem, d) if v > 0)  # room on s (j demands something: not a zero user)
+        if limit[j] is not None:
+            k = min(k, limit[j] - total[j])
+        if len(heap) > 1:  # while (total + t) x per stays below the runner-up's key (ties: the lower index first)
+            nxt = min(heap[1:3])
+            gap = nxt[0] - total[j] * per[j]
+            k = min(k, 1 + (gap // per[j] if j < nxt[1] else (gap - 1) // per[j]))
+        return max(k, 1)
 
     def _fits_from(self, j: int, lo: int) -> Any:
         m = (self.A[lo:] >= self._row(j)).all(axis=1)
@@ -412,8 +451,8 @@ class _VectorServers:
         return min((self.heaps.score(j, s), s) for s in first.values())[1]
 
     def _class(self, j: int) -> tuple:
-        """For ``j``'s demand and eligible servers (users with the same share it): per server, eq. (9) in floats minus and plus
-        its screening bound where a task fits (``inf`` where none does).  Computed for every server at the
+        """For ``j``'s demand and eligible servers (users with the same share it): per server, eq. (9) in floats
+        minus and plus its screening bound where a task fits (``inf`` where none does).  Computed for every server at the
         demand's first pick; after that only at the servers placed on since (the log), in Python floats -- the
         same correctly rounded operations, within the same bound."""
         np = self.np

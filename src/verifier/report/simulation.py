@@ -74,7 +74,7 @@ def render_simulation_text(sim) -> str:
 
 
 def simulation_to_json(sim) -> dict[str, Any]:
-    return {"format": "mechverify-simulation-2", **sim.to_dict()}
+    return {"format": "mechverify-simulation-3", **sim.to_dict()}
 
 
 def render_simulation_markdown(sim) -> str:

@@ -41,7 +41,7 @@ def test_registered_mechanism_text_and_json(capsys):
     assert "sharing incentive (min SI-SAT): no violation found in" in out
     assert main(["simulate", "drf", TRACE, "--quiet", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["format"] == "mechverify-simulation-2" and doc["jct"]["finished"] == 3
+    assert doc["format"] == "mechverify-simulation-3" and doc["jct"]["finished"] == 3
     assert {j["name"] for j in doc["jobs_table"]} == {"j1", "j2", "j3"}
 
 
