@@ -192,6 +192,8 @@ def _fits(env: Environment, j: int, s: int, cap: tuple, ext: tuple) -> bool:
         all(d <= c for d, c in zip(env.external_demand[j], ext))
 
 
+_LAST_SINDEX: list = [None]  # (servers, name -> index) built last (read only once built)
+
 #: the completion heap is cleared of stale entries when it outgrows twice its live ones and this
 _COMPACT_MIN = 1024
 
@@ -427,11 +429,18 @@ class Indivisible:
         return self._allocation(env, ctx.exact)
 
     def _servers(self, env: Environment) -> dict:
-        """Server name -> index in ``env`` (kept while the servers are the same)."""
-        if self._sindex[0] != env.servers:
-            self._sindex = (env.servers, {s: i for i, s in enumerate(env.servers)})
-            for job in self.jobs.values():
-                job.row = job.cols = None
+        """Server name -> index in ``env`` (kept while the servers are the same; the last one built is shared with
+        the next stepper on the same servers: a simulation's runs of one job alone)."""
+        if self._sindex[0] is not env.servers:
+            if self._sindex[0] != env.servers:
+                last = _LAST_SINDEX[0]
+                if last is None or last[0] != env.servers:
+                    last = _LAST_SINDEX[0] = (env.servers, {s: i for i, s in enumerate(env.servers)})
+                self._sindex = (env.servers, last[1])
+                for job in self.jobs.values():
+                    job.row = job.cols = None
+            else:
+                self._sindex = (env.servers, self._sindex[1])
         return self._sindex[1]
 
     def _held(self, env: Environment) -> Held:

@@ -48,18 +48,19 @@ _INDIV_CLAIMS: tuple = ()
 MAX_SCALE_BITS = 256
 
 
-def integer_scale(env: Environment) -> Optional[list]:
+def integer_scale(env: Environment, info: Optional[list] = None) -> Optional[list]:
     """Per resource ``r``, the least common multiple ``L_r`` of the denominators of every server's capacity and
     every user's demand of ``r``: multiplied by it, every number the fill reads is an integer, and every test it
     makes (``remaining >= demand``) and every ratio eq. (9) takes (``d / pooled``, ``remaining / pooled``) is
-    unchanged -- one positive factor per resource.  ``None`` when some ``L_r`` exceeds ``MAX_SCALE_BITS`` bits."""
+    unchanged -- one positive factor per resource.  ``None`` when some ``L_r`` exceeds ``MAX_SCALE_BITS`` bits.
+    ``info``: the users' :func:`_demand_info`, when at hand."""
     out = []
     memo = env.cluster_memo()
     cap = memo.get("denominators")  # per resource, the lcm of the capacities' denominators
     if cap is None:
         cap = memo["denominators"] = [math.lcm(*{c[r].denominator for c in env.capacity})
                                       for r in range(env.n_resources)]
-    per_user = set(_per_demand(env, j)[1] for j in range(env.n_users))  # each demand's denominators
+    per_user = {e[1] for e in (info if info is not None else _demand_info(env))}  # each demand's denominators
     for r in range(env.n_resources):
         dens = {cap[r]}
         dens.update(v[r] for v in per_user)
@@ -97,21 +98,19 @@ def _scaled_demands(env: Environment, scale: list) -> list:
     return out
 
 
-def _per_demand(env: Environment, j: int) -> tuple:
-    """User ``j``'s demand, its denominators per resource, its global dominant share (seed 001 Sec. III-A) and a
-    dict weight -> share over weight: kept per demand vector in the cluster memo (they depend on the demand and
-    the pooled capacity alone), found by the demand's identity (a demand's Fractions hash slowly)."""
+def _demand_info(env: Environment) -> list:
+    """Per user: its demand, the demand's denominators per resource, its global dominant share (seed 001 Sec.
+    III-A) and a dict weight -> share over weight -- kept per demand vector in the cluster memo (they depend on
+    the demand and the pooled capacity alone), found by the demand's identity (a demand's Fractions hash slowly)."""
     memo = env.cluster_memo().setdefault("drfh-demand", {})
-    d = env.demand[j]
-    got = memo.get(id(d))
-    if got is None or got[0] is not d:
-        got = memo[id(d)] = (d, tuple(v.denominator for v in d), global_dominant_share(env, j), {})
-    return got
-
-
-def _shares(env: Environment) -> list:
-    """Every user's global dominant share (:func:`_per_demand`)."""
-    return [_per_demand(env, j)[2] for j in range(env.n_users)]
+    get = memo.get
+    out = []
+    for j, d in enumerate(env.demand):
+        got = get(id(d))
+        if got is None or got[0] is not d:
+            got = memo[id(d)] = (d, tuple(v.denominator for v in d), global_dominant_share(env, j), {})
+        out.append(got)
+    return out
 
 
 def _scaled_array(env: Environment, scale: list) -> tuple:
@@ -177,7 +176,8 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
     demands multiplied per resource by :func:`integer_scale`: exact, the same placements as in ``Fraction``s,
     tests/mechanisms/test_drfh_integer.py); in ``Fraction``s when a common denominator is too large."""
     J, S, R = env.n_users, env.n_servers, env.n_resources
-    scale = integer_scale(env)
+    info = _demand_info(env)
+    scale = integer_scale(env, info)
     if scale is None:
         demand = list(env.demand)
     else:
@@ -205,7 +205,7 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
                     rem = remaining[s]
                     for r in range(R):
                         rem[r] -= n * d[r]
-    share = _shares(env)
+    share = [e[2] for e in info]
     limit = [None if n is None else n.numerator // n.denominator if n.__class__ is Fraction else math.floor(n)
              for n in env.tasks]
     placed: list = []
@@ -231,7 +231,7 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
     # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
     g = {}
     for u in users:
-        by_weight, w = _per_demand(env, u)[3], env.weight[u]
+        by_weight, w = info[u][3], env.weight[u]
         v = by_weight.get(w)
         if v is None:
             v = by_weight[w] = share[u] / w
