@@ -27,7 +27,7 @@ def _envs():
 def test_integer_fill_equals_the_fraction_fill(env, best_fit, monkeypatch):
     fast = di._progressive_fill(env, best_fit, "drfh")
     assert di.integer_scale(env) is not None
-    monkeypatch.setattr(di, "integer_scale", lambda env_: None)
+    monkeypatch.setattr(di, "integer_scale", lambda *a: None)
     slow = di._progressive_fill(env, best_fit, "drfh")
     assert fast.x == slow.x
     assert fast.info["steps"] == slow.info["steps"]

@@ -55,11 +55,7 @@ def integer_scale(env: Environment, info: Optional[list] = None) -> Optional[lis
     unchanged -- one positive factor per resource.  ``None`` when some ``L_r`` exceeds ``MAX_SCALE_BITS`` bits.
     ``info``: the users' :func:`_demand_info`, when at hand."""
     out = []
-    memo = env.cluster_memo()
-    cap = memo.get("denominators")  # per resource, the lcm of the capacities' denominators
-    if cap is None:
-        cap = memo["denominators"] = [math.lcm(*{c[r].denominator for c in env.capacity})
-                                      for r in range(env.n_resources)]
+    cap = _base(env).lcm  # per resource, the lcm of the capacities' denominators
     per_user = {e[1] for e in (info if info is not None else _demand_info(env))}  # each demand's denominators
     for r in range(env.n_resources):
         dens = {cap[r]}
@@ -71,36 +67,59 @@ def integer_scale(env: Environment, info: Optional[list] = None) -> Optional[lis
     return out
 
 
-def _scaled_capacity(env: Environment, scale: list, rows: bool = True) -> tuple[Optional[list], tuple]:
-    """Every server's capacity times ``scale`` (fresh lists: the fill writes them) and the pooled capacity, as
-    ``Fraction``s so that eq. (9)'s ratios (an integer over the pooled capacity) stay exact; the scaled rows are
-    kept in the environment's cluster memo for the same ``scale``."""
-    copy, rows = rows, _scaled_capacity_rows(env, scale)
+class _Base:
+    """A cluster's capacities in integers once (kept in its cluster memo): ``lcm[r]`` the common denominator of
+    resource ``r``'s capacities, ``rows`` every capacity times it (Python ints), their per-resource sums and
+    maxima, and the same rows as an int64 array (``None`` when some value is 2^62 or more).  A fill's scale
+    ``L_r`` is a multiple of ``lcm[r]``: its capacities are these rows times ``L_r / lcm[r]``."""
+
+    def __init__(self, env: Environment) -> None:
+        R = env.n_resources
+        self.lcm = [math.lcm(*{c[r].denominator for c in env.capacity}) for r in range(R)]
+        self.rows = tuple(tuple(c[r].numerator * (self.lcm[r] // c[r].denominator) for r in range(R))
+                          for c in env.capacity)
+        self.sums = [sum(c[r] for c in self.rows) for r in range(R)]
+        self.top = [max((c[r] for c in self.rows), default=0) for r in range(R)]
+        self.array = None
+        if max(self.top, default=0) < 1 << 62:
+            import numpy as np
+
+            self.array = np.array(self.rows, dtype=np.int64).reshape(env.n_servers, R)
+            self.array.flags.writeable = False
+
+    def factors(self, scale: list) -> list:
+        return [L // c for L, c in zip(scale, self.lcm)]
+
+    def pooled(self, scale: list) -> tuple:
+        """The pooled scaled capacity, as ``Fraction``s (eq. (9)'s ratios stay exact)."""
+        return tuple(Fraction(v * f) for v, f in zip(self.sums, self.factors(scale)))
+
+
+def _base(env: Environment) -> _Base:
     memo = env.cluster_memo()
-    key = ("drfh-pooled", tuple(scale))
-    pooled = memo.get(key)
-    if pooled is None:
-        pooled = memo[key] = tuple(Fraction(sum(c[r] for c in rows)) for r in range(env.n_resources))
-    return ([list(c) for c in rows] if copy else None), pooled
+    got = memo.get("drfh-base")
+    if got is None:
+        got = memo["drfh-base"] = _Base(env)
+    return got
 
 
-def _scaled_demands(env: Environment, scale: list) -> list:
-    """Every user's demand times ``scale`` (per demand vector, kept in the cluster memo with ``scale``: a run's
-    users come back step after step)."""
-    memo = env.cluster_memo().setdefault(("drfh-demands", tuple(scale)), {})
-    R = env.n_resources
+def _scaled_demands(env: Environment, scale: list, info: list) -> list:
+    """Every user's demand times ``scale``, kept with the user's :func:`_demand_info` for the last scale it was
+    scaled to (a run's users come back step after step)."""
+    R, key = env.n_resources, tuple(scale)
     out = []
-    for d in env.demand:
-        got = memo.get(id(d))  # by identity (a demand's Fractions hash slowly): (the demand held, its value)
-        if got is None or got[0] is not d:
-            got = memo[id(d)] = (d, tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R)))
+    for e in info:
+        got = e[4]
+        if got[0] != key:
+            d = e[0]
+            got[0], got[1] = key, tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R))
         out.append(got[1])
     return out
 
 
 def _demand_info(env: Environment) -> list:
     """Per user: its demand, the demand's denominators per resource, its global dominant share (seed 001 Sec.
-    III-A) and a dict weight -> share over weight -- kept per demand vector in the cluster memo (they depend on
+    III-A), a dict weight -> share over weight and ``[scale, the demand scaled]`` -- kept per demand vector in the cluster memo (they depend on
     the demand and the pooled capacity alone), found by the demand's identity (a demand's Fractions hash slowly)."""
     memo = env.cluster_memo().setdefault("drfh-demand", {})
     get = memo.get
@@ -108,35 +127,9 @@ def _demand_info(env: Environment) -> list:
     for j, d in enumerate(env.demand):
         got = get(id(d))
         if got is None or got[0] is not d:
-            got = memo[id(d)] = (d, tuple(v.denominator for v in d), global_dominant_share(env, j), {})
+            got = memo[id(d)] = (d, tuple(v.denominator for v in d), global_dominant_share(env, j), {}, [None, None])
         out.append(got)
     return out
-
-
-def _scaled_array(env: Environment, scale: list) -> tuple:
-    """The scaled capacities as a fresh ``S x R`` int64 array (copied from the cluster memo) and the pooled
-    capacity (:func:`_scaled_capacity`'s)."""
-    memo = env.cluster_memo()
-    key = ("drfh-int64", tuple(scale))
-    got = memo.get(key)
-    if got is None:
-        import numpy as np
-
-        got = memo[key] = np.array(_scaled_capacity_rows(env, scale), dtype=np.int64).reshape(
-            env.n_servers, env.n_resources)
-        got.flags.writeable = False
-    return got.copy(), _scaled_capacity(env, scale, rows=False)[1]
-
-
-def _scaled_capacity_rows(env: Environment, scale: list) -> tuple:
-    memo = env.cluster_memo()
-    key = ("drfh-scaled", tuple(scale))
-    got = memo.get(key)
-    if got is None:
-        R = env.n_resources
-        got = memo[key] = tuple(tuple(c[r].numerator * (scale[r] // c[r].denominator) for r in range(R))
-                                for c in env.capacity)
-    return got
 
 
 def _progressive_fill(env: Environment, best_fit: bool, name: str) -> Allocation:
@@ -181,23 +174,26 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
     if scale is None:
         demand = list(env.demand)
     else:
-        demand = _scaled_demands(env, scale)
+        demand = _scaled_demands(env, scale, info)
     hv = None if held is None else held_view(held)
     total = [0] * J if hv is None else hv.totals()  # what runs counts in its user's total
     vector = S >= VECTOR_SERVERS and scale is not None and _exact_in_floats(env, scale, demand, sum(total))
     if vector:
-        A, pooled = _scaled_array(env, scale)
+        import numpy as np
+
+        base = _base(env)
+        A, pooled = base.array * np.array(base.factors(scale), dtype=np.int64), base.pooled(scale)
         if hv is not None and hv.n_entries:  # what runs takes its servers' capacity
             users, servers, counts = hv.arrays()
-            import numpy as np
-
             np.subtract.at(A, servers, counts[:, None] * np.array(demand, dtype=np.int64).reshape(J, R)[users])
         remaining: Any = _Rows(A)
     else:
         if scale is None:
             remaining, pooled = [list(c) for c in env.capacity], env.total_capacity()
         else:
-            remaining, pooled = _scaled_capacity(env, scale)
+            base = _base(env)
+            f = base.factors(scale)
+            remaining, pooled = [[v * k for v, k in zip(row, f)] for row in base.rows], base.pooled(scale)
         if hv is not None:
             for j, row in enumerate(hv.on):
                 d = demand[j]
@@ -310,12 +306,10 @@ def _best_fit_heaps(env: Environment, remaining: list, pooled: tuple, place, dem
 def _exact_in_floats(env: Environment, scale: list, demand: list, held: int) -> bool:
     """Every number the vectorised fill holds is an integer below 2^52 in size: the scaled capacities and demands,
     and what remains of a capacity (at least the capacity minus ``held`` tasks of the largest demand)."""
-    memo = env.cluster_memo()
-    key = ("drfh-largest", tuple(scale))
-    top = memo.get(key)
-    if top is None:
-        rows = _scaled_capacity_rows(env, scale)
-        top = memo[key] = max((v for row in rows for v in row), default=0)
+    base = _base(env)
+    if base.array is None:
+        return False
+    top = max((v * f for v, f in zip(base.top, base.factors(scale))), default=0)
     d = max((v for row in demand for v in row), default=0)
     return max(top, d) < _EXACT_FLOAT and held * d < _EXACT_FLOAT
 
