@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, as_floats, fmt_exact, fmt_value, fraction_sum, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "seed_matrix",
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "resource_totals", "seed_matrix",
            "feasibility_violations", "is_feasible", "state_of",
            "float_matrix", "memo"]
 
@@ -335,7 +335,16 @@ def _row_sums(X: Any, first: bool) -> Any:
 
 def _float_usage(a: Allocation) -> Any:
     """:func:`usage` of a float allocation as a ``J x (R + K)`` numpy array, the same sums in the same order
-    (``None`` outside the vectorised case: per-server demands, or no :func:`float_matrix`)."""
+    (``None`` outside the vectorised case: per-server demands, or no :func:`float_matrix`); memoised on the
+    allocation (a simulation's utilisation and dominant shares read the same one).  Shared read-only."""
+    m = memo(a)
+    got = m.get("U", False)
+    if got is False:
+        got = m["U"] = _float_usage_of(a)
+    return got
+
+
+def _float_usage_of(a: Allocation) -> Any:
     X = float_matrix(a)
     env = a.env
     if X is None or env.server_demand:
@@ -384,6 +393,18 @@ def usage(a: "Allocation") -> list[list[Any]]:
                 use[R + k] += tasks * ext[k]
         out.append(use)
     return out
+
+
+def resource_totals(a: "Allocation", used: Optional[list] = None) -> list[Any]:
+    """What ``a`` uses in all per resource (computational, then external): the users' :func:`usage` summed in
+    user order from ``0`` (``used``: :func:`usage` already computed).  A float allocation's in one pass over its
+    usage array (``np.add.accumulate`` down each column from ``0.0``: the same additions in the same order)."""
+    if used is None and not a.exact:
+        U = _float_usage(a)
+        if U is not None:
+            return _row_sums(U.T, first=False).tolist()
+    used = usage(a) if used is None else used
+    return [sum(col) for col in zip(*used)] if used else [0] * (a.env.n_resources + a.env.n_external)
 
 
 def dominant_shares(a: "Allocation", by_queue: bool = False, used: Optional[list] = None) -> dict[str, Any]:

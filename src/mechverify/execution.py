@@ -518,7 +518,8 @@ class StepContext:
     """What a :class:`Stepper` is told at each step: the step's ``index`` and time ``t``, the ``event`` (``None``
     at step 0), the present users' REPORTED environment ``env``, the previous allocation carried over to it
     (``previous``: rows by user name, columns by server name, zeros for newcomers; ``None`` at step 0), the
-    execution, whether to compute exactly, and ``more_at_t``: another input follows at this same time (an
+    execution (``previous`` is also ``None`` for a stepper that declares ``reads_previous = False``), whether to
+    compute exactly, and ``more_at_t``: another input follows at this same time (an
     event of the execution, or a task completion not yet applied) -- the step lasts no time, and a policy
     that treats simultaneous events as one batch may wait for the last."""
 
@@ -543,7 +544,9 @@ class Stepper(Protocol):
     run derives no finish from work for its users (only a user left with no task leaves at once), and when its
     timer fires it reads ``completed()`` -- ``{user: tasks completed now}`` -- and applies each as a derived
     ``finish`` of that many tasks (the task bound drops; the user's last task: it leaves); its timer may then
-    fire past the last event when the execution declares no ``end``."""
+    fire past the last event when the execution declares no ``end``.  A stepper with ``reads_previous = False``
+    never reads ``StepContext.previous`` (it allocates from the present environment alone): the run does not
+    carry the previous allocation over for it (``previous`` is ``None``)."""
 
     def step(self, ctx: StepContext) -> Allocation: ...
 
@@ -801,6 +804,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
     state = _State(ex, deviation)
     owns = bool(getattr(stepper, "owns_completions", False))  # whole tasks completed by the stepper's timer
     wake, state_key = getattr(stepper, "wake_at", None), getattr(stepper, "state_key", None)  # (optional)
+    carry = _carry if getattr(stepper, "reads_previous", True) else lambda prev, env: None
     events = ex.events
     horizon = _num(ex.horizon, exact)
     i = 0
@@ -819,7 +823,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
             rep, tru = envs
             users = rep.users
             more = bool(pending) or nxt == t
-            alloc = stepper.step(StepContext(index, t, event, rep, _carry(prev, rep), ex, exact, more))
+            alloc = stepper.step(StepContext(index, t, event, rep, carry(prev, rep), ex, exact, more))
         # when does this step end: the next event, a derived finish, or the horizon
         finish_at, who = None, None
         progress: Optional[Progress] = None  # the users' rates of work this step (computed once, used twice)

@@ -184,16 +184,24 @@ class Reuse:
     value (``values``, name -> (inputs, eligible set, value)).  Where most users' inputs change at every step (a
     mechanism that recomputes every share at every event), looking them up costs more than it saves: after a step
     with fewer than a quarter found, or so many to compute that the whole matrix was computed anyway, the next
-    :data:`BACK_OFF` steps compute everyone (``skip``)."""
+    :data:`BACK_OFF` steps compute everyone (``skip``), twice as many after each such look-up in a row (up to
+    :data:`MAX_BACK_OFF`: a run where nothing is ever found -- ``drf+recompute`` -- looks up once in that many
+    steps), :data:`BACK_OFF` again after a look-up that found enough."""
 
     BACK_OFF = 16
+    MAX_BACK_OFF = 256
     #: from this many users to compute on, the whole matrix at once (``_float_utilities``) costs less than one at a time
     VECTOR = 16
-    __slots__ = ("values", "skip")
+    __slots__ = ("values", "skip", "wait")
 
     def __init__(self) -> None:
         self.values: dict = {}
         self.skip = 0
+        self.wait = self.BACK_OFF  # the next back-off
+
+    def back_off(self) -> None:
+        """The look-ups of this step saved nothing: none for the next ``wait`` steps, and twice as long next time."""
+        self.skip, self.wait = self.wait, min(2 * self.wait, self.MAX_BACK_OFF)
 
 
 def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optional[tuple[Any, ...]]:
@@ -227,7 +235,7 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optiona
             full = _float_utilities(true_env, alloc)
             if full is not None:
                 out = list(full)
-                reuse.skip = reuse.BACK_OFF  # the look-ups saved nothing: not for a while
+                reuse.back_off()  # the look-ups saved nothing: not for a while
         for j in missing:
             if out[j] is None:
                 out[j] = utility(true_env, alloc, j)
@@ -235,8 +243,10 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optiona
                 values[names[j]] = (keys[j], eligible[j], out[j])
             else:
                 values.pop(names[j], None)
-        if 4 * len(missing) > 3 * len(keys):
-            reuse.skip = reuse.BACK_OFF
+        if 4 * len(missing) > 3 * len(keys) and not reuse.skip:
+            reuse.back_off()
+    if not reuse.skip:
+        reuse.wait = reuse.BACK_OFF
     if len(values) > 2 * len(keys) + 64:  # users who left
         keep = set(names)
         for u in [u for u in values if u not in keep]:

@@ -39,7 +39,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechanisms.core.time import execution_of, stepper_for
-from mechverify.allocation import Allocation, dominant_shares, float_matrix, usage
+from mechverify.allocation import Allocation, dominant_shares, float_matrix, resource_totals, usage
 from mechverify.execution import Event, Execution, StepContext, UserSpec, run
 from mechverify.model import Environment
 from mechverify.numbers import FLOAT_REL
@@ -337,12 +337,14 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
                 for u, rate in zip(env.users, utilities(env, alloc)):
                     if u in done:
                         done[u] += float(rate) * dt
-            used = usage(alloc)
+            # what each user uses: the loops' lists, computed once here; a float matrix's array is memoised on
+            # the allocation (resource_totals and dominant_shares read it, no list in between)
+            used = usage(alloc) if float_matrix(alloc) is None or alloc.env.server_demand else None
             pooled = alloc.env.total_capacity()
-            columns = list(zip(*used))  # per resource, the users' uses in user order (summed in that order)
+            in_all = resource_totals(alloc, used)  # per resource, the users' uses summed in user order
             for r, (name, series) in enumerate(sim.utilisation.items()):
                 if pooled[r] > 0:
-                    series.add(t0, t1, sum(columns[r]) / float(pooled[r]))
+                    series.add(t0, t1, in_all[r] / float(pooled[r]))
             sim.waiting.add(t0, t1, _waiting(env, alloc))
             shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
             if ex.queues or len(sim.shares) >= users_shown:  # only the series shown: no new one
