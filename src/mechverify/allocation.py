@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, as_floats, fmt_exact, fmt_value, fraction_sum, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "resource_totals", "seed_matrix",
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "resource_totals", "seed_matrix", "float_totals",
            "feasibility_violations", "is_feasible", "state_of",
            "float_matrix", "memo"]
 
@@ -66,9 +66,9 @@ class Allocation:
 
     def totals(self) -> tuple[Any, ...]:
         """Every user's total ``x_j``."""
-        X = float_matrix(self)
-        if X is not None:  # the same sums, left to right, over the whole matrix at once
-            return tuple(_row_sums(X, first=True).tolist())
+        T = float_totals(self)
+        if T is not None:  # the same sums, left to right, over the whole matrix at once
+            return tuple(T.tolist())
         return tuple(self.total(j) for j in range(self.env.n_users))
 
     def bundle(self, j: int) -> Bundle:
@@ -327,10 +327,23 @@ def _row_sums(X: Any, first: bool) -> Any:
     import numpy as np
 
     if not first:
+        if X.shape[1] == 1:  # 0.0 + x: the one addition
+            return 0.0 + X[:, 0]
         X = np.concatenate((np.zeros((X.shape[0], 1)), X), axis=1)
     if X.shape[1] == 0:
         return np.zeros(X.shape[0])
     return np.add.accumulate(X, axis=1)[:, -1] if X.shape[1] > 1 else X[:, 0].copy()
+
+
+def float_totals(a: Allocation) -> Any:
+    """``Allocation.totals`` of an allocation with a :func:`float_matrix` as a numpy array (each row summed left to
+    right, ``sum(row[1:], row[0])``), memoised; ``None`` without one.  Shared read-only."""
+    m = memo(a)
+    got = m.get("T", False)
+    if got is False:
+        X = float_matrix(a)
+        got = m["T"] = None if X is None else _row_sums(X, first=True)
+    return got
 
 
 def _float_usage(a: Allocation) -> Any:

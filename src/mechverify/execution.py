@@ -598,6 +598,7 @@ class _State:
         self.reuse = Reuse()  # utility.utilities' values of the users whose inputs are unchanged (float runs)
         self.finished: set[str] = set()
         self._env: Optional[tuple[Environment, Environment]] = None
+        self._last: Optional[Environment] = None  # the last environment built (Environment.share_cluster)
         for k, u in enumerate(ex.users):
             self._arrive(u, f"users[{k}]")
 
@@ -705,6 +706,9 @@ class _State:
             queue_weight=ex.queue_weight, queue_guarantee=ex.queue_guarantee, queue_max=ex.queue_max,
             user_queue=user_queue)
         env.seed_floats(floats)
+        if self._last is not None:  # the same cluster: its pooled and float capacities are not computed again
+            env.share_cluster(self._last)
+        self._last = env
         return env
 
     def _fill(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:

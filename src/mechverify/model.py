@@ -415,12 +415,24 @@ class Environment:
                                            ).reshape(J, K) if K else np.zeros((J, 0))
                 weight = np.array([as_float(w) for w in self.weight], dtype=float)
                 tasks = np.array([INF if t is None else as_float(t) for t in self.tasks], dtype=float)
-            got = self._memo["floats"] = FloatArrays(
-                demand=demand, external_demand=external_demand, weight=weight, tasks=tasks,
-                capacity=np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(
-                    self.n_servers, self.n_resources),
-                external_capacity=np.array(as_floats(self.external_capacity), dtype=float))
+            cluster = self._memo.get("float_cluster")
+            if cluster is None:
+                cluster = self._memo["float_cluster"] = (
+                    np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(self.n_servers, self.n_resources),
+                    np.array(as_floats(self.external_capacity), dtype=float))
+            got = self._memo["floats"] = FloatArrays(demand=demand, external_demand=external_demand, weight=weight,
+                                                     tasks=tasks, capacity=cluster[0], external_capacity=cluster[1])
         return got
+
+    def share_cluster(self, other: "Environment") -> None:
+        """Take over ``other``'s memoised numbers of the cluster alone -- the pooled capacity and the float
+        capacities (:meth:`total_capacity`, :meth:`floats`) -- when both hold the very same capacity tuples (an
+        execution's environments while its servers are unchanged: ``execution``, one environment per step)."""
+        if other.capacity is self.capacity and other.external_capacity is self.external_capacity:
+            for key in ("pooled", "float_cluster"):
+                got = other._memo.get(key)
+                if got is not None:
+                    self._memo.setdefault(key, got)
 
     def seed_floats(self, rows: Sequence[tuple]) -> None:
         """Hand :meth:`floats` each user's numbers as floats, one tuple per user: its demand, external demand,

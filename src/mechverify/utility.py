@@ -29,7 +29,7 @@ import math
 from fractions import Fraction
 from typing import Any, Iterable, Optional
 
-from .allocation import Allocation, Bundle, float_matrix, memo
+from .allocation import Allocation, Bundle, _row_sums, float_matrix, memo
 from .model import Environment, leontief_tasks
 from .numbers import INF, as_float
 
@@ -273,7 +273,7 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
     with np.errstate(divide="ignore", invalid="ignore"):
         Q = X[:, :, None] * fr.demand[:, None, :] / np.where(pos, ft.demand, 1.0)[:, None, :]
     best = np.where(pos[:, None, :], Q, INF).min(axis=2, initial=INF)  # J x S
-    total = np.add.accumulate(np.concatenate((np.zeros((J, 1)), best), axis=1), axis=1)[:, -1]
+    total = _row_sums(best, first=False)  # 0 + the servers' minima, left to right
     if ft.external_demand.shape[1]:
         tot = np.add.accumulate(X, axis=1)[:, -1]  # Allocation.total: sum(row[1:], row[0])
         pe = ft.external_demand > 0
@@ -285,9 +285,10 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
     out = total.tolist()
     for j in np.flatnonzero(nj <= total).tolist():  # the bound binds (float < total) or ties (compared exactly)
         out[j] = true_env.tasks[j] if nj[j] < total[j] else _capped(out[j], INF, true_env.tasks[j])
-    for j, el in enumerate(true_env.eligible):
-        if len(el) != S:  # eligible on some servers only: summed in its set's order
-            out[j] = utility(true_env, alloc, j)
+    if set(map(len, true_env.eligible)) != {S}:
+        for j, el in enumerate(true_env.eligible):
+            if len(el) != S:  # eligible on some servers only: summed in its set's order
+                out[j] = utility(true_env, alloc, j)
     return tuple(out)
 
 

@@ -39,9 +39,11 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechanisms.core.time import execution_of, stepper_for
-from mechverify.allocation import Allocation, dominant_shares, float_matrix, resource_totals, usage
+from mechverify import allocation as _allocation
+from mechverify.allocation import (Allocation, dominant_shares, float_matrix, float_totals, resource_totals,
+                                   usage)
 from mechverify.execution import Event, Execution, StepContext, UserSpec, run
-from mechverify.model import Environment
+from mechverify.model import Environment, deferred_validation
 from mechverify.numbers import FLOAT_REL
 from mechverify.utility import utilities
 
@@ -230,6 +232,7 @@ class _Standalone:
 
     def __init__(self, mech) -> None:
         self.mech, self.cache = mech, {}
+        self._cluster: Any = None  # (servers, capacity, the rates cached on them): the last cluster's, by identity
 
     def jct(self, ex: Execution, spec: UserSpec, env: Environment, at: Fraction) -> float:
         """The job's JCT when it arrives at ``at`` (exact) alone on ``env``'s cluster (an execution of its own,
@@ -250,14 +253,21 @@ class _Standalone:
         return got
 
     def rate(self, env: Environment, j: int) -> float:
-        key = (env.servers, env.capacity, env.demand[j], env.tasks[j], env.weight[j], env.eligible[j],
+        # by cluster, then by the job's report: a run's environments share their cluster's tuples until it
+        # changes, so the cluster's exact numbers are not hashed again at every arrival
+        cl = self._cluster
+        if cl is None or cl[0] is not env.servers or cl[1] is not env.capacity:
+            cl = self._cluster = (env.servers, env.capacity, self.cache.setdefault((env.servers, env.capacity), {}))
+        cache = cl[2]
+        key = (env.demand[j], env.tasks[j], env.weight[j], env.eligible[j],
                tuple(sorted((s, v) for (k, s), v in env.server_demand.items() if k == j)))
-        got = self.cache.get(key)
+        got = cache.get(key)
         if got is None:
-            alone = env.restrict([j])
+            with deferred_validation():  # a state of the run (valid: the execution was) restricted to one user
+                alone = env.restrict([j])
             ex = execution_of(alone)
             alloc = stepper_for(self.mech, ex, False).step(StepContext(0, 0.0, None, alone, None, ex, False))
-            got = self.cache[key] = float(utilities(alone, alloc)[0])
+            got = cache[key] = float(utilities(alone, alloc)[0])
         return got
 
 
@@ -334,9 +344,7 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
         dt = t1 - t0
         if dt > 0:
             if done:  # the work done in the step: each job's rate, its true utility (as the run's progress takes it)
-                for u, rate in zip(env.users, utilities(env, alloc)):
-                    if u in done:
-                        done[u] += float(rate) * dt
+                _accrue(done, env.users, utilities(env, alloc), dt)
             # what each user uses: the loops' lists, computed once here; a float matrix's array is memoised on
             # the allocation (resource_totals and dominant_shares read it, no list in between)
             used = usage(alloc) if float_matrix(alloc) is None or alloc.env.server_demand else None
@@ -346,7 +354,10 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
                 if pooled[r] > 0:
                     series.add(t0, t1, in_all[r] / float(pooled[r]))
             sim.waiting.add(t0, t1, _waiting(env, alloc))
-            shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
+            if ex.queues or len(sim.shares) < users_shown or not sim.shares.keys().isdisjoint(env.users):
+                shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
+            else:  # every job shown has left: no share is read
+                shares = {}
             if ex.queues or len(sim.shares) >= users_shown:  # only the series shown: no new one
                 for k, s in sim.shares.items():
                     v = shares.get(k)
@@ -399,18 +410,36 @@ def _tasks_done(u: str, n: int, done: Optional[float], work: float, env: Optiona
     return min(n, math.floor(n * done / work * (1 + TOLERANCE))) if work > 0 else n
 
 
+def _accrue(done: dict, users: tuple, rates: tuple, dt: float) -> None:
+    """Each job's work done in a step of ``dt``: ``done[u] += float(rate) * dt`` for the users in ``done``
+    (``rates``: the users' utilities in ``users`` order).  When every user is in ``done`` and there are
+    ``allocation.VECTOR_MIN`` of them or more, over numpy arrays: the same multiplication and addition per user
+    (numpy converts a ``Fraction`` rate by ``float``)."""
+    if len(users) >= _allocation.VECTOR_MIN:
+        now = list(map(done.get, users))
+        if None not in now:
+            import numpy as np
+
+            done.update(zip(users, (np.array(now, dtype=float) + np.array(rates, dtype=float) * dt).tolist()))
+            return
+    for u, rate in zip(users, rates):
+        if u in done:
+            done[u] += float(rate) * dt
+
+
 def _waiting(env: Environment, alloc: Allocation) -> float:
     """The tasks waiting in a step: over the users with a task bound, ``max(n_j - x_j, 0)`` summed in user order
     (a float allocation's in one pass over numpy arrays: the same subtractions and sum)."""
-    run_tasks = alloc.totals()
-    if float_matrix(alloc) is None:
+    run_tasks = float_totals(alloc)
+    if run_tasks is None:
+        run_tasks = alloc.totals()
         return float(sum(max(float(env.tasks[j]) - float(run_tasks[j]), 0.0)
                          for j in range(env.n_users) if env.tasks[j] is not None))
     import numpy as np
 
     bound = env.floats().tasks
     has = np.isfinite(bound)  # (a bound is a number; no bound: inf)
-    v = bound[has] - np.array(run_tasks, dtype=float)[has]
+    v = bound[has] - run_tasks[has]
     return float(sum(np.where(0.0 > v, 0.0, v).tolist()))
 
 

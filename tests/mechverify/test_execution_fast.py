@@ -342,6 +342,15 @@ def test_runs_hold_nothing_stale(monkeypatch, name, servers, placement):
         self._rows.clear()
         return build(self, specs)
 
+    for f in fast:  # an environment's cluster numbers taken over from the last step's (Environment.share_cluster)
+        for st in f:
+            env = st[4]
+            if env is not None:
+                fresh = replace(env)  # the same fields, nothing memoised
+                assert env.total_capacity() == fresh.total_capacity()
+                for a, b in ((env.floats().capacity, fresh.floats().capacity),
+                             (env.floats().external_capacity, fresh.floats().external_capacity)):
+                    assert a.shape == b.shape and a.tobytes() == b.tobytes()
     monkeypatch.setattr(E._State, "_build", fresh_build)
     monkeypatch.setattr(U, "_reused", lambda *a: None)  # every utility computed at every step
     _slow(monkeypatch)
@@ -352,6 +361,35 @@ def test_runs_hold_nothing_stale(monkeypatch, name, servers, placement):
     assert sum(len(f) for f in fast) > 200
     assert any(dev is not None for _, dev in runs)
     assert any(e.kind == "capacity" for ex, _ in runs for e in ex.events) or servers == 1
+
+
+def test_a_stepper_that_reads_no_previous_allocation_is_carried_none():
+    """``reads_previous = False`` (``recompute``'s stepper): the run carries nothing over (``previous`` is ``None``
+    at every step) and the steps are those of the same stepper given the carried allocation."""
+    mech = get("drf+recompute")
+    seen = []
+
+    class Spy:
+        def __init__(self, inner, reads):
+            self.inner, self.reads_previous = inner, reads
+
+        def step(self, ctx):
+            seen.append((self.reads_previous, ctx.previous is None))
+            return self.inner.step(ctx)
+
+    runs = _executions(43, 20, 1, False)
+    for ex, dev in runs:
+        assert stepper_for(mech, ex, False).reads_previous is False
+        got = [_steps_of(run(ex, Spy(stepper_for(mech, ex, False), False), exact=False, deviation=dev))]
+        want = [_steps_of(run(ex, Spy(stepper_for(mech, ex, False), True), exact=False, deviation=dev))]
+        assert _same(got, want)
+    assert all(none for reads, none in seen if not reads)
+    assert sum(1 for reads, none in seen if reads and not none) > 100  # carried where read
+
+
+def _steps_of(steps):
+    return [(st.index, st.t, st.until, st.users, None if st.alloc is None else st.alloc.x, st.utilities(), st.note)
+            for st in steps]
 
 
 def test_a_step_spares_the_old_generation_and_gives_the_collector_back():

@@ -39,36 +39,38 @@ def water_fill(C: np.ndarray, D: np.ndarray, W: np.ndarray, B: np.ndarray, M: np
     last round does not update what is used (nothing is left to fill), and the non-participants' zeros come from
     ``a = 0`` (``level`` stays 0 for them: ``0 x 0``)."""
     n, J, R = D.shape
+    # the reductions as ufunc calls (what the array methods call, without their Python wrapper)
+    add, least, most, anyof = np.add.reduce, np.minimum.reduce, np.maximum.reduce, np.logical_or.reduce
+    where, inf = np.where, np.inf
     with np.errstate(divide="ignore", invalid="ignore"):
         pos = D > 0
-        share = np.where(pos, D / C[:, None, :], 0.0)  # dominant-share units per task
-        dead = (pos & (C[:, None, :] <= 0)).any(axis=2)
-        part = M & ~dead
-        dom = share.max(axis=2)
-        a = np.where(part, W / np.where(dom > 0, dom, 1.0), 0.0)
-        e = np.where(part[:, :, None], share * a[:, :, None], 0.0)  # share of r per unit of level
+        Cu = C[:, None, :]
+        share = where(pos, D / Cu, 0.0)  # dominant-share units per task
+        part = M & ~anyof(pos & (Cu <= 0), axis=2)  # a user demanding a resource of capacity 0 is dead
+        dom = most(share, axis=2)
+        a = where(part, W / where(dom > 0, dom, 1.0), 0.0)
+        e = where(part[:, :, None], share * a[:, :, None], 0.0)  # share of r per unit of level
         uses = e > 0
-        blim_all = np.where(part & np.isfinite(B), B / np.where(a > 0, a, 1.0), np.inf)
+        blim_all = where(part & np.isfinite(B), B / where(a > 0, a, 1.0), inf)
         level = np.zeros((n, J))
         active = part
         used = np.zeros((n, R))
         for _ in range(J):
-            if not active.any():
+            if not anyof(active, axis=None):
                 break
-            slope = (e * active[:, :, None]).sum(axis=1)
+            slope = add(e * active[:, :, None], axis=1)
             up = slope > 0
-            lim = np.where(up, (1.0 - used) / np.where(up, slope, 1.0), np.inf)
-            blim = np.where(active, blim_all, np.inf)
-            t = np.minimum(lim.min(axis=1), blim.min(axis=1))  # n
-            tt = t[:, None]
+            lim = where(up, (1.0 - used) / where(up, slope, 1.0), inf)
+            blim = where(active, blim_all, inf)
+            tt = np.minimum(least(lim, axis=1), least(blim, axis=1))[:, None]  # t*, n x 1
             cut = tt + _REL * np.maximum(1.0, np.abs(tt))  # a float limit within 1e-12 relative of t* binds
             hit_r = np.isfinite(tt) & (lim <= cut)  # n x R: the resources that fill up at t*
-            frozen = active & ((blim <= cut) | (uses & hit_r[:, None, :]).any(axis=2))
-            level = np.where(frozen, tt, level)
+            frozen = active & ((blim <= cut) | anyof(uses & hit_r[:, None, :], axis=2))
+            level = where(frozen, tt, level)
             active = active & ~frozen
-            if not active.any():
+            if not anyof(active, axis=None):
                 break
-            used = used + (e * (frozen * level)[:, :, None]).sum(axis=1)
+            used = used + add(e * (frozen * level)[:, :, None], axis=1)
     return level * a
 
 
