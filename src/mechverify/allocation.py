@@ -368,8 +368,11 @@ def _float_usage_of(a: Allocation) -> Any:
     J, S = X.shape
     # per user and resource: 0.0 + x[j,0] d[j,r] + x[j,1] d[j,r] + ... in server order (a zero x adds +-0.0,
     # which leaves a sum that starts at +0.0 unchanged: the loop's skipping of zeros changes nothing)
-    P = np.concatenate((np.zeros((J, 1, env.n_resources)), X[:, :, None] * fl.demand[:, None, :]), axis=1)
-    U = np.add.accumulate(P, axis=1)[:, -1, :]
+    if S == 1:  # one server: 0.0 + x d, the one addition
+        U = 0.0 + X[:, :1] * fl.demand
+    else:
+        P = np.concatenate((np.zeros((J, 1, env.n_resources)), X[:, :, None] * fl.demand[:, None, :]), axis=1)
+        U = np.add.accumulate(P, axis=1)[:, -1, :]
     if env.n_external:
         U = np.concatenate((U, 0.0 + _row_sums(X, first=False)[:, None] * fl.external_demand), axis=1)
     return U

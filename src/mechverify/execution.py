@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import math
+import operator
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
@@ -599,6 +600,10 @@ class _State:
         self.finished: set[str] = set()
         self._env: Optional[tuple[Environment, Environment]] = None
         self._last: Optional[Environment] = None  # the last environment built (Environment.share_cluster)
+        # per specs dict (reported, true): the names, specs and rows of the last environment built from it, and the
+        # user the last event touched -- a step's event changes one user: the other rows are taken as they were
+        self._built: dict[int, tuple[list, list, list]] = {}
+        self._touched: Optional[str] = None
         for k, u in enumerate(ex.users):
             self._arrive(u, f"users[{k}]")
 
@@ -618,6 +623,7 @@ class _State:
     def apply(self, ev: Event, where: str = "", strict: bool = False) -> str:
         """Apply one event; returns a note ("" or why it changed nothing)."""
         self._env = None
+        self._touched = ev.user
         if ev.kind == "arrive":
             self._arrive(ev.spec, where)
         elif ev.kind == "round":
@@ -688,10 +694,16 @@ class _State:
             self._cluster = (names, tuple(self.servers.values()), frozenset(range(len(names))),
                              {s: i for i, s in enumerate(names)})
             self._rows.clear()  # eligible sets are server indices
+            self._built.clear()
         servers, capacity, allsrv, sindex = self._cluster
         rows = self._rows
-        out = [got[1] if (got := rows.get(name)) is not None and got[0] is u else self._fill(u, allsrv, sindex)
-               for name, u in specs.items()]
+        names, specs_now = list(specs), list(specs.values())
+        slot = 0 if specs is self.reported else 1
+        out = self._rows_kept(slot, names, specs_now, allsrv, sindex)
+        if out is None:
+            out = [got[1] if (got := rows.get(name)) is not None and got[0] is u else self._fill(u, allsrv, sindex)
+                   for name, u in zip(names, specs_now)]
+        self._built[slot] = (names, specs_now, out)
         users, demand, external_demand, weight, eligible, tasks, user_queue, floats, has_sd = zip(*out)
         sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
         for j, u in enumerate(specs.values() if any(has_sd) else ()):
@@ -710,6 +722,37 @@ class _State:
             env.share_cluster(self._last)
         self._last = env
         return env
+
+    def _rows_kept(self, slot: int, names: list, specs: list, allsrv: frozenset, sindex: Mapping[str, int]
+                   ) -> Optional[list]:
+        """The rows of the users present, from the last environment built from the same specs dict when all but
+        one user are the same (the same names in the same order, the same spec objects): one arrived at the end,
+        the user the last event touched left or changed (``None``: anything else -- the caller builds every
+        row)."""
+        last = self._built.get(slot)
+        if last is None:
+            return None
+        was, specs_was, rows_was = last
+        n, m = len(names), len(was)
+        if n == m + 1 or (n == m and self._touched is None):  # an arrival at the end, or no user touched
+            if names[:m] == was and all(map(operator.is_, specs, specs_was)):  # (map stops at the shorter)
+                return rows_was + [self._row_of(names[-1], specs[-1], allsrv, sindex)] if n > m else rows_was
+            return None
+        try:
+            k = was.index(self._touched)
+        except ValueError:
+            return None
+        if n == m - 1:  # the touched user left
+            if names == was[:k] + was[k + 1:] and all(map(operator.is_, specs, specs_was[:k] + specs_was[k + 1:])):
+                return rows_was[:k] + rows_was[k + 1:]
+        elif n == m and names == was and all(map(operator.is_, specs[:k], specs_was[:k])) \
+                and all(map(operator.is_, specs[k + 1:], specs_was[k + 1:])):  # the touched user changed
+            return rows_was[:k] + [self._row_of(names[k], specs[k], allsrv, sindex)] + rows_was[k + 1:]
+        return None
+
+    def _row_of(self, name: str, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
+        got = self._rows.get(name)
+        return got[1] if got is not None and got[0] is u else self._fill(u, allsrv, sindex)
 
     def _fill(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
         row = self._row(u, allsrv, sindex)

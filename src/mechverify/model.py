@@ -39,6 +39,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from itertools import chain
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .numbers import INF, InstanceError, as_float, as_floats, fmt_exact, fraction_sum, to_fraction
@@ -407,7 +408,7 @@ class Environment:
             K = len(self.external_demand[0]) if J else 0
             seeded = self._memo.get("float_rows")
             if seeded is not None:  # one row per user (seed_floats): one conversion for the whole matrix
-                M = np.array(seeded, dtype=float).reshape(J, R + K + 2)
+                M = np.fromiter(chain.from_iterable(seeded), float, J * (R + K + 2)).reshape(J, R + K + 2)
                 demand, external_demand, weight, tasks = M[:, :R], M[:, R:R + K], M[:, R + K], M[:, R + K + 1]
             else:
                 demand = np.array([as_floats(v) for v in self.demand], dtype=float).reshape(J, R)

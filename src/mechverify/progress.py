@@ -17,7 +17,7 @@ from . import allocation as _allocation
 from .allocation import Allocation
 from .model import Environment
 from .numbers import as_float
-from .utility import Reuse, utilities, utility
+from .utility import Reuse, utilities, utility, utility_floats
 
 __all__ = ["Progress"]
 
@@ -38,11 +38,12 @@ class Progress:
             return
         import numpy as np
 
-        us = utilities(tru, alloc, reuse=reuse)
-        if len(self.names) != len(users):
-            us = [us[j] for j, u in enumerate(users) if u in work]
         # float(Fraction) and as_float give the same correctly rounded n / d
-        self.rates = np.array(us, dtype=float)
+        if len(self.names) != len(users):
+            us = utilities(tru, alloc, reuse=reuse)
+            self.rates = np.array([us[j] for j, u in enumerate(users) if u in work], dtype=float)
+        else:  # everyone: the array memoised with the utilities (read-only here)
+            self.rates = utility_floats(tru, alloc, reuse=reuse)
         self.left = np.array(list(map(work.__getitem__, self.names)), dtype=float)
 
     def finish(self, t: Any) -> tuple[Optional[Any], Optional[str]]:

@@ -179,6 +179,21 @@ def utilities(true_env: Environment, alloc: Allocation, integral: bool = False,
     return out
 
 
+def utility_floats(true_env: Environment, alloc: Allocation, reuse: Optional["Reuse"] = None) -> Any:
+    """:func:`utilities` of a float allocation as a numpy float array (``float`` of each value: a bound that caps a
+    user is a ``Fraction``), memoised beside them: a run's work bookkeeping and a simulation's work done read the
+    same array.  Shared read-only."""
+    m = memo(alloc)
+    got = m.get("utility_floats")
+    if got is not None and got[0] is true_env:
+        return got[1]
+    import numpy as np
+
+    arr = np.array(utilities(true_env, alloc, reuse=reuse), dtype=float)
+    m["utility_floats"] = (true_env, arr)
+    return arr
+
+
 class Reuse:
     """What :func:`utilities` keeps across the steps of one float run (``reuse=``): each user's last inputs and
     value (``values``, name -> (inputs, eligible set, value)).  Where most users' inputs change at every step (a

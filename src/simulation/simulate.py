@@ -45,7 +45,7 @@ from mechverify.allocation import (Allocation, dominant_shares, float_matrix, fl
 from mechverify.execution import Event, Execution, StepContext, UserSpec, run
 from mechverify.model import Environment, deferred_validation
 from mechverify.numbers import FLOAT_REL
-from mechverify.utility import utilities
+from mechverify.utility import utilities, utility_floats
 
 from . import metrics as M
 
@@ -344,7 +344,7 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
         dt = t1 - t0
         if dt > 0:
             if done:  # the work done in the step: each job's rate, its true utility (as the run's progress takes it)
-                _accrue(done, env.users, utilities(env, alloc), dt)
+                _accrue(done, env, alloc, dt)
             # what each user uses: the loops' lists, computed once here; a float matrix's array is memoised on
             # the allocation (resource_totals and dominant_shares read it, no list in between)
             used = usage(alloc) if float_matrix(alloc) is None or alloc.env.server_demand else None
@@ -410,19 +410,20 @@ def _tasks_done(u: str, n: int, done: Optional[float], work: float, env: Optiona
     return min(n, math.floor(n * done / work * (1 + TOLERANCE))) if work > 0 else n
 
 
-def _accrue(done: dict, users: tuple, rates: tuple, dt: float) -> None:
-    """Each job's work done in a step of ``dt``: ``done[u] += float(rate) * dt`` for the users in ``done``
-    (``rates``: the users' utilities in ``users`` order).  When every user is in ``done`` and there are
-    ``allocation.VECTOR_MIN`` of them or more, over numpy arrays: the same multiplication and addition per user
-    (numpy converts a ``Fraction`` rate by ``float``)."""
-    if len(users) >= _allocation.VECTOR_MIN:
+def _accrue(done: dict, env: Environment, alloc: Allocation, dt: float) -> None:
+    """Each job's work done in a step of ``dt``: ``done[u] += float(rate) * dt`` for the users in ``done``, its
+    rate its true utility (``env``: the true environment).  When every user is in ``done`` and there are
+    ``allocation.VECTOR_MIN`` of them or more, over numpy arrays (``utility.utility_floats``, the array the run's
+    work bookkeeping read): the same multiplication and addition per user."""
+    users = env.users
+    if len(users) >= _allocation.VECTOR_MIN and not alloc.exact:
         now = list(map(done.get, users))
         if None not in now:
             import numpy as np
 
-            done.update(zip(users, (np.array(now, dtype=float) + np.array(rates, dtype=float) * dt).tolist()))
+            done.update(zip(users, (np.array(now, dtype=float) + utility_floats(env, alloc) * dt).tolist()))
             return
-    for u, rate in zip(users, rates):
+    for u, rate in zip(users, utilities(env, alloc)):
         if u in done:
             done[u] += float(rate) * dt
 

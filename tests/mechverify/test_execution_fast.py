@@ -340,6 +340,7 @@ def test_runs_hold_nothing_stale(monkeypatch, name, servers, placement):
 
     def fresh_build(self, specs):
         self._rows.clear()
+        self._built.clear()  # no row kept from the last environment either
         return build(self, specs)
 
     for f in fast:  # an environment's cluster numbers taken over from the last step's (Environment.share_cluster)
