@@ -86,15 +86,23 @@ def case_fluid(users: list[int], events: int, budget: float, seed: int) -> list[
            "|---|---|---|---|---|---|"]
     for u in users:
         # the arrival rate that keeps about U jobs present (Little: their time in the system over the run's time),
-        # found by a few damped corrections from a first guess (a job's time in the system grows with the load)
-        rate = u / (10.5 * 100 * 2)  # U over twice a job's work alone (tasks x seconds): a first guess
-        for _ in range(5):
+        # found by bisection (the jobs present grow with the rate, steeply near the pool's capacity: corrections
+        # by a power of U / present overshoot there); the trace timed is the one last measured
+        lo, hi = 0.0, u / (10.5 * 100 * 2)  # U over twice a job's work alone (tasks x seconds): a first guess
+        rate = hi
+        for _ in range(16):
             ex = parse_job_trace(fluid_trace(events // 2, rate, seed))
             sim = simulate(drf, ex, properties=(), deadline=time.monotonic() + budget)
             present = sum(r[3] for r in sim.jct) / sim.end_time if sim.end_time else 0.0
             if present <= 0 or abs(present - u) <= 0.15 * u:
                 break
-            rate *= (u / present) ** 0.5
+            if present < u:
+                lo = rate
+                rate = rate * 2 if rate >= hi else (rate + hi) / 2
+                hi = max(hi, rate)
+            else:
+                hi = rate
+                rate = (lo + rate) / 2
         out.append(row(f"~{u}: drf+recompute (rate {rate:.4f}/s)", drf, ex, budget))
         out.append(row(f"~{u}: stepping (baseline)", base, ex, budget))
     return out

@@ -15,6 +15,8 @@ is left to the mechanism's own float path (``None`` in the returned list).
 """
 from __future__ import annotations
 
+import operator
+from itertools import repeat
 from typing import Optional, Sequence
 
 import numpy as np
@@ -113,13 +115,15 @@ def drf_one_pool_batch(envs: Sequence[Environment], name: str = "drf") -> list[O
         D, W, B = _arrays(group, True)
         C = np.array([np.concatenate((env.floats().capacity[0], env.floats().external_capacity)) for env in group]) \
             if group[0].n_external else np.array([env.floats().capacity[0] for env in group])
-        M = np.array([[0 in el for el in env.eligible] for env in group])
+        # who may use the pool (eligible at server 0), one map over each environment's sets
+        M = np.array([np.fromiter(map(operator.contains, env.eligible, repeat(0)), bool, env.n_users)
+                      for env in group]).reshape(len(group), -1)
         X = water_fill(C, D, W, B, M)
-        nothing = M & ~(D > 0).any(axis=2)  # demands nothing: the bound fallback, left to the float path
+        nothing = np.logical_or.reduce(M & ~np.logical_or.reduce(D > 0, axis=2), axis=1).tolist()
         for k, env in enumerate(group):
-            if nothing[k].any():
+            if nothing[k]:  # a user demanding nothing: the bound fallback, left to the float path
                 continue
-            a = out[ok[idx[k]]] = Allocation(env, tuple([(v,) for v in X[k].tolist()]), name, False, {"batch": True})
+            a = out[ok[idx[k]]] = Allocation(env, tuple(zip(X[k].tolist())), name, False, {"batch": True})
             seed_matrix(a, X[k][:, None])
     return out
 
