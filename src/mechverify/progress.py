@@ -65,14 +65,14 @@ class Progress:
         import numpy as np
 
         pos = self.rates > 0
-        done = np.flatnonzero(~pos & (self.left == 0))
+        done = (~pos & (self.left == 0)).nonzero()[0]  # (np.flatnonzero of a 1-d array, without its wrapper)
         if len(done):
             return t, self.names[int(done[-1])]
-        idx = np.flatnonzero(pos)
+        idx = pos.nonzero()[0]
         if not len(idx):
             return None, None
         at = t + self.left[idx] / self.rates[idx]
-        k = int(np.argmin(at))  # the first of the smallest
+        k = int(at.argmin())  # the first of the smallest
         return float(at[k]), self.names[int(idx[k])]
 
     def advance(self, dt: Any) -> None:

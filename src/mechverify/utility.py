@@ -287,7 +287,7 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
     pos = ft.demand > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         Q = X[:, :, None] * fr.demand[:, None, :] / np.where(pos, ft.demand, 1.0)[:, None, :]
-    best = np.where(pos[:, None, :], Q, INF).min(axis=2, initial=INF)  # J x S
+    best = np.minimum.reduce(np.where(pos[:, None, :], Q, INF), axis=2, initial=INF)  # J x S
     total = _row_sums(best, first=False)  # 0 + the servers' minima, left to right
     if ft.external_demand.shape[1]:
         tot = np.add.accumulate(X, axis=1)[:, -1]  # Allocation.total: sum(row[1:], row[0])
@@ -298,7 +298,7 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
         total = np.where(ext < total, ext, total)
     nj = ft.tasks
     out = total.tolist()
-    for j in np.flatnonzero(nj <= total).tolist():  # the bound binds (float < total) or ties (compared exactly)
+    for j in (nj <= total).nonzero()[0].tolist():  # the bound binds (float < total) or ties (compared exactly)
         out[j] = true_env.tasks[j] if nj[j] < total[j] else _capped(out[j], INF, true_env.tasks[j])
     if set(map(len, true_env.eligible)) != {S}:
         for j, el in enumerate(true_env.eligible):

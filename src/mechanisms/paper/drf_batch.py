@@ -48,7 +48,8 @@ def water_fill(C: np.ndarray, D: np.ndarray, W: np.ndarray, B: np.ndarray, M: np
         pos = D > 0
         Cu = C[:, None, :]
         share = where(pos, D / Cu, 0.0)  # dominant-share units per task
-        part = M & ~anyof(pos & (Cu <= 0), axis=2)  # a user demanding a resource of capacity 0 is dead
+        # a user demanding a resource of capacity 0 is dead (none when every capacity is positive)
+        part = M if least(C, axis=None) > 0 else M & ~anyof(pos & (Cu <= 0), axis=2)
         dom = most(share, axis=2)
         a = where(part, W / where(dom > 0, dom, 1.0), 0.0)
         e = where(part[:, :, None], share * a[:, :, None], 0.0)  # share of r per unit of level
