@@ -419,7 +419,8 @@ class Environment:
             cluster = self._memo.get("float_cluster")
             if cluster is None:
                 cluster = self._memo["float_cluster"] = (
-                    np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(self.n_servers, self.n_resources),
+                    np.array([as_floats(c) for c in self.capacity], dtype=float).reshape(
+                        self.n_servers, self.n_resources),
                     np.array(as_floats(self.external_capacity), dtype=float))
             got = self._memo["floats"] = FloatArrays(demand=demand, external_demand=external_demand, weight=weight,
                                                      tasks=tasks, capacity=cluster[0], external_capacity=cluster[1])

@@ -62,8 +62,6 @@ class Progress:
                 elif w == 0:
                     finish_at, who = t, u
             return finish_at, who
-        import numpy as np
-
         pos = self.rates > 0
         done = (~pos & (self.left == 0)).nonzero()[0]  # (np.flatnonzero of a 1-d array, without its wrapper)
         if len(done):

@@ -282,7 +282,7 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
         return None
     import numpy as np
 
-    J, S = X.shape
+    S = X.shape[1]
     fr, ft = rep.floats(), true_env.floats()
     pos = ft.demand > 0
     with np.errstate(divide="ignore", invalid="ignore"):
