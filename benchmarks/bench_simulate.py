@@ -6,9 +6,9 @@ the users present and the servers -- against a baseline measured in the same run
                                         [--events 2000] [--budget 60] [--seed 0] [--src OTHER_CHECKOUT/src]
 
 * ``fluid``: DRF (``drf+recompute``: reallocated from scratch at every event, the fluid task model) on one pool,
-  jobs arriving so that about ``U`` are present (Little's law: the rate corrected from a first guess by a few
-  runs until the jobs present on average are within 15% of ``U``); 1-20 tasks of <1-4, 1-8> % of the pool,
-  50-150 s per task.
+  jobs arriving so that about ``U`` are present (Little's law: the rate found by bisection from a first guess,
+  a run per try, until the jobs present on average are within 15% of ``U``); 1-20 tasks of <1-4, 1-8> % of the
+  pool, 50-150 s per task.
 * ``whole``: First-Fit and Best-Fit DRFH with whole tasks (``drfh-first-fit``/``drfh-best-fit``) on ``S`` servers
   of the Google 2011 mix (``google2011``'s job traces at their default rate): lifted with ``recompute`` (a job's
   work done at the rate of its tasks) and in seed 001's model (``indivisible(slot=none,overhead=0)``: whole tasks
