@@ -7,18 +7,18 @@ the users present and the servers -- against a baseline measured in the same run
                                         [--src OTHER_CHECKOUT/src]
 
 * ``fluid``: DRF (``drf+recompute``: reallocated from scratch at every event, the fluid task model) on one pool,
-  jobs arriving so that about ``U`` are present (Little's law: the rate corrected from a first guess by a few
-  runs until the jobs present on average are within 15% of ``U``); 1-20 tasks of <1-4, 1-8> % of the pool,
-  50-150 s per task.  An event is a step of the run (an arrival or a finish); the baseline, ``stepping``: the
-  same trace through a stepper that gives every present job all its tasks (capacity ignored): the cost of the
-  stepping and of the measures, without a mechanism.
+  jobs arriving so that about ``U`` are present (Little's law: the rate found by bisection from a first guess,
+  a run per try, until the jobs present on average are within 15% of ``U``); 1-20 tasks of <1-4, 1-8> % of the
+  pool, 50-150 s per task.  An event is a step of the run (an arrival or a finish); the baseline, ``stepping``:
+  the same trace through a stepper that gives every present job all its tasks (capacity ignored): the cost of
+  the stepping and of the measures, without a mechanism.
 * ``whole``: First-Fit and Best-Fit DRFH with whole tasks (``drfh-first-fit``/``drfh-best-fit``) in seed 001's
   model (``indivisible(slot=none,overhead=0)``: whole tasks that run to completion on their servers) on ``S``
   servers of the Google 2011 mix, ``google2011`` jobs arriving over ``--hours`` at ``--rate-x`` times its default
-  rate (8x over 24 h: ~4,000 jobs, a few million task events).  A task event is a task started or completed
-  (``Simulation.task_counts``); each row gives them per second of wall clock and of CPU.  The baseline: the same
-  First-Fit without its own task rule (the lift's generic path: the one-shot function on the residual capacity at
-  every decision).
+  rate (8x over 24 h: ~4,000 jobs, over half a million task events).  A task event is a task started or
+  completed (``Simulation.task_counts``); each row gives them per second of wall clock and of CPU.  The baseline:
+  the same First-Fit without its own task rule (the lift's generic path: the one-shot function on the residual
+  capacity at every decision).
 
 Every run is cut at ``--budget`` seconds and what it finished is counted.  ``properties`` are off (``si``/``ef``
 cost a pass over the users per step; ``po`` an LP).  Peak memory: the process's maximum resident set
@@ -90,15 +90,23 @@ def case_fluid(users: list[int], events: int, budget: float, seed: int) -> list[
            "|---|---|---|---|---|---|"]
     for u in users:
         # the arrival rate that keeps about U jobs present (Little: their time in the system over the run's time),
-        # found by a few damped corrections from a first guess (a job's time in the system grows with the load)
-        rate = u / (10.5 * 100 * 2)  # U over twice a job's work alone (tasks x seconds): a first guess
-        for _ in range(5):
+        # found by bisection (the jobs present grow with the rate, steeply near the pool's capacity: corrections
+        # by a power of U / present overshoot there); the trace timed is the one last measured
+        lo, hi = 0.0, u / (10.5 * 100 * 2)  # U over twice a job's work alone (tasks x seconds): a first guess
+        rate = hi
+        for _ in range(16):
             ex = parse_job_trace(fluid_trace(events // 2, rate, seed))
             sim = simulate(drf, ex, properties=(), deadline=time.monotonic() + budget)
             present = sum(r[3] for r in sim.jct) / sim.end_time if sim.end_time else 0.0
             if present <= 0 or abs(present - u) <= 0.15 * u:
                 break
-            rate *= (u / present) ** 0.5
+            if present < u:
+                lo = rate
+                rate = rate * 2 if rate >= hi else (rate + hi) / 2
+                hi = max(hi, rate)
+            else:
+                hi = rate
+                rate = (lo + rate) / 2
         out.append(row(f"~{u}: drf+recompute (rate {rate:.4f}/s)", drf, ex, budget))
         out.append(row(f"~{u}: stepping (baseline)", base, ex, budget))
     return out

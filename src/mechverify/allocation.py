@@ -26,7 +26,8 @@ from typing import Any, Optional, Sequence
 from .model import Environment
 from .numbers import FLOAT_REL, as_float, as_floats, fmt_exact, fmt_value, fraction_sum, is_inf
 
-__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "seed_matrix", "RowReuse",
+__all__ = ["Allocation", "Bundle", "dominant_shares", "usage", "resource_totals", "seed_matrix", "float_totals",
+           "RowReuse",
            "feasibility_violations", "is_feasible", "state_of",
            "float_matrix", "memo"]
 
@@ -66,9 +67,9 @@ class Allocation:
 
     def totals(self) -> tuple[Any, ...]:
         """Every user's total ``x_j``."""
-        X = float_matrix(self)
-        if X is not None:  # the same sums, left to right, over the whole matrix at once
-            return tuple(_row_sums(X, first=True).tolist())
+        T = float_totals(self)
+        if T is not None:  # the same sums, left to right, over the whole matrix at once
+            return tuple(T.tolist())
         return tuple(self.total(j) for j in range(self.env.n_users))
 
     def bundle(self, j: int) -> Bundle:
@@ -334,15 +335,37 @@ def _row_sums(X: Any, first: bool) -> Any:
     import numpy as np
 
     if not first:
+        if X.shape[1] == 1:  # 0.0 + x: the one addition
+            return 0.0 + X[:, 0]
         X = np.concatenate((np.zeros((X.shape[0], 1)), X), axis=1)
     if X.shape[1] == 0:
         return np.zeros(X.shape[0])
     return np.add.accumulate(X, axis=1)[:, -1] if X.shape[1] > 1 else X[:, 0].copy()
 
 
+def float_totals(a: Allocation) -> Any:
+    """``Allocation.totals`` of an allocation with a :func:`float_matrix` as a numpy array (each row summed left to
+    right, ``sum(row[1:], row[0])``), memoised; ``None`` without one.  Shared read-only."""
+    m = memo(a)
+    got = m.get("T", False)
+    if got is False:
+        X = float_matrix(a)
+        got = m["T"] = None if X is None else _row_sums(X, first=True)
+    return got
+
+
 def _float_usage(a: Allocation) -> Any:
     """:func:`usage` of a float allocation as a ``J x (R + K)`` numpy array, the same sums in the same order
-    (``None`` outside the vectorised case: per-server demands, or no :func:`float_matrix`)."""
+    (``None`` outside the vectorised case: per-server demands, or no :func:`float_matrix`); memoised on the
+    allocation (a simulation's utilisation and dominant shares read the same one).  Shared read-only."""
+    m = memo(a)
+    got = m.get("U", False)
+    if got is False:
+        got = m["U"] = _float_usage_of(a)
+    return got
+
+
+def _float_usage_of(a: Allocation) -> Any:
     X = float_matrix(a)
     env = a.env
     if X is None or env.server_demand:
@@ -358,8 +381,11 @@ def _usage_rows(env: Environment, X: Any, rows: Any) -> Any:
     J = X.shape[0]
     # per user and resource: 0.0 + x[j,0] d[j,r] + x[j,1] d[j,r] + ... in server order (a zero x adds +-0.0,
     # which leaves a sum that starts at +0.0 unchanged: the loop's skipping of zeros changes nothing)
-    P = np.concatenate((np.zeros((J, 1, env.n_resources)), X[:, :, None] * fl.demand[rows][:, None, :]), axis=1)
-    U = np.add.accumulate(P, axis=1)[:, -1, :]
+    if X.shape[1] == 1:  # one server: 0.0 + x d, the one addition
+        U = 0.0 + X[:, :1] * fl.demand[rows]
+    else:
+        P = np.concatenate((np.zeros((J, 1, env.n_resources)), X[:, :, None] * fl.demand[rows][:, None, :]), axis=1)
+        U = np.add.accumulate(P, axis=1)[:, -1, :]
     if env.n_external:
         U = np.concatenate((U, 0.0 + _row_sums(X, first=False)[:, None] * fl.external_demand[rows]), axis=1)
     return U
@@ -472,6 +498,18 @@ def usage(a: "Allocation") -> list[list[Any]]:
                 use[R + k] += tasks * ext[k]
         out.append(use)
     return out
+
+
+def resource_totals(a: "Allocation", used: Optional[list] = None) -> list[Any]:
+    """What ``a`` uses in all per resource (computational, then external): the users' :func:`usage` summed in
+    user order from ``0`` (``used``: :func:`usage` already computed).  A float allocation's in one pass over its
+    usage array (``np.add.accumulate`` down each column from ``0.0``: the same additions in the same order)."""
+    if used is None and not a.exact:
+        U = _float_usage(a)
+        if U is not None:
+            return _row_sums(U.T, first=False).tolist()
+    used = usage(a) if used is None else used
+    return [sum(col) for col in zip(*used)] if used else [0] * (a.env.n_resources + a.env.n_external)
 
 
 def dominant_shares(a: "Allocation", by_queue: bool = False, used: Optional[list] = None) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import math
+import operator
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
@@ -518,7 +519,8 @@ class StepContext:
     """What a :class:`Stepper` is told at each step: the step's ``index`` and time ``t``, the ``event`` (``None``
     at step 0), the present users' REPORTED environment ``env``, the previous allocation carried over to it
     (``previous``: rows by user name, columns by server name, zeros for newcomers; ``None`` at step 0), the
-    execution, whether to compute exactly, and ``more_at_t``: another input follows at this same time (an
+    execution (``previous`` is also ``None`` for a stepper that declares ``reads_previous = False``), whether to
+    compute exactly, and ``more_at_t``: another input follows at this same time (an
     event of the execution, or a task completion not yet applied) -- the step lasts no time, and a policy
     that treats simultaneous events as one batch may wait for the last."""
 
@@ -544,7 +546,9 @@ class Stepper(Protocol):
     timer fires it reads ``completed()`` -- ``{user: tasks completed now}`` -- and applies each as a derived
     ``finish`` of that many tasks (the task bound drops; the user's last task: it leaves); its timer may then
     fire past the last event when the execution declares no ``end``; ``task_counts()`` (optional) says what
-    happened to its whole tasks so far (``{"started": ..., "completed": ..., ...}``: a simulation reports it)."""
+    happened to its whole tasks so far (``{"started": ..., "completed": ..., ...}``: a simulation reports it).  A
+    stepper with ``reads_previous = False`` never reads ``StepContext.previous`` (it allocates from the present
+    environment alone): the run does not carry the previous allocation over for it (``previous`` is ``None``)."""
 
     def step(self, ctx: StepContext) -> Allocation: ...
 
@@ -596,6 +600,10 @@ class _State:
         self.reuse = Reuse()  # utility.utilities' values of the users whose inputs are unchanged (float runs)
         self.finished: set[str] = set()
         self._env: Optional[tuple[Environment, Environment]] = None
+        # per specs dict (reported, true): the names, specs and rows of the last environment built from it, and the
+        # user the last event touched -- a step's event changes one user: the other rows are taken as they were
+        self._built: dict[int, tuple[list, list, list]] = {}
+        self._touched: Optional[str] = None
         for k, u in enumerate(ex.users):
             self._arrive(u, f"users[{k}]")
 
@@ -615,6 +623,7 @@ class _State:
     def apply(self, ev: Event, where: str = "", strict: bool = False) -> str:
         """Apply one event; returns a note ("" or why it changed nothing)."""
         self._env = None
+        self._touched = ev.user
         if ev.kind == "arrive":
             self._arrive(ev.spec, where)
         elif ev.kind == "round":
@@ -685,10 +694,16 @@ class _State:
             self._cluster = (names, tuple(self.servers.values()), frozenset(range(len(names))),
                              {s: i for i, s in enumerate(names)})
             self._rows.clear()  # eligible sets are server indices
+            self._built.clear()
         servers, capacity, allsrv, sindex = self._cluster
         rows = self._rows
-        out = [got[1] if (got := rows.get(name)) is not None and got[0] is u else self._fill(u, allsrv, sindex)
-               for name, u in specs.items()]
+        names, specs_now = list(specs), list(specs.values())
+        slot = 0 if specs is self.reported else 1
+        out = self._rows_kept(slot, names, specs_now, allsrv, sindex)
+        if out is None:
+            out = [got[1] if (got := rows.get(name)) is not None and got[0] is u else self._fill(u, allsrv, sindex)
+                   for name, u in zip(names, specs_now)]
+        self._built[slot] = (names, specs_now, out)
         users, demand, external_demand, weight, eligible, tasks, user_queue, floats, has_sd = zip(*out)
         sd: dict[tuple[int, int], tuple[Fraction, ...]] = {}
         for j, u in enumerate(specs.values() if any(has_sd) else ()):
@@ -704,6 +719,37 @@ class _State:
             user_queue=user_queue)
         env.seed_floats(floats)
         return env
+
+    def _rows_kept(self, slot: int, names: list, specs: list, allsrv: frozenset, sindex: Mapping[str, int]
+                   ) -> Optional[list]:
+        """The rows of the users present, from the last environment built from the same specs dict when all but
+        one user are the same (the same names in the same order, the same spec objects): one arrived at the end,
+        the user the last event touched left or changed (``None``: anything else -- the caller builds every
+        row)."""
+        last = self._built.get(slot)
+        if last is None:
+            return None
+        was, specs_was, rows_was = last
+        n, m = len(names), len(was)
+        if n == m + 1 or (n == m and self._touched is None):  # an arrival at the end, or no user touched
+            if names[:m] == was and all(map(operator.is_, specs, specs_was)):  # (map stops at the shorter)
+                return rows_was + [self._row_of(names[-1], specs[-1], allsrv, sindex)] if n > m else rows_was
+            return None
+        try:
+            k = was.index(self._touched)
+        except ValueError:
+            return None
+        if n == m - 1:  # the touched user left
+            if names == was[:k] + was[k + 1:] and all(map(operator.is_, specs, specs_was[:k] + specs_was[k + 1:])):
+                return rows_was[:k] + rows_was[k + 1:]
+        elif n == m and names == was and all(map(operator.is_, specs[:k], specs_was[:k])) \
+                and all(map(operator.is_, specs[k + 1:], specs_was[k + 1:])):  # the touched user changed
+            return rows_was[:k] + [self._row_of(names[k], specs[k], allsrv, sindex)] + rows_was[k + 1:]
+        return None
+
+    def _row_of(self, name: str, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
+        got = self._rows.get(name)
+        return got[1] if got is not None and got[0] is u else self._fill(u, allsrv, sindex)
 
     def _fill(self, u: UserSpec, allsrv: frozenset, sindex: Mapping[str, int]) -> tuple:
         row = self._row(u, allsrv, sindex)
@@ -809,6 +855,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
     state = _State(ex, deviation)
     owns = bool(getattr(stepper, "owns_completions", False))  # whole tasks completed by the stepper's timer
     wake, state_key = getattr(stepper, "wake_at", None), getattr(stepper, "state_key", None)  # (optional)
+    carry = _carry if getattr(stepper, "reads_previous", True) else lambda prev, env: None
     events = ex.events
     horizon = _num(ex.horizon, exact)
     i = 0
@@ -827,7 +874,7 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
             rep, tru = envs
             users = rep.users
             more = bool(pending) or nxt == t
-            alloc = stepper.step(StepContext(index, t, event, rep, _carry(prev, rep), ex, exact, more))
+            alloc = stepper.step(StepContext(index, t, event, rep, carry(prev, rep), ex, exact, more))
         # when does this step end: the next event, a derived finish, or the horizon
         finish_at, who = None, None
         progress: Optional[Progress] = None  # the users' rates of work this step (computed once, used twice)

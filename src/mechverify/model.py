@@ -39,6 +39,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from itertools import chain
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .numbers import INF, InstanceError, as_float, as_floats, fmt_exact, fraction_sum, to_fraction
@@ -77,8 +78,9 @@ def leontief_tasks(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
 #: set while :func:`deferred_validation` is active (one flag: the package runs one thread per process)
 _DEFERRED = [False]
 
-#: ``Environment.cluster_memo``: clusters of at least this many servers share one memo (below, computing the
-#: values again costs less than finding them), and the memos of this many clusters used last are kept
+#: ``Environment.cluster_memo``: clusters of at least this many servers share one memo (and ``cluster_key`` is
+#: its token; a smaller cluster's key is its capacities, which hash fast); the memos of this many clusters used
+#: last are kept
 CLUSTER_MIN_SERVERS = 64
 CLUSTER_MEMOS = 16
 _CLUSTERS: dict = {}  # (id of each server's capacity tuple, ...) -> (that capacity, its memo), oldest first
@@ -419,7 +421,7 @@ class Environment:
             K = len(self.external_demand[0]) if J else 0
             seeded = self._memo.get("float_rows")
             if seeded is not None:  # one row per user (seed_floats): one conversion for the whole matrix
-                M = np.array(seeded, dtype=float).reshape(J, R + K + 2)
+                M = np.fromiter(chain.from_iterable(seeded), float, J * (R + K + 2)).reshape(J, R + K + 2)
                 demand, external_demand, weight, tasks = M[:, :R], M[:, R:R + K], M[:, R + K], M[:, R + K + 1]
             else:
                 demand = np.array([as_floats(v) for v in self.demand], dtype=float).reshape(J, R)
@@ -479,7 +481,8 @@ class Environment:
         per-server tuples -- an execution's steps, a simulation's runs alone on its cluster: those are built once
         per cluster (``mechverify.execution``), so a step does not redo O(servers) work.  Kept for the
         :data:`CLUSTER_MEMOS` clusters used last (each entry holds its capacity, so the identities it is keyed by
-        stay those of live objects); an environment of fewer than :data:`CLUSTER_MIN_SERVERS` servers keeps its own."""
+        stay those of live objects); an environment of fewer than :data:`CLUSTER_MIN_SERVERS` servers keeps its own
+        (the many small environments of a search: computing their few numbers again costs less than finding them)."""
         got = self._memo.get("cluster")
         if got is None:
             if self.n_servers < CLUSTER_MIN_SERVERS:

@@ -17,7 +17,7 @@ from . import allocation as _allocation
 from .allocation import Allocation
 from .model import Environment
 from .numbers import as_float
-from .utility import Reuse, utilities, utility
+from .utility import Reuse, utilities, utility, utility_floats
 
 __all__ = ["Progress"]
 
@@ -38,11 +38,12 @@ class Progress:
             return
         import numpy as np
 
-        us = utilities(tru, alloc, reuse=reuse)
-        if len(self.names) != len(users):
-            us = [us[j] for j, u in enumerate(users) if u in work]
         # float(Fraction) and as_float give the same correctly rounded n / d
-        self.rates = np.array(us, dtype=float)
+        if len(self.names) != len(users):
+            us = utilities(tru, alloc, reuse=reuse)
+            self.rates = np.array([us[j] for j, u in enumerate(users) if u in work], dtype=float)
+        else:  # everyone: the array memoised with the utilities (read-only here)
+            self.rates = utility_floats(tru, alloc, reuse=reuse)
         self.left = np.array(list(map(work.__getitem__, self.names)), dtype=float)
 
     def finish(self, t: Any) -> tuple[Optional[Any], Optional[str]]:
@@ -61,17 +62,15 @@ class Progress:
                 elif w == 0:
                     finish_at, who = t, u
             return finish_at, who
-        import numpy as np
-
         pos = self.rates > 0
-        done = np.flatnonzero(~pos & (self.left == 0))
+        done = (~pos & (self.left == 0)).nonzero()[0]  # (np.flatnonzero of a 1-d array, without its wrapper)
         if len(done):
             return t, self.names[int(done[-1])]
-        idx = np.flatnonzero(pos)
+        idx = pos.nonzero()[0]
         if not len(idx):
             return None, None
         at = t + self.left[idx] / self.rates[idx]
-        k = int(np.argmin(at))  # the first of the smallest
+        k = int(at.argmin())  # the first of the smallest
         return float(at[k]), self.names[int(idx[k])]
 
     def advance(self, dt: Any) -> None:

@@ -29,7 +29,7 @@ import math
 from fractions import Fraction
 from typing import Any, Iterable, Optional
 
-from .allocation import Allocation, Bundle, float_matrix, memo
+from .allocation import Allocation, Bundle, _row_sums, float_matrix, memo
 from .model import Environment, leontief_tasks
 from .numbers import INF, as_float
 
@@ -179,21 +179,44 @@ def utilities(true_env: Environment, alloc: Allocation, integral: bool = False,
     return out
 
 
+def utility_floats(true_env: Environment, alloc: Allocation, reuse: Optional["Reuse"] = None) -> Any:
+    """:func:`utilities` of a float allocation as a numpy float array (``float`` of each value: a bound that caps a
+    user is a ``Fraction``), memoised beside them: a run's work bookkeeping and a simulation's work done read the
+    same array.  Shared read-only."""
+    m = memo(alloc)
+    got = m.get("utility_floats")
+    if got is not None and got[0] is true_env:
+        return got[1]
+    import numpy as np
+
+    arr = np.array(utilities(true_env, alloc, reuse=reuse), dtype=float)
+    m["utility_floats"] = (true_env, arr)
+    return arr
+
+
 class Reuse:
     """What :func:`utilities` keeps across the steps of one float run (``reuse=``): each user's last inputs and
     value (``values``, name -> (inputs, eligible set, value)).  Where most users' inputs change at every step (a
     mechanism that recomputes every share at every event), looking them up costs more than it saves: after a step
     with fewer than a quarter found, or so many to compute that the whole matrix was computed anyway, the next
-    :data:`BACK_OFF` steps compute everyone (``skip``)."""
+    :data:`BACK_OFF` steps compute everyone (``skip``), twice as many after each such look-up in a row (up to
+    :data:`MAX_BACK_OFF`: a run where nothing is ever found -- ``drf+recompute`` -- looks up once in that many
+    steps), :data:`BACK_OFF` again after a look-up that found enough."""
 
     BACK_OFF = 16
+    MAX_BACK_OFF = 256
     #: from this many users to compute on, the whole matrix at once (``_float_utilities``) costs less than one at a time
     VECTOR = 16
-    __slots__ = ("values", "skip")
+    __slots__ = ("values", "skip", "wait")
 
     def __init__(self) -> None:
         self.values: dict = {}
         self.skip = 0
+        self.wait = self.BACK_OFF  # the next back-off
+
+    def back_off(self) -> None:
+        """The look-ups of this step saved nothing: none for the next ``wait`` steps, and twice as long next time."""
+        self.skip, self.wait = self.wait, min(2 * self.wait, self.MAX_BACK_OFF)
 
 
 def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optional[tuple[Any, ...]]:
@@ -227,7 +250,7 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optiona
             full = _float_utilities(true_env, alloc)
             if full is not None:
                 out = list(full)
-                reuse.skip = reuse.BACK_OFF  # the look-ups saved nothing: not for a while
+                reuse.back_off()  # the look-ups saved nothing: not for a while
         for j in missing:
             if out[j] is None:
                 out[j] = utility(true_env, alloc, j)
@@ -235,8 +258,10 @@ def _reused(true_env: Environment, alloc: Allocation, reuse: "Reuse") -> Optiona
                 values[names[j]] = (keys[j], eligible[j], out[j])
             else:
                 values.pop(names[j], None)
-        if 4 * len(missing) > 3 * len(keys):
-            reuse.skip = reuse.BACK_OFF
+        if 4 * len(missing) > 3 * len(keys) and not reuse.skip:
+            reuse.back_off()
+    if not reuse.skip:
+        reuse.wait = reuse.BACK_OFF
     if len(values) > 2 * len(keys) + 64:  # users who left
         keep = set(names)
         for u in [u for u in values if u not in keep]:
@@ -257,13 +282,13 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
         return None
     import numpy as np
 
-    J, S = X.shape
+    S = X.shape[1]
     fr, ft = rep.floats(), true_env.floats()
     pos = ft.demand > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         Q = X[:, :, None] * fr.demand[:, None, :] / np.where(pos, ft.demand, 1.0)[:, None, :]
-    best = np.where(pos[:, None, :], Q, INF).min(axis=2, initial=INF)  # J x S
-    total = np.add.accumulate(np.concatenate((np.zeros((J, 1)), best), axis=1), axis=1)[:, -1]
+    best = np.minimum.reduce(np.where(pos[:, None, :], Q, INF), axis=2, initial=INF)  # J x S
+    total = _row_sums(best, first=False)  # 0 + the servers' minima, left to right
     if ft.external_demand.shape[1]:
         tot = np.add.accumulate(X, axis=1)[:, -1]  # Allocation.total: sum(row[1:], row[0])
         pe = ft.external_demand > 0
@@ -273,11 +298,12 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
         total = np.where(ext < total, ext, total)
     nj = ft.tasks
     out = total.tolist()
-    for j in np.flatnonzero(nj <= total).tolist():  # the bound binds (float < total) or ties (compared exactly)
+    for j in (nj <= total).nonzero()[0].tolist():  # the bound binds (float < total) or ties (compared exactly)
         out[j] = true_env.tasks[j] if nj[j] < total[j] else _capped(out[j], INF, true_env.tasks[j])
-    for j, el in enumerate(true_env.eligible):
-        if len(el) != S:  # eligible on some servers only: summed in its set's order
-            out[j] = utility(true_env, alloc, j)
+    if set(map(len, true_env.eligible)) != {S}:
+        for j, el in enumerate(true_env.eligible):
+            if len(el) != S:  # eligible on some servers only: summed in its set's order
+                out[j] = utility(true_env, alloc, j)
     return tuple(out)
 
 

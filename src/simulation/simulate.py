@@ -39,11 +39,13 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from mechanisms.core.time import execution_of, stepper_for
-from mechverify.allocation import Allocation, RowReuse, dominant_shares
+from mechverify import allocation as _allocation
+from mechverify.allocation import (Allocation, RowReuse, dominant_shares, float_matrix, float_totals, resource_totals,
+                                   usage)
 from mechverify.execution import Event, Execution, StepContext, UserSpec, run
-from mechverify.model import Environment
+from mechverify.model import Environment, deferred_validation
 from mechverify.numbers import FLOAT_REL
-from mechverify.utility import utilities
+from mechverify.utility import utilities, utility_floats
 
 from . import metrics as M
 
@@ -232,6 +234,7 @@ class _Standalone:
 
     def __init__(self, mech) -> None:
         self.mech, self.cache = mech, {}
+        self._cluster: Any = None  # (servers, capacity, the rates cached on them): the last cluster's, by identity
 
     def jct(self, ex: Execution, spec: UserSpec, env: Environment, at: Fraction) -> float:
         """The job's JCT when it arrives at ``at`` (exact) alone on ``env``'s cluster (an execution of its own,
@@ -252,14 +255,21 @@ class _Standalone:
         return got
 
     def rate(self, env: Environment, j: int) -> float:
-        key = (env.servers, env.cluster_key(), env.demand[j], env.tasks[j], env.weight[j], env.eligible[j],
+        # by cluster, then by the job's report: a run's environments share their cluster's tuples until it
+        # changes, so the cluster's exact numbers are not hashed again at every arrival
+        cl = self._cluster
+        if cl is None or cl[0] is not env.servers or cl[1] is not env.capacity:
+            cl = self._cluster = (env.servers, env.capacity, self.cache.setdefault((env.servers, env.cluster_key()), {}))
+        cache = cl[2]
+        key = (env.demand[j], env.tasks[j], env.weight[j], env.eligible[j],
                tuple(sorted((s, v) for (k, s), v in env.server_demand.items() if k == j)))
-        got = self.cache.get(key)
+        got = cache.get(key)
         if got is None:
-            alone = env.restrict([j])
+            with deferred_validation():  # a state of the run (valid: the execution was) restricted to one user
+                alone = env.restrict([j])
             ex = execution_of(alone)
             alloc = stepper_for(self.mech, ex, False).step(StepContext(0, 0.0, None, alone, None, ex, False))
-            got = self.cache[key] = float(utilities(alone, alloc)[0])
+            got = cache[key] = float(utilities(alone, alloc)[0])
         return got
 
 
@@ -299,7 +309,9 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
     sim.jobs = len(work)
     stepper = stepper_for(mech, ex, False)
     steps = run(ex, stepper, exact=False)
-    rows = RowReuse()  # users' usage and totals kept while their rows are unchanged (the same bits)
+    # whole tasks (a stepper keeping users' rows while their tasks stay put): their usage and totals kept while
+    # their rows are unchanged (the same bits); a fluid run's rows all change at every step
+    rows = RowReuse() if whole else None
     last_t = 0.0
     last_env: Optional[Environment] = None  # the true environment of the last step with somebody present
     for st in steps:
@@ -338,17 +350,24 @@ def simulate(mech, ex: Execution, *, trace: str = "", properties: tuple = ("si",
         dt = t1 - t0
         if dt > 0:
             if done:  # the work done in the step: each job's rate, its true utility (as the run's progress takes it)
-                for u, rate in zip(env.users, utilities(env, alloc)):
-                    if u in done:
-                        done[u] += float(rate) * dt
-            used = rows.usage(alloc)
+                _accrue(done, env, alloc, dt)
+            run_tasks = None
+            if rows is not None:  # whole tasks: the users whose rows are unchanged keep their uses and totals
+                used, run_tasks = rows.usage(alloc), rows.totals(alloc)
+            else:
+                # what each user uses: the loops' lists, computed once here; a float matrix's array is memoised
+                # on the allocation (resource_totals and dominant_shares read it, no list in between)
+                used = usage(alloc) if float_matrix(alloc) is None or alloc.env.server_demand else None
             pooled = alloc.env.total_capacity()
-            columns = list(zip(*used))  # per resource, the users' uses in user order (summed in that order)
+            in_all = resource_totals(alloc, used)  # per resource, the users' uses summed in user order
             for r, (name, series) in enumerate(sim.utilisation.items()):
                 if pooled[r] > 0:
-                    series.add(t0, t1, sum(columns[r]) / float(pooled[r]))
-            sim.waiting.add(t0, t1, _waiting(env, alloc, rows.totals(alloc)))
-            shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
+                    series.add(t0, t1, in_all[r] / float(pooled[r]))
+            sim.waiting.add(t0, t1, _waiting(env, alloc, run_tasks))
+            if ex.queues or len(sim.shares) < users_shown or not sim.shares.keys().isdisjoint(env.users):
+                shares = dominant_shares(alloc, by_queue=bool(ex.queues), used=used)
+            else:  # every job shown has left: no share is read
+                shares = {}
             if ex.queues or len(sim.shares) >= users_shown:  # only the series shown: no new one
                 for k, s in sim.shares.items():
                     v = shares.get(k)
@@ -403,20 +422,42 @@ def _tasks_done(u: str, n: int, done: Optional[float], work: float, env: Optiona
     return min(n, math.floor(n * done / work * (1 + TOLERANCE))) if work > 0 else n
 
 
-def _waiting(env: Environment, alloc: Allocation, run_tasks: Optional[list] = None) -> float:
+def _accrue(done: dict, env: Environment, alloc: Allocation, dt: float) -> None:
+    """Each job's work done in a step of ``dt``: ``done[u] += float(rate) * dt`` for the users in ``done``, its
+    rate its true utility (``env``: the true environment).  When every user is in ``done`` and there are
+    ``allocation.VECTOR_MIN`` of them or more, over numpy arrays (``utility.utility_floats``, the array the run's
+    work bookkeeping read): the same multiplication and addition per user."""
+    users = env.users
+    if len(users) >= _allocation.VECTOR_MIN and not alloc.exact:
+        now = list(map(done.get, users))
+        if None not in now:
+            import numpy as np
+
+            done.update(zip(users, (np.array(now, dtype=float) + utility_floats(env, alloc) * dt).tolist()))
+            return
+    for u, rate in zip(users, utilities(env, alloc)):
+        if u in done:
+            done[u] += float(rate) * dt
+
+
+def _waiting(env: Environment, alloc: Allocation, known: Optional[list] = None) -> float:
     """The tasks waiting in a step: over the users with a task bound, ``max(n_j - x_j, 0)`` summed in user order
-    (a float allocation's in one pass over numpy arrays: the same subtractions and sum); ``run_tasks``: the
-    users' totals ``x_j``, when already known."""
-    if run_tasks is None:
-        run_tasks = alloc.totals()
-    if alloc.exact or any(v.__class__ is not float for v in run_tasks):
-        return float(sum(max(float(env.tasks[j]) - float(run_tasks[j]), 0.0)
-                         for j in range(env.n_users) if env.tasks[j] is not None))
+    (a float allocation's in one pass over numpy arrays: the same subtractions and sum); ``known``: the users'
+    totals ``x_j`` when already computed."""
     import numpy as np
 
+    if known is not None:
+        run_tasks = None if alloc.exact or any(v.__class__ is not float for v in known) else \
+            np.array(known, dtype=float)
+    else:
+        run_tasks = float_totals(alloc)
+    if run_tasks is None:
+        run_tasks = alloc.totals() if known is None else known
+        return float(sum(max(float(env.tasks[j]) - float(run_tasks[j]), 0.0)
+                         for j in range(env.n_users) if env.tasks[j] is not None))
     bound = env.floats().tasks
     has = np.isfinite(bound)  # (a bound is a number; no bound: inf)
-    v = bound[has] - np.array(run_tasks, dtype=float)[has]
+    v = bound[has] - run_tasks[has]
     return float(sum(np.where(0.0 > v, 0.0, v).tolist()))
 
 

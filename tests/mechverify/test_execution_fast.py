@@ -135,7 +135,7 @@ def test_reused_utilities_are_the_computed_ones(monkeypatch, vector):
             fresh = Allocation(env, alloc.x, "test", False)
             assert _same(got, tuple(utility(tru, fresh, k) for k in range(tru.n_users))), (true_env.to_json(), x)
             if not before:  # nobody found: the next steps compute everyone
-                assert reuse.skip == U.Reuse.BACK_OFF
+                assert U.Reuse.BACK_OFF <= reuse.skip <= U.Reuse.MAX_BACK_OFF
             hits += sum(1 for k, u in enumerate(tru.users) if u in before and before[u] is reuse.values.get(u))
     assert hits > 500
 
@@ -178,6 +178,29 @@ def _progress_ref(users, work, rates, t, dt):
             finish_at, who = t, u
     left = {u: max(work[u] - float(rate * dt), 0.0) for u, rate in zip(users, rates) if u in work}
     return finish_at, who, left
+
+
+def test_reuse_backs_off_longer_while_nothing_is_found():
+    """Look-ups that find nothing (every row changed: a mechanism recomputing every share) wait BACK_OFF steps,
+    then twice as long after each such look-up in a row, up to MAX_BACK_OFF; one that finds its users resets the
+    wait.  Every value is the computed one throughout."""
+    env = parse_environment({"resources": ["a"], "servers": [{"name": "s", "capacity": [100]}],
+                             "users": [{"name": f"u{k}", "demand": [1], "tasks": 9} for k in range(8)]})
+    reuse, skips = U.Reuse(), []
+    for step in range(1600):
+        x = tuple(((1.0 if step >= 1000 else step + k / 8),) for k in range(8))  # from 1000 on: the same rows
+        alloc = Allocation(env, x, "test", False)
+        looked = not reuse.skip
+        got = utilities(env, alloc, reuse=reuse)
+        assert _same(got, tuple(utility(env, Allocation(env, x, "test", False), k) for k in range(8)))
+        if looked:
+            skips.append((step, reuse.skip))
+    assert U.Reuse.BACK_OFF == 16 and U.Reuse.MAX_BACK_OFF == 256
+    # looked up at step 0 (waits 16), 17 (32), 50 (64), 115 (128), 244, 501, 758 (256 each: the cap); at 1015 the
+    # rows are those of step 1000 on but not yet recorded (256 more); at 1272 found: every step from then on
+    assert skips[:9] == [(0, 16), (17, 32), (50, 64), (115, 128), (244, 256), (501, 256), (758, 256), (1015, 256),
+                         (1272, 0)]
+    assert skips[9:] == [(step, 0) for step in range(1273, 1600)] and reuse.wait == 16
 
 
 def test_progress_in_floats_is_the_loop():
@@ -317,8 +340,19 @@ def test_runs_hold_nothing_stale(monkeypatch, name, servers, placement):
 
     def fresh_build(self, specs):
         self._rows.clear()
+        self._built.clear()  # no row kept from the last environment either
         return build(self, specs)
 
+    for f in fast:  # an environment's cluster numbers shared with the run's others (Environment.cluster_memo)
+        for st in f:
+            env = st[4]
+            if env is not None:
+                # the same numbers in other tuples: nothing memoised, nothing shared
+                fresh = replace(env, capacity=tuple(tuple(list(c)) for c in env.capacity))
+                assert env.total_capacity() == fresh.total_capacity()
+                for a, b in ((env.floats().capacity, fresh.floats().capacity),
+                             (env.floats().external_capacity, fresh.floats().external_capacity)):
+                    assert a.shape == b.shape and a.tobytes() == b.tobytes()
     monkeypatch.setattr(E._State, "_build", fresh_build)
     monkeypatch.setattr(U, "_reused", lambda *a: None)  # every utility computed at every step
     _slow(monkeypatch)
@@ -329,6 +363,35 @@ def test_runs_hold_nothing_stale(monkeypatch, name, servers, placement):
     assert sum(len(f) for f in fast) > 200
     assert any(dev is not None for _, dev in runs)
     assert any(e.kind == "capacity" for ex, _ in runs for e in ex.events) or servers == 1
+
+
+def test_a_stepper_that_reads_no_previous_allocation_is_carried_none():
+    """``reads_previous = False`` (``recompute``'s stepper): the run carries nothing over (``previous`` is ``None``
+    at every step) and the steps are those of the same stepper given the carried allocation."""
+    mech = get("drf+recompute")
+    seen = []
+
+    class Spy:
+        def __init__(self, inner, reads):
+            self.inner, self.reads_previous = inner, reads
+
+        def step(self, ctx):
+            seen.append((self.reads_previous, ctx.previous is None))
+            return self.inner.step(ctx)
+
+    runs = _executions(43, 20, 1, False)
+    for ex, dev in runs:
+        assert stepper_for(mech, ex, False).reads_previous is False
+        got = [_steps_of(run(ex, Spy(stepper_for(mech, ex, False), False), exact=False, deviation=dev))]
+        want = [_steps_of(run(ex, Spy(stepper_for(mech, ex, False), True), exact=False, deviation=dev))]
+        assert _same(got, want)
+    assert all(none for reads, none in seen if not reads)
+    assert sum(1 for reads, none in seen if reads and not none) > 100  # carried where read
+
+
+def _steps_of(steps):
+    return [(st.index, st.t, st.until, st.users, None if st.alloc is None else st.alloc.x, st.utilities(), st.note)
+            for st in steps]
 
 
 def test_a_step_spares_the_old_generation_and_gives_the_collector_back():

@@ -197,3 +197,73 @@ def test_po_screen_ignores_the_lp_solvers_noise():
     po = sim.properties["po"]
     assert po.flagged_steps > 0 and po.time_ratio > 0.1
     assert "confirmed" in [r[3] for r in po.rechecks]
+
+
+# ---------------------------------------------------------------------- the fast measures (issue 40)
+def _fluid_trace(n_jobs: int, rate: float, seed: int) -> dict:
+    """A fluid job trace of ``benchmarks/bench_simulate.py``'s kind: 1-20 tasks of <1-4, 0-8> % of one pool
+    (some jobs demand no memory), 50-150 s per task, Poisson arrivals."""
+    import random
+
+    rng = random.Random(seed)
+    jobs, t = [], 0.0
+    for k in range(n_jobs):
+        t += rng.expovariate(rate)
+        jobs.append({"arrival": round(t, 3), "tasks": rng.randint(1, 20), "duration": rng.randint(50, 150),
+                     "demand": [rng.randint(1, 4) / 100, rng.randint(0, 8) / 100], "name": f"j{k + 1}"})
+    return {"resources": ["cpu", "mem"], "servers": [{"name": "pool", "capacity": [1, 1]}], "jobs": jobs}
+
+
+def test_fast_measures_are_the_loops(monkeypatch):
+    """``simulate``'s float shortcuts -- the utilisation from the usage array memoised on the allocation
+    (``allocation.resource_totals``), the tasks waiting from the memoised row sums (``float_totals``), the work
+    done accrued over numpy arrays (``_accrue``), and the stepping's own (``drf``'s batch allocator, the
+    utilities in one pass, the work bookkeeping) -- give the run of every loop, to the bit: the whole
+    ``Simulation.to_dict()`` but the seconds, on a trace where 0 to ~60 jobs are present."""
+    import importlib
+
+    A, U, S = (importlib.import_module(m) for m in ("mechverify.allocation", "mechverify.utility",
+                                                    "simulation.simulate"))
+    ex = parse_job_trace(_fluid_trace(240, 0.02, 3))
+
+    def run_dict() -> dict:
+        d = simulate(drf(), ex, properties=("si", "ef")).to_dict()
+        d.pop("seconds")
+        return d
+
+    monkeypatch.setattr(A, "VECTOR_MIN", 0)  # every shortcut from one user on
+    fast = run_dict()
+    monkeypatch.setattr(A, "VECTOR_MIN", 10 ** 9)
+    for mod in (A, U, S):
+        monkeypatch.setattr(mod, "float_matrix", lambda a: None)
+    slow = run_dict()
+    assert repr(fast) == repr(slow)
+    assert fast["steps"] > 400 and fast["jct"]["finished"] > 100
+    assert max(p for _, p in fast["waiting"]["timeline"]) > 100  # many tasks waiting: a crowded pool
+
+
+def test_share_series_are_every_steps_dominant_shares():
+    """The job share series (the first ``users_shown`` jobs) are the time-weighted dominant shares of every step
+    (``allocation.dominant_shares`` of each step's allocation, added as ``simulate`` adds them) -- also once every
+    job shown has left, when ``simulate`` no longer computes them."""
+    from mechanisms.core.time import stepper_for
+    from mechverify.allocation import dominant_shares
+    from mechverify.execution import run
+
+    ex = parse_job_trace(_fluid_trace(120, 0.02, 4))
+    sim = simulate(drf(), ex, properties=(), users_shown=6, points=50)
+    width = float(ex.horizon) / 50
+    ref: dict = {}
+    after = 0  # steps where no job shown is present
+    for st in run(ex, stepper_for(drf(), ex, False), exact=False):
+        t0, t1 = float(st.t), float(st.until)
+        if st.alloc is None or t1 <= t0:
+            continue
+        for k, v in dominant_shares(st.alloc).items():
+            if k in ref or len(ref) < 6:
+                ref.setdefault(k, Series(50, width)).add(t0, t1, float(v))
+        after += len(ref) == 6 and not set(ref) & set(st.users)
+    got = sim.to_dict()["shares"]
+    assert list(got) == list(ref) and after > 100
+    for k, s in ref.items():
+        assert repr(got[k]["timeline"]) == repr(s.points_list()) and repr(got[k]["time_mean"]) == repr(s.mean())

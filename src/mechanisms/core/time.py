@@ -67,6 +67,8 @@ class TimeSpec:
 
 # ---------------------------------------------------------------------- the two lifts
 class _Recompute:
+    reads_previous = False  # from scratch: the run need not carry the last allocation over
+
     def __init__(self, mech: Mechanism, ex: Execution, exact: bool) -> None:
         self.mech = mech
 

@@ -15,6 +15,8 @@ is left to the mechanism's own float path (``None`` in the returned list).
 """
 from __future__ import annotations
 
+import operator
+from itertools import repeat
 from typing import Optional, Sequence
 
 import numpy as np
@@ -32,36 +34,47 @@ def water_fill(C: np.ndarray, D: np.ndarray, W: np.ndarray, B: np.ndarray, M: np
 
     ``C``: capacities ``n x R``; ``D``: demands ``n x J x R``; ``W``: weights ``n x J``; ``B``: task bounds
     ``n x J`` (``inf``: none); ``M``: participating users ``n x J`` (bool).  A participating user must
-    demand something; one that demands a resource of capacity 0 gets 0 (as in ``drf_pool``)."""
+    demand something; one that demands a resource of capacity 0 gets 0 (as in ``drf_pool``).
+
+    A round costs a dozen numpy calls whatever the size (a step of a simulation is one instance of ~100 users,
+    most of it this fixed cost), so nothing is computed twice: the masks that do not change are taken once, the
+    last round does not update what is used (nothing is left to fill), and the non-participants' zeros come from
+    ``a = 0`` (``level`` stays 0 for them: ``0 x 0``)."""
     n, J, R = D.shape
+    # the reductions as ufunc calls (what the array methods call, without their Python wrapper)
+    add, least, most, anyof = np.add.reduce, np.minimum.reduce, np.maximum.reduce, np.logical_or.reduce
+    where, inf = np.where, np.inf
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(D > 0, D / C[:, None, :], 0.0)  # dominant-share units per task
-        dead = ((D > 0) & (C[:, None, :] <= 0)).any(axis=2)
-        part = M & ~dead
-        dom = share.max(axis=2)
-        a = np.where(part, W / np.where(dom > 0, dom, 1.0), 0.0)
-        e = np.where(part[:, :, None], share * a[:, :, None], 0.0)  # share of r per unit of level
-        blim_all = np.where(part & np.isfinite(B), B / np.where(a > 0, a, 1.0), np.inf)
-    level = np.zeros((n, J))
-    active = part.copy()
-    used = np.zeros((n, R))
-    for _ in range(J):
-        if not active.any():
-            break
-        slope = (e * active[:, :, None]).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lim = np.where(slope > 0, (1.0 - used) / np.where(slope > 0, slope, 1.0), np.inf)
-        blim = np.where(active, blim_all, np.inf)
-        t = np.minimum(lim.min(axis=1), blim.min(axis=1))  # n
-        tt = t[:, None]
-        tol = _REL * np.maximum(1.0, np.abs(tt))
-        hit_r = np.isfinite(tt) & (lim <= tt + tol)  # n x R: the resources that fill up at t*
-        demands_hit = ((e > 0) & hit_r[:, None, :]).any(axis=2)
-        frozen = active & ((blim <= tt + tol) | demands_hit)
-        level = np.where(frozen, tt, level)
-        used = used + (e * (frozen * level)[:, :, None]).sum(axis=1)
-        active = active & ~frozen
-    return np.where(part, level * a, 0.0)
+        pos = D > 0
+        Cu = C[:, None, :]
+        share = where(pos, D / Cu, 0.0)  # dominant-share units per task
+        # a user demanding a resource of capacity 0 is dead (none when every capacity is positive)
+        part = M if least(C, axis=None) > 0 else M & ~anyof(pos & (Cu <= 0), axis=2)
+        dom = most(share, axis=2)
+        a = where(part, W / where(dom > 0, dom, 1.0), 0.0)
+        e = where(part[:, :, None], share * a[:, :, None], 0.0)  # share of r per unit of level
+        uses = e > 0
+        blim_all = where(part & np.isfinite(B), B / where(a > 0, a, 1.0), inf)
+        level = np.zeros((n, J))
+        active = part
+        used = np.zeros((n, R))
+        for _ in range(J):
+            if not anyof(active, axis=None):
+                break
+            slope = add(e * active[:, :, None], axis=1)
+            up = slope > 0
+            lim = where(up, (1.0 - used) / where(up, slope, 1.0), inf)
+            blim = where(active, blim_all, inf)
+            tt = np.minimum(least(lim, axis=1), least(blim, axis=1))[:, None]  # t*, n x 1
+            cut = tt + _REL * np.maximum(1.0, np.abs(tt))  # a float limit within 1e-12 relative of t* binds
+            hit_r = np.isfinite(tt) & (lim <= cut)  # n x R: the resources that fill up at t*
+            frozen = active & ((blim <= cut) | anyof(uses & hit_r[:, None, :], axis=2))
+            level = where(frozen, tt, level)
+            active = active & ~frozen
+            if not anyof(active, axis=None):
+                break
+            used = used + add(e * (frozen * level)[:, :, None], axis=1)
+    return level * a
 
 
 def _flat(env: Environment) -> bool:
@@ -79,6 +92,11 @@ def _arrays(envs: Sequence[Environment], with_external: bool):
     # each environment's float arrays (Environment.floats: float(Fraction) as the correctly rounded n / d, each
     # demand vector converted once per run)
     fl = [env.floats() for env in envs]
+    if len(fl) == 1:  # one instance (a step of a run): views of its arrays, not copies
+        f = fl[0]
+        D = np.concatenate((f.demand, f.external_demand), axis=1) if with_external and f.external_demand.shape[1] \
+            else f.demand
+        return D[None], f.weight[None], f.tasks[None]
     if with_external:
         D = np.array([np.concatenate((f.demand, f.external_demand), axis=1) for f in fl])
     else:
@@ -96,14 +114,17 @@ def drf_one_pool_batch(envs: Sequence[Environment], name: str = "drf") -> list[O
     for idx in _groups([envs[n] for n in ok], lambda e: (e.n_users, e.n_resources, e.n_external)):
         group = [envs[ok[k]] for k in idx]
         D, W, B = _arrays(group, True)
-        C = np.array([np.concatenate((env.floats().capacity[0], env.floats().external_capacity)) for env in group])
-        M = np.array([[0 in el for el in env.eligible] for env in group])
+        C = np.array([np.concatenate((env.floats().capacity[0], env.floats().external_capacity)) for env in group]) \
+            if group[0].n_external else np.array([env.floats().capacity[0] for env in group])
+        # who may use the pool (eligible at server 0), one map over each environment's sets
+        M = np.array([np.fromiter(map(operator.contains, env.eligible, repeat(0)), bool, env.n_users)
+                      for env in group]).reshape(len(group), -1)
         X = water_fill(C, D, W, B, M)
-        nothing = M & ~(D > 0).any(axis=2)  # demands nothing: the bound fallback, left to the float path
+        nothing = np.logical_or.reduce(M & ~np.logical_or.reduce(D > 0, axis=2), axis=1).tolist()
         for k, env in enumerate(group):
-            if nothing[k].any():
+            if nothing[k]:  # a user demanding nothing: the bound fallback, left to the float path
                 continue
-            a = out[ok[idx[k]]] = Allocation(env, tuple([(v,) for v in X[k].tolist()]), name, False, {"batch": True})
+            a = out[ok[idx[k]]] = Allocation(env, tuple(zip(X[k].tolist())), name, False, {"batch": True})
             seed_matrix(a, X[k][:, None])
     return out
 
