@@ -599,6 +599,7 @@ class _State:
         self.work: dict[str, Any] = {}
         self.reuse = Reuse()  # utility.utilities' values of the users whose inputs are unchanged (float runs)
         self.finished: set[str] = set()
+        self.below_one: set[str] = set()  # present users with less than one whole task (they leave at once)
         self._env: Optional[tuple[Environment, Environment]] = None
         # per specs dict (reported, true): the names, specs and rows of the last environment built from it, and the
         # user the last event touched -- a step's event changes one user: the other rows are taken as they were
@@ -616,6 +617,7 @@ class _State:
 
     def _arrive(self, spec: UserSpec, where: str) -> None:
         self.true[spec.name] = spec
+        self._low(spec.name)
         self.reported[spec.name] = self._report(spec, where)
         if spec.work is not None:
             self.work[spec.name] = spec.work
@@ -644,6 +646,7 @@ class _State:
                                       (ev.tasks == "keep" or self.true[u].tasks - ev.tasks < 1)):
                 del self.true[u]
                 del self.reported[u]
+                self.below_one.discard(u)
                 self.work.pop(u, None)
                 self._rows.pop(u, None)
                 if ev.derived:
@@ -657,6 +660,7 @@ class _State:
                 if ev.tasks != "keep":
                     kw["tasks"] = ev.tasks
                 self.true[u] = replace(self.true[u], **kw)
+                self._low(u)
                 self.reported[u] = replace(self.reported[u], **kw)
                 if self.dev is not None and self.dev.user == u:
                     st = self.dev.at(where)
@@ -668,8 +672,16 @@ class _State:
                     raise InstanceError(f"finish: {fmt_exact(ev.tasks)} tasks of {u!r} complete, but it has "
                                         f"{'no task bound' if n is None else fmt_exact(n) + ' tasks'}")
                 self.true[u] = replace(self.true[u], tasks=n - ev.tasks)
+                self._low(u)
                 self.reported[u] = replace(self.reported[u], tasks=n - ev.tasks)
         return ""
+
+    def _low(self, u: str) -> None:
+        """Keep :attr:`below_one`: the present users whose (true) task bound is below one whole task."""
+        if _below_one(self.true[u].tasks):
+            self.below_one.add(u)
+        else:
+            self.below_one.discard(u)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -879,7 +891,8 @@ def _run(ex: Execution, stepper: Stepper, exact: bool, deviation: Optional[Repor
         finish_at, who = None, None
         progress: Optional[Progress] = None  # the users' rates of work this step (computed once, used twice)
         if owns and not pending:  # only a user left without a whole task finishes here, at once
-            who = next((u for u in users if u in state.work and _below_one(state.true[u].tasks)), None)
+            low = state.below_one
+            who = next((u for u in users if u in low and u in state.work), None) if low else None
             finish_at = t if who is not None else None
         elif alloc is not None and state.work and not owns:
             progress = Progress(users, state.work, tru, alloc, exact, state.reuse)

@@ -119,8 +119,9 @@ def _scaled_demands(env: Environment, scale: list, info: list) -> list:
 
 def _demand_info(env: Environment) -> list:
     """Per user: its demand, the demand's denominators per resource, its global dominant share (seed 001 Sec.
-    III-A), a dict weight -> share over weight and ``[scale, the demand scaled]`` -- kept per demand vector in the cluster memo (they depend on
-    the demand and the pooled capacity alone), found by the demand's identity (a demand's Fractions hash slowly)."""
+    III-A), a dict id(weight) -> (weight, share over weight) and ``[scale, the demand scaled]`` -- kept per demand
+    vector in the cluster memo (they depend on the demand and the pooled capacity alone), found by the demand's
+    identity (a demand's Fractions hash slowly)."""
     memo = env.cluster_memo().setdefault("drfh-demand", {})
     get = memo.get
     out = []
@@ -201,7 +202,6 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
                     rem = remaining[s]
                     for r in range(R):
                         rem[r] -= n * d[r]
-    share = [e[2] for e in info]
     limit = [None if n is None else n.numerator // n.denominator if n.__class__ is Fraction else math.floor(n)
              for n in env.tasks]
     placed: list = []
@@ -223,15 +223,20 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
         total[j] += 1
         placed.append((j, s))
 
-    users = [j for j in range(J) if env.eligible[j] and not is_inf(share[j]) and user_open(j)]
-    # the key is tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of them all
-    g = {}
-    for u in users:
-        by_weight, w = info[u][3], env.weight[u]
-        v = by_weight.get(w)
-        if v is None:
-            v = by_weight[w] = share[u] / w
-        g[u] = v
+    # the users served, keyed by tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of
+    # them all (G_j / w_j kept with the user's demand, by the weight's identity)
+    users, g, eligible, weight = [], {}, env.eligible, env.weight
+    for u, e in enumerate(info):
+        share, lim = e[2], limit[u]
+        if not eligible[u] or (share.__class__ is not Fraction and is_inf(share)) or \
+                (lim is not None and total[u] >= lim):
+            continue
+        users.append(u)
+        w = weight[u]
+        got = e[3].get(id(w))
+        if got is None or got[0] is not w:
+            got = e[3][id(w)] = (w, share / w)
+        g[u] = got[1]
     M = math.lcm(*(v.denominator for v in g.values())) if g else 1
     per = {u: v.numerator * (M // v.denominator) for u, v in g.items()}
     too_many = (f"instance: {name} would place more than {MAX_STEPS} whole tasks; "
@@ -310,7 +315,7 @@ def _exact_in_floats(env: Environment, scale: list, demand: list, held: int) -> 
     if base.array is None:
         return False
     top = max((v * f for v, f in zip(base.top, base.factors(scale))), default=0)
-    d = max((v for row in demand for v in row), default=0)
+    d = max(map(max, demand), default=0)
     return max(top, d) < _EXACT_FLOAT and held * d < _EXACT_FLOAT
 
 
@@ -445,10 +450,10 @@ class _VectorServers:
         return min((self.heaps.score(j, s), s) for s in first.values())[1]
 
     def _class(self, j: int) -> tuple:
-        """For ``j``'s demand and eligible servers (users with the same share it): per server, eq. (9) in floats
-        minus and plus its screening bound where a task fits (``inf`` where none does).  Computed for every server at the
-        demand's first pick; after that only at the servers placed on since (the log), in Python floats -- the
-        same correctly rounded operations, within the same bound."""
+        """For ``j``'s demand and eligible servers (users with the same share it): per server, eq. (9) in
+        floats minus and plus its screening bound where a task fits (``inf`` where none does).  Computed for every
+        server at the demand's first pick; after that only at the servers placed on since (the log), in Python
+        floats -- the same correctly rounded operations, within the same bound."""
         np = self.np
         d = self.demand[j]
         key = (d, self.env.eligible[j])
