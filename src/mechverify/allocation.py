@@ -524,7 +524,7 @@ def dominant_shares(a: "Allocation", by_queue: bool = False, used: Optional[list
         caps = [float(c) for c in caps]
         if not by_queue or not any(q is not None for q in env.user_queue):
             U = _float_usage(a) if used is None else None
-            if U is not None or (used is not None and all(v.__class__ is float for row in used for v in row)):
+            if U is not None or (used is not None and set(map(type, chain.from_iterable(used))) <= {float}):
                 return _float_dominant_shares(env, caps, U if U is not None else used)
     used = usage(a) if used is None else used
     groups: dict[str, list[Any]] = {}

@@ -582,6 +582,10 @@ class Step:
         return dict(zip(self.users, utilities(self.true_env, self.alloc)))
 
 
+#: the cluster built last by a run (``_State._build``): (server names, capacities, every index, name -> index)
+_LAST_CLUSTER: list = [None]
+
+
 class _State:
     """The evolving present users and servers of one execution (reported and true)."""
 
@@ -702,9 +706,14 @@ class _State:
     def _build(self, specs: Mapping[str, UserSpec]) -> Environment:
         ex = self.ex
         if self._cluster is None:
-            names = tuple(self.servers)
-            self._cluster = (names, tuple(self.servers.values()), frozenset(range(len(names))),
-                             {s: i for i, s in enumerate(names)})
+            names, caps = tuple(self.servers), tuple(self.servers.values())
+            last = _LAST_CLUSTER[0]  # the last run's (a simulation's runs alone on its cluster): the same objects
+            if last is not None and last[0] == names and len(last[1]) == len(caps) and \
+                    all(a is b for a, b in zip(last[1], caps)):
+                self._cluster = last
+            else:
+                self._cluster = _LAST_CLUSTER[0] = (names, caps, frozenset(range(len(names))),
+                                                    {s: i for i, s in enumerate(names)})
             self._rows.clear()  # eligible sets are server indices
             self._built.clear()
         servers, capacity, allsrv, sindex = self._cluster

@@ -131,11 +131,15 @@ class Held(Sequence):
         if self._arrays is None:
             import numpy as np
 
-            sizes = [len(servers) for servers, _c, _t in self.cols]
+            sizes, ss, cs = [], [], []
+            for servers, counts, _t in self.cols:
+                sizes.append(len(servers))
+                if len(servers):
+                    ss.append(servers)
+                    cs.append(counts)
             users = np.repeat(np.arange(len(self.cols), dtype=np.int64), sizes)
-            servers = np.concatenate([c[0] for c in self.cols if len(c[0])] or [np.zeros(0)]).astype(np.int64)
-            counts = np.concatenate([c[1] for c in self.cols if len(c[1])] or [np.zeros(0)]).astype(np.int64)
-            self._arrays = (users, servers, counts)
+            self._arrays = (users, np.concatenate(ss or [np.zeros(0)]).astype(np.int64),
+                            np.concatenate(cs or [np.zeros(0)]).astype(np.int64))
         return self._arrays
 
 
