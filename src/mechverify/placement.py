@@ -30,7 +30,8 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from .model import Environment
 from .numbers import INF
 
-__all__ = ["PLACEMENTS", "FIRST_FIT", "BEST_FIT", "SPREAD", "best_fit_score", "spread_score", "BestFitHeaps"]
+__all__ = ["PLACEMENTS", "FIRST_FIT", "BEST_FIT", "SPREAD", "best_fit_score", "best_fit_scaled", "spread_score",
+           "BestFitHeaps"]
 
 FIRST_FIT, BEST_FIT, SPREAD = "first-fit", "best-fit", "spread"
 #: the placement rules by name (a caller's function ``score(state, j, s)`` is the other kind)
@@ -53,6 +54,20 @@ def best_fit_score(d: Sequence[Any], rem: Sequence[Any], pooled: Sequence[Any]) 
     if cbar[r0] == 0:
         return INF
     return sum((abs(D[r] / D[r0] - cbar[r] / cbar[r0]) for r in range(len(d))), _ZERO)
+
+
+def best_fit_scaled(d: Sequence[int], rem: Sequence[int], weights: Sequence[int]) -> tuple[int, int]:
+    """Eq. (9) for INTEGER demand ``d`` and remaining ``rem``, as ``(N, M)`` with ``H = c N / M`` for a constant
+    ``c > 0`` that depends on the task alone -- so that two servers' ``H`` for one task compare as their ``N / M``
+    do, in integers: ``D_r / D_r0 - cbar_r / cbar_r0 = (d_r rem_r0 - rem_r d_r0) P_r0 / (d_r0 rem_r0 P_r)``, so
+    ``H = (P_r0 / (d_r0 L)) * sum_r |d_r rem_r0 - rem_r d_r0| (L / P_r) / rem_r0`` with ``L`` a common multiple of
+    the pooled capacities ``P_r``.  ``weights[r] = L / P_r`` (0 where ``P_r = 0``: that term is 0 in eq. (9) too).
+    ``M = 0`` (no ``r0`` left) stands for infinity.  A task demanding nothing: ``(0, 1)``."""
+    r0 = next((r for r, v in enumerate(d) if v > 0), None)
+    if r0 is None:
+        return 0, 1
+    m, d0 = rem[r0], d[r0]
+    return sum(abs(dr * m - rr * d0) * w for dr, rr, w in zip(d, rem, weights) if w), m
 
 
 def spread_score(rem: Sequence[Any], cap: Sequence[Any]) -> Any:

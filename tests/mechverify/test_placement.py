@@ -123,3 +123,34 @@ def test_bad_placement_is_one_line():
                                              r"function score\(state, j, s\), got") as exc:
             progressive_filling(env, fewest, placement=bad)
         assert "\n" not in str(exc.value)
+
+
+def test_eq9_in_integers_orders_servers_as_eq9():
+    """``best_fit_scaled`` is eq. (9) times a positive factor of the task alone: for one task, any two servers
+    compare (<, =, >) as ``best_fit_score`` compares them -- on integer demands, remaining capacities and pooled
+    capacities (a resource the cluster lacks: weight 0), including proportional remaining capacities (exact ties)."""
+    import math
+    from fractions import Fraction
+
+    from mechverify.placement import best_fit_scaled, best_fit_score
+
+    rng = random.Random(9)
+    for _ in range(2000):
+        R = rng.randint(1, 3)
+        pooled = [rng.choice([0, rng.randint(1, 60)]) for _ in range(R)]
+        pooled[rng.randrange(R)] = rng.randint(1, 60)  # some resource the cluster has
+        d = [rng.randint(0, 5) if pooled[r] else 0 for r in range(R)]
+        if not any(d):
+            d[next(r for r in range(R) if pooled[r])] = 1
+        L = math.lcm(*(p for p in pooled if p))
+        w = [L // p if p else 0 for p in pooled]
+        base = [rng.randint(1, 9) for _ in range(R)]
+        rems = [[rng.randint(1, 30) for _ in range(R)] for _ in range(3)] + [[2 * v for v in base], base]
+        exact = [best_fit_score(d, rem, [Fraction(p) for p in pooled]) for rem in rems]
+        scaled = [best_fit_scaled(d, rem, w) for rem in rems]
+        for a in range(len(rems)):
+            for b in range(len(rems)):
+                (na, ma), (nb, mb) = scaled[a], scaled[b]
+                lhs, rhs = na * mb, nb * ma
+                assert (lhs < rhs) == (exact[a] < exact[b]) and (lhs == rhs) == (exact[a] == exact[b]), (d, rems[a],
+                                                                                                       rems[b], pooled)

@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional, Sequence
 from mechverify.allocation import Allocation
 from mechverify.model import Environment
 from mechverify.numbers import InstanceError, is_inf, whole_fractions
-from mechverify.placement import BestFitHeaps, best_fit_score
+from mechverify.placement import BestFitHeaps, best_fit_scaled, best_fit_score
 
 from .filling import fill_whole_tasks
 from ..core.indivisible import held_view
@@ -331,8 +331,8 @@ class _VectorServers:
     * Best-Fit: eq. (9) in floats for every server at once, per demand direction (users with the same ``D_j /
       D_{j,r0}`` share it; after a placement only that server's value is recomputed, when next read), as a
       SCREEN: the servers whose float value is within its rounding bound of the smallest are the candidates,
-      and the smallest EXACT value among them wins (``BestFitHeaps.score``, the one eq. (9); ties to the lower
-      index).  A float of eq. (9) is a handful of correctly rounded operations on numbers exact in float64 (the
+      and the smallest EXACT value among them wins (eq. (9) rearranged in integers, ``best_fit_scaled``; ties to
+      the lower index).  A float of eq. (9) is a handful of correctly rounded operations on numbers exact in float64 (the
       scaled integers are below 2^52), so its error is below 2^-50 times the sum of the magnitudes of its terms;
       the screen allows 10^-12 times that sum on either side."""
 
@@ -345,8 +345,11 @@ class _VectorServers:
         self.mask: dict[int, Any] = {}  # user -> its eligible servers as a bool row (users eligible everywhere: none)
         self.first: dict[int, int] = {}  # First-Fit: user -> no server below this index fits it
         if best_fit:
-            self.heaps = BestFitHeaps(env, remaining, pooled, lambda j, s: demand[j])
             self.pooled_list = [float(p) if p else 0.0 for p in pooled]
+            # best_fit_scaled's weights L / P_r (the pooled capacities are integers here: scaled)
+            self.pooled_int = [int(p) for p in pooled]
+            L = math.lcm(*(p for p in self.pooled_int if p))
+            self.weights = [L // p if p else 0 for p in self.pooled_int]
             self.pooled_f = np.array(self.pooled_list)
             self.log: list[int] = []  # the servers placed on, in order (what each demand has not yet re-read)
             # (scaled demand, eligible) -> [r0, D / D_r0 in floats, eligible mask, eq. (9) -+ bound, log read so far]
@@ -394,7 +397,6 @@ class _VectorServers:
             self.A[s] -= k * self._row(j)
             if self.best_fit:
                 self.log.append(s)
-                self.heaps.changed(s)
             if limit[j] is None or total[j] < limit[j]:
                 heapq.heapreplace(heap, (total[j] * per[j], j))
             else:
@@ -444,10 +446,17 @@ class _VectorServers:
         rows = self.A[cand]
         if (rows == rows[0]).all():  # (servers alike and untouched: the usual tie)
             return int(cand[0])
-        first: dict = {}
+        # eq. (9) compared exactly in integers (best_fit_scaled: H up to a factor of the task's own), the lowest
+        # index first among equals
+        first: dict = {}  # once per distinct remaining capacity, at its lowest server
         for s, rem in zip(cand.tolist(), map(tuple, rows.tolist())):
             first.setdefault(rem, s)
-        return min((self.heaps.score(j, s), s) for s in first.values())[1]
+        d, w, best = self.demand[j], self.weights, None
+        for rem, s in first.items():
+            n, m = best_fit_scaled(d, rem, w)
+            if best is None or n * best[1] < best[0] * m or (n * best[1] == best[0] * m and s < best[2]):
+                best = (n, m, s)
+        return best[2]
 
     def _class(self, j: int) -> tuple:
         """For ``j``'s demand and eligible servers (users with the same share it): per server, eq. (9) in
@@ -459,8 +468,9 @@ class _VectorServers:
         key = (d, self.env.eligible[j])
         got = self.direction.get(key)
         if got is None:
-            r0, a = self.heaps._ratio_of(j, 0)
-            af = [float(v) for v in a]
+            r0 = next(r for r, v in enumerate(d) if v > 0)  # (a zero user never gets here)
+            P = self.pooled_int
+            af = [float(Fraction(d[r] * P[r0], P[r] * d[r0])) if P[r] else 0.0 for r in range(len(d))]  # D_r / D_r0
             A, pf = self.A, self.pooled_f
             with np.errstate(divide="ignore", invalid="ignore"):
                 cbar = np.where(pf > 0, A / np.where(pf > 0, pf, 1.0), 0.0)
