@@ -332,9 +332,9 @@ class _VectorServers:
       D_{j,r0}`` share it; after a placement only that server's value is recomputed, when next read), as a
       SCREEN: the servers whose float value is within its rounding bound of the smallest are the candidates,
       and the smallest EXACT value among them wins (eq. (9) rearranged in integers, ``best_fit_scaled``; ties to
-      the lower index).  A float of eq. (9) is a handful of correctly rounded operations on numbers exact in float64 (the
-      scaled integers are below 2^52), so its error is below 2^-50 times the sum of the magnitudes of its terms;
-      the screen allows 10^-12 times that sum on either side."""
+      the lower index).  A float of eq. (9) is a handful of correctly rounded operations on numbers exact in
+      float64 (the scaled integers are below 2^52), so its error is below 2^-50 times the sum of the magnitudes of
+      its terms; the screen allows 10^-12 times that sum on either side."""
 
     def __init__(self, env: Environment, remaining: Any, A: Any, demand: list, pooled: tuple, best_fit: bool) -> None:
         import numpy as np
@@ -442,13 +442,12 @@ class _VectorServers:
         cand = np.flatnonzero(lo <= m)
         if len(cand) == 1:
             return int(cand[0])
-        # the exact eq. (9) once per distinct remaining capacity among the candidates, at its lowest server
         rows = self.A[cand]
         if (rows == rows[0]).all():  # (servers alike and untouched: the usual tie)
             return int(cand[0])
-        # eq. (9) compared exactly in integers (best_fit_scaled: H up to a factor of the task's own), the lowest
-        # index first among equals
-        first: dict = {}  # once per distinct remaining capacity, at its lowest server
+        # eq. (9) compared exactly in integers (best_fit_scaled: H up to a factor of the task's own), once per
+        # distinct remaining capacity among the candidates, at its lowest server; the lowest index among equals
+        first: dict = {}
         for s, rem in zip(cand.tolist(), map(tuple, rows.tolist())):
             first.setdefault(rem, s)
         d, w, best = self.demand[j], self.weights, None
