@@ -67,6 +67,14 @@ def _fl(v: Optional[Fraction], inf: float) -> float:
     return inf if v is None else _float(v)
 
 
+def _small_cost(lp: LinearProgram) -> list:
+    """The cost in floats for :func:`small_lp.solve_small` (minimised: a maximisation's negated)."""
+    sign = -1.0 if lp.maximize else 1.0
+    if lp.exact:
+        return [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
+    return [sign * c for c in lp.cost]
+
+
 class LPSession:
     """A live LP plus its exact mirror; modifications keep both in sync (warm starts).
 
@@ -169,7 +177,8 @@ class LPSession:
         if maximize is not None:
             self.lp.maximize = maximize
         self.lp.set_cost(coeffs)
-        self._small = None
+        if self._small is not None:  # only the cost changes (rows and bounds stay converted)
+            self._small = (self._small[0], self._small[1], _small_cost(self.lp), self._small[3], self._small[4])
         if self._h is not None:
             sign = -1.0 if self.lp.maximize else 1.0
             n = self.lp.n_cols
@@ -195,18 +204,15 @@ class LPSession:
         modifications keep it in sync)."""
         if self._small is None:
             lp = self.lp
-            sign = -1.0 if lp.maximize else 1.0
             if lp.exact:
                 rows = [{c: v.numerator / v.denominator for c, v in row.items()} for row in lp.rows]
-                cost = [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
                 lo = [_fl(v, -_INF) for v in lp.col_lower] + [_fl(v, -_INF) for v in lp.row_lower]
                 up = [_fl(v, _INF) for v in lp.col_upper] + [_fl(v, _INF) for v in lp.row_upper]
             else:  # already floats (or None: no bound); the rows are shared (set_coef changes both alike)
                 rows = lp.rows
-                cost = [sign * c for c in lp.cost]
                 lo = [-_INF if v is None else v for v in lp.col_lower + lp.row_lower]
                 up = [_INF if v is None else v for v in lp.col_upper + lp.row_upper]
-            self._small = (rows, lp.n_cols, cost, lo, up)
+            self._small = (rows, lp.n_cols, _small_cost(lp), lo, up)
         return self._small
 
     def _solve_small(self, exact: bool) -> Optional[LPResult]:

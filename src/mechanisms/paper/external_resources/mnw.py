@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 
 from mechverify.allocation import Allocation
+from mechverify.exact_basis import _fr, _q
 from mechverify.lp import LPSession
 from mechverify.model import Environment
 from mechverify.numbers import is_inf
@@ -114,11 +115,14 @@ def mnw(env: Environment, exact: bool = False) -> Allocation:
 def _certified_point(env, lp, rows, cidx, cols_of, part, w, xf, pf) -> tuple[dict, list]:
     """Exactly feasible rational point from the solver's ``xf`` and the best certificate for it."""
     xq = [max(Fraction(float(v)), Fraction(0)) for v in xf]
-    theta = Fraction(1)
+    fx = [_q(v) for v in xq]  # the sums in flint's rationals (the same values, ~5x faster than Fraction's)
+    theta = _q(Fraction(1))
     for a, i in enumerate(rows):
-        act = sum((v * xq[cidx[c]] for c, v in lp.rows[i].items() if c in cidx), Fraction(0))
-        if act > lp.row_upper[i]:
-            theta = min(theta, lp.row_upper[i] / act)
+        act = sum((_q(v) * fx[cidx[c]] for c, v in lp.rows[i].items() if c in cidx), _q(Fraction(0)))
+        up = _q(lp.row_upper[i])
+        if act > up:
+            theta = min(theta, up / act)
+    theta = _fr(theta)
     xq = [v * theta for v in xq]
     Xq = {j: sum((xq[cidx[c]] for c in cols_of[j]), Fraction(0)) for j in part}
     # prices: the barrier's mu/slack, and the duals of the linearisation LP at X^ (its value minus
@@ -171,15 +175,18 @@ def _certify(env, lp, rows, cidx, cols_of, part, w, Xq, pq) -> dict:
     ctx.prec = 200
     try:
         J = env.n_users
-        a_col: dict[int, Fraction] = {}
-        pb = Fraction(0)
+        acc: dict = {}  # sum_i p_i A_ic and p b in flint's rationals (the same values as in Fraction)
+        fpb = _q(Fraction(0))
         for a, i in enumerate(rows):
             if not pq[a]:
                 continue
-            pb += pq[a] * lp.row_upper[i]
+            p = _q(pq[a])
+            fpb += p * _q(lp.row_upper[i])
             for c, v in lp.rows[i].items():
                 if c in cidx:
-                    a_col[c] = a_col.get(c, Fraction(0)) + pq[a] * v
+                    acc[c] = acc[c] + p * _q(v) if c in acc else p * _q(v)
+        pb = _fr(fpb)
+        a_col: dict[int, Fraction] = {c: _fr(q) for c, q in acc.items()}
         bounds: list = [(Fraction(0), Fraction(0))] * J
         caps = {}
         for j in part:
