@@ -4,6 +4,8 @@ They only PROPOSE a point and row prices; ``mnw.py`` certifies bounds rigorously
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mechverify.lp import LPError
@@ -37,7 +39,7 @@ def _step_all(vs: tuple, dvs: tuple) -> float:
     if not neg.any():
         return 1.0
     q = float((-v[neg] / dv[neg]).min())
-    if q != q:  # NaN
+    if math.isnan(q):
         return min(step_to_boundary(v, dv) for v, dv in zip(vs, dvs))
     return min(1.0, q)
 
