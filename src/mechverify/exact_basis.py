@@ -536,10 +536,11 @@ def _ratio(v: Fraction, dv: Fraction, lo: Optional[Fraction], up: Optional[Fract
 
 
 def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
-                     max_pivots: int = MAX_PIVOTS) -> Optional[ExactBasis]:
+                     max_pivots: int = MAX_PIVOTS, irows: Optional[list] = None) -> Optional[ExactBasis]:
     """An exactly optimal basis reached from HiGHS's statuses by at most ``max_pivots`` rational
     simplex pivots (its ``x``, ``act``, ``pi`` are exact), a basis with ``infeasible`` set when a dual
-    simplex row proves the LP infeasible, or None (see the module docstring)."""
+    simplex row proves the LP infeasible, or None (see the module docstring).  ``irows``: ``lp``'s rows as
+    :func:`_integer_rows` gives them, if the caller keeps them (else computed here)."""
     b = ExactBasis.from_status(lp, col_status, row_status, kinds)
     if b is None:
         return None
@@ -547,7 +548,7 @@ def solve_from_basis(lp: Any, col_status: list, row_status: list, kinds: dict,
            for lo, up in zip(lp.col_lower + lp.row_lower, lp.col_upper + lp.row_upper)):
         b.infeasible = True  # a variable or row with lower bound > upper bound
         return b
-    b.irows = _integer_rows(lp)
+    b.irows = _integer_rows(lp) if irows is None else irows
     nnz = sum(len(r) for r in lp.rows) + lp.n_cols
     while True:
         left = seconds_left()  # the running command's deadline (mechverify.deadline): each exact

@@ -67,6 +67,14 @@ def _fl(v: Optional[Fraction], inf: float) -> float:
     return inf if v is None else _float(v)
 
 
+def _small_cost(lp: LinearProgram) -> list:
+    """The cost in floats for :func:`small_lp.solve_small` (minimised: a maximisation's negated)."""
+    sign = -1.0 if lp.maximize else 1.0
+    if lp.exact:
+        return [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
+    return [sign * c for c in lp.cost]
+
+
 class LPSession:
     """A live LP plus its exact mirror; modifications keep both in sync (warm starts).
 
@@ -81,6 +89,7 @@ class LPSession:
         self._h: Any = None
         self._small: Optional[tuple] = None  # float copy of the LP for GLPK (None: rebuild)
         self._start: Optional[tuple] = None  # GLPK's last basis (warm start)
+        self._irows: Optional[list] = None  # the rows in integers for the exact re-solve (None: rebuild)
         self.method = ""  # 'glpk' or 'highs': who solved the last LP
 
     @property
@@ -141,6 +150,7 @@ class LPSession:
     def set_coef(self, i: int, col: int, value: Any) -> None:
         """Change the coefficient of ``col`` in row ``i``."""
         v = self.lp.num(value) or self.lp.zero
+        self._irows = None
         if not v:
             self.lp.rows[i].pop(col, None)
         else:
@@ -169,7 +179,8 @@ class LPSession:
         if maximize is not None:
             self.lp.maximize = maximize
         self.lp.set_cost(coeffs)
-        self._small = None
+        if self._small is not None:  # only the cost changes (rows and bounds stay converted)
+            self._small = (self._small[0], self._small[1], _small_cost(self.lp), self._small[3], self._small[4])
         if self._h is not None:
             sign = -1.0 if self.lp.maximize else 1.0
             n = self.lp.n_cols
@@ -180,6 +191,7 @@ class LPSession:
         """Add a row to the session's LP; returns its index."""
         i = self.lp.add_row(coeffs, lower, upper)
         self._small = None
+        self._irows = None
         if self._start is not None:
             self._start = (self._start[0], self._start[1] + ["B"])  # the new row's logical is basic
         if self._h is not None:
@@ -195,19 +207,23 @@ class LPSession:
         modifications keep it in sync)."""
         if self._small is None:
             lp = self.lp
-            sign = -1.0 if lp.maximize else 1.0
             if lp.exact:
                 rows = [{c: v.numerator / v.denominator for c, v in row.items()} for row in lp.rows]
-                cost = [sign * (c.numerator / c.denominator) if c else 0.0 for c in lp.cost]
                 lo = [_fl(v, -_INF) for v in lp.col_lower] + [_fl(v, -_INF) for v in lp.row_lower]
                 up = [_fl(v, _INF) for v in lp.col_upper] + [_fl(v, _INF) for v in lp.row_upper]
             else:  # already floats (or None: no bound); the rows are shared (set_coef changes both alike)
                 rows = lp.rows
-                cost = [sign * c for c in lp.cost]
                 lo = [-_INF if v is None else v for v in lp.col_lower + lp.row_lower]
                 up = [_INF if v is None else v for v in lp.col_upper + lp.row_upper]
-            self._small = (rows, lp.n_cols, cost, lo, up)
+            self._small = (rows, lp.n_cols, _small_cost(lp), lo, up)
         return self._small
+
+    def _int_rows(self) -> list:
+        """The rows in integers (``exact_basis._integer_rows``), kept while the rows do not change (costs and
+        bounds do not enter them; ``set_coef`` and ``add_row`` drop them)."""
+        if self._irows is None:
+            self._irows = _integer_rows(self.lp)
+        return self._irows
 
     def _solve_small(self, exact: bool) -> Optional[LPResult]:
         """GLPK (warm-started from its previous basis); with ``exact``, its basis re-solved
@@ -218,7 +234,7 @@ class LPSession:
             return None
         self._start = (sol.col_status, sol.row_status)
         if exact:
-            return _exact_from_basis(self.lp, sol.col_status, sol.row_status, _SMALL_KINDS)
+            return _exact_from_basis(self.lp, sol.col_status, sol.row_status, _SMALL_KINDS, self._int_rows())
         sign = -1.0 if self.lp.maximize else 1.0
         return LPResult("optimal", x=sol.x, objective=sign * sol.obj, row_dual=[sign * v for v in sol.y],
                         row_activity=sol.act, exact=False, method="glpk")
@@ -250,7 +266,8 @@ class LPSession:
                 if has_ray and len(ray) == self.lp.n_rows and ray_proves_infeasible(self.lp, ray):
                     return LPResult("infeasible", exact=True, method="farkas")
                 basis = self.h.getBasis()
-                ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
+                ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status),
+                                       irows=self._int_rows())
                 return ex if ex is not None else solve_z3(self.lp)
             return res
         if ms in (highspy.HighsModelStatus.kUnbounded, highspy.HighsModelStatus.kUnboundedOrInfeasible):
@@ -271,7 +288,7 @@ class LPSession:
         if not exact:
             return res
         basis = self.h.getBasis()
-        ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status))
+        ex = _exact_from_basis(self.lp, list(basis.col_status), list(basis.row_status), irows=self._int_rows())
         if ex is None:
             ex = _refine(self.lp, basis)
         if ex is not None:
@@ -356,7 +373,7 @@ _SMALL_KINDS = {"B": "B", "L": "L", "U": "U", "Z": "Z"}  # statuses of small_lp 
 
 
 def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list,
-                      kinds: Optional[dict] = None) -> Optional[LPResult]:
+                      kinds: Optional[dict] = None, irows: Optional[list] = None) -> Optional[LPResult]:
     """Re-solve HiGHS's basis in rationals, repair it by exact simplex pivots if it is optimal only
     within HiGHS's tolerances, and verify primal and dual feasibility exactly
     (:mod:`mechverify.exact_basis`); None on failure."""
@@ -364,7 +381,7 @@ def _exact_from_basis(lp: LinearProgram, col_status: list, row_status: list,
         import flint  # noqa: F401
     except ImportError:  # pragma: no cover
         return None
-    b = solve_from_basis(lp, col_status, row_status, _KINDS if kinds is None else kinds)
+    b = solve_from_basis(lp, col_status, row_status, _KINDS if kinds is None else kinds, irows=irows)
     if b is None:
         return None
     if b.infeasible:

@@ -55,7 +55,7 @@ def test_pattern_lp_needs_no_z3_and_matches_the_z3_path(monkeypatch, name, pivot
     used = USED_Z3 + (INFEASIBLE_FIRST if pivots else [])
     mech = mechanisms.get(name)
     with monkeypatch.context() as m:
-        m.setattr(lp_mod, "_exact_from_basis", lambda *a: None)  # the old path: every such LP by z3
+        m.setattr(lp_mod, "_exact_from_basis", lambda *a, **k: None)  # the old path: every such LP by z3
         old = [mechanisms.allocate(mech, parse_environment(dicts[i]), exact=True) for i in used]
     monkeypatch.setattr(lp_mod, "solve_z3", _no_z3)
     if not pivots:

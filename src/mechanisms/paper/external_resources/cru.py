@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
 
 from mechverify.allocation import Allocation
+from mechverify.farkas import ray_proves_infeasible
 from mechverify.lexmaxmin import lex_max_min
 from mechverify.lp import LinearProgram, LPError, LPSession
 from mechverify.model import Environment
@@ -92,12 +93,16 @@ def cru(env: Environment, exact: bool = False) -> Allocation:
         if psi[j] > 0:
             base.add_row(poly.total(j), psi[j], None)
 
-    def lp_for(T: frozenset) -> LinearProgram:
+    def lp_for(T: frozenset) -> tuple[LinearProgram, list]:
+        """The LP of saturated set ``T`` and the key of each of its rows (``("base", i)``, ``("sat", j)``,
+        ``("ef", j, k)``: a row of one key is the same row in every ``T`` that has it)."""
         lp = base.copy()
+        keys: list = [("base", i) for i in range(base.n_rows)]
         for j in range(J):
             if j in T:
                 if env.tasks[j] > 0:
                     lp.add_row(poly.total(j), env.tasks[j], None)  # with the bound row: X_j = n_j
+                    keys.append(("sat", j))
                 continue
             for k in range(J):
                 if k == j or not R[j][k] or not poly.can_run(k):
@@ -106,17 +111,31 @@ def cru(env: Environment, exact: bool = False) -> Allocation:
                 for _, col in poly.user_vars[j]:
                     row[col] = row.get(col, 0) - 1
                 lp.add_row(row, None, 0)  # EF: rho_jk X_k - X_j <= 0
+                keys.append(("ef", j, k))
         lp.set_cost(obj)
         lp.maximize = True
-        return lp
+        return lp, keys
 
     candidates = []
+    # Farkas certificates of the saturated sets found infeasible, as the keys of the rows they combine: a set
+    # whose LP has all of one's rows (the same rows, the same column bounds) is infeasible by the same
+    # certificate, with no LP solved (exact mode, where an infeasible LP is skipped only on an exact proof)
+    proofs: list[frozenset] = []
     for r in range(len(branch) + 1):
         for sub in itertools.combinations(branch, r):
             T = frozenset(forced) | frozenset(sub)
-            lp = lp_for(T)
-            res = LPSession(lp).solve(exact=exact)
+            if exact and proofs:
+                have = _row_keys(T, J, env, R, poly, base.n_rows)
+                if any(pf <= have for pf in proofs):
+                    continue
+            lp, keys = lp_for(T)
+            sess = LPSession(lp)
+            res = sess.solve(exact=exact)
             if res.status == "infeasible":
+                if exact and len(branch) > 1:
+                    pf = _farkas_rows(sess, lp, keys)
+                    if pf is not None:
+                        proofs.append(pf)
                 continue
             if not res.ok:
                 raise LPError(f"cru: LP for saturated set {sorted(T)}: {res.status} {res.reason}".strip())
@@ -161,6 +180,33 @@ def cru(env: Environment, exact: bool = False) -> Allocation:
             "total_range": [tuple(r) for r in ranges], "tie_break": "leximin of X_j/eta_j over the optimal face",
             "unique_totals": True}
     return poly.allocation(lex.x, exact, "cru", info)
+
+
+def _row_keys(T: frozenset, J: int, env: Environment, R: list, poly: TaskPolytope, n_base: int) -> frozenset:
+    """The keys of the rows of saturated set ``T``'s LP (as ``lp_for`` in :func:`cru` builds it, without
+    building it)."""
+    keys = {("base", i) for i in range(n_base)}
+    for j in range(J):
+        if j in T:
+            if env.tasks[j] > 0:
+                keys.add(("sat", j))
+            continue
+        keys.update(("ef", j, k) for k in range(J) if k != j and R[j][k] and poly.can_run(k))
+    return frozenset(keys)
+
+
+def _farkas_rows(sess: LPSession, lp: LinearProgram, keys: list) -> Optional[frozenset]:
+    """The keys of the rows of a Farkas certificate of ``lp`` (just found infeasible by ``sess``), or None.
+
+    HiGHS's dual ray, checked exactly (:func:`mechverify.farkas.ray_proves_infeasible`), proves infeasible
+    every LP with the rows it puts a multiplier on (the check reads only those rows and the bounds of their
+    columns); its rows with a nonzero entry are returned (a superset of what the rationalised ray uses)."""
+    if sess.method != "highs":
+        return None
+    _st, has_ray, ray = sess.h.getDualRay()
+    if not has_ray or len(ray) != lp.n_rows or not ray_proves_infeasible(lp, ray):
+        return None
+    return frozenset(keys[i] for i, v in enumerate(ray) if v)
 
 
 def _lex_greater(a: list, b: list, exact: bool) -> bool:

@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 
 from mechverify.allocation import Allocation
+from mechverify.exact_basis import _fr, _q
 from mechverify.lp import LPSession
 from mechverify.model import Environment
 from mechverify.numbers import is_inf
@@ -114,11 +115,14 @@ def mnw(env: Environment, exact: bool = False) -> Allocation:
 def _certified_point(env, lp, rows, cidx, cols_of, part, w, xf, pf) -> tuple[dict, list]:
     """Exactly feasible rational point from the solver's ``xf`` and the best certificate for it."""
     xq = [max(Fraction(float(v)), Fraction(0)) for v in xf]
-    theta = Fraction(1)
+    fx = [_q(v) for v in xq]  # the sums in flint's rationals (the same values, ~5x faster than Fraction's)
+    theta = _q(Fraction(1))
     for a, i in enumerate(rows):
-        act = sum((v * xq[cidx[c]] for c, v in lp.rows[i].items() if c in cidx), Fraction(0))
-        if act > lp.row_upper[i]:
-            theta = min(theta, lp.row_upper[i] / act)
+        act = sum((_q(v) * fx[cidx[c]] for c, v in lp.rows[i].items() if c in cidx), _q(Fraction(0)))
+        up = _q(lp.row_upper[i])
+        if act > up:
+            theta = min(theta, up / act)
+    theta = _fr(theta)
     xq = [v * theta for v in xq]
     Xq = {j: sum((xq[cidx[c]] for c in cols_of[j]), Fraction(0)) for j in part}
     # prices: the barrier's mu/slack, and the duals of the linearisation LP at X^ (its value minus
@@ -171,15 +175,18 @@ def _certify(env, lp, rows, cidx, cols_of, part, w, Xq, pq) -> dict:
     ctx.prec = 200
     try:
         J = env.n_users
-        a_col: dict[int, Fraction] = {}
-        pb = Fraction(0)
+        acc: dict = {}  # sum_i p_i A_ic and p b in flint's rationals (the same values as in Fraction)
+        fpb = _q(Fraction(0))
         for a, i in enumerate(rows):
             if not pq[a]:
                 continue
-            pb += pq[a] * lp.row_upper[i]
+            p = _q(pq[a])
+            fpb += p * _q(lp.row_upper[i])
             for c, v in lp.rows[i].items():
                 if c in cidx:
-                    a_col[c] = a_col.get(c, Fraction(0)) + pq[a] * v
+                    acc[c] = acc[c] + p * _q(v) if c in acc else p * _q(v)
+        pb = _fr(fpb)
+        a_col: dict[int, Fraction] = {c: _fr(q) for c, q in acc.items()}
         bounds: list = [(Fraction(0), Fraction(0))] * J
         caps = {}
         for j in part:
@@ -222,10 +229,31 @@ def _certify(env, lp, rows, cidx, cols_of, part, w, Xq, pq) -> dict:
 
 
 def _exact_candidate(env, poly, part, w, Xq) -> Optional[tuple[list, dict]]:
-    """Try rational candidates ``v`` for ``X*``; return ``(x column values, {j: v_j})`` if one is certified."""
-    tried = []
+    """Try rational candidates ``v`` for ``X*``; return ``(x column values, {j: v_j})`` for the first one, in the
+    order (a), (b) below, that is in chi(E) and passes the exact first-order optimality check
+    (:func:`_first_order_optimal`).
+
+    (a) the totals of the exact vertex maximising the linearisation at ``X^``; (b) ``X^`` rounded to small
+    denominators, each with the exact vertex of chi(E) having those totals (a feasibility LP).  A candidate is
+    checked BEFORE its feasibility LP is solved (the check depends on ``v`` only, and most candidates fail it):
+    the answer is the same as solving every candidate's LP and then checking them in order, and the LPs that
+    give the returned ``x`` are built and solved exactly as then (a fresh session each: an LP with several
+    optimal vertices gives the same one)."""
     if any(Xq[j] <= 0 for j in part):
         return None
+    target = sum((w[j] for j in part), Fraction(0))
+    seen: list[dict] = []
+    known = [Xq]  # totals in chi(E): X^ is the certified point's (``_certified_point`` scales it into chi(E))
+
+    def first(v, x_of):
+        if v in seen:  # a repeated candidate: its check (or its feasibility) failed already
+            return None
+        seen.append(v)
+        if any(v[j] <= 0 for j in part) or not _first_order_optimal(poly, part, w, v, target, known):
+            return None
+        x = x_of()
+        return None if x is None else (x, v)
+
     # (a) the vertex maximising the linearisation at X^
     lin = poly.lp.copy()
     lin.set_cost({col: w[j] / Xq[j] for j in part for _, col in poly.user_vars[j]})
@@ -233,26 +261,83 @@ def _exact_candidate(env, poly, part, w, Xq) -> Optional[tuple[list, dict]]:
     r = LPSession(lin).solve(exact=True)
     if r.ok:
         v = {j: sum((r.x[col] for _, col in poly.user_vars[j]), Fraction(0)) for j in part}
-        tried.append((v, r.x))
+        known.append(v)  # an exact vertex of chi(E)
+        found = first(v, lambda: list(r.x[:poly.lp.n_cols]))
+        if found is not None:
+            return found
     # (b) X^ rounded to small denominators
     for den in (10 ** 2, 10 ** 4, 10 ** 6, 10 ** 9):
         v = {j: Xq[j].limit_denominator(den) for j in part}
-        if any(tv == v for tv, _ in tried):
-            continue
-        fe = poly.lp.copy()
-        for j in part:
-            fe.add_row(poly.total(j), v[j], v[j])
-        fe.set_cost({})
-        rr = LPSession(fe).solve(exact=True)
-        if rr.ok:
-            tried.append((v, rr.x))
-    for v, x in tried:
-        if any(v[j] <= 0 for j in part):
-            continue
-        chk = poly.lp.copy()
-        chk.set_cost({col: w[j] / v[j] for j in part for _, col in poly.user_vars[j]})
-        chk.maximize = True
-        rc = LPSession(chk).solve(exact=True)
-        if rc.ok and rc.objective == sum((w[j] for j in part), Fraction(0)):
-            return list(x[:poly.lp.n_cols]), v
+
+        def feasible(v=v):
+            fe = poly.lp.copy()
+            for j in part:
+                fe.add_row(poly.total(j), v[j], v[j])
+            fe.set_cost({})
+            rr = LPSession(fe).solve(exact=True)
+            return list(rr.x[:poly.lp.n_cols]) if rr.ok else None
+        found = first(v, feasible)
+        if found is not None:
+            return found
     return None
+
+
+def _first_order_optimal(poly, part, w, v, target, known) -> bool:
+    """Whether ``max sum_j (w_j / v_j) X_j`` over chi(E) equals ``target`` (``= sum_j w_j``), exactly.
+
+    Cheap proofs of "no" first, then the exact LP (a fresh session), so the answer is always the exact one:
+    (1) a known point of chi(E) (``known``: totals of exactly feasible allocations) with a value above ``target``
+    bounds the maximum from below; (2) a float solve, its point made exactly feasible and its row prices made
+    exactly dual feasible (:func:`_float_bounds`), brackets the maximum: a lower bound above ``target`` or an
+    upper bound below it decides."""
+    if any(sum((w[j] * X[j] / v[j] for j in part), Fraction(0)) > target for X in known):
+        return False
+    chk = poly.lp.copy()
+    chk.set_cost({col: w[j] / v[j] for j in part for _, col in poly.user_vars[j]})
+    chk.maximize = True
+    bounds = _float_bounds(chk)
+    if bounds is not None and (bounds[0] > target or (bounds[1] is not None and bounds[1] < target)):
+        return False
+    rc = LPSession(chk).solve(exact=True)
+    return rc.ok and rc.objective == target
+
+
+def _float_bounds(lp) -> Optional[tuple[Fraction, Optional[Fraction]]]:
+    """Rigorous ``(lower, upper)`` bounds on the optimum of the maximisation ``lp`` from one float solve, or None.
+
+    Only for a packing LP (``max c x``, every row ``a x <= U`` with ``a >= 0``, no lower row bound, columns
+    ``x >= 0`` without upper bounds, ``c >= 0``), which ``TaskPolytope``'s with this cost is.  Lower: the float
+    point read exactly (``Fraction(float)``), negatives set to 0, scaled by ``theta <= 1`` so that every row holds
+    exactly -- a point of the polytope whatever the solver's error.  Upper: the row prices ``y`` (negatives set to
+    0) scaled by ``s = max_j c_j / (A^T y)_j`` satisfy ``A^T (s y) >= c``, so for every feasible ``x``,
+    ``c x <= (s y)^T A x <= s y^T U`` (weak duality; columns in a row with ``U = 0`` are 0 in every feasible
+    ``x`` and left out of ``s``); ``upper`` is None if another priced column has ``(A^T y)_j = 0``."""
+    if any(lo is not None for lo in lp.row_lower) or any(up is not None for up in lp.col_upper) or \
+            any(lo != 0 for lo in lp.col_lower) or any(up is None or up < 0 for up in lp.row_upper) or \
+            any(c < 0 for c in lp.cost) or any(a < 0 for row in lp.rows for a in row.values()):
+        return None
+    r = LPSession(lp).solve(exact=False)
+    if not r.ok or r.x is None or r.row_dual is None:
+        return None
+    zero = Fraction(0)
+    x = [Fraction(v) if v > 0 else zero for v in r.x]
+    y = [Fraction(v) if v > 0 else zero for v in r.row_dual]
+    theta = Fraction(1)
+    aty = [zero] * lp.n_cols
+    for i, row in enumerate(lp.rows):
+        act = sum((a * x[c] for c, a in row.items() if x[c]), zero)
+        if act > lp.row_upper[i]:
+            theta = min(theta, lp.row_upper[i] / act)
+        if y[i]:
+            for c, a in row.items():
+                aty[c] += a * y[i]
+    lower = theta * sum((c * x[j] for j, c in enumerate(lp.cost) if c and x[j]), zero)
+    dead = {c for i, row in enumerate(lp.rows) if not lp.row_upper[i] for c in row}  # pinned to 0 by a row
+    s = zero
+    for j, c in enumerate(lp.cost):
+        if c and j not in dead:
+            if not aty[j]:
+                return lower, None
+            s = max(s, c / aty[j])
+    upper = s * sum((yi * lp.row_upper[i] for i, yi in enumerate(y) if yi), zero)
+    return lower, upper
