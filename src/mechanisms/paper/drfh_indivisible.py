@@ -10,12 +10,13 @@ and places ONE task of it on a server where it fits:
   remaining capacity (as a share of the pooled capacity, like ``D``).  The paper normalises by
   resource 1; a user that does not demand resource 1 would divide by zero, so we normalise by the
   user's first demanded resource ``r0`` (identical whenever ``D_{j,1} > 0``).  Ties: lowest index.
-  Eq. (9) and its incremental form live in ``mechverify.placement`` (``best_fit_score``,
-  ``BestFitHeaps``), shared with ``progressive_filling(..., placement="best-fit")``.
+  Eq. (9), its incremental form and its integer form live in ``mechverify.placement`` (``best_fit_score``,
+  ``BestFitHeaps``, ``best_fit_scaled``), shared with ``progressive_filling(..., placement="best-fit")``.
 
 A user with no fitting server, or whose bound ``n_j`` is reached (``floor(n_j)`` whole tasks),
-becomes inactive.  Stops when no user is active.  All arithmetic is exact (``Fraction``), so the
-result is exact whatever ``--exact`` says.  Eligibility is honoured (placement constraints).
+becomes inactive.  Stops when no user is active.  Every decision is exact (integers scaled from the
+``Fraction``s; on many servers a float screen, then the exact choice), so the result is exact whatever
+``--exact`` says.  Eligibility is honoured (placement constraints).
 A user demanding nothing at all (only possible with a finite bound) gets ``floor(n_j)`` tasks on
 its first eligible server.
 """
