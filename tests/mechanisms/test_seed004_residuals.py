@@ -17,7 +17,6 @@ from fractions import Fraction
 from typing import Optional
 
 import numpy as np
-import pytest
 
 import mechanisms
 import mechanisms.core.indivisible as indivisible
