@@ -57,6 +57,10 @@ def _summary_lines(sim) -> list[str]:
         lines.append(f"utilisation (time mean, present cluster): {util}")
     if sim.waiting is not None and sim.waiting.mean() is not None:
         lines.append(f"tasks waiting (time mean): {_n(sim.waiting.mean())}")
+    tc = sim.task_counts
+    if tc:
+        lines.append(f"whole tasks: {tc.get('started', 0):,} started (a resumed one again), {tc.get('completed', 0):,} "
+                     f"completed, {tc.get('suspended', 0):,} suspended, {tc.get('reallocations', 0):,} reallocations")
     if sim.stopped:
         lines.append(f"{sim.stopped} (everything above is up to there)")
     return lines

@@ -127,6 +127,9 @@ def test_whole_task_model_on_the_command_line(tmp_path, capsys):
     rows = {r["name"]: r for r in doc["jobs_table"]}
     assert (rows["A"]["jct"], rows["B"]["jct"]) == (15, 11)
     assert rows["A"]["jct_factor"] == pytest.approx(2 / 3) and rows["B"]["jct_factor"] == pytest.approx(5 / 11)
+    # the same derivation's task events: started A 2 (t=0), A+B (t=8), A (11), A+B (12) = 7; completed 4; suspended
+    # 2 (t=8) + 1 (t=12); reallocations at 0, 8 and 12 (the simulator's fourth, at 16, has nobody present: no step)
+    assert doc["task_counts"] == {"started": 7, "completed": 4, "suspended": 3, "reallocations": 3}
     # the defaults (slot 256, overhead 1/4): A's tasks run to 10, B's from 10 to 14 (no boundary before 256)
     assert main(["simulate", "drf", str(trace), "--tasks", "whole", "--quiet", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
