@@ -199,19 +199,12 @@ def seed001_fig8(seed: int, out: str, jobs: int = 100, servers: int = 200, budge
     # the figure: the paper's axes, a circle per user, its radius logarithmic in its tasks
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.2, 4.2))
-    for group, colour, label in ((more, "#1f77b4", "more tasks done in SC"), (same, "#7f7f7f", "the same"),
-                                 (fewer, "#d62728", "fewer in SC")):
-        ax.scatter([u["dc_ratio"] for u in group], [u["sc_ratio"] for u in group],
-                   s=[(3 * (1 + math.log10(u["tasks"]))) ** 2 for u in group], facecolors="none",
-                   edgecolors=colour, linewidths=0.8, label=f"{label} ({len(group)})")
-    ax.plot([0, 1], [0, 1], color="black", lw=0.8)
+    ratio_scatter(ax, [([u["dc_ratio"] for u in g], [u["sc_ratio"] for u in g], [u["tasks"] for u in g], colour, label)
+                       for g, colour, label in ((more, "#1f77b4", "more tasks done in SC"),
+                                                (same, "#7f7f7f", "the same"), (fewer, "#d62728", "fewer in SC"))],
+                  "Task completion ratio in DC", "Task completion ratio in SC",
+                  f"Seed 001 Fig. 8, scaled ({jobs} jobs, {servers} servers, {res['mechanism']})")
     ax.text(0.74, 0.66, "y = x", fontsize=8)
-    ax.legend(fontsize=7, loc="lower right")
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel("Task completion ratio in DC")
-    ax.set_ylabel("Task completion ratio in SC")
-    ax.set_title(f"Seed 001 Fig. 8, scaled ({jobs} jobs, {servers} servers, {res['mechanism']})", fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "fig8.png"), dpi=110)
     plt.close(fig)
@@ -219,6 +212,21 @@ def seed001_fig8(seed: int, out: str, jobs: int = 100, servers: int = 200, budge
     atomic_write_text(os.path.join(out, "fig8.md"), text)
     atomic_write_json(os.path.join(out, "fig8.json"), res)
     return text
+
+
+def ratio_scatter(ax: Any, groups: list, xlabel: str, ylabel: str, title: str) -> None:
+    """Seed 001's task-completion-ratio plot (Figs. 7 and 8): per group ``(xs, ys, tasks, colour, label)`` a circle
+    per user, its radius logarithmic in its tasks; the diagonal; both axes [0, 1]."""
+    for xs, ys, tasks, colour, label in groups:
+        ax.scatter(xs, ys, s=[(3 * (1 + math.log10(n))) ** 2 for n in tasks], facecolors="none",
+                   edgecolors=colour, linewidths=0.8, label=f"{label} ({len(xs)})")
+    ax.plot([0, 1], [0, 1], color="black", lw=0.8)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=7)
 
 
 def main_args(a: Any) -> str:

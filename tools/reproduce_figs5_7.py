@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import math
 import os
 import sys
 import time
@@ -25,7 +24,7 @@ for _p in (os.path.join(ROOT, "src"), os.path.dirname(os.path.abspath(__file__))
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from reproduce_fig8 import tasks_done  # tools/: one reading of a run's tasks done
+from reproduce_fig8 import ratio_scatter, tasks_done  # tools/: one reading of tasks done, one ratio plot
 
 SEED001_TIME_MECHS = ("drfh-best-fit", "drfh-first-fit", "slots")
 #: Fig. 6b's job-size classes (task counts; ours: the paper's five classes are not in its text)
@@ -205,19 +204,14 @@ def seed001_figs5_8(seed: int, out: str, jobs: int = 300, servers: int = 50, bud
     if res["fig7"]:  # the paper's Fig. 7: a circle per user, its radius logarithmic in its tasks
         fig, ax = plt.subplots(figsize=(4.2, 4.2))
         users = res["fig7"]["per_user"]
+        groups = []
         for key, colour, label in (("higher", "#1f77b4", "higher under Best-Fit"), ("equal", "#7f7f7f", "equal"),
                                    ("lower", "#d62728", "lower")):
             us = [u for u in users if u["vs_slots"] == key]
-            ax.scatter([u["slots"] for u in us], [u["best_fit"] for u in us],
-                       s=[(3 * (1 + math.log10(u["tasks"]))) ** 2 for u in us], facecolors="none",
-                       edgecolors=colour, linewidths=0.8, label=f"{label} ({len(us)})")
-        ax.plot([0, 1], [0, 1], color="black", lw=0.8)
-        ax.legend(fontsize=7, loc="lower right")
-        ax.set_xlim(-0.03, 1.03)
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_xlabel("Task completion ratio, Slots")
-        ax.set_ylabel("Task completion ratio, Best-Fit DRFH")
-        ax.set_title(f"Seed 001 Fig. 7, scaled ({jobs} jobs, {servers} servers, at {cut / 3600:.2f} h)", fontsize=7)
+            groups.append(([u["slots"] for u in us], [u["best_fit"] for u in us], [u["tasks"] for u in us], colour,
+                           label))
+        ratio_scatter(ax, groups, "Task completion ratio, Slots", "Task completion ratio, Best-Fit DRFH",
+                      f"Seed 001 Fig. 7, scaled ({jobs} jobs, {servers} servers, at {cut / 3600:.2f} h)")
         fig.tight_layout()
         fig.savefig(os.path.join(out, "fig7.png"), dpi=110)
         plt.close(fig)
