@@ -226,9 +226,6 @@ class _Job:
     cols: Optional[tuple] = None
     seen: Optional[tuple] = None  # (demand, external demand) objects its key was last computed from
 
-    def waiting(self) -> Optional[int]:
-        return None if self.n is None else self.n - self.count
-
     def stop(self, gid: int) -> tuple:
         """Group ``gid`` no longer runs (completed, suspended or dropped): ``(first, end, server, finish)`` it had."""
         got = self.running.pop(gid)
