@@ -99,6 +99,22 @@ def test_a_best_fit_tie_between_different_servers_goes_to_the_exact_value(monkey
     assert di._fill(env, True, "drfh")[0] == [(0, 2), (0, 2), (0, 2), (0, 1)]
 
 
+@pytest.mark.parametrize("row,expected", [
+    # (4, 2) left on each, tasks of (1, 1), pooled (12, 6): eq. (9) is |2 - 1| = 1 on each; a task leaves (3, 1):
+    # |2 - 2/3| = 4/3, so the next task goes to the next server alike: 0, 1, 2, then 0, 1 (all at (3, 1))
+    ((4, 2), [0, 1, 2, 0, 1]),
+    # (3, 3) left, tasks of (1, 1): eq. (9) is 0 and stays 0 after a task (each term's numerator c_r d_r0 - c_r0 d_r
+    # does not change when d is taken off c): the tie goes to the lower index -- server 0 until it is full
+    ((3, 3), [0, 0, 0, 1, 1]),
+])
+def test_best_fit_takes_servers_alike_in_turn_only_while_the_one_served_ranks_after(row, expected, monkeypatch):
+    env = Environment(resources=("cpu", "mem"), servers=("a", "b", "c"), capacity=(tuple(map(Fraction, row)),) * 3,
+                      users=("u",), demand=((Fraction(1), Fraction(1)),), tasks=(Fraction(5),))
+    for vector in (10 ** 9, 1):
+        monkeypatch.setattr(di, "VECTOR_SERVERS", vector)
+        assert di._fill(env, True, "drfh")[0] == [(0, s) for s in expected]
+
+
 def test_environments_of_one_cluster_share_its_memo():
     env = get("google2011").sampler(servers="80", users="3")(sample_rng(1, {}, 0))
     same = Environment(resources=env.resources, servers=env.servers, capacity=tuple(env.capacity),

@@ -131,15 +131,11 @@ class Held(Sequence):
         if self._arrays is None:
             import numpy as np
 
-            sizes, ss, cs = [], [], []
-            for servers, counts, _t in self.cols:
-                sizes.append(len(servers))
-                if len(servers):
-                    ss.append(servers)
-                    cs.append(counts)
-            users = np.repeat(np.arange(len(self.cols), dtype=np.int64), sizes)
-            self._arrays = (users, np.concatenate(ss or [np.zeros(0)]).astype(np.int64),
-                            np.concatenate(cs or [np.zeros(0)]).astype(np.int64))
+            cols = self.cols
+            sizes = [len(c[0]) for c in cols]
+            users = np.repeat(np.arange(len(cols), dtype=np.int64), sizes)
+            self._arrays = (users, np.concatenate([c[0] for c in cols] or [np.zeros(0)]).astype(np.int64, copy=False),
+                            np.concatenate([c[1] for c in cols] or [np.zeros(0)]).astype(np.int64, copy=False))
         return self._arrays
 
 

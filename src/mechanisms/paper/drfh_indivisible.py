@@ -187,7 +187,9 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
         A, pooled = base.array * np.array(base.factors(scale), dtype=np.int64), base.pooled(scale)
         if hv is not None and hv.n_entries:  # what runs takes its servers' capacity
             users, servers, counts = hv.arrays()
-            np.subtract.at(A, servers, counts[:, None] * np.array(demand, dtype=np.int64).reshape(J, R)[users])
+            used = counts[:, None] * np.array(demand, dtype=np.int64).reshape(J, R)[users]
+            for r in range(R):  # summed per server in float64: exact, every partial sum is below 2^52 (_exact_in_floats)
+                A[:, r] -= np.bincount(servers, weights=used[:, r], minlength=S).astype(np.int64)
         remaining: Any = _Rows(A)
     else:
         if scale is None:
@@ -345,6 +347,7 @@ class _VectorServers:
         self.D: dict[int, Any] = {}  # user -> its demand as an int64 row
         self.mask: dict[int, Any] = {}  # user -> its eligible servers as a bool row (users eligible everywhere: none)
         self.first: dict[int, int] = {}  # First-Fit: user -> no server below this index fits it
+        self.alike: Any = None  # Best-Fit: the servers alike the last pick's, when a run may take them in turn
         if best_fit:
             self.pooled_list = [float(p) if p else 0.0 for p in pooled]
             # best_fit_scaled's weights L / P_r (the pooled capacities are integers here: scaled)
@@ -391,6 +394,22 @@ class _VectorServers:
                 k = limit[j] - total[j]  # its key stays (0, j): every task in a row
             elif not self.best_fit:
                 k = self._run_length(j, s, heap, total, per, limit)
+            elif self.alike is not None and len(self.alike) > 1:
+                # Best-Fit's run: one task on each server alike s (its exact minimum), in index order
+                run = self.alike[:self._allowance(j, len(self.alike), heap, total, per, limit)]
+                steps += len(run)
+                if steps > MAX_STEPS:
+                    raise InstanceError(too_many)
+                lst = run.tolist()
+                for t in lst:
+                    place(j, t, 1)
+                self.A[run] -= self._row(j)
+                self.log.extend(lst)
+                if limit[j] is None or total[j] < limit[j]:
+                    heapq.heapreplace(heap, (total[j] * per[j], j))
+                else:
+                    heapq.heappop(heap)
+                continue
             steps += k
             if steps > MAX_STEPS:
                 raise InstanceError(too_many)
@@ -408,9 +427,15 @@ class _VectorServers:
         """How many tasks in a row the loop gives ``j`` (on top of ``heap``) on ``s``, its first fitting server."""
         rem, d = self.remaining[s], self.demand[j]
         k = min(c // v for c, v in zip(rem, d) if v > 0)  # room on s (j demands something: not a zero user)
+        return self._allowance(j, k, heap, total, per, limit)
+
+    @staticmethod
+    def _allowance(j: int, k: int, heap: list, total: list, per: dict, limit: list) -> int:
+        """At most ``k``: how many tasks in a row ``j`` (on top of ``heap``) gets before another user's turn -- its
+        bound, and while ``(total + t) x per`` stays below the runner-up's key (ties: the lower index first)."""
         if limit[j] is not None:
             k = min(k, limit[j] - total[j])
-        if len(heap) > 1:  # while (total + t) x per stays below the runner-up's key (ties: the lower index first)
+        if len(heap) > 1:
             nxt = min(heap[1:3])
             gap = nxt[0] - total[j] * per[j]
             k = min(k, 1 + (gap // per[j] if j < nxt[1] else (gap - 1) // per[j]))
@@ -436,6 +461,7 @@ class _VectorServers:
             self.first[j] = lo + i
             return lo + i
         np = self.np
+        self.alike = None
         lo, hi = self._class(j)
         m = hi.min()
         if m == np.inf:  # no server fits
@@ -444,11 +470,16 @@ class _VectorServers:
         if len(cand) == 1:
             return int(cand[0])
         rows = self.A[cand]
-        if (rows == rows[0]).all():  # (servers alike and untouched: the usual tie)
+        if (rows == rows[0]).all():  # servers alike (the usual tie): the lowest index
+            self._alike(j, cand, rows[0].tolist())
             return int(cand[0])
         # eq. (9) compared exactly in integers (best_fit_scaled: H up to a factor of the task's own), once per
         # distinct remaining capacity among the candidates, at its lowest server; the lowest index among equals
         first: dict = {}
+        while len(cand) and len(first) < 8:  # the usual case: a few distinct rows, many servers each (numpy)
+            same = (rows == rows[0]).all(axis=1)
+            first[tuple(rows[0].tolist())] = int(cand[0])
+            cand, rows = cand[~same], rows[~same]
         for s, rem in zip(cand.tolist(), map(tuple, rows.tolist())):
             first.setdefault(rem, s)
         d, w, best = self.demand[j], self.weights, None
@@ -457,6 +488,37 @@ class _VectorServers:
             if best is None or n * best[1] < best[0] * m or (n * best[1] == best[0] * m and s < best[2]):
                 best = (n, m, s)
         return best[2]
+
+    def _alike(self, j: int, cand: Any, rem: list) -> None:
+        """``cand``, servers with the same remaining capacity ``rem``, are the candidates of ``j``'s pick: every other
+        server's eq. (9) is above theirs (the screen's bound is rigorous), so the loop gives ``j`` the first of them,
+        then -- while ``j`` stays on top -- the next, and so on, PROVIDED a server that took a task ranks after the
+        ones still alike: eq. (9) exactly larger there (or no room left for another task).  Then ``self.alike`` is
+        ``cand`` (the fill commits that run at once)."""
+        d, w = self.demand[j], self.weights
+        after = [c - v for c, v in zip(rem, d)]
+        if any(c < v for c, v in zip(after, d)):
+            self.alike = cand
+            return
+        n0, m0 = best_fit_scaled(d, rem, w)
+        n1, m1 = best_fit_scaled(d, after, w)
+        if m1 == 0 or n1 * m0 > n0 * m1:  # (M = 0: infinite)
+            self.alike = cand
+
+    def _screen(self, j: int, r0: int, af: list, mask: Any, idx: Any) -> tuple:
+        """Eq. (9) in floats minus and plus its bound at the servers ``idx`` (``None``: all), ``inf`` where no task
+        of ``j`` fits (or ``mask`` excludes the server)."""
+        np = self.np
+        A, pf = (self.A if idx is None else self.A[idx]), self.pooled_f
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cbar = np.where(pf > 0, A / np.where(pf > 0, pf, 1.0), 0.0)
+            b = cbar / cbar[:, r0:r0 + 1]
+            h = np.abs(np.array(af) - b).sum(axis=1)
+            bound = 1e-12 * (sum(abs(v) for v in af) + np.abs(b).sum(axis=1))
+        fit = (A >= self._row(j)).all(axis=1) & (A[:, r0] > 0)
+        if mask is not None:
+            fit &= mask if idx is None else mask[idx]
+        return np.where(fit, h - bound, np.inf), np.where(fit, h + bound, np.inf)
 
     def _class(self, j: int) -> tuple:
         """For ``j``'s demand and eligible servers (users with the same share it): per server, eq. (9) in
@@ -471,22 +533,16 @@ class _VectorServers:
             r0 = next(r for r, v in enumerate(d) if v > 0)  # (a zero user never gets here)
             P = self.pooled_int
             af = [float(Fraction(d[r] * P[r0], P[r] * d[r0])) if P[r] else 0.0 for r in range(len(d))]  # D_r / D_r0
-            A, pf = self.A, self.pooled_f
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cbar = np.where(pf > 0, A / np.where(pf > 0, pf, 1.0), 0.0)
-                b = cbar / cbar[:, r0:r0 + 1]
-                h = np.abs(np.array(af) - b).sum(axis=1)
-                bound = 1e-12 * (sum(abs(v) for v in af) + np.abs(b).sum(axis=1))
-            fit = (A >= self._row(j)).all(axis=1) & (A[:, r0] > 0)
             mask = self.mask.get(j)
-            if mask is not None:
-                fit &= mask
-            lo = np.where(fit, h - bound, np.inf)
-            hi = np.where(fit, h + bound, np.inf)
+            lo, hi = self._screen(j, r0, af, mask, None)
             got = self.direction[key] = [r0, af, mask, lo, hi, len(self.log)]
             return lo, hi
         r0, af, mask, lo, hi, seen = got
-        if seen < len(self.log):
+        if len(self.log) - seen > 32:  # many changed (a run): in numpy, as at the first pick
+            idx = np.unique(np.array(self.log[seen:], dtype=np.int64))
+            lo[idx], hi[idx] = self._screen(j, r0, af, mask, idx)
+            got[5] = len(self.log)
+        elif seen < len(self.log):
             pf = self.pooled_list
             for s in set(self.log[seen:]):
                 rem = self.remaining[s]
