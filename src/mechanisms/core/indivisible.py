@@ -402,7 +402,9 @@ class Indivisible:
                         self._suspend(job, gid)
                 self.dirty = False
                 self.reallocations += 1
-            starts = self.rule(env, self._held(env))
+            # the rule only when a task waits (with none, no rule may start one: each user at most floor(n_j) in all)
+            waits = any(job.n is None or job.count < job.n for job in self.jobs.values())
+            starts = self.rule(env, self._held(env)) if waits else ()
             i, n = 0, len(starts)
             while i < n:  # a run of the same (user, server): its tasks start together
                 pair, k = starts[i], 1
