@@ -108,10 +108,14 @@ def _scaled_demands(env: Environment, scale: list, info: list) -> list:
     """Every user's demand times ``scale``, kept with the user's :func:`_demand_info` for the last scale it was
     scaled to (a run's users come back step after step)."""
     R, key = env.n_resources, tuple(scale)
+    keys = env.cluster_memo().setdefault("drfh-scales", {})
+    if len(keys) > 1024:  # (a bound: a key forgotten only costs its demands' scaling again)
+        keys.clear()
+    key = keys.setdefault(key, key)  # one object per scale: compared by identity below
     out = []
     for e in info:
         got = e[4]
-        if got[0] != key:
+        if got[0] is not key:
             d = e[0]
             got[0], got[1] = key, tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R))
         out.append(got[1])
@@ -171,21 +175,26 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
     demands multiplied per resource by :func:`integer_scale`: exact, the same placements as in ``Fraction``s,
     tests/mechanisms/test_drfh_integer.py); in ``Fraction``s when a common denominator is too large."""
     J, S, R = env.n_users, env.n_servers, env.n_resources
+    hv = None if held is None else held_view(held)
+    total = [0] * J if hv is None else hv.totals()  # what runs counts in its user's total
+    limit = [None if n is None else n.numerator // n.denominator if n.__class__ is Fraction else math.floor(n)
+             for n in env.tasks]
+    below = [u for u in range(J) if limit[u] is None or total[u] < limit[u]]  # the users with a task waiting
+    if not below:
+        return [], 0
     info = _demand_info(env)
     scale = integer_scale(env, info)
     if scale is None:
         demand = list(env.demand)
     else:
         demand = _scaled_demands(env, scale, info)
-    hv = None if held is None else held_view(held)
-    total = [0] * J if hv is None else hv.totals()  # what runs counts in its user's total
     vector = S >= VECTOR_SERVERS and scale is not None and _exact_in_floats(env, scale, demand, sum(total))
     if vector:
         import numpy as np
 
         base = _base(env)
         A, pooled = base.array * np.array(base.factors(scale), dtype=np.int64), base.pooled(scale)
-        if hv is not None and hv.n_entries:  # what runs takes its servers' capacity
+        if hv is not None and any(total):  # what runs takes its servers' capacity
             users, servers, counts = hv.arrays()
             used = counts[:, None] * np.array(demand, dtype=np.int64).reshape(J, R)[users]
             for r in range(R):  # summed per server in float64: exact, every partial sum is below 2^52 (_exact_in_floats)
@@ -205,8 +214,6 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
                     rem = remaining[s]
                     for r in range(R):
                         rem[r] -= n * d[r]
-    limit = [None if n is None else n.numerator // n.denominator if n.__class__ is Fraction else math.floor(n)
-             for n in env.tasks]
     placed: list = []
 
     def server_fits(j: int, s: int) -> bool:
@@ -229,10 +236,10 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
     # the users served, keyed by tasks x G_j / w_j: in integers, each G_j / w_j times the common denominator M of
     # them all (G_j / w_j kept with the user's demand, by the weight's identity)
     users, g, eligible, weight = [], {}, env.eligible, env.weight
-    for u, e in enumerate(info):
-        share, lim = e[2], limit[u]
-        if not eligible[u] or (share.__class__ is not Fraction and is_inf(share)) or \
-                (lim is not None and total[u] >= lim):
+    for u in below:
+        e = info[u]
+        share = e[2]
+        if not eligible[u] or (share.__class__ is not Fraction and is_inf(share)):
             continue
         users.append(u)
         w = weight[u]
