@@ -709,7 +709,7 @@ class _State:
             names, caps = tuple(self.servers), tuple(self.servers.values())
             last = _LAST_CLUSTER[0]  # the last run's (a simulation's runs alone on its cluster): the same objects
             if last is not None and last[0] == names and len(last[1]) == len(caps) and \
-                    all(a is b for a, b in zip(last[1], caps)):
+                    all(map(operator.is_, last[1], caps)):
                 self._cluster = last
             else:
                 self._cluster = _LAST_CLUSTER[0] = (names, caps, frozenset(range(len(names))),

@@ -299,17 +299,20 @@ class Indivisible:
             self._run(job, user, lo, lo + k, server, job.duration)
 
     def _run(self, job: _Job, user: str, lo: int, hi: int, server: str, work: Optional[Fraction]) -> None:
-        fin = None
+        fin = key = None
         if work is not None:  # one object per finish time: equal times in the heap compare by identity
             memo = self._fin_memo
             if memo[0] is not self.now:
                 memo = self._fin_memo = (self.now, {})
-            fin = memo[1].get(work)
-            if fin is None:
-                fin = memo[1][work] = self.now + work
-        self._add(job, user, (lo, hi, server, fin))
+            got = memo[1].get(id(work))  # (by the work's identity: a job's tasks share its duration object)
+            if got is None or got[0] is not work:
+                t = self.now + work
+                got = memo[1][id(work)] = (work, t, float(t))
+            fin, key = got[1], got[2]
+        self._add(job, user, (lo, hi, server, fin), key)
 
-    def _add(self, job: _Job, user: str, entry: tuple) -> None:
+    def _add(self, job: _Job, user: str, entry: tuple, key: Optional[float] = None) -> None:
+        """``key``: ``float(entry[3])`` when at hand."""
         self._seq += 1
         job.running[self._seq] = entry
         k = entry[1] - entry[0]
@@ -318,7 +321,8 @@ class Indivisible:
         job.row = job.cols = None
         self.started += k
         if entry[3] is not None:
-            heapq.heappush(self._finishes, (float(entry[3]), entry[3], self._seq, user, self._seq, entry))
+            heapq.heappush(self._finishes, (float(entry[3]) if key is None else key, entry[3], self._seq, user,
+                                            self._seq, entry))
 
     def _suspend(self, job: _Job, gid: int) -> None:
         lo, hi, _server, fin = job.stop(gid)
@@ -357,7 +361,8 @@ class Indivisible:
         done: dict[str, int] = {}
         fin = self._finishes
         fired = float(self.fired)
-        while fin and (fin[0][0] < fired or (fin[0][0] == fired and fin[0][1] <= self.fired)):
+        while fin and (fin[0][0] < fired or (fin[0][0] == fired and (fin[0][1] is self.fired or
+                                                                      fin[0][1] <= self.fired))):
             top = heapq.heappop(fin)
             if self._live(top):
                 lo, hi, _s, _f = self.jobs[top[3]].stop(top[4])
