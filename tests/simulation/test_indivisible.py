@@ -251,3 +251,33 @@ def test_a_refusal_counts_as_loud_only_where_the_user_may_run():
     assert rule(env, ((1, 0),)) == []  # a is full; b has room but u may not run there
     with pytest.raises(SettingError, match="refuses every residual"):
         rule(replace(env, eligible=(frozenset({0, 1}),)), ((1, 0),))
+
+
+@pytest.mark.parametrize("name", ["drfh-first-fit", "drfh-best-fit"])
+def test_a_group_over_several_servers_loses_only_the_tasks_on_a_shrunk_server(name):
+    # A: 2 tasks of 10 on servers s1 and s2 of 1 unit each.  t=0: the rule starts a0 on s1 and a1 on s2 -- one
+    # group (started together, one finish at 10).  t=4: s2 shrinks to 0: only a1 is suspended (6 left + overhead
+    # 1 = 7), a0 runs on and completes at 10; then a1 resumes on s1: finish 10 + 7 = 17.  (Suspending the whole
+    # group would resume a0 at 4 -> 11, then a1 -> 18.)
+    ex = parse_execution({
+        "resources": ["r"], "servers": [{"name": "s1", "capacity": [1]}, {"name": "s2", "capacity": [1]}],
+        "users": [{"name": "A", "demand": [1], "tasks": 2, "duration": 10}],
+        "events": [{"t": 4, "kind": "capacity", "server": "s2", "capacity": [0]}]})
+    mech = mechanisms.get(f"{name}+indivisible(slot=none,overhead=1)")
+    steps = list(run(ex, stepper_for(mech, ex, True), True))
+    assert [(st.t, st.alloc.x[0]) for st in steps if st.alloc is not None][:3] == \
+        [(0, (1, 1)), (4, (1, 0)), (10, (1, 0))]
+    assert completions(mech, ex) == {"A": 17}
+
+
+def test_a_lowered_bound_keeps_a_groups_lowest_tasks_where_they_run():
+    # A: 3 tasks of 10, one on each of s1, s2, s3 -- one group.  t=5: A's bound drops by 2 (to 1): its highest
+    # indices go (a2 on s3, a1 on s2), a0 runs on on s1 and completes at 10.
+    ex = parse_execution({
+        "resources": ["r"], "servers": [{"name": f"s{k}", "capacity": [1]} for k in (1, 2, 3)],
+        "users": [{"name": "A", "demand": [1], "tasks": 3, "duration": 10}],
+        "events": [{"t": 5, "kind": "finish", "user": "A", "tasks": 2}]})
+    mech = mechanisms.get("drfh-first-fit+indivisible(slot=none,overhead=1)")
+    steps = list(run(ex, stepper_for(mech, ex, True), True))
+    assert [(st.t, st.alloc.x[0]) for st in steps if st.alloc is not None][:2] == [(0, (1, 1, 1)), (5, (1, 0, 0))]
+    assert completions(mech, ex) == {"A": 10}

@@ -203,8 +203,8 @@ class _Job:
     """One user's whole tasks: ``n`` not completed (``None``: unbounded), the env's bound last seen (``bound``),
     completions not yet applied by the run (``unapplied``), the next fresh index, the suspended tasks (a heap of
     ``(index, work left including the overhead)``), the running ones in GROUPS of consecutive indices started
-    together on one server (``running``: group id -> ``(first index, last index + 1, server, finish or None)``;
-    ``count`` of them in all), how many run on each server (``on``: server name -> count), and kept while ``on``
+    together (``running``: group id -> ``(first index, last index + 1, place, finish or None)``, ``place`` the
+    ``(server, tasks)`` pairs in task-index order; ``count`` of them in all), how many run on each server (``on``: server name -> count), and kept while ``on``
     and the servers are unchanged: its row of the last allocation (``row``) and what runs as ``Held`` reads it
     (``cols``)."""
 
@@ -225,19 +225,31 @@ class _Job:
     def stop(self, gid: int) -> tuple:
         """Group ``gid`` no longer runs (completed, suspended or dropped): ``(first, end, server, finish)`` it had."""
         got = self.running.pop(gid)
-        k = got[1] - got[0]
-        self.count -= k
-        c = self.on[got[2]] - k
-        if c:
-            self.on[got[2]] = c
-        else:
-            del self.on[got[2]]
+        self.count -= got[1] - got[0]
+        on = self.on
+        for server, k in got[2]:
+            c = on[server] - k
+            if c:
+                on[server] = c
+            else:
+                del on[server]
         self.row = self.cols = None
         return got
 
     def by_index(self, reverse: bool = False) -> list:
         """The running groups' ids in the order of their tasks' indices."""
         return sorted(self.running, key=lambda g: self.running[g][0], reverse=reverse)
+
+
+def _first(place: tuple, m: int) -> tuple:
+    """The servers of a group's first ``m`` tasks (``place``: ``(server, tasks)`` pairs in task-index order)."""
+    out = []
+    for server, k in place:
+        if m <= 0:
+            break
+        out.append((server, min(k, m)))
+        m -= k
+    return tuple(out)
 
 
 def _key(env: Environment, j: int) -> tuple:
@@ -286,19 +298,24 @@ class Indivisible:
         self._sindex: tuple = ((), {})  # (servers, their indices)
 
     # ------------------------------------------------------------------ tasks
-    def _start(self, job: _Job, user: str, server: str, k: int = 1) -> None:
-        """Start ``k`` of the job's tasks on ``server``, each its lowest waiting one: suspended ones (by index, one
-        group each: their work differs) before fresh ones (one group)."""
-        while k and job.suspended:
-            idx, work = heapq.heappop(job.suspended)
-            self._run(job, user, idx, idx + 1, server, work)
-            k -= 1
-        if k:
+    def _start(self, job: _Job, user: str, runs: list) -> None:
+        """Start the job's tasks ``runs`` (``(server, k)`` pairs: ``k`` tasks on ``server``, in order), each its lowest
+        waiting one: suspended ones (by index, one group each: their work differs) before fresh ones (one group, on
+        every server of the runs that takes one)."""
+        fresh = []
+        for server, k in runs:
+            while k and job.suspended:
+                idx, work = heapq.heappop(job.suspended)
+                self._run(job, user, idx, idx + 1, ((server, 1),), work)
+                k -= 1
+            if k:
+                fresh.append((server, k))
+        if fresh:
             lo = job.fresh
-            job.fresh += k
-            self._run(job, user, lo, lo + k, server, job.duration)
+            job.fresh += sum(k for _s, k in fresh)
+            self._run(job, user, lo, job.fresh, tuple(fresh), job.duration)
 
-    def _run(self, job: _Job, user: str, lo: int, hi: int, server: str, work: Optional[Fraction]) -> None:
+    def _run(self, job: _Job, user: str, lo: int, hi: int, place: tuple, work: Optional[Fraction]) -> None:
         fin = key = None
         if work is not None:  # one object per finish time: equal times in the heap compare by identity
             memo = self._fin_memo
@@ -309,7 +326,7 @@ class Indivisible:
                 t = self.now + work
                 got = memo[1][id(work)] = (work, t, float(t))
             fin, key = got[1], got[2]
-        self._add(job, user, (lo, hi, server, fin), key)
+        self._add(job, user, (lo, hi, place, fin), key)
 
     def _add(self, job: _Job, user: str, entry: tuple, key: Optional[float] = None) -> None:
         """``key``: ``float(entry[3])`` when at hand."""
@@ -317,7 +334,9 @@ class Indivisible:
         job.running[self._seq] = entry
         k = entry[1] - entry[0]
         job.count += k
-        job.on[entry[2]] = job.on.get(entry[2], 0) + k
+        on = job.on
+        for server, c in entry[2]:
+            on[server] = on.get(server, 0) + c
         job.row = job.cols = None
         self.started += k
         if entry[3] is not None:
@@ -325,11 +344,36 @@ class Indivisible:
                                             self._seq, entry))
 
     def _suspend(self, job: _Job, gid: int) -> None:
-        lo, hi, _server, fin = job.stop(gid)
+        lo, hi, _place, fin = job.stop(gid)
         left = None if fin is None else fin - self.now + self.overhead
         for idx in range(lo, hi):
             heapq.heappush(job.suspended, (idx, left))
         self.suspensions += hi - lo
+
+    def _suspend_on(self, job: _Job, user: str, gid: int, lost: set) -> None:
+        """Suspend the tasks of group ``gid`` on the servers ``lost``; its others go on running (the same finish), as
+        groups of consecutive indices."""
+        lo, _hi, place, fin = job.running[gid]
+        if all(srv in lost for srv, _k in place):
+            self._suspend(job, gid)
+            return
+        job.stop(gid)
+        left = None if fin is None else fin - self.now + self.overhead
+        idx, start, keep = lo, lo, []
+        for server, k in place + ((None, 0),):
+            if server is None or server in lost:
+                if keep:  # the tasks before it run on (not started again)
+                    n = sum(c for _s, c in keep)
+                    self.started -= n
+                    self._add(job, user, (start, start + n, tuple(keep), fin))
+                    keep = []
+                for i in range(idx, idx + k):
+                    heapq.heappush(job.suspended, (i, left))
+                self.suspensions += k
+                start = idx + k
+            else:
+                keep.append((server, k))
+            idx += k
 
     def _lower(self, job: _Job, user: str, n: int) -> None:
         """The bound fell to ``n`` whole tasks: waiting ones go first (fresh, then suspended, highest index first),
@@ -342,10 +386,10 @@ class Indivisible:
         for gid in job.by_index(reverse=True):
             if excess <= 0:
                 break
-            lo, hi, server, fin = job.stop(gid)
+            lo, hi, place, fin = job.stop(gid)
             if hi - lo > excess:  # the group's lowest tasks go on running
                 self.started -= hi - lo - excess  # (not started again: the same tasks)
-                self._add(job, user, (lo, hi - excess, server, fin))
+                self._add(job, user, (lo, hi - excess, _first(place, hi - lo - excess), fin))
             excess -= hi - lo
         job.n = n
 
@@ -410,14 +454,18 @@ class Indivisible:
             # the rule only when a task waits (with none, no rule may start one: each user at most floor(n_j) in all)
             waits = any(job.n is None or job.count < job.n for job in self.jobs.values())
             starts = self.rule(env, self._held(env)) if waits else ()
-            i, n = 0, len(starts)
-            while i < n:  # a run of the same (user, server): its tasks start together
-                pair, k = starts[i], 1
-                while i + k < n and starts[i + k] == pair:
-                    k += 1
-                u = env.users[pair[0]]
-                self._start(self.jobs[u], u, env.servers[pair[1]], k)
-                i += k
+            i, n, servers = 0, len(starts), env.servers
+            while i < n:  # a run of the same user: its tasks start together (one group, a server or several)
+                j = starts[i][0]
+                runs: list = []
+                while i < n and starts[i][0] == j:
+                    s, k = starts[i][1], 1
+                    while i + k < n and starts[i + k] == (j, s):
+                        k += 1
+                    runs.append((servers[s], k))
+                    i += k
+                u = env.users[j]
+                self._start(self.jobs[u], u, runs)
         fin = self._finishes
         if len(fin) > self._compact_at:  # stale completions (suspended, dropped) kept at most as many as live ones
             fin[:] = [e for e in fin if self._live(e)]
@@ -547,8 +595,8 @@ class Indivisible:
                 for r in range(env.n_resources):
                     acc[r] += n * d[r]
         lost.update(s for s, acc in used.items() if any(a > c for a, c in zip(acc, env.capacity[sindex[s]])))
-        for job in self.jobs.values():
-            for gid in [g for g in job.by_index() if job.running[g][2] in lost]:
-                self._suspend(job, gid)
+        for u, job in self.jobs.items():
+            for gid in [g for g in job.by_index() if any(srv in lost for srv, _k in job.running[g][2])]:
+                self._suspend_on(job, u, gid, lost)
         if lost:
             self.dirty = True
