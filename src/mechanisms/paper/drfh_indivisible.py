@@ -253,9 +253,10 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
                 f"scale capacities/demands down")
     if vector:
         def place_many(j: int, s: int, k: int) -> None:
-            rem, d = remaining[s], demand[j]
-            for r in range(R):
-                rem[r] -= k * d[r]
+            if not best_fit:  # (Best-Fit reads the array alone)
+                rem, d = remaining[s], demand[j]
+                for r in range(R):
+                    rem[r] -= k * d[r]
             total[j] += k
             placed.extend([(j, s)] * k)
 
@@ -551,8 +552,8 @@ class _VectorServers:
             got[5] = len(self.log)
         elif seen < len(self.log):
             pf = self.pooled_list
-            for s in set(self.log[seen:]):
-                rem = self.remaining[s]
+            changed = list(set(self.log[seen:]))
+            for s, rem in zip(changed, self.A[changed].tolist()):
                 if (mask is not None and not mask[s]) or rem[r0] <= 0 or any(c < v for c, v in zip(rem, d)):
                     lo[s] = hi[s] = np.inf
                     continue
