@@ -11,7 +11,7 @@ execution's events, then one decision --
 * at a reallocation boundary ``t = k * slot`` with activity since the last reallocation (a task completed, a user
   arrived or left, a report, task bound or server changed): every running task is SUSPENDED (it keeps its progress
   and pays ``overhead`` when it resumes) and the rule allocates from nothing held (Algorithm 2's Reallocation);
-* else the rule hands out free capacity only.
+* else the rule hands out free capacity only (called only when some task waits: with none, it may start none).
 
 The rule is the mechanism's own (``Mechanism.task_rule``: TSF-ER online's AllocateFromQueues), else the one-shot
 function on the residual capacity and residual task bounds, each entry rounded DOWN to whole tasks (the
@@ -204,9 +204,9 @@ class _Job:
     completions not yet applied by the run (``unapplied``), the next fresh index, the suspended tasks (a heap of
     ``(index, work left including the overhead)``), the running ones in GROUPS of consecutive indices started
     together (``running``: group id -> ``(first index, last index + 1, place, finish or None)``, ``place`` the
-    ``(server, tasks)`` pairs in task-index order; ``count`` of them in all), how many run on each server (``on``: server name -> count), and kept while ``on``
-    and the servers are unchanged: its row of the last allocation (``row``) and what runs as ``Held`` reads it
-    (``cols``)."""
+    ``(server, tasks)`` pairs in task-index order; ``count`` of them in all), how many run on each server
+    (``on``: server name -> count), and kept while ``on`` and the servers are unchanged: its row of the last
+    allocation (``row``) and what runs as ``Held`` reads it (``cols``)."""
 
     n: Optional[int]
     bound: Any

@@ -197,7 +197,7 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
         if hv is not None and any(total):  # what runs takes its servers' capacity
             users, servers, counts = hv.arrays()
             used = counts[:, None] * np.array(demand, dtype=np.int64).reshape(J, R)[users]
-            for r in range(R):  # summed per server in float64: exact, every partial sum is below 2^52 (_exact_in_floats)
+            for r in range(R):  # summed per server in float64: exact, every partial sum < 2^52 (_exact_in_floats)
                 A[:, r] -= np.bincount(servers, weights=used[:, r], minlength=S).astype(np.int64)
         remaining: Any = _Rows(A)
     else:
