@@ -159,3 +159,16 @@ def test_whole_tasks_on_many_servers_run_feasibly_to_the_end(name):
     # every task started once (nothing suspended: no slot) and completed
     n = sum(job["tasks"] for job in trace["jobs"])
     assert stepper.task_counts() == {"started": n, "completed": n, "suspended": 0, "reallocations": 0}
+
+
+@pytest.mark.parametrize("best_fit", [False, True], ids=["first-fit", "best-fit"])
+def test_a_user_gets_only_servers_it_may_use(best_fit, monkeypatch):
+    # u may use b only; a is both the first server and Best-Fit's choice for (1, 1) tasks (eq. (9) is 0 on both:
+    # the tie goes to the lower index): its 2 tasks both go to b -- from its very first pick, in the scan and in
+    # the array search
+    env = Environment(resources=("cpu", "mem"), servers=("a", "b"),
+                      capacity=((Fraction(2), Fraction(2)), (Fraction(4), Fraction(4))), users=("u",),
+                      demand=((Fraction(1), Fraction(1)),), tasks=(Fraction(2),), eligible=(frozenset({1}),))
+    for vector in (10 ** 9, 1):
+        monkeypatch.setattr(di, "VECTOR_SERVERS", vector)
+        assert di._fill(env, best_fit, "drfh")[0] == [(0, 1), (0, 1)]

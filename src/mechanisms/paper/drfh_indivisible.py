@@ -541,6 +541,7 @@ class _VectorServers:
             r0 = next(r for r, v in enumerate(d) if v > 0)  # (a zero user never gets here)
             P = self.pooled_int
             af = [float(Fraction(d[r] * P[r0], P[r] * d[r0])) if P[r] else 0.0 for r in range(len(d))]  # D_r / D_r0
+            self._row(j)  # (its eligibility mask)
             mask = self.mask.get(j)
             lo, hi = self._screen(j, r0, af, mask, None)
             got = self.direction[key] = [r0, af, mask, lo, hi, len(self.log)]
