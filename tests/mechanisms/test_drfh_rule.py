@@ -71,7 +71,7 @@ def test_the_vectorised_search_places_what_the_scan_places(workload, point, i, b
     # with placement constraints; what runs: a random prefix of the one-shot's own placements, given dense (as a
     # test or a user's rule hands it) or sparse
     env = get(workload).sampler(**point)(sample_rng(3, point, i))
-    monkeypatch.setattr(di, "VECTOR_SERVERS", 10 ** 9)
+    monkeypatch.setattr(di, "VECTOR_SERVERS", {False: 10 ** 9, True: 10 ** 9})
     placed, _ = di._fill(env, best_fit, "drfh")
     k = random.Random(i).randint(0, len(placed))
     dense = [[0] * env.n_servers for _ in range(env.n_users)]
@@ -80,7 +80,7 @@ def test_the_vectorised_search_places_what_the_scan_places(workload, point, i, b
     held = held_view(dense) if i % 2 else tuple(map(tuple, dense))
     scan = di._fill(env, best_fit, "drfh", held)
     one_shot = di._fill(env, best_fit, "drfh")
-    monkeypatch.setattr(di, "VECTOR_SERVERS", 1)
+    monkeypatch.setattr(di, "VECTOR_SERVERS", {False: 1, True: 1})
     assert di._fill(env, best_fit, "drfh", held) == scan
     assert di._fill(env, best_fit, "drfh") == one_shot
     assert len(one_shot[0]) > 0 or workload == "uniform"  # (a drawn uniform instance may fit no task at all)
@@ -92,10 +92,10 @@ def test_a_best_fit_tie_between_different_servers_goes_to_the_exact_value(monkey
     env = Environment(resources=("cpu", "mem"), servers=("a", "b", "c"),
                       capacity=((Fraction(2), Fraction(4)), (Fraction(4), Fraction(2)), (Fraction(3), Fraction(3))),
                       users=("u",), demand=((Fraction(1), Fraction(1)),), tasks=(Fraction(4),))
-    monkeypatch.setattr(di, "VECTOR_SERVERS", 1)
+    monkeypatch.setattr(di, "VECTOR_SERVERS", {False: 1, True: 1})
     # 3 on c ((3,3) -> (0,0)); then a: |1 - 4/2| = 1 vs b: |1 - 2/4| = 1/2 -> b
     assert di._fill(env, True, "drfh")[0] == [(0, 2), (0, 2), (0, 2), (0, 1)]
-    monkeypatch.setattr(di, "VECTOR_SERVERS", 10 ** 9)
+    monkeypatch.setattr(di, "VECTOR_SERVERS", {False: 10 ** 9, True: 10 ** 9})
     assert di._fill(env, True, "drfh")[0] == [(0, 2), (0, 2), (0, 2), (0, 1)]
 
 
@@ -111,7 +111,7 @@ def test_best_fit_takes_servers_alike_in_turn_only_while_the_one_served_ranks_af
     env = Environment(resources=("cpu", "mem"), servers=("a", "b", "c"), capacity=(tuple(map(Fraction, row)),) * 3,
                       users=("u",), demand=((Fraction(1), Fraction(1)),), tasks=(Fraction(5),))
     for vector in (10 ** 9, 1):
-        monkeypatch.setattr(di, "VECTOR_SERVERS", vector)
+        monkeypatch.setattr(di, "VECTOR_SERVERS", {False: vector, True: vector})
         assert di._fill(env, True, "drfh")[0] == [(0, s) for s in expected]
 
 
@@ -170,5 +170,5 @@ def test_a_user_gets_only_servers_it_may_use(best_fit, monkeypatch):
                       capacity=((Fraction(2), Fraction(2)), (Fraction(4), Fraction(4))), users=("u",),
                       demand=((Fraction(1), Fraction(1)),), tasks=(Fraction(2),), eligible=(frozenset({1}),))
     for vector in (10 ** 9, 1):
-        monkeypatch.setattr(di, "VECTOR_SERVERS", vector)
+        monkeypatch.setattr(di, "VECTOR_SERVERS", {False: vector, True: vector})
         assert di._fill(env, best_fit, "drfh")[0] == [(0, 1), (0, 1)]
