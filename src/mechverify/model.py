@@ -68,6 +68,12 @@ def leontief_tasks(amounts: Sequence[Any], demand: Sequence[Any]) -> Any:
         return Fraction(bn, bd) if bd else INF
     best: Any = INF
     for a, dk in zip(amounts, demand):
+        if a.__class__ is float and dk.__class__ is Fraction:  # a float bundle, an exact demand: what ``a / dk``
+            if dk._numerator > 0:                               # computes, float(a) / float(dk), without the calls
+                q = a / (dk._numerator / dk._denominator)
+                if q < best:
+                    best = q
+            continue
         if dk > 0:
             q = a / dk
             if q < best:

@@ -84,3 +84,37 @@ def test_exact_utility_equals_the_bundle_computation():
             checked += 1
             capped += ref == true_env.tasks[k]
     assert checked > 3000 and capped > 100
+
+
+def test_leontief_of_float_amounts_and_exact_demands_is_what_the_operators_give():
+    # a float bundle part against an exact demand: the shortcut computes float(a) / float(dk) as ``a / dk`` does
+    # (Fraction's reflected division), skips dk = 0 by its numerator as ``dk > 0`` does, and compares as before
+    # -- the same bits and type, tiny and huge demands included (a positive demand whose float is 0.0 raises as
+    # ``a / dk`` does)
+    import math
+
+    import pytest
+
+    from mechverify.model import INF, leontief_tasks
+
+    def reference(amounts, demand):
+        best = INF
+        for a, dk in zip(amounts, demand):
+            if dk > 0:
+                q = a / dk
+                if q < best:
+                    best = q
+        return best
+
+    rng = random.Random(5)
+    values = [F(0), F(1, 3), F(7, 2), F(10 ** 30, 3), F(1, 10 ** 30), F(5)]
+    for _ in range(3000):
+        R = rng.randint(1, 4)
+        amounts = tuple(rng.choice([0.0, 1.5, 1e-300, 3.0, rng.random() * 100, math.inf]) for _ in range(R))
+        demand = tuple(rng.choice(values) for _ in range(R))
+        got, want = leontief_tasks(amounts, demand), reference(amounts, demand)
+        assert type(got) is type(want) and (got == want or (math.isnan(got) and math.isnan(want)))
+    with pytest.raises(ZeroDivisionError):
+        leontief_tasks((1.0,), (F(1, 10 ** 400),))
+    with pytest.raises(ZeroDivisionError):
+        reference((1.0,), (F(1, 10 ** 400),))
