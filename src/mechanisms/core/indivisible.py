@@ -134,8 +134,9 @@ class Held(Sequence):
             cols = self.cols
             sizes = [len(c[0]) for c in cols]
             users = np.repeat(np.arange(len(cols), dtype=np.int64), sizes)
-            self._arrays = (users, np.concatenate([c[0] for c in cols] or [np.zeros(0)]).astype(np.int64, copy=False),
-                            np.concatenate([c[1] for c in cols] or [np.zeros(0)]).astype(np.int64, copy=False))
+            servers = np.concatenate([c[0] for c in cols] or [np.zeros(0)])
+            counts = np.concatenate([c[1] for c in cols] or [np.zeros(0)])
+            self._arrays = (users, servers.astype(np.int64, copy=False), counts.astype(np.int64, copy=False))
         return self._arrays
 
 
@@ -343,25 +344,14 @@ class Indivisible:
             heapq.heappush(self._finishes, (float(entry[3]) if key is None else key, entry[3], self._seq, user,
                                             self._seq, entry))
 
-    def _suspend(self, job: _Job, gid: int) -> None:
-        lo, hi, _place, fin = job.stop(gid)
-        left = None if fin is None else fin - self.now + self.overhead
-        for idx in range(lo, hi):
-            heapq.heappush(job.suspended, (idx, left))
-        self.suspensions += hi - lo
-
-    def _suspend_on(self, job: _Job, user: str, gid: int, lost: set) -> None:
-        """Suspend the tasks of group ``gid`` on the servers ``lost``; its others go on running (the same finish), as
-        groups of consecutive indices."""
-        lo, _hi, place, fin = job.running[gid]
-        if all(srv in lost for srv, _k in place):
-            self._suspend(job, gid)
-            return
-        job.stop(gid)
+    def _suspend(self, job: _Job, gid: int, user: str = "", lost: Optional[set] = None) -> None:
+        """Suspend the tasks of group ``gid`` (with ``lost``: only those on these servers, of ``user``'s job; the
+        others run on, the same finish, as groups of consecutive indices)."""
+        lo, _hi, place, fin = job.stop(gid)
         left = None if fin is None else fin - self.now + self.overhead
         idx, start, keep = lo, lo, []
-        for server, k in place + ((None, 0),):
-            if server is None or server in lost:
+        for server, k in place + ((None, 0),):  # (a sentinel closes the last run of kept tasks)
+            if lost is None or server is None or server in lost:
                 if keep:  # the tasks before it run on (not started again)
                     n = sum(c for _s, c in keep)
                     self.started -= n
@@ -597,6 +587,6 @@ class Indivisible:
         lost.update(s for s, acc in used.items() if any(a > c for a, c in zip(acc, env.capacity[sindex[s]])))
         for u, job in self.jobs.items():
             for gid in [g for g in job.by_index() if any(srv in lost for srv, _k in job.running[g][2])]:
-                self._suspend_on(job, u, gid, lost)
+                self._suspend(job, gid, u, lost)
         if lost:
             self.dirty = True

@@ -399,7 +399,7 @@ class _VectorServers:
             if s is None:
                 heapq.heappop(heap)
                 continue
-            k = 1
+            k, run = 1, None
             if j in zero:
                 k = limit[j] - total[j]  # its key stays (0, j): every task in a row
             elif not self.best_fit:
@@ -407,26 +407,20 @@ class _VectorServers:
             elif self.alike is not None and len(self.alike) > 1:
                 # Best-Fit's run: one task on each server alike s (its exact minimum), in index order
                 run = self.alike[:self._allowance(j, len(self.alike), heap, total, per, limit)]
-                steps += len(run)
-                if steps > MAX_STEPS:
-                    raise InstanceError(too_many)
+            steps += k if run is None else len(run)
+            if steps > MAX_STEPS:
+                raise InstanceError(too_many)
+            if run is None:
+                place(j, s, k)
+                self.A[s] -= k * self._row(j)
+                if self.best_fit:
+                    self.log.append(s)
+            else:
                 lst = run.tolist()
                 for t in lst:
                     place(j, t, 1)
                 self.A[run] -= self._row(j)
                 self.log.extend(lst)
-                if limit[j] is None or total[j] < limit[j]:
-                    heapq.heapreplace(heap, (total[j] * per[j], j))
-                else:
-                    heapq.heappop(heap)
-                continue
-            steps += k
-            if steps > MAX_STEPS:
-                raise InstanceError(too_many)
-            place(j, s, k)
-            self.A[s] -= k * self._row(j)
-            if self.best_fit:
-                self.log.append(s)
             if limit[j] is None or total[j] < limit[j]:
                 heapq.heapreplace(heap, (total[j] * per[j], j))
             else:
