@@ -1,7 +1,8 @@
 """First-/Best-Fit DRFH's own whole-task rule (``drfh_indivisible.task_rule``, the indivisible lift's rule for free
 capacity): the fill continued from the tasks running, which count in their users' shares; its vectorised server
 search on many servers (``_VectorServers``) places exactly what the per-user scan places; the cluster memo that
-shares O(servers) values between the environments of one cluster."""
+shares O(servers) values between the environments of one cluster; what runs, kept between a run's calls
+(``Held.memo``), counted as a call alone counts it."""
 from __future__ import annotations
 
 import random
@@ -12,7 +13,7 @@ import pytest
 
 import mechanisms
 import mechanisms.paper.drfh_indivisible as di
-from mechanisms.core.indivisible import held_view
+from mechanisms.core.indivisible import Held, held_view
 from mechanisms.core.time import lift
 from mechverify.allocation import float_matrix
 from mechverify.execution import run
@@ -172,3 +173,54 @@ def test_a_user_gets_only_servers_it_may_use(best_fit, monkeypatch):
     for vector in (10 ** 9, 1):
         monkeypatch.setattr(di, "VECTOR_SERVERS", {False: vector, True: vector})
         assert di._fill(env, best_fit, "drfh")[0] == [(0, 1), (0, 1)]
+
+
+def test_what_runs_kept_between_calls_is_what_a_call_alone_counts(monkeypatch):
+    # the rule keeps the capacities less what runs between a run's calls (Held.memo) and re-counts only the users
+    # whose running tasks (their cols object) or demand changed: at every call the array and the fill must be those
+    # of a call with nothing kept -- users staying, moving, leaving, arriving, a demand changed (the same scale,
+    # then a new one: denominators of 3), the servers changed.  70 servers: environments of one cluster share its
+    # memo (model.CLUSTER_MIN_SERVERS), as a simulation's steps do
+    monkeypatch.setattr(di, "VECTOR_SERVERS", {False: 1, True: 1})
+    F = Fraction
+    memo: dict = {}
+    names = tuple(f"s{i}" for i in range(70))
+
+    def cols(*pairs):  # (server, count) pairs -> a stepper's cols entry
+        pairs = sorted(pairs)
+        return (np.array([s for s, _n in pairs], dtype=np.int64), np.array([n for _s, n in pairs], dtype=np.int64),
+                sum(n for _s, n in pairs))
+
+    small = (F(1), F(1))
+    caps = ((F(8), F(8)), (F(10), F(6)), (F(6), F(10))) + (small,) * 67
+    other = ((F(8), F(8)), (F(4), F(6)), (F(6), F(10))) + (small,) * 67
+    du, dv, dw, dx = (F(1), F(1)), (F(1), F(2)), (F(2), F(1)), (F(3), F(1))
+    cu, cv, cw, cv2, cx = cols((0, 2), (1, 1)), cols((2, 2)), cols((1, 3)), cols((2, 3)), cols((0, 1))
+    cv3, cx3 = cols((2, 1)), cols((0, 1))
+    steps = [  # users, demands, what runs, capacities, the memo kept from the step before
+        (("u", "v", "w"), (du, dv, dw), [cu, cv, cw], caps, False),
+        (("u", "v", "x"), (du, dv, dx), [cu, cv2, cols()], caps, True),  # w gone, x new, v moved, u stays
+        (("u", "v", "x"), (du, dv, dx), [cu, cv2, cx], caps, True),  # only x moved
+        (("u", "v", "x"), (du, (F(2), F(1)), dx), [cu, cv2, cx], caps, True),  # v's demand changed, the same scale
+        (("v", "x"), ((F(1, 3), F(2)), dx), [cv3, cx3], caps, False),  # u gone; v's demand in thirds
+        (("v", "x"), ((F(1, 3), F(2)), dx), [cv3, cx3], tuple(caps), True),  # the same capacities, another tuple
+        (("v", "x"), ((F(1, 3), F(2)), dx), [cv3, cx3], other, False),  # the servers changed
+    ]
+    for best_fit in (False, True):
+        memo.clear()
+        last = None
+        for users, demand, held, cluster, kept_before in steps:
+            env = Environment(resources=("cpu", "mem"), servers=names, capacity=cluster, users=users,
+                              demand=demand, tasks=(F(50),) * len(users))
+            scale = di.integer_scale(env)
+            scaled = di._scaled_demands(env, scale, di._demand_info(env))
+            after = [di._after_held(env, Held(held, 70, m), scaled, scale, di._base(env), [c[2] for c in held])
+                     for m in (memo, None)]
+            assert (after[0] == after[1]).all()
+            assert (memo["drfh-after-held"] is last) == kept_before
+            last = memo["drfh-after-held"]
+            assert set(last[2]) == set(users)  # the users gone were taken back
+            kept = di._fill(env, best_fit, "drfh", Held(held, 70, memo))
+            alone = di._fill(env, best_fit, "drfh", Held(held, 70))
+            assert kept == alone and kept[0]
+            assert kept == di._fill(env, best_fit, "drfh", Held(held, 70, memo))  # (the fill wrote a copy)

@@ -93,12 +93,16 @@ class Held(Sequence):
     """The whole tasks running, as a rule reads them (``Mechanism.task_rule``): ``held[j][s]`` counts, ``J x S``,
     kept sparse -- ``cols[j]`` is user ``j``'s ``(server indices, counts, total)``: the servers where it has tasks
     running (ascending), how many on each, and their sum.  Read as dicts (:attr:`on`), as flat int64 arrays
-    (:meth:`arrays`), or a dense row by index (built when read)."""
+    (:meth:`arrays`), or a dense row by index (built when read).
 
-    __slots__ = ("cols", "n_servers", "_on", "_arrays")
+    ``memo``: a dict the caller keeps for one run's calls of the rule (``None``: none), where a rule may keep what
+    it derived from earlier calls.  The stepper's ``cols[j]`` is a new object whenever user ``j``'s tasks move (and
+    whenever the servers change), the same object while they stay: a rule may tell what changed by identity."""
 
-    def __init__(self, cols: list, n_servers: int) -> None:
-        self.cols, self.n_servers, self._on, self._arrays = cols, n_servers, None, None
+    __slots__ = ("cols", "n_servers", "memo", "_on", "_arrays")
+
+    def __init__(self, cols: list, n_servers: int, memo: Optional[dict] = None) -> None:
+        self.cols, self.n_servers, self.memo, self._on, self._arrays = cols, n_servers, memo, None, None
 
     def __len__(self) -> int:
         return len(self.cols)
@@ -297,6 +301,7 @@ class Indivisible:
         self._fin_memo: tuple = (None, {})  # (now, work -> now + work)
         self._cluster: Optional[tuple] = None  # (servers, capacity) last checked against what runs
         self._sindex: tuple = ((), {})  # (servers, their indices)
+        self._rule_memo: dict = {}  # the rule's own, across this run's calls (``Held.memo``)
 
     # ------------------------------------------------------------------ tasks
     def _start(self, job: _Job, user: str, runs: list) -> None:
@@ -498,7 +503,7 @@ class Indivisible:
                 got = job.cols = (np.array([s for s, _n in pairs], dtype=np.int64),
                                   np.array([n for _s, n in pairs], dtype=np.int64), job.count)
             cols.append(got)
-        return Held(cols, env.n_servers)
+        return Held(cols, env.n_servers, self._rule_memo)
 
     def _allocation(self, env: Environment, exact: bool) -> Allocation:
         """What runs as ``env``'s task matrix: each job's row (kept while its tasks stay where they are), and in

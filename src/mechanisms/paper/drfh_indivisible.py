@@ -107,11 +107,7 @@ def _base(env: Environment) -> _Base:
 def _scaled_demands(env: Environment, scale: list, info: list) -> list:
     """Every user's demand times ``scale``, kept with the user's :func:`_demand_info` for the last scale it was
     scaled to (a run's users come back step after step)."""
-    R, key = env.n_resources, tuple(scale)
-    keys = env.cluster_memo().setdefault("drfh-scales", {})
-    if len(keys) > 1024:  # (a bound: a key forgotten only costs its demands' scaling again)
-        keys.clear()
-    key = keys.setdefault(key, key)  # one object per scale: compared by identity below
+    R, key = env.n_resources, _scale_key(env, scale)
     out = []
     for e in info:
         got = e[4]
@@ -120,6 +116,16 @@ def _scaled_demands(env: Environment, scale: list, info: list) -> list:
             got[0], got[1] = key, tuple(d[r].numerator * (scale[r] // d[r].denominator) for r in range(R))
         out.append(got[1])
     return out
+
+
+def _scale_key(env: Environment, scale: list) -> tuple:
+    """``scale`` as one tuple object per scale (kept in the cluster memo): what was derived for a scale is found
+    by the key's identity."""
+    key = tuple(scale)
+    keys = env.cluster_memo().setdefault("drfh-scales", {})
+    if len(keys) > 1024:  # (a bound: a key forgotten only costs what was derived for it again)
+        keys.clear()
+    return keys.setdefault(key, key)
 
 
 def _demand_info(env: Environment) -> list:
@@ -195,12 +201,7 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
         import numpy as np
 
         base = _base(env)
-        A, pooled = base.array * np.array(base.factors(scale), dtype=np.int64), base.pooled(scale)
-        if hv is not None and any(total):  # what runs takes its servers' capacity
-            users, servers, counts = hv.arrays()
-            used = counts[:, None] * np.array(demand, dtype=np.int64).reshape(J, R)[users]
-            for r in range(R):  # summed per server in float64: exact, every partial sum < 2^52 (_exact_in_floats)
-                A[:, r] -= np.bincount(servers, weights=used[:, r], minlength=S).astype(np.int64)
+        A, pooled = _after_held(env, hv, demand, scale, base, total), base.pooled(scale)
         remaining: Any = _Rows(A)
     else:
         if scale is None:
@@ -289,6 +290,52 @@ def _fill(env: Environment, best_fit: bool, name: str, held: Optional[Sequence] 
     steps = fill_whole_tasks(fits, lambda u: (total[u] * per[u], u), server_key, place,
                              server_fits, user_open, MAX_STEPS, too_many, pick_server=pick)
     return placed, steps
+
+
+def _after_held(env: Environment, hv: Any, demand: list, scale: list, base: _Base, total: list) -> Any:
+    """The scaled capacities less what runs (``hv``, ``total`` its users' sums), an ``S x R`` int64 array the fill
+    may write.  Exact: every value and partial sum is an integer of magnitude below 2^52 (``_exact_in_floats``).
+    With the caller's memo (``Held.memo``) the array is kept between calls, each user's part in it with the
+    ``cols`` and scaled demand it was counted from: a call re-counts only the users whose running tasks or demand
+    changed (by identity) and takes back those gone -- a step of a simulation moves a few users' tasks while
+    thousands run."""
+    import numpy as np
+
+    R = env.n_resources
+    memo = hv.memo if hv is not None else None
+    if memo is None:
+        A = base.array * np.array(base.factors(scale), dtype=np.int64)
+        if hv is not None and any(total):  # what runs takes its servers' capacity
+            users, servers, counts = hv.arrays()
+            used = counts[:, None] * np.array(demand, dtype=np.int64).reshape(env.n_users, R)[users]
+            for r in range(R):  # summed per server in float64: exact, every partial sum < 2^52
+                A[:, r] -= np.bincount(servers, weights=used[:, r], minlength=env.n_servers).astype(np.int64)
+        return A
+    key = _scale_key(env, scale)
+    got = memo.get("drfh-after-held")
+    # the same scale OBJECT: the same cluster (it is interned in the cluster's memo, which is the capacities' own)
+    if got is None or got[0] is not key:
+        got = memo["drfh-after-held"] = (key, base.array * np.array(base.factors(scale), dtype=np.int64), {})
+    A, kept = got[1], got[2]
+
+    def count(c: tuple, d: tuple, sign: int) -> None:  # a user's tasks running (cols c, scaled demand d) in or out
+        if c[2]:
+            A[np.asarray(c[0], dtype=np.int64)] -= sign * np.multiply.outer(np.asarray(c[1], dtype=np.int64),
+                                                                          np.array(d, dtype=np.int64))
+
+    for u, c, d in zip(env.users, hv.cols, demand):
+        was = kept.get(u)
+        if was is not None:
+            if was[0] is c and was[1] is d:
+                continue
+            count(*was, -1)
+        count(c, d, 1)
+        kept[u] = (c, d)
+    if len(kept) > len(env.users):  # some users counted before are gone
+        here = set(env.users)
+        for u in [u for u in kept if u not in here]:
+            count(*kept.pop(u), -1)
+    return A.copy()
 
 
 class _Rows(dict):
