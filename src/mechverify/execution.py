@@ -548,7 +548,11 @@ class Stepper(Protocol):
     fire past the last event when the execution declares no ``end``; ``task_counts()`` (optional) says what
     happened to its whole tasks so far (``{"started": ..., "completed": ..., ...}``: a simulation reports it).  A
     stepper with ``reads_previous = False`` never reads ``StepContext.previous`` (it allocates from the present
-    environment alone): the run does not carry the previous allocation over for it (``previous`` is ``None``)."""
+    environment alone): the run does not carry the previous allocation over for it (``previous`` is ``None``).  A
+    stepper with ``waves_alone = True`` runs one job alone on a cluster that does not change in WAVES: every start
+    decided with nothing of the job running, from its report and bound alone, the tasks of a wave completing
+    together after the job's per-task ``duration`` -- so the job finishes ``arrival + waves x duration``, ``waves``
+    depending on neither its arrival nor its duration (a simulation reuses it for jobs alike)."""
 
     def step(self, ctx: StepContext) -> Allocation: ...
 

@@ -42,7 +42,7 @@ from mechanisms.core.time import execution_of, stepper_for
 from mechverify import allocation as _allocation
 from mechverify.allocation import (Allocation, RowReuse, dominant_shares, float_matrix, float_totals, resource_totals,
                                    usage)
-from mechverify.execution import Event, Execution, StepContext, UserSpec, run
+from mechverify.execution import MAX_TIME, Event, Execution, StepContext, UserSpec, run
 from mechverify.model import Environment, deferred_validation
 from mechverify.numbers import FLOAT_REL
 from mechverify.utility import utilities, utility_floats
@@ -235,23 +235,45 @@ class _Standalone:
     def __init__(self, mech) -> None:
         self.mech, self.cache = mech, {}
         self._cluster: Any = None  # (servers, capacity, the rates cached on them): the last cluster's, by identity
+        self.waves: Optional[bool] = None  # the model's steppers run a job alone in waves (``Stepper.waves_alone``)
+        self.runs = 0  # the jobs run alone (the others found in the cache)
 
     def jct(self, ex: Execution, spec: UserSpec, env: Environment, at: Fraction) -> float:
         """The job's JCT when it arrives at ``at`` (exact) alone on ``env``'s cluster (an execution of its own,
-        stepped by a fresh stepper of the same model: slots and overheads included)."""
+        stepped by a fresh stepper of the same model: slots and overheads included).  Where the model runs a job
+        alone in waves (``Stepper.waves_alone``), the waves found for a job serve every job alike but for its
+        arrival and per-task duration: its JCT is ``float(at + waves x duration) - float(at)``, what its own run
+        would give, bit for bit."""
         report = spec.to_dict()
         report.pop("name")
         key = (json.dumps(report, sort_keys=True), at, env.servers, env.cluster_key())
         got = self.cache.get(key)
-        if got is None:
-            alone = replace(ex, servers=env.servers, capacity=env.capacity, users=(),
-                            events=(Event(at, "arrive", spec=spec),), end=None, name="")
-            got = math.inf
-            for st in run(alone, stepper_for(self.mech, alone, False), exact=False):
-                ev = st.event
-                if ev is not None and ev.kind == "finish" and ev.derived and ev.user not in st.users:
+        if got is not None:
+            return got
+        d, wkey = spec.duration, None
+        if self.waves is not False and d is not None:
+            report.pop("duration")
+            wkey = ("waves", json.dumps(report, sort_keys=True), env.servers, env.cluster_key())
+            w = self.cache.get(wkey)
+            if w is not None and at + w * d <= MAX_TIME:
+                got = self.cache[key] = float(at + w * d) - float(at)
+                return got
+        alone = replace(ex, servers=env.servers, capacity=env.capacity, users=(),
+                        events=(Event(at, "arrive", spec=spec),), end=None, name="")
+        stepper = stepper_for(self.mech, alone, False)
+        self.runs += 1
+        if self.waves is None:
+            self.waves = bool(getattr(stepper, "waves_alone", False))
+        got, waves = math.inf, 0
+        for st in run(alone, stepper, exact=False):
+            ev = st.event
+            if ev is not None and ev.kind == "finish" and ev.derived:  # (in waves: a wave completed)
+                waves += 1
+                if ev.user not in st.users:
                     got = float(st.t) - float(at)
-            self.cache[key] = got
+                    if self.waves and wkey is not None and float(at + waves * d) == float(st.t):
+                        self.cache[wkey] = waves
+        self.cache[key] = got
         return got
 
     def rate(self, env: Environment, j: int) -> float:

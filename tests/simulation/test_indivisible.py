@@ -281,3 +281,35 @@ def test_a_lowered_bound_keeps_a_groups_lowest_tasks_where_they_run():
     steps = list(run(ex, stepper_for(mech, ex, True), True))
     assert [(st.t, st.alloc.x[0]) for st in steps if st.alloc is not None][:2] == [(0, (1, 1, 1)), (5, (1, 0, 0))]
     assert completions(mech, ex) == {"A": 10}
+
+
+@pytest.mark.parametrize("name", ["drfh-best-fit", "cdrf"])
+def test_a_job_alone_in_waves_reuses_the_waves_of_a_job_alike(name):
+    # without reallocation a job alone runs in waves (Stepper.waves_alone): 5 tasks of 1 cpu on 2 servers of 2 cpu
+    # run 4, then 1 -- 2 waves whatever the arrival and the per-task duration, so it finishes at arrival + 2 x
+    # duration.  Jobs alike but for those reuse the waves (DRFH's own rule; cdrf: the generic residual rule); the
+    # JCTs are those of each job's own run, bit for bit (arrivals in thirds: float(at + 2d) - float(at) is not 2d)
+    from simulation.simulate import _Standalone
+
+    trace = {"resources": ["cpu"], "servers": [{"name": "a", "capacity": [2]}, {"name": "b", "capacity": [2]}],
+             "jobs": [{"arrival": "1/3", "tasks": 5, "duration": 10, "demand": [1], "name": "j0"},
+                      {"arrival": "7/3", "tasks": 5, "duration": "1/7", "demand": [1], "name": "j1"},
+                      {"arrival": "10/3", "tasks": 4, "duration": 3, "demand": [1], "name": "j2"},
+                      {"arrival": "1000001/3", "tasks": 5, "duration": "13/11", "demand": [1], "name": "j3"}]}
+    ex = parse_job_trace(trace)
+    mech = lift(mechanisms.get(name), "indivisible(slot=none,overhead=0)")
+    arrivals = [(e.t, e.spec) for e in ex.events if e.kind == "arrive"]
+    env = next(st for st in run(ex, stepper_for(mech, ex, False), exact=False) if st.env is not None).env
+    reused, alone = _Standalone(mech), _Standalone(mech)
+    alone.waves = False  # (every job run alone)
+    got = [reused.jct(ex, spec, env, at) for at, spec in arrivals]
+    assert got == [alone.jct(ex, spec, env, at) for at, spec in arrivals]
+    third = [F(1, 3), F(7, 3), F(10, 3), F(1000001, 3)]
+    assert got == [float(at + k * d) - float(at) for at, k, d in zip(third, (2, 2, 1, 2), (10, F(1, 7), 3, F(13, 11)))]
+    assert got[1] != 2 / 7  # (the subtraction's rounding kept)
+    assert reused.waves is True and reused.runs == 2 and alone.runs == 4  # j1 and j3 reused j0's waves
+    # with reallocation slots a job alone is suspended at the boundaries: no waves, every job run
+    slotted = _Standalone(lift(mechanisms.get(name), "indivisible(slot=4,overhead=1)"))
+    for at, spec in arrivals:
+        slotted.jct(ex, spec, env, at)
+    assert slotted.waves is False and slotted.runs == 4

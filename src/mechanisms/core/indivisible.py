@@ -277,6 +277,9 @@ class Indivisible:
 
     def __init__(self, mech: Mechanism, ex: Execution, exact: bool, slot: Optional[Fraction], overhead: Fraction) -> None:
         self.mech, self.slot, self.overhead = mech, slot, overhead
+        # never reallocating, a job alone is never suspended: its rule (a function of the environment and what
+        # runs) starts it from nothing running at its arrival and again each time its whole wave completes
+        self.waves_alone = slot is None
         self.rule = mech.task_rule if mech.task_rule is not None else residual_rule(mech)
         self.duration: dict[str, Optional[Fraction]] = {}
         specs = [(f"users[{k}]", u) for k, u in enumerate(ex.users)]
