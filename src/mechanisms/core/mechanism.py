@@ -353,7 +353,8 @@ class Mechanism:
     #: ...]``: the tasks to start, one pair each, in order, given the whole tasks ``held`` (``J x S`` counts)
     #: already running and ``env.tasks`` the unfinished ones (``register(..., task_rule=...)``; seed 004's
     #: AllocateFromQueues).  The indivisible lift (``mechanisms.core.indivisible``) applies it at every batch of
-    #: events where a task waits (none waiting: no rule may start one), and from nothing held at a reallocation;
+    #: events where a task waits (none waiting: no rule may start one), and from nothing held at a reallocation; a
+    #: function of its arguments alone (a run may reuse what it decided: ``Held.memo``, a job alone's waves);
     #: ``None``: the one-shot function on the residual
     task_rule: Optional[Callable[[Environment, tuple], list]] = None
 
