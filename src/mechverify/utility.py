@@ -33,7 +33,7 @@ from .allocation import Allocation, Bundle, _row_sums, float_matrix, memo
 from .model import Environment, leontief_tasks
 from .numbers import INF, as_float
 
-__all__ = ["Reuse", "true_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value",
+__all__ = ["Reuse", "true_tasks", "capped_tasks", "whole_tasks", "bundle_value", "utility", "utilities", "envy_value",
            "equal_split_bundle", "si_benchmark", "hsi_benchmark", "scaled", "envy_value_up_to_one"]
 
 
@@ -43,10 +43,10 @@ def true_tasks(env: Environment, j: int, bundle: Bundle, servers: Optional[Itera
     total: Any = 0
     for s in mask:
         total = total + leontief_tasks(bundle.amounts[s], env.d(j, s))
-    return _capped(total, leontief_tasks(bundle.external, env.external_demand[j]), env.tasks[j])
+    return capped_tasks(total, leontief_tasks(bundle.external, env.external_demand[j]), env.tasks[j])
 
 
-def _capped(total: Any, ext: Any, nj: Any) -> Any:
+def capped_tasks(total: Any, ext: Any, nj: Any) -> Any:
     """``min(total, ext, n_j)``, compared in this order (a binding ``n_j`` is returned as it is)."""
     result = total
     if ext is not INF and ext < result:  # (the float +inf is less than nothing)
@@ -119,7 +119,7 @@ def _exact_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
     ext_r = rep.external_demand[j]
     tot = alloc.total(j) if ext_r else 0
     ext = leontief_tasks(tuple(tot * v for v in ext_r), true_env.external_demand[j])
-    return _capped(total, ext, true_env.tasks[j])
+    return capped_tasks(total, ext, true_env.tasks[j])
 
 
 def _float_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
@@ -146,7 +146,7 @@ def _float_own_tasks(true_env: Environment, alloc: Allocation, j: int) -> Any:
                 q = tot * as_float(dr) / as_float(dt)
                 if q < ext:
                     ext = q
-    return _capped(total, ext, true_env.tasks[j])
+    return capped_tasks(total, ext, true_env.tasks[j])
 
 
 def utilities(true_env: Environment, alloc: Allocation, integral: bool = False,
@@ -273,7 +273,7 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
     """:func:`utility` of every user when ``alloc`` has a :func:`float_matrix`, vectorised: the IEEE operations
     of :func:`_float_own_tasks` in its order -- per server ``min_r x * d_rep / d_true`` (a minimum is exact),
     summed over the servers left to right from ``0``, the external limit ``min_k x_j * d_er_rep / d_er_true``,
-    then :func:`_capped`, whose comparison with a ``Fraction`` bound is exact (a float bound that ties is
+    then :func:`capped_tasks`, whose comparison with a ``Fraction`` bound is exact (a float bound that ties is
     compared exactly, one user at a time).  A user eligible on only some servers (its set's order) is computed
     by :func:`utility`; per-server demands: ``None`` (the caller's loop)."""
     X = float_matrix(alloc)
@@ -299,7 +299,7 @@ def _float_utilities(true_env: Environment, alloc: Allocation) -> Optional[tuple
     nj = ft.tasks
     out = total.tolist()
     for j in (nj <= total).nonzero()[0].tolist():  # the bound binds (float < total) or ties (compared exactly)
-        out[j] = true_env.tasks[j] if nj[j] < total[j] else _capped(out[j], INF, true_env.tasks[j])
+        out[j] = true_env.tasks[j] if nj[j] < total[j] else capped_tasks(out[j], INF, true_env.tasks[j])
     if set(map(len, true_env.eligible)) != {S}:
         for j, el in enumerate(true_env.eligible):
             if len(el) != S:  # eligible on some servers only: summed in its set's order

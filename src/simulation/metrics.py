@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
-from mechverify.allocation import Allocation, feasibility_violations
+from mechverify.allocation import Allocation, feasibility_violations, float_matrix
 from mechverify.domination import dominating_allocation
-from mechverify.model import Environment
-from mechverify.numbers import InstanceError, is_inf, ratio
-from mechverify.utility import envy_value, equal_split_bundle, si_benchmark, true_tasks, utility
+from mechverify.model import Environment, leontief_tasks
+from mechverify.numbers import InstanceError, as_floats, is_inf, ratio
+from mechverify.utility import capped_tasks, envy_value, equal_split_bundle, si_benchmark, true_tasks, utilities, utility
 
 __all__ = ["si_benchmark", "si_sat", "si_sats", "min_si_sat", "ef_sat", "ef_sats", "min_ef_sat",
            "dominating_allocation", "domination", "domination_factor", "jct_factor", "static_jct_factor", "utilization",
@@ -58,9 +58,41 @@ def si_sat(env: Optional[Environment], alloc: Allocation, j: int) -> Any:
 
 
 def si_sats(env: Optional[Environment], alloc: Allocation) -> tuple:
-    """Every user's SI-SAT."""
+    """Every user's SI-SAT.  A float allocation's, when the users' demands are per user (no per-server ones), with
+    the own utilities computed over the whole matrix (``utility.utilities``: the same bits) and each benchmark
+    ``psi_j`` from its user's share times the tasks its demand fits in the whole of its eligible servers, kept per
+    (eligible servers, demand) in the cluster's memo: exact, so the same numbers (``share x c / d`` summed is
+    ``share x`` the sum of ``c / d``)."""
     env = _check(env, alloc)
+    if not _exact(alloc) and not env.server_demand and _float_rows(alloc):
+        own = utilities(env, alloc)
+        return tuple(_cap1(ratio(own[j], _si_psi(env, j)), False) for j in range(env.n_users))
     return tuple(si_sat(env, alloc, j) for j in range(env.n_users))
+
+
+def _float_rows(alloc: Allocation) -> bool:
+    return all(v.__class__ is float for row in alloc.x for v in row)
+
+
+def _si_psi(env: Environment, j: int) -> Any:
+    """:func:`si_benchmark` of ``j`` (no per-server demands): ``min(share x K, external, n_j)`` with ``K`` the sum,
+    over ``j``'s eligible servers, of the tasks of its demand a whole server holds."""
+    memo = env.cluster_memo().setdefault("si-fits", {})
+    key = (env.eligible[j], env.demand[j])
+    K = memo.get(key)
+    if K is None:
+        if len(memo) >= 4096:  # (a bound: a key forgotten only costs its sum again)
+            memo.clear()
+        d, cap = env.demand[j], env.capacity
+        K = 0
+        for s in env.eligible[j]:
+            K = K + leontief_tasks(cap[s], d)
+        memo[key] = K
+    share = env.entitlement(j)
+    if is_inf(K):  # (nothing demanded: the generic path's infinities)
+        return si_benchmark(env, j)
+    ext = leontief_tasks(tuple(share * v for v in env.external_capacity), env.external_demand[j])
+    return capped_tasks(share * K, ext, env.tasks[j])
 
 
 def min_si_sat(env: Optional[Environment], alloc: Allocation) -> Any:
@@ -98,10 +130,64 @@ def ef_sat(env: Optional[Environment], alloc: Allocation, j: int, placement_awar
 
 
 def ef_sats(env: Optional[Environment], alloc: Allocation, placement_aware: bool = True) -> tuple:
-    """Every user's EF-SAT (each other user's bundle built once)."""
+    """Every user's EF-SAT (each other user's bundle built once).  A float allocation's in numpy (:func:`_float_ef`)
+    when the reports are the truth, the weights equal, the demands per user and nothing external."""
     env = _check(env, alloc)
+    fast = _float_ef(env, alloc, placement_aware)
+    if fast is not None:
+        return fast
     bundles = [alloc.bundle(i) for i in range(env.n_users)]
     return tuple(ef_sat(env, alloc, j, placement_aware, bundles) for j in range(env.n_users))
+
+
+def _float_ef(env: Environment, alloc: Allocation, placement_aware: bool) -> Optional[tuple]:
+    """:func:`ef_sat` of every user for a float allocation, the same IEEE operations as its loops (bit for bit;
+    tests/simulation/test_metrics.py): ``u_j(A_i)`` is, over ``j``'s eligible servers in the order its loop takes
+    them, the sum from the left of ``min_r (x_is float(d_ir)) / float(d_jr)`` over ``j``'s demanded resources,
+    then capped by ``n_j``.  Users alike (the same demand numbers, the same eligible set object) share the
+    ``u_j(A_i)`` before the cap: one numpy pass per kind of user.  ``None`` where it does not apply (the loops
+    then): reports other than the truth, unequal weights, per-server demands, external resources, a user demanding
+    nothing, an allocation not all finite floats."""
+    J = env.n_users
+    if J < 2 or _exact(alloc) or alloc.env is not env or env.server_demand or env.n_external \
+            or len(set(env.weight)) > 1 or any(not any(v > 0 for v in d) for d in env.demand):
+        return None
+    X = float_matrix(alloc)
+    if X is None:
+        return None
+    import numpy as np
+
+    own = np.array(utilities(env, alloc), dtype=float)
+    D = np.array([as_floats(d) for d in env.demand], dtype=float).reshape(J, env.n_resources)
+    every = range(env.n_servers)
+    out = np.ones(J)
+    kinds: dict = {}
+    for j in range(J):
+        kinds.setdefault((env.demand[j], id(env.eligible[j])), []).append(j)
+    for (d, _e), js in kinds.items():
+        j0 = js[0]
+        cols = list(env.eligible[j0] if placement_aware else every)
+        pos = [r for r, v in enumerate(d) if v > 0]
+        if cols:
+            sub = X[:, cols]  # J x S_e: x_is
+            per = None
+            for r in pos:  # min over j's demanded resources of (x_is * float(d_ir)) / float(d_jr)
+                q = (sub * D[:, r:r + 1]) / D[j0, r]
+                per = q if per is None else np.minimum(per, q)
+            V = np.add.accumulate(per, axis=1)[:, -1]  # from the left, as the loop adds
+        else:
+            V = np.zeros(J)
+        for j in js:
+            v = V
+            n = env.tasks[j]
+            if n is not None:  # capped_tasks: n_j where it is below (compared exactly: the same choice, the same float)
+                fn = float(n)
+                v = np.where(V > fn, fn, V)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(v == 0, 1.0, own[j] / v)
+            r[j] = 1.0
+            out[j] = min(1.0, float(r.min()))
+    return tuple(out.tolist())
 
 
 def min_ef_sat(env: Optional[Environment], alloc: Allocation, placement_aware: bool = True) -> Any:

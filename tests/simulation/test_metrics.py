@@ -131,3 +131,55 @@ def test_bad_input_names_allocation():
         M.domination_factor(None, alloc(env, [[3, 0], [0, 0]]))
     with pytest.raises(InstanceError, match="^allocation:"):
         M.si_sats(None, "x")
+
+
+def _float_cases():
+    """Float allocations on drawn instances: the project's random ones (placement constraints, task bounds
+    fractional and whole, weights, zero demands), google2011 clusters with equal weights, and rows of zeros."""
+    import random
+
+    from mechverify.workloads import get
+    from verifier.rates import sample_rng
+
+    from dataclasses import replace
+
+    out = []
+    for i in range(60):
+        name, point = ("uniform", {}) if i % 2 or i >= 40 else ("google2011", {"servers": "40", "users": "6"})
+        env = get(name).sampler(**point)(sample_rng(11, point, i))
+        rng = random.Random(i)
+        if i >= 40:  # the random instances made fit for the vectorised EF-SAT: equal weights, every user demanding,
+            # bounds that bind (fractional and whole), placement constraints kept; 32 servers (float_matrix's size)
+            servers, every = tuple(f"s{k}" for k in range(32)), frozenset(range(32))
+            env = replace(env, servers=servers, capacity=tuple(env.capacity[k % env.n_servers] for k in range(32)),
+                          eligible=tuple(every if rng.random() < 0.5 else  # (one set object shared, or a subset)
+                                         frozenset(rng.sample(range(32), rng.randint(1, 31))) for _ in env.users),
+                          weight=(F(1),) * env.n_users, external=(), external_capacity=(),
+                          external_demand=((),) * env.n_users, server_demand={},
+                          demand=tuple(d if any(d) else tuple(F(1, 9) for _ in d) for d in env.demand),
+                          tasks=tuple(rng.choice([None, F(1, 3), F(5, 2), F(7), F(40)]) for _ in env.users))
+        rows = [[0.0 if rng.random() < 0.4 else rng.random() * rng.choice([1, 3, 1 / 7]) for _ in range(env.n_servers)]
+                for _ in range(env.n_users)]
+        if env.n_users > 1:
+            rows[rng.randrange(env.n_users)] = [0.0] * env.n_servers  # someone holding nothing
+        out.append((env, Allocation(env, tuple(map(tuple, rows)), "drawn", False)))
+    return out
+
+
+@pytest.mark.parametrize("case", range(60))
+def test_the_float_si_and_ef_sats_are_the_loops_bit_for_bit(case):
+    # the vectorised SI-SAT (own utilities over the matrix, each benchmark's fits kept per eligible set and demand)
+    # and EF-SAT (one numpy pass per kind of user) give the very floats of the per-user loops -- or decline
+    from mechverify.allocation import float_matrix
+
+    env, a = _float_cases()[case]
+    loops_si = tuple(M.si_sat(env, a, j) for j in range(env.n_users))
+    assert M.si_sats(env, a) == loops_si and M.si_sats(env, a) == loops_si  # (the second: from the memo)
+    bundles = [a.bundle(i) for i in range(env.n_users)]
+    for aware in (True, False):
+        loops_ef = tuple(M.ef_sat(env, a, j, aware, bundles) for j in range(env.n_users))
+        assert M.ef_sats(env, a, aware) == loops_ef
+    fast = M._float_ef(env, a, True)
+    applies = float_matrix(a) is not None and len(set(env.weight)) == 1 and not env.n_external \
+        and all(any(v > 0 for v in d) for d in env.demand) and env.n_users > 1 and not env.server_demand
+    assert (fast is not None) == applies
