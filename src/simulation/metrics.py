@@ -159,20 +159,24 @@ def _float_ef(env: Environment, alloc: Allocation, placement_aware: bool) -> Opt
 
     own = np.array(utilities(env, alloc), dtype=float)
     D = np.array([as_floats(d) for d in env.demand], dtype=float).reshape(J, env.n_resources)
-    every = range(env.n_servers)
+    S = env.n_servers
+    every = list(range(S))
     out = np.ones(J)
     kinds: dict = {}
     for j in range(J):
         kinds.setdefault((env.demand[j], id(env.eligible[j])), []).append(j)
+    B: dict = {}  # resource r -> x_is * float(d_ir), J x S (every bundle's amounts of r)
     for (d, _e), js in kinds.items():
         j0 = js[0]
-        cols = list(env.eligible[j0] if placement_aware else every)
-        pos = [r for r, v in enumerate(d) if v > 0]
+        cols = list(env.eligible[j0]) if placement_aware else every
+        whole = cols == every  # (every server in order: no copy)
         if cols:
-            sub = X[:, cols]  # J x S_e: x_is
             per = None
-            for r in pos:  # min over j's demanded resources of (x_is * float(d_ir)) / float(d_jr)
-                q = (sub * D[:, r:r + 1]) / D[j0, r]
+            for r in (r for r, v in enumerate(d) if v > 0):  # min over j's demanded resources of amount / float(d_jr)
+                b = B.get(r)
+                if b is None:
+                    b = B[r] = X * D[:, r:r + 1]
+                q = (b if whole else b[:, cols]) / D[j0, r]
                 per = q if per is None else np.minimum(per, q)
             V = np.add.accumulate(per, axis=1)[:, -1]  # from the left, as the loop adds
         else:
