@@ -16,7 +16,7 @@ from typing import Any, Optional
 from mechverify.allocation import Allocation, feasibility_violations, float_matrix
 from mechverify.domination import dominating_allocation
 from mechverify.model import Environment, leontief_tasks
-from mechverify.numbers import InstanceError, as_floats, is_inf, ratio
+from mechverify.numbers import INF, InstanceError, as_floats, is_inf, ratio
 from mechverify.utility import capped_tasks, envy_value, equal_split_bundle, si_benchmark, true_tasks, utilities, utility
 
 __all__ = ["si_benchmark", "si_sat", "si_sats", "min_si_sat", "ef_sat", "ef_sats", "min_ef_sat",
@@ -64,9 +64,10 @@ def si_sats(env: Optional[Environment], alloc: Allocation) -> tuple:
     (eligible servers, demand) in the cluster's memo: exact, so the same numbers (``share x c / d`` summed is
     ``share x`` the sum of ``c / d``)."""
     env = _check(env, alloc)
-    if not _exact(alloc) and not env.server_demand and _float_rows(alloc):
+    exact = _exact(alloc)
+    if not env.server_demand and (exact or _float_rows(alloc)):
         own = utilities(env, alloc)
-        return tuple(_cap1(ratio(own[j], _si_psi(env, j)), False) for j in range(env.n_users))
+        return tuple(_cap1(ratio(own[j], _si_psi(env, j)), exact) for j in range(env.n_users))
     return tuple(si_sat(env, alloc, j) for j in range(env.n_users))
 
 
@@ -133,11 +134,52 @@ def ef_sats(env: Optional[Environment], alloc: Allocation, placement_aware: bool
     """Every user's EF-SAT (each other user's bundle built once).  A float allocation's in numpy (:func:`_float_ef`)
     when the reports are the truth, the weights equal, the demands per user and nothing external."""
     env = _check(env, alloc)
-    fast = _float_ef(env, alloc, placement_aware)
+    fast = _exact_ef(env, alloc, placement_aware) if _exact(alloc) else _float_ef(env, alloc, placement_aware)
     if fast is not None:
         return fast
     bundles = [alloc.bundle(i) for i in range(env.n_users)]
     return tuple(ef_sat(env, alloc, j, placement_aware, bundles) for j in range(env.n_users))
+
+
+def _ef_applies(env: Environment, alloc: Allocation) -> bool:
+    """The fast EF-SATs' domain: the reports are the truth, equal weights, per-user demands, nothing external,
+    every user demanding something, two users or more."""
+    return env.n_users >= 2 and alloc.env is env and not env.server_demand and not env.n_external \
+        and len(set(env.weight)) == 1 and all(any(v > 0 for v in d) for d in env.demand)
+
+
+def _exact_ef(env: Environment, alloc: Allocation, placement_aware: bool) -> Optional[tuple]:
+    """:func:`ef_sat` of every user for an exact allocation, in rationals (so the same numbers): on a server,
+    ``min_r x_is d_ir / d_jr`` is ``x_is`` times ``rho_ij = min_r d_ir / d_jr`` (over ``j``'s demanded resources),
+    so ``u_j(A_i)`` is ``rho_ij`` times ``i``'s tasks on ``j``'s eligible servers, capped by ``n_j`` -- one product
+    per pair instead of a pass over the servers.  ``None`` outside :func:`_ef_applies`."""
+    if not _ef_applies(env, alloc):
+        return None
+    J, x = env.n_users, alloc.x
+    own = utilities(env, alloc)
+    on: dict = {}  # id(eligible set) -> each user's tasks on those servers
+    rho: dict = {}  # (demand of i, demand of j) -> rho_ij
+    one = Fraction(1)
+    out = []
+    for j in range(J):
+        E = env.eligible[j] if placement_aware else None
+        T = on.get(id(E))
+        if T is None:
+            T = on[id(E)] = alloc.totals() if E is None or len(E) == env.n_servers else \
+                [sum((x[i][s] for s in E), Fraction(0)) for i in range(J)]
+        dj, worst = env.demand[j], one
+        for i in range(J):
+            if i == j:
+                continue
+            di = env.demand[i]
+            p = rho.get((di, dj))
+            if p is None:
+                p = rho[(di, dj)] = min(a / b for a, b in zip(di, dj) if b > 0)
+            r = _cap1(ratio(own[j], capped_tasks(p * T[i], INF, env.tasks[j])), True)
+            if r < worst:
+                worst = r
+        out.append(worst)
+    return tuple(out)
 
 
 def _float_ef(env: Environment, alloc: Allocation, placement_aware: bool) -> Optional[tuple]:
@@ -149,8 +191,7 @@ def _float_ef(env: Environment, alloc: Allocation, placement_aware: bool) -> Opt
     then): reports other than the truth, unequal weights, per-server demands, external resources, a user demanding
     nothing, an allocation not all finite floats."""
     J = env.n_users
-    if J < 2 or _exact(alloc) or alloc.env is not env or env.server_demand or env.n_external \
-            or len(set(env.weight)) > 1 or any(not any(v > 0 for v in d) for d in env.demand):
+    if _exact(alloc) or not _ef_applies(env, alloc):
         return None
     X = float_matrix(alloc)
     if X is None:

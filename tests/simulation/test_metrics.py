@@ -167,9 +167,10 @@ def _float_cases():
 
 
 @pytest.mark.parametrize("case", range(60))
-def test_the_float_si_and_ef_sats_are_the_loops_bit_for_bit(case):
+def test_the_fast_si_and_ef_sats_are_the_loops_bit_for_bit(case):
     # the vectorised SI-SAT (own utilities over the matrix, each benchmark's fits kept per eligible set and demand)
-    # and EF-SAT (one numpy pass per kind of user) give the very floats of the per-user loops -- or decline
+    # and EF-SAT (one numpy pass per kind of user) give the very floats of the per-user loops -- or decline; on
+    # exact allocations the very rationals
     from mechverify.allocation import float_matrix
 
     env, a = _float_cases()[case]
@@ -180,6 +181,14 @@ def test_the_float_si_and_ef_sats_are_the_loops_bit_for_bit(case):
         loops_ef = tuple(M.ef_sat(env, a, j, aware, bundles) for j in range(env.n_users))
         assert M.ef_sats(env, a, aware) == loops_ef
     fast = M._float_ef(env, a, True)
-    applies = float_matrix(a) is not None and len(set(env.weight)) == 1 and not env.n_external \
-        and all(any(v > 0 for v in d) for d in env.demand) and env.n_users > 1 and not env.server_demand
-    assert (fast is not None) == applies
+    applies = len(set(env.weight)) == 1 and not env.n_external and all(any(v > 0 for v in d) for d in env.demand) \
+        and env.n_users > 1 and not env.server_demand
+    assert (fast is not None) == (applies and float_matrix(a) is not None)
+    # the same rows in rationals: the exact SI-SATs and EF-SATs (rho_ij times the tasks on j's servers) are the
+    # loops' numbers
+    x = Allocation(env, tuple(tuple(F(v).limit_denominator(1000) for v in row) for row in a.x), "drawn", True)
+    assert M.si_sats(env, x) == tuple(M.si_sat(env, x, j) for j in range(env.n_users))
+    bundles = [x.bundle(i) for i in range(env.n_users)]
+    for aware in (True, False):
+        assert M.ef_sats(env, x, aware) == tuple(M.ef_sat(env, x, j, aware, bundles) for j in range(env.n_users))
+    assert (M._exact_ef(env, x, True) is not None) == applies
