@@ -58,8 +58,9 @@ def si_sat(env: Optional[Environment], alloc: Allocation, j: int) -> Any:
 
 
 def si_sats(env: Optional[Environment], alloc: Allocation) -> tuple:
-    """Every user's SI-SAT.  A float allocation's, when the users' demands are per user (no per-server ones), with
-    the own utilities computed over the whole matrix (``utility.utilities``: the same bits) and each benchmark
+    """Every user's SI-SAT.  When the users' demands are per user (no per-server ones) and the allocation is all
+    floats or all rationals: the own utilities by ``utility.utilities`` (a float matrix's at once: the same bits) and
+    each benchmark
     ``psi_j`` from its user's share times the tasks its demand fits in the whole of its eligible servers, kept per
     (eligible servers, demand) in the cluster's memo: exact, so the same numbers (``share x c / d`` summed is
     ``share x`` the sum of ``c / d``)."""
@@ -131,8 +132,9 @@ def ef_sat(env: Optional[Environment], alloc: Allocation, j: int, placement_awar
 
 
 def ef_sats(env: Optional[Environment], alloc: Allocation, placement_aware: bool = True) -> tuple:
-    """Every user's EF-SAT (each other user's bundle built once).  A float allocation's in numpy (:func:`_float_ef`)
-    when the reports are the truth, the weights equal, the demands per user and nothing external."""
+    """Every user's EF-SAT (each other user's bundle built once).  Without the passes over every server (a float
+    allocation's in numpy, :func:`_float_ef`; an exact one's pair by pair, :func:`_exact_ef`) where
+    :func:`_ef_applies`: the same numbers."""
     env = _check(env, alloc)
     fast = _exact_ef(env, alloc, placement_aware) if _exact(alloc) else _float_ef(env, alloc, placement_aware)
     if fast is not None:
@@ -158,7 +160,9 @@ def _exact_ef(env: Environment, alloc: Allocation, placement_aware: bool) -> Opt
     J, x = env.n_users, alloc.x
     own = utilities(env, alloc)
     on: dict = {}  # id(eligible set) -> each user's tasks on those servers
-    rho: dict = {}  # (demand of i, demand of j) -> rho_ij
+    kinds: dict = {}  # demand -> its index among the distinct demands (a pair is looked up by indices)
+    kind = [kinds.setdefault(d, len(kinds)) for d in env.demand]
+    rho: dict = {}  # (kind of i, kind of j) -> rho_ij
     one = Fraction(1)
     out = []
     for j in range(J):
@@ -171,10 +175,9 @@ def _exact_ef(env: Environment, alloc: Allocation, placement_aware: bool) -> Opt
         for i in range(J):
             if i == j:
                 continue
-            di = env.demand[i]
-            p = rho.get((di, dj))
+            p = rho.get((kind[i], kind[j]))
             if p is None:
-                p = rho[(di, dj)] = min(a / b for a, b in zip(di, dj) if b > 0)
+                p = rho[(kind[i], kind[j])] = min(a / b for a, b in zip(env.demand[i], dj) if b > 0)
             r = _cap1(ratio(own[j], capped_tasks(p * T[i], INF, env.tasks[j])), True)
             if r < worst:
                 worst = r

@@ -1,6 +1,6 @@
 """First-/Best-Fit DRFH's own whole-task rule (``drfh_indivisible.task_rule``, the indivisible lift's rule for free
 capacity): the fill continued from the tasks running, which count in their users' shares; its vectorised server
-search on many servers (``_VectorServers``) places exactly what the per-user scan places; the cluster memo that
+search on many servers (``drfh_servers.VectorServers``) places exactly what the per-user scan places; the cluster memo that
 shares O(servers) values between the environments of one cluster; what runs, kept between a run's calls
 (``Held.memo``), counted as a call alone counts it."""
 from __future__ import annotations

@@ -228,7 +228,7 @@ class _Job:
     seen: Optional[tuple] = None  # (demand, external demand) objects its key was last computed from
 
     def stop(self, gid: int) -> tuple:
-        """Group ``gid`` no longer runs (completed, suspended or dropped): ``(first, end, server, finish)`` it had."""
+        """Group ``gid`` no longer runs (completed, suspended or dropped): ``(first, end, place, finish)`` it had."""
         got = self.running.pop(gid)
         self.count -= got[1] - got[0]
         on = self.on
